@@ -1,0 +1,11 @@
+/**
+ * Errors a user can fix. The CLI prints `Error: <message>` and exits with status 1.
+ * Activities rethrow them as non-retryable ApplicationFailures of type `ConfigError`, so the
+ * workflow fails at once and the CLI shows the same single line.
+ */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+/** Bad input data: the message starts with `file:line: `. Also exit status 1. */
+export class InputError extends ConfigError {}
