@@ -1,0 +1,32 @@
+import { rm } from 'node:fs/promises';
+import { commitParts } from '../src/io/committer.js';
+import type { OutputPaths } from '../src/contract/run-spec.js';
+import { failFastOnUserError } from './user-errors.js';
+
+export interface CommitRequest {
+  outputs: Pick<OutputPaths, 'output' | 'sidecar'>;
+  /** Lengths after the last commit the workflow recorded. */
+  mainLength: number;
+  sidecarLength: number;
+  /** Part files to append, in this order. */
+  mainParts: string[];
+  sidecarParts: string[];
+  /** Files of batches whose commit the workflow has recorded: safe to delete now. */
+  obsolete: string[];
+}
+
+/**
+ * Commit phase: append finished batches to the main output and the sidecar exactly once
+ * (truncate to the recorded length, append, fsync) and return the new lengths for the workflow to
+ * record. Parts are deleted only one commit later, once the workflow has recorded this one, so a
+ * retried commit always finds them.
+ */
+export function commitBatches() {
+  return (req: CommitRequest): Promise<{ mainLength: number; sidecarLength: number }> =>
+    failFastOnUserError(async () => {
+      await Promise.all(req.obsolete.map((p) => rm(p, { force: true })));
+      const mainLength = await commitParts(req.outputs.output, req.mainLength, req.mainParts);
+      const sidecarLength = await commitParts(req.outputs.sidecar, req.sidecarLength, req.sidecarParts);
+      return { mainLength, sidecarLength };
+    });
+}

@@ -1,0 +1,26 @@
+import { VerifierClient } from '../src/verifier/client.js';
+
+/** What activities need from their process: shared HTTP pools. */
+export interface ActivityDeps {
+  /** A keep-alive client whose request timeout is `timeoutMs` (one per distinct timeout). */
+  verifier(timeoutMs: number): VerifierClient;
+}
+
+/** Default deps for a worker process; `close()` releases the HTTP pools at shutdown. */
+export function createActivityDeps(opts: { connectionsPerServer?: number } = {}): ActivityDeps & { close(): Promise<void> } {
+  const clients = new Map<number, VerifierClient>();
+  return {
+    verifier(timeoutMs) {
+      let c = clients.get(timeoutMs);
+      if (!c) {
+        c = new VerifierClient({ connectionsPerServer: opts.connectionsPerServer ?? 256, requestTimeoutMs: timeoutMs });
+        clients.set(timeoutMs, c);
+      }
+      return c;
+    },
+    async close() {
+      await Promise.all([...clients.values()].map((c) => c.close()));
+      clients.clear();
+    },
+  };
+}

@@ -1,0 +1,30 @@
+import { ConfigError } from '../src/contract/errors.js';
+import { guardError, guardWarning } from '../src/contract/messages.js';
+import type { ActivityDeps } from './deps.js';
+import { failFastOnUserError } from './user-errors.js';
+
+/** What the guard decided: the output prefix and the warning to print at start and end. */
+export interface GuardDecision {
+  prefix: '' | 'unsafe_';
+  warning: string | null;
+}
+
+/**
+ * Guard phase (spec §4.3): `GET /reverify_mode` on every resources server of the routing table, one
+ * after another. Servers answering `unsupported` or `unknown` fail the run with the spec's message,
+ * or with `force` make the output `unsafe_`-prefixed and produce the warning.
+ */
+export function guardReverifyModes(deps: ActivityDeps) {
+  return (servers: Array<{ name: string; url: string }>, force: boolean, timeoutMs: number): Promise<GuardDecision> =>
+    failFastOnUserError(async () => {
+      const client = deps.verifier(timeoutMs);
+      const offenders: string[] = [];
+      for (const { name, url } of servers) {
+        if ((await client.reverifyMode(name, url)) !== 'stateless') offenders.push(name);
+      }
+      offenders.sort();
+      if (offenders.length === 0) return { prefix: '', warning: null };
+      if (!force) throw new ConfigError(guardError(offenders));
+      return { prefix: 'unsafe_', warning: guardWarning(offenders) };
+    });
+}

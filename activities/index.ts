@@ -1,0 +1,24 @@
+import { aggregateRun } from './aggregate-run.js';
+import { guardReverifyModes } from './guard-reverify-modes.js';
+import { commitBatches } from './commit-batches.js';
+import type { ActivityDeps } from './deps.js';
+import { planRun } from './plan-run.js';
+import { checkOutputs, openOutputs, removeWorkDir } from './prepare-outputs.js';
+import { verifyBatch } from './verify-batch.js';
+
+/** All activities of a reverify run, bound to this process's dependencies. */
+export function createActivities(deps: ActivityDeps) {
+  return {
+    guardReverifyModes: guardReverifyModes(deps),
+    checkOutputs: checkOutputs(),
+    planRun: planRun(),
+    openOutputs: openOutputs(),
+    verifyBatch: verifyBatch(deps),
+    commitBatches: commitBatches(),
+    aggregateRun: aggregateRun(deps),
+    removeWorkDir: removeWorkDir(),
+  };
+}
+
+export type ReverifyActivities = ReturnType<typeof createActivities>;
+export { createActivityDeps, type ActivityDeps } from './deps.js';

@@ -1,0 +1,233 @@
+import { existsSync } from 'node:fs';
+import { open, readFile, stat, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ApplicationFailure } from '@temporalio/common';
+import { Context } from '@temporalio/activity';
+import { classifyResult, stampResult, stampsFromPayload, verifyRejectedRow } from '../src/contract/outcome.js';
+import { JUDGE_FAILED_CLASS } from '../src/contract/keys.js';
+import { buildPayload, readRolloutResponse } from '../src/contract/payload.js';
+import type { AgentCounts, BatchResult, PlanSummary } from '../src/contract/run-spec.js';
+import { publishFile, writeFileAtomic } from '../src/io/atomic-file.js';
+import { readPlanRange } from '../src/io/plan-file.js';
+import { readRange } from '../src/io/read-range.js';
+import { DEFAULT_VERIFY_RETRY } from '../src/verifier/retry-policy.js';
+import { verifyWithRetries } from '../src/verifier/verify-with-retries.js';
+import type { ActivityDeps } from './deps.js';
+
+/** Failure type that stops the run: the first replies of /verify were all 4xx rejections. */
+export const VERIFY_REJECTED_TYPE = 'VerifyRejected';
+
+export interface VerifyBatchRequest {
+  inputsPath: string;
+  rolloutsPath: string;
+  plan: Pick<PlanSummary, 'planPath' | 'agents' | 'servers'>;
+  /** Resources server name -> base URL. */
+  serverUrls: Record<string, string>;
+  workDir: string;
+  /** Re-judgment round (0 for the first pass); part of the part file names. */
+  round: number;
+  batch: number;
+  /** Plan records [from, to). */
+  from: number;
+  to: number;
+  /** `/verify` requests this batch may have in flight. */
+  parallelism: number;
+  requestTimeoutMs: number;
+  /** When > 0: fail the run if this batch's first `rejectGuard` replies are all 4xx rejections. */
+  rejectGuard: number;
+}
+
+/** Checkpoint sent with heartbeats: which rows are in the partial files, and how long those are. */
+interface Checkpoint {
+  done: number[];
+  mainBytes: number;
+  sidecarBytes: number;
+  counts: Omit<BatchResult, 'batch' | 'mainPart' | 'sidecarPart'>;
+}
+
+function emptyCounts(): Checkpoint['counts'] {
+  return { main: 0, failed: 0, dropped: 0, rejected: 0, judgeFailed: 0, perAgent: {} };
+}
+
+function agentCounts(c: Checkpoint['counts'], agent: string): AgentCounts {
+  return (c.perAgent[agent] ??= { done: 0, failed: 0, dropped: 0, rewardSum: 0 });
+}
+
+/**
+ * The batch's two partial files plus its checkpoint. Every row is recorded in one serialized step
+ * (write its line, then count it and mark it done), so a checkpoint taken at any moment covers
+ * exactly the rows whose lines lie within its recorded lengths: a retry never repeats or loses one.
+ */
+class BatchRecorder {
+  private tail: Promise<void> = Promise.resolve();
+  private constructor(
+    private readonly main: FileHandle,
+    private readonly sidecar: FileHandle,
+    readonly checkpoint: Checkpoint,
+  ) {}
+
+  static async open(mainPath: string, sidecarPath: string, checkpoint: Checkpoint): Promise<BatchRecorder> {
+    const openAt = async (path: string, keep: number) => {
+      const fh = await open(path, existsSync(path) ? 'r+' : 'w+');
+      await fh.truncate(keep);
+      return fh;
+    };
+    return new BatchRecorder(await openAt(mainPath, checkpoint.mainBytes), await openAt(sidecarPath, checkpoint.sidecarBytes), checkpoint);
+  }
+
+  /** Writes `line` to the main output or the sidecar (or nowhere), then applies `count`. */
+  record(row: number, target: 'main' | 'sidecar' | null, line: string | null, count: (c: Checkpoint['counts']) => void): Promise<void> {
+    const cp = this.checkpoint;
+    this.tail = this.tail.then(async () => {
+      if (target && line !== null) {
+        const data = Buffer.from(line + '\n', 'utf8');
+        const fh = target === 'main' ? this.main : this.sidecar;
+        const at = target === 'main' ? cp.mainBytes : cp.sidecarBytes;
+        await fh.write(data, 0, data.length, at);
+        if (target === 'main') cp.mainBytes += data.length;
+        else cp.sidecarBytes += data.length;
+      }
+      count(cp.counts);
+      cp.done.push(row);
+    });
+    return this.tail;
+  }
+
+  /** A copy of the checkpoint, consistent at this instant. */
+  snapshot(): Checkpoint {
+    const cp = this.checkpoint;
+    return { ...cp, done: [...cp.done], counts: structuredClone(cp.counts) };
+  }
+
+  async close(): Promise<void> {
+    await this.tail.catch(() => undefined);
+    await Promise.all([this.main.sync(), this.sidecar.sync()]);
+    await Promise.all([this.main.close(), this.sidecar.close()]);
+  }
+}
+
+/**
+ * Verify phase: one batch of plan rows. Reads each row by offset, builds the payload (spec §4.7.3),
+ * calls `/verify` (transport errors, timeouts, 408/429/5xx retried with backoff; when they persist
+ * the activity fails and Temporal retries it later, keeping the rows already done through the
+ * heartbeat checkpoint), stamps and routes each result (spec §1.6, §4.10) into the batch's part
+ * files, and publishes them atomically. Returns counts only; the workflow commits the parts.
+ */
+export function verifyBatch(deps: ActivityDeps) {
+  return async (req: VerifyBatchRequest): Promise<BatchResult> => {
+    const ctx = Context.current();
+    const name = `r${req.round}-b${req.batch}`;
+    const mainPart = join(req.workDir, `${name}.main.part`);
+    const sidecarPart = join(req.workDir, `${name}.sidecar.part`);
+    const resultPath = join(req.workDir, `${name}.json`);
+    // A previous attempt finished but its completion was lost: its published result stands.
+    if (existsSync(resultPath)) return JSON.parse(await readFile(resultPath, 'utf8')) as BatchResult;
+
+    const mainPartial = `${mainPart}.partial`;
+    const sidecarPartial = `${sidecarPart}.partial`;
+    let cp = ctx.info.heartbeatDetails as Checkpoint | undefined;
+    if (cp && !(await partialsCover(mainPartial, sidecarPartial, cp))) cp = undefined;
+    const checkpoint: Checkpoint = cp ?? { done: [], mainBytes: 0, sidecarBytes: 0, counts: emptyCounts() };
+    const recorder = await BatchRecorder.open(mainPartial, sidecarPartial, checkpoint);
+
+    const records = await readPlanRange(req.plan.planPath, req.from, req.to);
+    const doneSet = new Set(checkpoint.done);
+    const todo = records.map((_, i) => i).filter((i) => !doneSet.has(i));
+    const client = deps.verifier(req.requestTimeoutMs);
+    const source = await open(req.rolloutsPath, 'r');
+    const inputs = await open(req.inputsPath, 'r');
+    let replies = 0;
+    let rejectedReplies = 0;
+    const beat = () => ctx.heartbeat(recorder.snapshot());
+    const beatTimer = setInterval(beat, Math.max(1000, (ctx.info.heartbeatTimeoutMs ?? 30000) / 3));
+    // The first lane that fails stops the others: their requests are aborted and nothing more starts.
+    const stop = new AbortController();
+    const signal = AbortSignal.any([ctx.cancellationSignal, stop.signal]);
+    try {
+      let next = 0;
+      const lane = async () => {
+        while (next < todo.length && !signal.aborted) {
+          const i = todo[next++];
+          const rec = records[i];
+          const agent = req.plan.agents[rec.agent];
+          const server = req.plan.servers[rec.server];
+          const sourceRaw = await readRange(source, rec.sourceOffset, rec.sourceLength);
+          const inputRaw = await readRange(inputs, rec.inputOffset, rec.inputLength);
+          const payload = buildPayload(inputRaw, readRolloutResponse(sourceRaw)!);
+          const stamps = stampsFromPayload(payload);
+          const reply = await verifyWithRetries(client, req.serverUrls[server], payload, {
+            ...DEFAULT_VERIFY_RETRY,
+            signal,
+          });
+          replies++;
+          if (reply.kind === 'rejected') {
+            rejectedReplies++;
+            if (req.rejectGuard > 0 && replies === req.rejectGuard && rejectedReplies === replies) {
+              throw ApplicationFailure.nonRetryable(
+                `resources server '${server}' (${req.serverUrls[server]}) rejected the first ${replies} /verify requests ` +
+                  `(last: HTTP ${reply.status}: ${reply.excerpt}). The server or the config is wrong: check that --inputs/--rollouts ` +
+                  'belong to this resources server and that it is the right server; nothing was committed from this batch.',
+                VERIFY_REJECTED_TYPE,
+              );
+            }
+            await recorder.record(i, 'sidecar', verifyRejectedRow(stamps, reply.status, reply.excerpt), (c) => {
+              c.failed++;
+              c.rejected++;
+              agentCounts(c, agent).failed++;
+            });
+            continue;
+          }
+          const result = JSON.parse(reply.body) as Record<string, unknown>;
+          const outcome = classifyResult(result);
+          if (outcome === 'drop') {
+            await recorder.record(i, null, null, (c) => {
+              c.dropped++;
+              agentCounts(c, agent).dropped++;
+            });
+          } else if (outcome === 'failure') {
+            await recorder.record(i, 'sidecar', stampResult(reply.body, stamps), (c) => {
+              c.failed++;
+              if (result._ng_failure_class === JUDGE_FAILED_CLASS) c.judgeFailed++;
+              agentCounts(c, agent).failed++;
+            });
+          } else {
+            await recorder.record(i, 'main', stampResult(reply.body, stamps), (c) => {
+              c.main++;
+              const a = agentCounts(c, agent);
+              a.done++;
+              if (typeof result.reward === 'number') a.rewardSum += result.reward;
+            });
+          }
+        }
+      };
+      let firstError: unknown = null;
+      const lanes = Array.from({ length: Math.max(1, Math.min(req.parallelism, todo.length)) }, () =>
+        lane().catch((err) => {
+          firstError ??= err;
+          stop.abort();
+        }),
+      );
+      await Promise.all(lanes);
+      if (firstError) throw firstError;
+    } finally {
+      clearInterval(beatTimer);
+      await Promise.allSettled([source.close(), inputs.close()]);
+      await recorder.close();
+    }
+    await publishFile(mainPartial, mainPart);
+    await publishFile(sidecarPartial, sidecarPart);
+    const result: BatchResult = { batch: req.batch, mainPart, sidecarPart, ...recorder.checkpoint.counts };
+    await writeFileAtomic(resultPath, JSON.stringify(result));
+    return result;
+  };
+}
+
+/** True if the partial files still hold at least what the checkpoint says was written. */
+async function partialsCover(mainPartial: string, sidecarPartial: string, cp: Checkpoint): Promise<boolean> {
+  try {
+    const [m, s] = await Promise.all([stat(mainPartial), stat(sidecarPartial)]);
+    return m.size >= cp.mainBytes && s.size >= cp.sidecarBytes;
+  } catch {
+    return false;
+  }
+}

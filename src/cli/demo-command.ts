@@ -1,0 +1,37 @@
+import { writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { sampleGymConfigYaml, writeSampleData } from '../demo/sample-data.js';
+import { startReferenceServer } from '../reference-server/server.js';
+import { defaultIo, runCommand, type RunProcessOptions } from './run-command.js';
+
+const AGENTS = ['mcqa_simple_agent', 'mcqa_reasoning_agent'];
+const RESOURCES_SERVER = 'mcqa_resources_server';
+
+/**
+ * `reverify demo`: writes a sample run (two agents, one resources server, a few hundred rollouts),
+ * starts the reference resources server with a few simulated judge failures, and re-verifies it
+ * with `reverify run` on the embedded defaults.
+ */
+export async function demoCommand(opts: { dir: string; tasks: number; repeats: number }, proc: RunProcessOptions): Promise<void> {
+  const dir = resolve(opts.dir);
+  const data = await writeSampleData(dir, { tasks: opts.tasks, repeats: opts.repeats, agents: AGENTS, seed: 7 });
+  const server = await startReferenceServer({ port: 0, latencyMs: 5, judgeFailRate: 0.03, seed: 7 });
+  try {
+    const configPath = join(dir, 'gym_config.yaml');
+    await writeFile(configPath, sampleGymConfigYaml({ resourcesServer: RESOURCES_SERVER, host: '127.0.0.1', port: server.port, agents: AGENTS }));
+    const output = join(dir, 'reverified.jsonl');
+    defaultIo.out(`Demo data: ${data.rows} rollouts in ${data.rolloutsPath}`);
+    defaultIo.out(`Reference resources server '${RESOURCES_SERVER}' at ${server.url} (3% simulated judge failures)`);
+    defaultIo.out(
+      `$ reverify run --inputs ${data.inputsPath} --rollouts ${data.rolloutsPath} --output ${output} --config ${configPath} --concurrency 16 --overwrite`,
+    );
+    await runCommand(
+      { inputs: data.inputsPath, rollouts: data.rolloutsPath, output, configs: [configPath], concurrency: 16, overwrite: true },
+      proc,
+    );
+    const stats = server.stats();
+    defaultIo.out(`Reference server: ${JSON.stringify(stats.requests)} requests, peak ${stats.peak_verify_in_flight} /verify in flight`);
+  } finally {
+    await server.close();
+  }
+}

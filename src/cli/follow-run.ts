@@ -1,0 +1,60 @@
+import type { WorkflowHandle } from '@temporalio/client';
+import type { Progress, RunResult } from '../contract/run-spec.js';
+import { progressQuery } from '../../workflows/definitions.js';
+import { progressLine, RateMeter, rowsFinished } from './progress-view.js';
+
+export interface FollowOptions {
+  /** Print a progress bar (TTY) instead of periodic plain lines. */
+  tty: boolean;
+  /** Plain progress line interval when not a TTY. */
+  lineIntervalMs: number;
+  out: (line: string) => void;
+  /** Writes without a newline (the bar on a TTY). */
+  bar: (text: string) => void;
+}
+
+/**
+ * Follows a run until it ends: prints the workflow's messages as they appear and its progress,
+ * then returns the result (or throws the run's failure).
+ */
+export async function followRun(handle: WorkflowHandle, opts: FollowOptions): Promise<RunResult> {
+  let printed = 0;
+  let lastLine = 0;
+  const rate = new RateMeter();
+  let stop = false;
+  const printMessages = (messages: string[]) => {
+    if (messages.length > printed && opts.tty) opts.bar('\r\x1b[K');
+    for (; printed < messages.length; printed++) opts.out(messages[printed]);
+  };
+  const poll = async () => {
+    while (!stop) {
+      try {
+        const p: Progress = await handle.query(progressQuery);
+        printMessages(p.messages);
+        const now = Date.now();
+        rate.add(now, rowsFinished(p));
+        if (p.phase === 'verify') {
+          if (opts.tty) opts.bar(`\r\x1b[K${progressLine(p, rate.perSecond())}`);
+          else if (now - lastLine >= opts.lineIntervalMs) {
+            lastLine = now;
+            opts.out(progressLine(p, rate.perSecond()));
+          }
+        }
+      } catch {
+        // No worker has answered yet (or the run just closed): try again shortly.
+      }
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  };
+  const poller = poll();
+  try {
+    const result = (await handle.result()) as RunResult;
+    stop = true;
+    await poller;
+    if (opts.tty) opts.bar('\r\x1b[K');
+    printMessages(result.messages);
+    return result;
+  } finally {
+    stop = true;
+  }
+}

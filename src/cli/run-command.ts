@@ -1,0 +1,96 @@
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import type { RunResult, RunSpec } from '../contract/run-spec.js';
+import { parseRunOptions } from '../config/run-options.js';
+import { cacheDir, connectClient, resolveTemporal, runUiUrl, taskQueue } from '../temporal/connection.js';
+import { createReverifyWorker } from '../temporal/worker.js';
+import { workflowIdForOutput } from '../temporal/workflow-id.js';
+import type { reverifyRun } from '../../workflows/reverify-run.js';
+import { buildRunSpec } from './build-spec.js';
+import { followRun } from './follow-run.js';
+
+export interface RunCommandIo {
+  out: (line: string) => void;
+  bar: (text: string) => void;
+  tty: boolean;
+}
+
+export const defaultIo: RunCommandIo = {
+  out: (line) => process.stdout.write(line + '\n'),
+  bar: (text) => process.stderr.write(text),
+  tty: Boolean(process.stderr.isTTY),
+};
+
+/** Options of `reverify run` that are not run options of the spec. */
+export interface RunProcessOptions {
+  /** Run an in-process worker (default); false leaves the work to `reverify worker` processes. */
+  worker: boolean;
+  heartbeatTimeoutMs: number;
+}
+
+/** Prints the end-of-run summary (spec §4.13, §4.14) and the UI link. */
+export function printSummary(result: RunResult, uiUrl: string | null, io: RunCommandIo): void {
+  for (const { agent, keyMetrics } of result.keyMetrics) {
+    io.out(`Key metrics for ${agent}:`);
+    io.out(JSON.stringify(keyMetrics, null, 2));
+  }
+  io.out(`Rows: ${result.planned} planned, ${result.done} to the main output, ${result.failed} to the failures sidecar, ${result.dropped} not persisted`);
+  io.out(`Re-verified rollouts: ${result.outputs.output}`);
+  io.out(`Failures: ${result.outputs.sidecar}`);
+  io.out(`Aggregate metrics: ${result.metricsPath ?? 'None'}`);
+  if (uiUrl) io.out(`Temporal UI: ${uiUrl}`);
+  if (result.forceWarning) io.out(result.forceWarning);
+}
+
+/**
+ * `reverify run`: validate everything that can be checked locally, start the workflow for this
+ * output (or attach to the live one), run a worker unless told not to, follow progress, print
+ * the summary.
+ */
+export async function runCommand(raw: unknown, proc: RunProcessOptions, io: RunCommandIo = defaultIo): Promise<RunResult> {
+  const opts = parseRunOptions(raw);
+  const spec: RunSpec = await buildRunSpec(opts, { heartbeatTimeoutMs: proc.heartbeatTimeoutMs });
+  const target = await resolveTemporal();
+  const workflowId = workflowIdForOutput(spec.outputPath);
+  const { client, close } = await connectClient(target);
+  let worker: Awaited<ReturnType<typeof createReverifyWorker>> | null = null;
+  let workerRun: Promise<void> | null = null;
+  try {
+    const existing = await client.workflow
+      .getHandle(workflowId)
+      .describe()
+      .then((d) => d.status.name === 'RUNNING')
+      .catch(() => false);
+    let handle;
+    try {
+      handle = await client.workflow.start<typeof reverifyRun>('reverifyRun', {
+        workflowId,
+        taskQueue: taskQueue(),
+        args: [spec],
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        staticSummary: `reverify ${spec.outputPath}`,
+      });
+    } catch (err) {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+      handle = client.workflow.getHandle(workflowId);
+    }
+    const ui = runUiUrl(target, workflowId);
+    if (existing) io.out(`Attached to the live run for ${spec.outputPath} (workflow ${workflowId}); its own options apply.`);
+    else io.out(`Started run ${workflowId}${ui ? ` — ${ui}` : ''}`);
+    if (proc.worker) {
+      worker = await createReverifyWorker({ address: target.address, namespace: target.namespace, cacheDir: cacheDir() });
+      workerRun = worker.worker.run();
+    } else {
+      io.out(`No in-process worker: waiting for \`reverify worker\` processes on task queue '${taskQueue()}'.`);
+    }
+    const result = await followRun(handle, { tty: io.tty, lineIntervalMs: 10_000, out: io.out, bar: io.bar });
+    printSummary(result, ui, io);
+    return result;
+  } finally {
+    if (worker) {
+      worker.worker.shutdown();
+      await workerRun?.catch(() => undefined);
+      await worker.close();
+    }
+    await close();
+  }
+}

@@ -1,0 +1,29 @@
+import { resolve } from 'node:path';
+import { ConfigError } from '../contract/errors.js';
+import { connectClient, resolveTemporal, runUiUrl } from '../temporal/connection.js';
+import { workflowIdForOutput } from '../temporal/workflow-id.js';
+import { progressQuery } from '../../workflows/definitions.js';
+import { progressLine } from './progress-view.js';
+
+/** `reverify status --output <out.jsonl>`: the state of the run writing that output. */
+export async function statusCommand(output: string, out: (line: string) => void): Promise<void> {
+  const target = await resolveTemporal();
+  const workflowId = workflowIdForOutput(resolve(output));
+  const { client, close } = await connectClient(target);
+  try {
+    const handle = client.workflow.getHandle(workflowId);
+    const desc = await handle.describe().catch(() => {
+      throw new ConfigError(`no run found for output '${resolve(output)}' (workflow ${workflowId}) on ${target.address}`);
+    });
+    out(`Run ${workflowId}: ${desc.status.name} (started ${desc.startTime.toISOString()}, ${desc.historyLength} history events)`);
+    const ui = runUiUrl(target, workflowId);
+    if (ui) out(`Temporal UI: ${ui}`);
+    if (desc.status.name === 'RUNNING') {
+      const p = await handle.query(progressQuery);
+      out(progressLine(p, 0));
+      for (const [agent, c] of Object.entries(p.perAgent)) out(`  ${agent}: ${c.done} ok, ${c.failed} failed, ${c.dropped} not persisted`);
+    }
+  } finally {
+    await close();
+  }
+}

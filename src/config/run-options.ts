@@ -1,0 +1,151 @@
+/**
+ * Options of `reverify run` (spec §4.0), validated at the CLI boundary. Field names are ours
+ * (camelCase); each comment names the NeMo Gym config key it mirrors. Errors name the flag.
+ */
+import { z } from 'zod';
+import { ConfigError } from '../contract/errors.js';
+import { appendAndOverwrite, appendNeedsJudgeFailedOnly, greaterOrEqualOne } from '../contract/messages.js';
+import { parseServerFlag } from './routing.js';
+
+/** Option field -> CLI flag, for messages. */
+export const RUN_FLAGS = {
+  inputs: '--inputs',
+  rollouts: '--rollouts',
+  output: '--output',
+  configs: '--config',
+  servers: '--server',
+  concurrency: '--concurrency',
+  limit: '--limit',
+  force: '--force',
+  overwrite: '--overwrite',
+  resume: '--resume',
+  judgeFailedOnly: '--judge-failed-only',
+  append: '--append',
+  disableAggregation: '--disable-aggregation',
+  maxAttempts: '--max-attempts',
+  requestTimeoutMs: '--request-timeout-ms',
+  batchSize: '--batch-size',
+} as const;
+
+/** Default of `--concurrency` (NeMo Gym: unbounded). */
+export const DEFAULT_CONCURRENCY = 32;
+/** Default of `--request-timeout-ms`: 10 minutes. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 600_000;
+/** Default of `--batch-size`. */
+export const DEFAULT_BATCH_SIZE = 200;
+
+/** CLI parsers hand over strings: accept integer text (`"4"`, `" 4 "`) for count options. */
+function intFromText(v: unknown): unknown {
+  return typeof v === 'string' && /^\s*[+-]?\d+\s*$/.test(v) ? Number(v) : v;
+}
+
+function boolFromText(v: unknown): unknown {
+  if (v === 'true') return true;
+  if (v === 'false') return false;
+  return v;
+}
+
+function listFromOne(v: unknown): unknown {
+  return typeof v === 'string' ? [v] : v;
+}
+
+const count = () => z.preprocess(intFromText, z.int().min(1));
+const flag = () => z.preprocess(boolFromText, z.boolean()).default(false);
+const path = () => z.string().trim().min(1);
+const list = () => z.preprocess(listFromOne, z.array(z.string())).default([]);
+
+/** The `reverify run` options. */
+export const RunOptionsSchema = z
+  .object({
+    /** Materialized inputs JSONL written by `gym eval run` (`materialized_inputs_jsonl_fpath`). */
+    inputs: path(),
+    /** Rollouts JSONL to re-verify, as output by `gym eval run` (`rollouts_jsonl_fpath`). */
+    rollouts: path(),
+    /** Output JSONL with recomputed rewards (`output_jsonl_fpath`); its sidecar and metrics file are derived from it. */
+    output: path(),
+    /** NeMo Gym YAML config files, merged in order (`--config`, repeatable); they define the routing. */
+    configs: list(),
+    /** `NAME=URL` addresses of resources servers (`--server`, repeatable); they win over config host/port. */
+    servers: list(),
+    /**
+     * Most `/verify` requests in flight across the whole run (`num_samples_in_parallel`). NeMo Gym's
+     * default is unbounded; ours is 32 so an LLM judge is not flooded.
+     */
+    concurrency: count().default(DEFAULT_CONCURRENCY),
+    /** Re-verify at most this many source rows, counted before the resume filter (`limit`); omit for no limit. */
+    limit: count().optional(),
+    /** Re-verify even against servers whose reverify_mode is UNSUPPORTED or UNKNOWN; output names get `unsafe_` (`force`). */
+    force: flag(),
+    /** Delete an existing output and its sidecar and start fresh; ignored with resume or append (`overwrite`). */
+    overwrite: flag(),
+    /** Continue from the existing output and sidecar: done, terminal and maxed-out keys are skipped (`resume_from_cache`). */
+    resume: flag(),
+    /** Recovery: carry the successes of --rollouts through and re-verify only their judge failures (`judge_failed_only`). */
+    judgeFailedOnly: flag(),
+    /** Recovery only: add to an existing output instead of refusing it; never clears it (`append`). */
+    append: flag(),
+    /** Skip `/aggregate_metrics` and the metrics file, e.g. for shards aggregated later (`disable_aggregation`). */
+    disableAggregation: flag(),
+    /** Attempt cap for judge failures; overrides `NEMO_GYM_MAX_ROLLOUT_ATTEMPTS` (default 3) when set. */
+    maxAttempts: count().optional(),
+    /**
+     * Timeout of one `/verify` request in ms (NeMo Gym has none). The 10-minute default fits LLM
+     * judges that queue, rate-limit or reason at length; a timed-out request is retried.
+     */
+    requestTimeoutMs: count().default(DEFAULT_REQUEST_TIMEOUT_MS),
+    /** Rows per `verifyBatch` activity: larger batches mean less workflow history, smaller ones less rework after a crash. */
+    batchSize: count().default(DEFAULT_BATCH_SIZE),
+  })
+  .superRefine((o, ctx) => {
+    for (const s of o.servers) {
+      try {
+        parseServerFlag(s);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', path: ['servers'], message: (err as Error).message });
+        return;
+      }
+    }
+    // The order of NeMo Gym's validator: the first rule wins when both apply.
+    if (o.append && !o.judgeFailedOnly) ctx.addIssue({ code: 'custom', path: ['append'], message: appendNeedsJudgeFailedOnly() });
+    else if (o.append && o.overwrite) ctx.addIssue({ code: 'custom', path: ['append'], message: appendAndOverwrite() });
+  });
+
+/** Validated `reverify run` options (defaults applied). */
+export type RunOptions = z.output<typeof RunOptionsSchema>;
+
+function shown(v: unknown): string {
+  if (typeof v === 'string') return JSON.stringify(v);
+  return JSON.stringify(v) ?? String(v);
+}
+
+function issueText(issue: z.core.$ZodIssue, raw: unknown): string {
+  if (issue.code === 'custom') return issue.message;
+  const field = String(issue.path[0] ?? '');
+  const flagName = (RUN_FLAGS as Record<string, string>)[field] ?? field;
+  const given = typeof raw === 'object' && raw !== null ? (raw as Record<string, unknown>)[field] : undefined;
+  if (issue.code === 'too_small') {
+    if (issue.origin === 'string') return `${flagName} is required`;
+    return greaterOrEqualOne(flagName, given);
+  }
+  if (issue.code === 'too_big') return `${flagName} is too large (got ${shown(given)})`;
+  if (given === undefined) return `${flagName} is required`;
+  if (issue.code === 'invalid_type') {
+    const expected = String((issue as { expected?: unknown }).expected);
+    if (expected === 'int' || expected === 'number') return `${flagName} must be an integer, got ${shown(given)}`;
+    if (expected === 'boolean') return `${flagName} is a switch (true or false), got ${shown(given)}`;
+    if (expected === 'array' || issue.path.length > 1) return `${flagName} takes text values, got ${shown(given)}`;
+    if (expected === 'string') return `${flagName} must be a path, got ${shown(given)}`;
+  }
+  return `${flagName}: ${issue.message}`;
+}
+
+/**
+ * Validates raw `run` options (e.g. from the CLI parser: counts may be integer strings) and applies
+ * defaults. Throws `ConfigError` with the first problem as one line naming the flag, including the
+ * cross-field rules of spec §4.0 (§6 checks 1–9) with their exact texts.
+ */
+export function parseRunOptions(raw: unknown): RunOptions {
+  const r = RunOptionsSchema.safeParse(raw ?? {});
+  if (r.success) return r.data;
+  throw new ConfigError(issueText(r.error.issues[0], raw));
+}

@@ -1,0 +1,37 @@
+/**
+ * File-name derivation of spec §1.1. Pure string functions (no file system access). A path's
+ * stem/suffix follow Python's `pathlib`: the suffix is the last `.xxx` of the base name, except for
+ * a leading dot (`.hidden`) or a trailing one (`out.`), which give no suffix.
+ */
+import { basename, dirname, join } from 'node:path';
+
+/** Python `PurePath.stem` of the base name of `p`. */
+export function pathStem(p: string): string {
+  const name = basename(p);
+  const i = name.lastIndexOf('.');
+  return i > 0 && i < name.length - 1 ? name.slice(0, i) : name;
+}
+
+function sibling(p: string, name: string): string {
+  return join(dirname(p), name);
+}
+
+/** `D/<S>_failures.jsonl`: the failures sidecar of any JSONL (`a.b.jsonl` -> `a.b_failures.jsonl`, `out` -> `out_failures.jsonl`). */
+export function sidecarPath(p: string): string {
+  return sibling(p, `${pathStem(p)}_failures.jsonl`);
+}
+
+/** `D/<S>_aggregate_metrics.json`. */
+export function aggregateMetricsPath(p: string): string {
+  return sibling(p, `${pathStem(p)}_aggregate_metrics.json`);
+}
+
+/** `D/<S>_materialized_inputs.jsonl`: the materialized inputs written by `gym eval run` for output `p`. */
+export function materializedInputsPath(p: string): string {
+  return sibling(p, `${pathStem(p)}_materialized_inputs.jsonl`);
+}
+
+/** `D/<prefix><basename>`: the prefix applies to the base name only (`results/unsafe_run.jsonl`). */
+export function prefixedOutputPath(p: string, prefix: string): string {
+  return sibling(p, prefix + basename(p));
+}

@@ -1,0 +1,134 @@
+/**
+ * What happens to one `/verify` result (spec §1.6, §4.10, §7 "Routing outcomes of odd result
+ * bodies"), and the stamps copied onto it from the payload, on raw text.
+ */
+import { setFields, topLevelSpans } from './json-spans.js';
+import {
+  AGENT_REF_KEY,
+  FAILURE_CLASS_KEY,
+  FAILURE_TERMINAL_KEY,
+  JUDGE_FAILED_CLASS,
+  NO_PERSIST_KEY,
+  ROLLOUT_INDEX_KEY,
+  SKILLS_REF_KEY,
+  TASK_INDEX_KEY,
+  TASK_SOURCE_KEY,
+  VERIFY_REJECTED_CLASS,
+} from './keys.js';
+import { pyTruthy, rawTruthy } from './python-truthiness.js';
+
+/** Where a result goes: nowhere, the `_failures.jsonl` sidecar, or the main output. */
+export type Outcome = 'drop' | 'failure' | 'success';
+
+/**
+ * Routes a parsed result body: `_ng_no_persist` truthy (Python truthiness) -> `drop`, even with a
+ * failure class; else `_ng_failure_class` present and not `null` (any value, even `""`) ->
+ * `failure`; else `success` (`_ng_failure_terminal` without a class is a success).
+ */
+export function classifyResult(result: Record<string, unknown>): Outcome {
+  if (pyTruthy(result[NO_PERSIST_KEY])) return 'drop';
+  const cls = result[FAILURE_CLASS_KEY];
+  return cls !== undefined && cls !== null ? 'failure' : 'success';
+}
+
+/** `classifyResult` on the raw result text, without parsing the rest of the body. */
+export function classifyResultRaw(resultRaw: string): Outcome {
+  const spans = topLevelSpans(resultRaw);
+  const raw = (key: string): string | undefined => {
+    const s = spans.get(key);
+    return s === undefined ? undefined : resultRaw.slice(s.start, s.end);
+  };
+  const noPersist = raw(NO_PERSIST_KEY);
+  if (noPersist !== undefined && rawTruthy(noPersist)) return 'drop';
+  const cls = raw(FAILURE_CLASS_KEY);
+  return cls !== undefined && cls !== 'null' ? 'failure' : 'success';
+}
+
+/**
+ * Whether a sidecar row is a judge failure, the only class `--judge-failed-only` recovers
+ * (§4.6.4, §6 checks 39–42): `_ng_failure_class == "judge_failed"`; the legacy boolean
+ * `_ng_failure_judge_failed` is ignored.
+ */
+export function isJudgeFailure(row: Record<string, unknown>): boolean {
+  return row[FAILURE_CLASS_KEY] === JUDGE_FAILED_CLASS;
+}
+
+/** Raw JSON texts of the payload values stamped onto each result (spec §4.10.1). */
+export interface Stamps {
+  task: string;
+  rollout: string;
+  agentRef: string;
+  /** Only when the payload has `skills_ref`. */
+  skillsRef?: string;
+  /** Only when the payload has `task_source` (newer NeMo Gym keeps it for aggregation routing). */
+  taskSource?: string;
+}
+
+/**
+ * The stamps of a payload (a materialized input row with its response): raw texts of
+ * `_ng_task_index`, `_ng_rollout_index`, `agent_ref`, and `skills_ref` / `task_source` when present.
+ * Throws if an index or `agent_ref` is missing (rows are validated before payloads are built).
+ */
+export function stampsFromPayload(payloadRaw: string): Stamps {
+  const spans = topLevelSpans(payloadRaw);
+  const raw = (key: string): string | undefined => {
+    const s = spans.get(key);
+    return s === undefined ? undefined : payloadRaw.slice(s.start, s.end);
+  };
+  const task = raw(TASK_INDEX_KEY);
+  const rollout = raw(ROLLOUT_INDEX_KEY);
+  const agentRef = raw(AGENT_REF_KEY);
+  if (task === undefined || rollout === undefined || agentRef === undefined) {
+    const missing = [TASK_INDEX_KEY, ROLLOUT_INDEX_KEY, AGENT_REF_KEY].filter((k) => !spans.has(k));
+    throw new Error(`payload has no ${missing.join(', ')}: validate materialized input rows before building payloads`);
+  }
+  const stamps: Stamps = { task, rollout, agentRef };
+  const skillsRef = raw(SKILLS_REF_KEY);
+  if (skillsRef !== undefined) stamps.skillsRef = skillsRef;
+  const taskSource = raw(TASK_SOURCE_KEY);
+  if (taskSource !== undefined) stamps.taskSource = taskSource;
+  return stamps;
+}
+
+/** The stamps as ordered fields: task, rollout, agent_ref, task_source, skills_ref (newer NeMo Gym's order). */
+export function stampFields(stamps: Stamps): Array<[string, string]> {
+  const fields: Array<[string, string]> = [
+    [TASK_INDEX_KEY, stamps.task],
+    [ROLLOUT_INDEX_KEY, stamps.rollout],
+    [AGENT_REF_KEY, stamps.agentRef],
+  ];
+  if (stamps.taskSource !== undefined) fields.push([TASK_SOURCE_KEY, stamps.taskSource]);
+  if (stamps.skillsRef !== undefined) fields.push([SKILLS_REF_KEY, stamps.skillsRef]);
+  return fields;
+}
+
+/**
+ * The result body with the payload's stamps assigned (Python-dict semantics): a key the resources
+ * server already returned is overwritten in place, a new one is appended. The rest of the body is
+ * kept byte for byte.
+ */
+export function stampResult(resultRaw: string, stamps: Stamps): string {
+  return setFields(resultRaw, stampFields(stamps));
+}
+
+/** Longest `verify_error` excerpt kept in a `verify_rejected` row, in characters. */
+export const VERIFY_ERROR_MAX_CHARS = 500;
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/**
+ * Ours (NeMo Gym aborts the run instead, spec §8.1): the sidecar row for a 4xx reply of `/verify`:
+ * `{"reward":0.0,"_ng_failure_class":"verify_rejected","_ng_failure_terminal":true,
+ * "verify_status":<status>,"verify_error":"<excerpt>", <stamps>}`. Terminal, so `--resume` does not
+ * retry it (a 4xx does not heal by itself). The excerpt is cut to 500 characters (never inside a
+ * surrogate pair); lone surrogates become U+FFFD so Python readers accept the line.
+ */
+export function verifyRejectedRow(stamps: Stamps, status: number, bodyExcerpt: string): string {
+  // 2*N+2 code units always hold more than N code points, so the cut below decides the length.
+  const chars = Array.from(bodyExcerpt.slice(0, 2 * VERIFY_ERROR_MAX_CHARS + 2).replace(LONE_SURROGATE, '\uFFFD'));
+  const excerpt = chars.length > VERIFY_ERROR_MAX_CHARS ? chars.slice(0, VERIFY_ERROR_MAX_CHARS).join('') : chars.join('');
+  const head =
+    `{"reward":0.0,"${FAILURE_CLASS_KEY}":"${VERIFY_REJECTED_CLASS}","${FAILURE_TERMINAL_KEY}":true,` +
+    `"verify_status":${Math.trunc(status)},"verify_error":${JSON.stringify(excerpt)}`;
+  return head + stampFields(stamps).map(([k, v]) => `,${JSON.stringify(k)}:${v}`).join('') + '}';
+}

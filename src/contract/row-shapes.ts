@@ -1,0 +1,97 @@
+/**
+ * The boundary checks on parsed input rows (spec §1.3, §1.4, §7 "Missing keys"): only what reverify
+ * itself reads. NeMo Gym crashes with a traceback on these; we stop before any request with
+ * `file:line: <reason>` (the caller adds the location).
+ */
+import { z } from 'zod';
+import { AGENT_REF_KEY, RESPONSE_KEY, ROLLOUT_INDEX_KEY, TASK_INDEX_KEY } from './keys.js';
+
+/**
+ * A row index: a JSON integer (`3` or `3.0`) within ±2^53. Larger ones are refused because
+ * `JSON.parse` has already rounded them and two distinct keys could collide.
+ */
+export const RowIndexSchema = z.int();
+
+/** A materialized inputs row: both indices and `agent_ref.name`; every other field passes through. */
+export const InputRowSchema = z.looseObject({
+  [TASK_INDEX_KEY]: RowIndexSchema,
+  [ROLLOUT_INDEX_KEY]: RowIndexSchema,
+  [AGENT_REF_KEY]: z.looseObject({ name: z.string() }),
+});
+
+/** A rollouts (or recovery-sidecar) row: both indices and an object `response`. */
+export const RolloutRowSchema = z.looseObject({
+  [TASK_INDEX_KEY]: RowIndexSchema,
+  [ROLLOUT_INDEX_KEY]: RowIndexSchema,
+  [RESPONSE_KEY]: z.looseObject({}),
+});
+
+const EXPECTED: Record<string, string> = {
+  [TASK_INDEX_KEY]: 'an integer',
+  [ROLLOUT_INDEX_KEY]: 'an integer',
+  [AGENT_REF_KEY]: 'an object like {"name": "<agent name>"}',
+  [`${AGENT_REF_KEY}.name`]: 'a string (the agent name)',
+  [RESPONSE_KEY]: 'a JSON object (the Responses API response)',
+};
+
+function typeName(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  if (typeof v === 'object') return 'an object';
+  return `a ${typeof v}`;
+}
+
+function preview(v: unknown): string {
+  const text = JSON.stringify(v) ?? String(v);
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}
+
+function valueAt(row: unknown, path: PropertyKey[]): unknown {
+  let v: unknown = row;
+  for (const p of path) {
+    if (v === null || typeof v !== 'object') return undefined;
+    v = (v as Record<PropertyKey, unknown>)[p];
+  }
+  return v;
+}
+
+function describe(schema: z.ZodType, row: unknown, what: string, needs: string): string | null {
+  const r = schema.safeParse(row);
+  if (r.success) return null;
+  const issue = r.error.issues[0];
+  if (issue.path.length === 0) return `${what} is not a JSON object (got ${typeName(row)})`;
+  const path = issue.path.map(String).join('.');
+  const value = valueAt(row, issue.path);
+  if (value === undefined) return `${what} has no "${path}" (${needs})`;
+  if (issue.code === 'too_big' || issue.code === 'too_small') {
+    return `"${path}" is ${preview(value)}, beyond the exact integer range of ±2^53, which reverify cannot key exactly`;
+  }
+  const kind = value === null ? '' : ` (${typeName(value)})`;
+  return `"${path}" must be ${EXPECTED[path] ?? 'valid'}, got ${preview(value)}${kind}`;
+}
+
+/**
+ * Why a parsed materialized-inputs row cannot be used, as one line, or `null` if it can: it needs
+ * integer `_ng_task_index` and `_ng_rollout_index` and a string `agent_ref.name`.
+ */
+export function describeInputRowProblem(row: unknown): string | null {
+  return describe(
+    InputRowSchema,
+    row,
+    'materialized input row',
+    'each row of --inputs needs _ng_task_index, _ng_rollout_index and agent_ref.name',
+  );
+}
+
+/**
+ * Why a parsed rollouts row cannot be re-verified, as one line, or `null` if it can: it needs both
+ * integer indices and an object `response`.
+ */
+export function describeRolloutRowProblem(row: unknown): string | null {
+  return describe(
+    RolloutRowSchema,
+    row,
+    'rollout row',
+    'each row to re-verify needs _ng_task_index, _ng_rollout_index and response',
+  );
+}

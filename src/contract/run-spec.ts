@@ -1,0 +1,123 @@
+/**
+ * Types shared by the CLI, the workflow and the activities. Types only: the workflow bundle
+ * imports this file, so it must not contain runtime code.
+ */
+import type { RoutingTable } from '../config/routing.js';
+
+/** Everything a run needs, resolved by the CLI: absolute paths and options, never rows. */
+export interface RunSpec {
+  /** Absolute path of the materialized inputs JSONL (`--inputs`). */
+  inputsPath: string;
+  /** Absolute path of the rollouts JSONL (`--rollouts`). */
+  rolloutsPath: string;
+  /** Absolute output path as the user gave it (before any `unsafe_` prefix). */
+  outputPath: string;
+  /** Agent name -> resources server routing, with server URLs. */
+  routing: RoutingTable;
+  /** Servers whose `/reverify_mode` the guard checks (spec §4.3: every server of the table). */
+  guardServers: Array<{ name: string; url: string }>;
+  /** Most `/verify` requests in flight across the whole run (all workers). */
+  concurrency: number;
+  /** Verify at most this many source rows (counted before the resume filter). */
+  limit: number | null;
+  force: boolean;
+  overwrite: boolean;
+  disableAggregation: boolean;
+  /** Rows per `verifyBatch` activity. */
+  batchSize: number;
+  /** Timeout of one `/verify` request, in ms. */
+  requestTimeoutMs: number;
+  /** Heartbeat timeout of a batch activity, in ms: how fast a dead worker is noticed. */
+  heartbeatTimeoutMs: number;
+  /** Continue-as-new after this many batches even if Temporal does not suggest it yet (tests). */
+  continueAsNewAfterBatches?: number;
+}
+
+/** Where a run writes, after the guard decided the prefix. */
+export interface OutputPaths {
+  output: string;
+  sidecar: string;
+  metrics: string;
+  /** The run's work directory (plan and part files), next to the output. */
+  workDir: string;
+}
+
+/** What the plan phase found. Counts only. */
+export interface PlanSummary {
+  planPath: string;
+  /** Rows to verify. */
+  rows: number;
+  /** Agent names, indexed by the plan's agent numbers. */
+  agents: string[];
+  /** Resources server names, indexed by the plan's server numbers. */
+  servers: string[];
+  /** Rows per agent name. */
+  rowsPerAgent: Record<string, number>;
+}
+
+/** Per-agent counts of committed results. */
+export interface AgentCounts {
+  done: number;
+  failed: number;
+  dropped: number;
+  rewardSum: number;
+}
+
+/** What one batch produced (written to its part files, not yet committed). */
+export interface BatchResult {
+  batch: number;
+  mainPart: string;
+  sidecarPart: string;
+  /** Results routed to the main output / the sidecar / nowhere (`_ng_no_persist`). */
+  main: number;
+  failed: number;
+  dropped: number;
+  /** Of `failed`: 4xx replies of /verify (`verify_rejected`). */
+  rejected: number;
+  /** Of `failed`: `judge_failed` verdicts. */
+  judgeFailed: number;
+  perAgent: Record<string, AgentCounts>;
+}
+
+export type Phase = 'guard' | 'prepare' | 'plan' | 'verify' | 'aggregate' | 'done';
+
+/** The answer of the `progress` query. */
+export interface Progress {
+  phase: Phase;
+  planned: number;
+  done: number;
+  failed: number;
+  dropped: number;
+  rejected: number;
+  judgeFailed: number;
+  inFlightRows: number;
+  perAgent: Record<string, AgentCounts>;
+  /** Lines for the user, in order; the CLI prints the ones it has not printed yet. */
+  messages: string[];
+  outputs: OutputPaths | null;
+  /** Index of this run in the continue-as-new chain (0 for the first). */
+  generation: number;
+}
+
+/** Key metrics of one aggregate entry. */
+export interface AgentKeyMetrics {
+  agent: string;
+  keyMetrics: Record<string, unknown>;
+}
+
+/** The workflow's result. */
+export interface RunResult {
+  outputs: OutputPaths;
+  metricsPath: string | null;
+  planned: number;
+  done: number;
+  failed: number;
+  dropped: number;
+  rejected: number;
+  judgeFailed: number;
+  perAgent: Record<string, AgentCounts>;
+  keyMetrics: AgentKeyMetrics[];
+  messages: string[];
+  /** The `--force` warning, printed again at the very end. */
+  forceWarning: string | null;
+}

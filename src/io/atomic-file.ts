@@ -1,0 +1,38 @@
+import { open, rename } from 'node:fs/promises';
+import { dirname } from 'node:path';
+
+/** fsyncs a directory so that a rename inside it survives a machine crash. */
+export async function fsyncDir(dir: string): Promise<void> {
+  const fh = await open(dir, 'r');
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
+/** Writes `data` to `path` atomically: temp file, fsync, rename, fsync of the directory. */
+export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {
+  const tmp = `${path}.tmp-${process.pid}`;
+  const fh = await open(tmp, 'w');
+  try {
+    await fh.writeFile(data);
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  await rename(tmp, path);
+  await fsyncDir(dirname(path));
+}
+
+/** Renames `from` to `to` after fsyncing `from`; then fsyncs the directory. */
+export async function publishFile(from: string, to: string): Promise<void> {
+  const fh = await open(from, 'r+');
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  await rename(from, to);
+  await fsyncDir(dirname(to));
+}

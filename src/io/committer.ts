@@ -1,0 +1,34 @@
+import { open, readFile } from 'node:fs/promises';
+import { ConfigError } from '../contract/errors.js';
+
+/**
+ * Appends part files to an output exactly once. The caller (the workflow) owns `expectedLength`:
+ * the length of the output after its last recorded commit. Bytes past it are the remains of a commit
+ * that crashed before the workflow recorded it, so they are cut before appending again; a retried
+ * commit therefore never duplicates a row. Returns the new length, which the caller records.
+ */
+export async function commitParts(target: string, expectedLength: number, parts: string[]): Promise<number> {
+  const fh = await open(target, 'a+');
+  try {
+    const { size } = await fh.stat();
+    if (size < expectedLength) {
+      throw new ConfigError(
+        `${target} is shorter (${size} bytes) than this run has committed (${expectedLength} bytes): ` +
+          'another program truncated or replaced it. Restore it, or start over with --overwrite.',
+      );
+    }
+    if (size > expectedLength) await fh.truncate(expectedLength);
+    let length = expectedLength;
+    for (const part of parts) {
+      const data = await readFile(part);
+      if (data.length === 0) continue;
+      // 'a+' appends at the end whatever the position; the truncate above made the end ours.
+      await fh.write(data, 0, data.length, null);
+      length += data.length;
+    }
+    await fh.sync();
+    return length;
+  } finally {
+    await fh.close();
+  }
+}

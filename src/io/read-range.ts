@@ -1,0 +1,13 @@
+import type { FileHandle } from 'node:fs/promises';
+
+/** Reads `length` bytes at `offset` as UTF-8 text (a row whose place a plan recorded). */
+export async function readRange(fh: FileHandle, offset: number, length: number): Promise<string> {
+  const buf = Buffer.allocUnsafe(length);
+  let done = 0;
+  while (done < length) {
+    const { bytesRead } = await fh.read(buf, done, length - done, offset + done);
+    if (bytesRead === 0) throw new Error(`unexpected end of file at byte ${offset + done} (the file changed while the run was using it)`);
+    done += bytesRead;
+  }
+  return buf.toString('utf8');
+}

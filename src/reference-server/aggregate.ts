@@ -1,0 +1,237 @@
+import { describeColumns } from './describe-stats.js';
+
+/**
+ * NeMo Gym's default `/aggregate_metrics` (spec §3.1–§3.7), without a `compute_metrics` hook.
+ * Pure: no I/O. Rows are reduced to what the aggregation reads as they are added, so a caller
+ * can stream a large request through `MetricsAggregator.add` without keeping the rows.
+ */
+
+/** A task or rollout index as found in a row (absent or null reads as 0). */
+export type RolloutIndex = number | string;
+
+/** One entry of `group_level_metrics` (spec §3.5); the stats keys sit between the fixed ones. */
+export type GroupLevelMetrics = { _ng_task_index: RolloutIndex } & Record<string, unknown>;
+
+/** The body of a 200 `/aggregate_metrics` answer (spec §2.3). */
+export interface AggregateMetrics {
+  group_level_metrics: GroupLevelMetrics[];
+  agent_metrics: Record<string, number>;
+  key_metrics: Record<string, number>;
+}
+
+/** An aggregation failure; the server answers HTTP 500 with the Python exception repr. */
+export class AggregationError extends Error {
+  /** @param pythonType the Python exception class the real server raises in this case */
+  constructor(
+    readonly pythonType: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'AggregationError';
+  }
+}
+
+/** A row reduced to its key, its numeric fields and its `rollout_infos` entry. */
+interface Entry {
+  task: RolloutIndex;
+  rollout: RolloutIndex;
+  /** Alternating column id and value of the numeric fields, in the row's merged-record order. */
+  fields: number[];
+  rolloutInfo: Record<string, unknown>;
+}
+
+const TASK = '_ng_task_index';
+const ROLLOUT = '_ng_rollout_index';
+const SAMPLE_AGENT_REF = { name: 'agent' };
+const INFO_SKIPPED_KEYS = new Set([TASK, ROLLOUT, 'reward', 'response']);
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Python truthiness of a JSON value. */
+function isTruthy(value: unknown): boolean {
+  if (Array.isArray(value)) return value.length > 0;
+  if (isRecord(value)) return Object.keys(value).length > 0;
+  return Boolean(value);
+}
+
+/** bool -> 0/1, number -> itself, anything else -> undefined (not a numeric field). */
+function numericValue(value: unknown): number | undefined {
+  if (typeof value === 'boolean') return value ? 1 : 0;
+  return typeof value === 'number' ? value : undefined;
+}
+
+function pythonRepr(value: RolloutIndex): string {
+  return typeof value === 'string' ? `'${value}'` : String(value);
+}
+
+function readIndex(row: Record<string, unknown>, key: string): RolloutIndex {
+  const value = row[key] ?? 0;
+  if (typeof value === 'number' || typeof value === 'string') return value;
+  throw new AggregationError('TypeError', `${key} must be a number, got ${JSON.stringify(value)}`);
+}
+
+/** Python ordering of two index values: numbers or strings, never mixed. */
+function compareIndex(a: RolloutIndex, b: RolloutIndex): number {
+  if (typeof a !== typeof b) {
+    throw new AggregationError('TypeError', "'<' not supported between instances of 'str' and 'int'");
+  }
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function compareEntries(a: Entry, b: Entry): number {
+  return compareIndex(a.task, b.task) || compareIndex(a.rollout, b.rollout);
+}
+
+/**
+ * Incremental default aggregation: `add` every verify response, then call `result` once.
+ * Throws `AggregationError` on a duplicate (task, rollout) key, a non-object `response` or usage,
+ * or indices that are neither numbers nor strings.
+ */
+export class MetricsAggregator {
+  private readonly entries: Entry[] = [];
+  private readonly keys = new Set<string>();
+  private readonly columnIds = new Map<string, number>();
+  private readonly columnNames: string[] = [];
+  /** A bad `response` fails the request, but only after every duplicate key had its chance. */
+  private deferredError: AggregationError | undefined;
+
+  /** Normalises one verify response (spec §3.1, §3.2) and keeps only what the stats need. */
+  add(verifyResponse: Record<string, unknown>): void {
+    const task = readIndex(verifyResponse, TASK);
+    const rollout = readIndex(verifyResponse, ROLLOUT);
+    const key = `${typeof task}:${task}\u0000${typeof rollout}:${rollout}`;
+    if (this.keys.has(key)) {
+      const tuple = `(${pythonRepr(task)}, ${pythonRepr(rollout)})`;
+      throw new AggregationError('ValueError', `Duplicate materialized input row for rollout key ${tuple}`);
+    }
+    this.keys.add(key);
+
+    const response = 'response' in verifyResponse ? verifyResponse.response : {};
+    const usage = isRecord(response) ? response.usage : undefined;
+    if (!isRecord(response) || (isTruthy(usage) && !isRecord(usage))) {
+      this.deferredError ??= new AggregationError(
+        'AttributeError',
+        `response of rollout key (${pythonRepr(task)}, ${pythonRepr(rollout)}) must be an object with an object usage`,
+      );
+      return;
+    }
+    const usageFields = isRecord(usage) ? usage : {};
+    this.entries.push({
+      task,
+      rollout,
+      fields: this.numericFields(verifyResponse, usageFields),
+      rolloutInfo: rolloutInfo(task, rollout, verifyResponse, usageFields),
+    });
+  }
+
+  /** The aggregate of everything added (spec §3.4–§3.6); empty request -> all three empty. */
+  result(): AggregateMetrics {
+    if (this.deferredError) throw this.deferredError;
+    if (this.entries.length === 0) return { group_level_metrics: [], agent_metrics: {}, key_metrics: {} };
+
+    const entries = this.entries.sort(compareEntries);
+    const table = new ColumnTable(entries, this.columnNames);
+    const groups: GroupLevelMetrics[] = [];
+    for (let start = 0; start < entries.length; ) {
+      let end = start + 1;
+      while (end < entries.length && compareIndex(entries[end].task, entries[start].task) === 0) end++;
+      groups.push({
+        _ng_task_index: entries[start].task,
+        ...table.describe(start, end),
+        sample: { agent_ref: { ...SAMPLE_AGENT_REF } },
+        num_rollouts: end - start,
+        expected_num_rollouts: end - start,
+        missing_num_rollouts: 0,
+        reward_profile_completion_pct: 100.0,
+        rollout_infos: entries.slice(start, end).map((entry) => entry.rolloutInfo),
+      });
+      start = end;
+    }
+    const agentMetrics = table.describe(0, entries.length);
+    const keyMetrics = Object.fromEntries(Object.entries(agentMetrics).filter(([k]) => k.startsWith('mean/')));
+    return { group_level_metrics: groups, agent_metrics: agentMetrics, key_metrics: keyMetrics };
+  }
+
+  /** Numeric fields of `row | usage` (usage wins on a clash, keeps the row's key position). */
+  private numericFields(row: Record<string, unknown>, usage: Record<string, unknown>): number[] {
+    const fields: number[] = [];
+    const push = (name: string, value: unknown): void => {
+      const number = numericValue(value);
+      if (number === undefined || name === TASK || name === ROLLOUT) return;
+      let id = this.columnIds.get(name);
+      if (id === undefined) {
+        id = this.columnNames.push(name) - 1;
+        this.columnIds.set(name, id);
+      }
+      fields.push(id, number);
+    };
+    for (const name of Object.keys(row)) push(name, Object.hasOwn(usage, name) ? usage[name] : row[name]);
+    for (const name of Object.keys(usage)) if (!Object.hasOwn(row, name)) push(name, usage[name]);
+    return fields;
+  }
+}
+
+/** The `rollout_infos` entry of a row: id, indices, raw reward, numeric usage, other numeric fields. */
+function rolloutInfo(
+  task: RolloutIndex,
+  rollout: RolloutIndex,
+  row: Record<string, unknown>,
+  usage: Record<string, unknown>,
+): Record<string, unknown> {
+  const info: Record<string, unknown> = { rollout_id: `${task}:${rollout}`, [TASK]: task, [ROLLOUT]: rollout };
+  if ('reward' in row) info.reward = row.reward;
+  for (const [name, value] of Object.entries(usage)) {
+    const number = numericValue(value);
+    if (number !== undefined) info[name] = number;
+  }
+  for (const [name, value] of Object.entries(row)) {
+    const number = numericValue(value);
+    if (number !== undefined && !INFO_SKIPPED_KEYS.has(name)) info[name] = number;
+  }
+  return info;
+}
+
+/**
+ * The numeric columns of the sorted rows, ordered by first appearance in that order (as pandas
+ * orders the columns of `DataFrame.from_records`), ready to be described per row range.
+ */
+class ColumnTable {
+  private readonly names: string[];
+  /** Column id -> position in `names`. */
+  private readonly positions: Int32Array;
+
+  constructor(
+    private readonly entries: readonly Entry[],
+    columnNames: readonly string[],
+  ) {
+    this.positions = new Int32Array(columnNames.length).fill(-1);
+    this.names = [];
+    for (const entry of entries) {
+      for (let i = 0; i < entry.fields.length; i += 2) {
+        const id = entry.fields[i];
+        if (this.positions[id] === -1) this.positions[id] = this.names.push(columnNames[id]) - 1;
+      }
+    }
+  }
+
+  /** The stats object of the rows `[start, end)`. */
+  describe(start: number, end: number): Record<string, number> {
+    const n = end - start;
+    const cells = new Float64Array(this.names.length * n).fill(NaN);
+    for (let row = 0; row < n; row++) {
+      const fields = this.entries[start + row].fields;
+      for (let i = 0; i < fields.length; i += 2) cells[this.positions[fields[i]] * n + row] = fields[i + 1];
+    }
+    const columns = this.names.map((_, c) => cells.subarray(c * n, (c + 1) * n));
+    return describeColumns(this.names, columns);
+  }
+}
+
+/** The default aggregation of a whole `verify_responses` list (spec §3). */
+export function aggregateMetrics(verifyResponses: Iterable<Record<string, unknown>>): AggregateMetrics {
+  const aggregator = new MetricsAggregator();
+  for (const verifyResponse of verifyResponses) aggregator.add(verifyResponse);
+  return aggregator.result();
+}

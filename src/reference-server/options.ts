@@ -1,0 +1,41 @@
+import { z } from 'zod';
+
+/** A probability in [0, 1]; numeric strings (CLI flags) are accepted. */
+const probability = z.coerce.number().min(0).max(1).default(0);
+
+/** What the reference server answers on `GET /reverify_mode` (spec §2.1). */
+export const reverifyModeSchema = z.enum(['stateless', 'unknown', 'unsupported']);
+
+/** The three `/reverify_mode` values. */
+export type ReverifyMode = z.infer<typeof reverifyModeSchema>;
+
+/**
+ * Options of the reference resources server. Numbers may be given as strings (CLI flags).
+ *
+ * The four failure rates are probabilities of the whole: one uniform draw per valid `/verify`
+ * request picks hang, reset, error or judge failure (checked in that order, cumulatively), and
+ * the rest succeed. If the rates sum above 1, the earlier outcomes take precedence.
+ */
+export const referenceServerOptionsSchema = z.object({
+  /** TCP port to listen on; 0 picks a free port (read it back from `ReferenceServer.port`). */
+  port: z.coerce.number().int().min(0).max(65_535).default(0),
+  /** Interface to bind; the default only accepts local connections. */
+  host: z.string().min(1).default('127.0.0.1'),
+  /** Value reported by `GET /reverify_mode`. */
+  mode: reverifyModeSchema.default('stateless'),
+  /** Delay before each `/verify` outcome is carried out, in milliseconds (simulates a judge). */
+  latencyMs: z.coerce.number().min(0).default(0),
+  /** Share of `/verify` requests answered 200 with `_ng_failure_class: "judge_failed"`. */
+  judgeFailRate: probability,
+  /** Share of `/verify` requests answered HTTP 500 (an unhandled RS exception). */
+  errorRate: probability,
+  /** Share of `/verify` requests whose connection is reset without any response. */
+  resetRate: probability,
+  /** Share of `/verify` requests never answered (the socket stays open until the client gives up). */
+  hangRate: probability,
+  /** Seed of the PRNG that draws the outcomes; equal seeds and request order give equal outcomes. */
+  seed: z.coerce.number().int().default(1),
+});
+
+/** Parsed, defaulted options of the reference server. */
+export type ReferenceServerOptions = z.infer<typeof referenceServerOptionsSchema>;

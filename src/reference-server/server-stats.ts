@@ -1,0 +1,58 @@
+/** What happened to a valid `/verify` request. */
+export type VerifyOutcome = 'success' | 'judge_failed' | 'error' | 'reset' | 'hang';
+
+/** Counters of the reference server, as served on `GET /stats`. */
+export interface ServerStats {
+  /** Requests received per route (`/verify` counts 422s too). */
+  requests: { verify: number; aggregate_metrics: number; reverify_mode: number };
+  /** `/verify` requests received and not yet answered or abandoned. */
+  verify_in_flight: number;
+  /** Highest `verify_in_flight` since start or the last reset. */
+  peak_verify_in_flight: number;
+  /** Outcomes drawn for valid `/verify` requests. */
+  verify_outcomes: Record<VerifyOutcome, number>;
+}
+
+/** Mutable counters behind `ServerStats`. */
+export class StatsRecorder {
+  private current = StatsRecorder.empty(0);
+
+  private static empty(inFlight: number): ServerStats {
+    return {
+      requests: { verify: 0, aggregate_metrics: 0, reverify_mode: 0 },
+      verify_in_flight: inFlight,
+      peak_verify_in_flight: inFlight,
+      verify_outcomes: { success: 0, judge_failed: 0, error: 0, reset: 0, hang: 0 },
+    };
+  }
+
+  /** Counts a request to `route`. */
+  request(route: keyof ServerStats['requests']): void {
+    this.current.requests[route]++;
+  }
+
+  /** Marks a `/verify` request as in flight; returns the function that ends it (call once). */
+  verifyStarted(): () => void {
+    const stats = this.current;
+    stats.verify_in_flight++;
+    stats.peak_verify_in_flight = Math.max(stats.peak_verify_in_flight, stats.verify_in_flight);
+    return () => {
+      this.current.verify_in_flight--;
+    };
+  }
+
+  /** Counts a drawn `/verify` outcome. */
+  outcome(outcome: VerifyOutcome): void {
+    this.current.verify_outcomes[outcome]++;
+  }
+
+  /** A copy of the counters. */
+  snapshot(): ServerStats {
+    return structuredClone(this.current);
+  }
+
+  /** Zeroes the counters; requests still in flight stay counted as in flight. */
+  reset(): void {
+    this.current = StatsRecorder.empty(this.current.verify_in_flight);
+  }
+}

@@ -1,0 +1,104 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { gradeMcqa } from './grading.js';
+import { pythonExceptionBody, readBody, sendJson, sendJsonText } from './http-util.js';
+import type { ReferenceServerOptions } from './options.js';
+import { mulberry32 } from './prng.js';
+import type { StatsRecorder, VerifyOutcome } from './server-stats.js';
+import { jsonInvalid, verifyRequestIssues } from './validation.js';
+
+/** `_ng_failure_judge_error` of a simulated judge failure. */
+export const SIMULATED_JUDGE_ERROR = 'JudgeError: simulated judge failure';
+
+/** Keys the client stamps itself; real resources servers do not echo them. */
+const CLIENT_STAMPED_KEYS = new Set(['_ng_task_index', '_ng_rollout_index', 'agent_ref']);
+
+const ERROR_BODY = pythonExceptionBody('RuntimeError', 'simulated resources server error');
+
+type FailureRates = Pick<ReferenceServerOptions, 'hangRate' | 'resetRate' | 'errorRate' | 'judgeFailRate'>;
+
+/** Picks the outcome of a uniform draw `u` in [0, 1): cumulative rates, in the documented order. */
+export function drawOutcome(u: number, rates: FailureRates): VerifyOutcome {
+  const ordered: [VerifyOutcome, number][] = [
+    ['hang', rates.hangRate],
+    ['reset', rates.resetRate],
+    ['error', rates.errorRate],
+    ['judge_failed', rates.judgeFailRate],
+  ];
+  let threshold = 0;
+  for (const [outcome, rate] of ordered) {
+    threshold += rate;
+    if (u < threshold) return outcome;
+  }
+  return 'success';
+}
+
+/** Success body: the echoed params and response plus the mcqa grade. */
+function successBody(request: Record<string, unknown>): Record<string, unknown> {
+  return {
+    responses_create_params: request.responses_create_params,
+    response: request.response,
+    ...gradeMcqa(request.response, request.expected_answer),
+  };
+}
+
+/** Judge-failure body, shaped like NeMo Gym's judge failsafe row (spec §2.2). */
+function judgeFailureBody(request: Record<string, unknown>): Record<string, unknown> {
+  const echoed = Object.fromEntries(Object.entries(request).filter(([key]) => !CLIENT_STAMPED_KEYS.has(key)));
+  return { ...echoed, reward: 0.0, _ng_failure_class: 'judge_failed', _ng_failure_judge_error: SIMULATED_JUDGE_ERROR };
+}
+
+/** Runs `action` after `ms` milliseconds, unless the response is closed first. */
+function afterLatency(res: ServerResponse, ms: number, action: () => void): void {
+  if (ms <= 0) return action();
+  const timer = setTimeout(action, ms);
+  res.once('close', () => clearTimeout(timer));
+}
+
+function carryOut(
+  outcome: VerifyOutcome,
+  request: Record<string, unknown>,
+  req: IncomingMessage,
+  res: ServerResponse,
+): void {
+  switch (outcome) {
+    case 'hang':
+      return; // never answered: the socket stays open until the client or `close()` ends it
+    case 'reset':
+      req.socket.resetAndDestroy();
+      return;
+    case 'error':
+      return sendJsonText(res, 500, ERROR_BODY);
+    case 'judge_failed':
+      return sendJson(res, 200, judgeFailureBody(request));
+    case 'success':
+      return sendJson(res, 200, successBody(request));
+  }
+}
+
+/**
+ * The `POST /verify` handler: validates the body (422), draws an outcome from the seeded PRNG in
+ * arrival order, waits `latencyMs`, then carries the outcome out.
+ */
+export function createVerifyHandler(
+  options: ReferenceServerOptions,
+  stats: StatsRecorder,
+): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+  const random = mulberry32(options.seed);
+  return async (req, res) => {
+    stats.request('verify');
+    res.once('close', stats.verifyStarted());
+    const raw = await readBody(req);
+    let request: unknown;
+    try {
+      request = JSON.parse(raw.toString('utf8'));
+    } catch (error) {
+      return sendJson(res, 422, { detail: [jsonInvalid((error as Error).message)] });
+    }
+    const issues = verifyRequestIssues(request);
+    if (issues.length > 0) return sendJson(res, 422, { detail: issues });
+    const valid = request as Record<string, unknown>;
+    const outcome = drawOutcome(random(), options);
+    stats.outcome(outcome);
+    afterLatency(res, options.latencyMs, () => carryOut(outcome, valid, req, res));
+  };
+}

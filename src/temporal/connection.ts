@@ -1,0 +1,49 @@
+import { Connection, Client } from '@temporalio/client';
+import { TASK_QUEUE } from '../../workflows/definitions.js';
+import { ensureDevServer, workflowUiUrl } from './dev-server.js';
+import { stateDir } from './state-dir.js';
+
+/** Where the Temporal server is and how to reach its UI. */
+export interface TemporalTarget {
+  address: string;
+  namespace: string;
+  /** Base URL of the Web UI, if known. */
+  uiUrl: string | null;
+  /** True when this is the embedded dev server (in the state directory). */
+  embedded: boolean;
+  /** Whether this call started the embedded server (false: it was already running). */
+  started: boolean;
+}
+
+/**
+ * `TEMPORAL_ADDRESS` (and `TEMPORAL_NAMESPACE`, `TEMPORAL_UI_URL`) name an existing cluster;
+ * without it, the embedded dev server in the state directory is started or reused.
+ */
+export async function resolveTemporal(env: NodeJS.ProcessEnv = process.env): Promise<TemporalTarget> {
+  const namespace = env.TEMPORAL_NAMESPACE || 'default';
+  if (env.TEMPORAL_ADDRESS) {
+    return { address: env.TEMPORAL_ADDRESS, namespace, uiUrl: env.TEMPORAL_UI_URL || null, embedded: false, started: false };
+  }
+  const server = await ensureDevServer({ namespace });
+  return { address: server.address, namespace, uiUrl: server.uiUrl, embedded: true, started: server.started };
+}
+
+export async function connectClient(target: TemporalTarget): Promise<{ client: Client; close(): Promise<void> }> {
+  const connection = await Connection.connect({ address: target.address });
+  return { client: new Client({ connection, namespace: target.namespace }), close: () => connection.close() };
+}
+
+/** Link to a run's page in the Web UI, or null when the UI is unknown. */
+export function runUiUrl(target: TemporalTarget, workflowId: string): string | null {
+  return target.uiUrl ? workflowUiUrl(target.uiUrl, target.namespace, workflowId) : null;
+}
+
+/** Where the CLI keeps caches (the workflow bundle) — the state directory. */
+export function cacheDir(): string {
+  return stateDir();
+}
+
+/** The task queue of runs and workers: `REVERIFY_TASK_QUEUE`, default `reverify`. */
+export function taskQueue(env: NodeJS.ProcessEnv = process.env): string {
+  return env.REVERIFY_TASK_QUEUE || TASK_QUEUE;
+}

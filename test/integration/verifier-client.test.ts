@@ -1,0 +1,509 @@
+import { createHash } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ConfigError } from '../../src/contract/errors.js';
+import { VerifierClient } from '../../src/verifier/client.js';
+import { AggregateMetricsError, VerifierUnavailableError } from '../../src/verifier/errors.js';
+import { verifyWithRetries, type VerifyRetryInfo } from '../../src/verifier/verify-with-retries.js';
+
+// Real HTTP servers (node:http on port 0) and the real undici client: no mocks.
+
+type Handler = (req: IncomingMessage, res: ServerResponse, body: Buffer) => void;
+
+interface TestServer {
+  url: string;
+  port: number;
+  /** Number of TCP connections the server accepted. */
+  connections: () => number;
+  requests: () => number;
+  close: () => Promise<void>;
+}
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  while (cleanups.length > 0) await cleanups.pop()!();
+});
+
+async function startServer(handler: Handler, opts: { readBody?: boolean } = {}): Promise<TestServer> {
+  let connections = 0;
+  let requests = 0;
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((req, res) => {
+    requests++;
+    if (opts.readBody === false) {
+      handler(req, res, Buffer.alloc(0));
+      return;
+    }
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => handler(req, res, Buffer.concat(chunks)));
+  });
+  server.on('connection', (s: Socket) => {
+    connections++;
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  const close = async (): Promise<void> => {
+    for (const s of sockets) s.destroy();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  };
+  cleanups.push(close);
+  return { url: `http://127.0.0.1:${port}`, port, connections: () => connections, requests: () => requests, close };
+}
+
+function newClient(opts: Partial<ConstructorParameters<typeof VerifierClient>[0]> = {}): VerifierClient {
+  const client = new VerifierClient({ connectionsPerServer: 8, requestTimeoutMs: 10_000, ...opts });
+  cleanups.push(() => client.close());
+  return client;
+}
+
+/** A port nothing listens on (bound once, then released). */
+async function closedPort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
+  const port = (s.address() as AddressInfo).port;
+  await new Promise<void>((resolve) => s.close(() => resolve()));
+  return port;
+}
+
+function json(res: ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
+  res.end(text);
+}
+
+const REQUEST = JSON.stringify({ responses_create_params: { input: 'q' }, response: { id: 'r' }, _ng_task_index: 1 });
+
+describe('VerifierClient.verifyOnce', () => {
+  it('returns ok with the body text exactly as received (big integers untouched)', async () => {
+    const reply = '{"reward": 1.0, "big": 123456789012345678901234567890, "note": "é"}';
+    let seen: { method?: string; url?: string; type?: string; body?: string } = {};
+    const srv = await startServer((req, res, body) => {
+      seen = { method: req.method, url: req.url, type: req.headers['content-type'], body: body.toString('utf8') };
+      json(res, 200, reply);
+    });
+    const r = await newClient().verifyOnce(srv.url, REQUEST);
+    expect(r).toEqual({ kind: 'ok', status: 200, body: reply });
+    expect(seen).toEqual({ method: 'POST', url: '/verify', type: 'application/json', body: REQUEST });
+  });
+
+  it('keeps a path prefix of the server URL', async () => {
+    let url = '';
+    const srv = await startServer((req, res) => {
+      url = req.url ?? '';
+      json(res, 200, '{}');
+    });
+    const r = await newClient().verifyOnce(`${srv.url}/prefix/`, REQUEST);
+    expect(r.kind).toBe('ok');
+    expect(url).toBe('/prefix/verify');
+  });
+
+  it('422 is rejected with a short one-line excerpt of the FastAPI detail', async () => {
+    const detail = {
+      detail: [
+        { type: 'missing', loc: ['body', 'response'], msg: 'Field required', input: { big: 'x'.repeat(5000) } },
+      ],
+    };
+    const srv = await startServer((_req, res) => json(res, 422, JSON.stringify(detail)));
+    const r = await newClient().verifyOnce(srv.url, REQUEST);
+    expect(r).toEqual({ kind: 'rejected', status: 422, excerpt: 'body.response: Field required' });
+  });
+
+  it('other 4xx bodies are cut to at most 300 characters on one line', async () => {
+    const srv = await startServer((_req, res) => {
+      res.writeHead(400, { 'content-type': 'text/plain' });
+      res.end(`bad\nrequest\n${'y'.repeat(2000)}`);
+    });
+    const r = await newClient().verifyOnce(srv.url, REQUEST);
+    expect(r.kind).toBe('rejected');
+    if (r.kind !== 'rejected') return;
+    expect(r.status).toBe(400);
+    expect(r.excerpt.length).toBeLessThanOrEqual(300);
+    expect(r.excerpt).not.toMatch(/\n/);
+    expect(r.excerpt.startsWith('bad request yyy')).toBe(true);
+  });
+
+  it('a 2xx whose body is not a JSON object is rejected (contract violation)', async () => {
+    const bodies = ['[1,2]', '"ok"', 'not json', '', '{"truncated": '];
+    let i = 0;
+    const srv = await startServer((_req, res) => json(res, 200, bodies[i++]!));
+    const client = newClient();
+    for (const _ of bodies) {
+      const r = await client.verifyOnce(srv.url, REQUEST);
+      expect(r.kind).toBe('rejected');
+      if (r.kind === 'rejected') {
+        expect(r.status).toBe(200);
+        expect(r.excerpt).toMatch(/^reply is not a JSON object: /);
+      }
+    }
+  });
+
+  it('408, 429 and 5xx are retryable; Retry-After seconds and HTTP-date are parsed', async () => {
+    const date = new Date(Date.now() + 60_000).toUTCString();
+    const plan: Array<[number, Record<string, string>, string]> = [
+      [408, {}, '"timeout"'],
+      [429, { 'retry-after': '7' }, '"slow down"'],
+      [503, { 'retry-after': date }, '"maintenance"'],
+      [500, {}, '"Hit an exception in X___y calling an inner server: boom"'],
+    ];
+    let i = 0;
+    const srv = await startServer((_req, res) => {
+      const [status, headers, body] = plan[i++]!;
+      json(res, status, body, headers);
+    });
+    const client = newClient();
+    const r408 = await client.verifyOnce(srv.url, REQUEST);
+    expect(r408).toEqual({ kind: 'retryable', status: 408, reason: 'HTTP 408: timeout' });
+    const r429 = await client.verifyOnce(srv.url, REQUEST);
+    expect(r429).toEqual({ kind: 'retryable', status: 429, reason: 'HTTP 429: slow down', retryAfterMs: 7000 });
+    const r503 = await client.verifyOnce(srv.url, REQUEST);
+    expect(r503.kind).toBe('retryable');
+    if (r503.kind === 'retryable') {
+      expect(r503.retryAfterMs).toBeGreaterThan(55_000);
+      expect(r503.retryAfterMs).toBeLessThanOrEqual(60_000);
+    }
+    const r500 = await client.verifyOnce(srv.url, REQUEST);
+    expect(r500).toMatchObject({ kind: 'retryable', status: 500 });
+    if (r500.kind === 'retryable') expect(r500.reason).toContain('calling an inner server: boom');
+  });
+
+  it('connection refused is retryable and names the error', async () => {
+    const port = await closedPort();
+    const r = await newClient().verifyOnce(`http://127.0.0.1:${port}`, REQUEST);
+    expect(r.kind).toBe('retryable');
+    if (r.kind === 'retryable') expect(r.reason).toBe('connect ECONNREFUSED');
+  });
+
+  it('a socket closed by the server before replying is retryable', async () => {
+    const srv = await startServer((req) => req.socket.destroy());
+    const r = await newClient().verifyOnce(srv.url, REQUEST);
+    expect(r.kind).toBe('retryable');
+    if (r.kind === 'retryable') expect(r.reason).toMatch(/closed|reset|socket/i);
+  });
+
+  it('times out on a server that never answers (headers)', async () => {
+    await startServer(() => undefined).then(async (srv) => {
+      const started = Date.now();
+      const r = await newClient({ requestTimeoutMs: 300 }).verifyOnce(srv.url, REQUEST);
+      const elapsed = Date.now() - started;
+      expect(r).toEqual({ kind: 'retryable', reason: 'no complete reply within 300 ms (request timeout)' });
+      expect(elapsed).toBeGreaterThanOrEqual(290);
+      expect(elapsed).toBeLessThan(3000);
+    });
+  });
+
+  it('the timeout covers the whole request: a body that trickles forever times out too', async () => {
+    const srv = await startServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"reward": ');
+      // Keep sending a byte every 50 ms: undici's idle bodyTimeout alone would never fire.
+      const t = setInterval(() => res.write(' '), 50);
+      res.on('close', () => clearInterval(t));
+    });
+    const started = Date.now();
+    const r = await newClient({ requestTimeoutMs: 400 }).verifyOnce(srv.url, REQUEST);
+    const elapsed = Date.now() - started;
+    expect(r.kind).toBe('retryable');
+    if (r.kind === 'retryable') expect(r.reason).toContain('request timeout');
+    expect(elapsed).toBeGreaterThanOrEqual(390);
+    expect(elapsed).toBeLessThan(3000);
+  });
+
+  it('an aborted signal rejects at once with its reason', async () => {
+    const srv = await startServer(() => undefined);
+    const ac = new AbortController();
+    const started = Date.now();
+    const p = newClient({ requestTimeoutMs: 60_000 }).verifyOnce(srv.url, REQUEST, ac.signal);
+    setTimeout(() => ac.abort(new Error('stop now')), 100);
+    await expect(p).rejects.toThrow('stop now');
+    expect(Date.now() - started).toBeLessThan(2000);
+  });
+
+  it('reuses keep-alive connections: sequential requests share sockets, concurrent ones use at most N', async () => {
+    const srv = await startServer((_req, res) => setTimeout(() => json(res, 200, '{"reward":1}'), 5));
+    const client = newClient({ connectionsPerServer: 4 });
+    for (let i = 0; i < 30; i++) {
+      expect((await client.verifyOnce(srv.url, REQUEST)).kind).toBe('ok');
+    }
+    expect(srv.requests()).toBe(30);
+    // undici resolves the body before it marks the connection idle, so the 2nd back-to-back request
+    // may open a 2nd socket; after that both are reused (30 requests, never more than 2 sockets).
+    expect(srv.connections()).toBeLessThanOrEqual(2);
+    const replies = await Promise.all(Array.from({ length: 40 }, () => client.verifyOnce(srv.url, REQUEST)));
+    expect(replies.every((r) => r.kind === 'ok')).toBe(true);
+    expect(srv.requests()).toBe(70);
+    expect(srv.connections()).toBeLessThanOrEqual(4);
+    expect(srv.connections()).toBeGreaterThanOrEqual(2);
+  });
+
+  it('an invalid server URL is a ConfigError', async () => {
+    await expect(newClient().verifyOnce('not a url', REQUEST)).rejects.toBeInstanceOf(ConfigError);
+  });
+});
+
+describe('verifyWithRetries', () => {
+  const fast = { maxTries: 6, baseMs: 10, maxMs: 50, random: () => 0.5 };
+
+  it('retries a 500 and returns the following ok', async () => {
+    let n = 0;
+    const srv = await startServer((_req, res) => {
+      n++;
+      if (n === 1) json(res, 500, '"RuntimeError(\'judge crashed\')"');
+      else json(res, 200, '{"reward":0.5}');
+    });
+    const retries: VerifyRetryInfo[] = [];
+    const r = await verifyWithRetries(newClient(), srv.url, REQUEST, { ...fast, onRetry: (i) => retries.push(i) });
+    expect(r).toEqual({ kind: 'ok', status: 200, body: '{"reward":0.5}' });
+    expect(n).toBe(2);
+    expect(retries).toHaveLength(1);
+    expect(retries[0]).toMatchObject({ attempt: 1, maxTries: 6, status: 500, serverUrl: srv.url });
+    expect(retries[0]!.reason).toContain("judge crashed");
+  });
+
+  it('does not retry a rejected reply', async () => {
+    const srv = await startServer((_req, res) => json(res, 422, '{"detail":[{"loc":["body"],"msg":"bad"}]}'));
+    const r = await verifyWithRetries(newClient(), srv.url, REQUEST, fast);
+    expect(r).toEqual({ kind: 'rejected', status: 422, excerpt: 'body: bad' });
+    expect(srv.requests()).toBe(1);
+  });
+
+  it('honours Retry-After as a floor (429 with Retry-After: 1)', async () => {
+    let n = 0;
+    const times: number[] = [];
+    const srv = await startServer((_req, res) => {
+      times.push(Date.now());
+      n++;
+      if (n === 1) json(res, 429, '"rate limited"', { 'retry-after': '1' });
+      else json(res, 200, '{"reward":1}');
+    });
+    const retries: VerifyRetryInfo[] = [];
+    const r = await verifyWithRetries(newClient(), srv.url, REQUEST, {
+      maxTries: 3,
+      baseMs: 10,
+      maxMs: 20,
+      random: () => 0,
+      onRetry: (i) => retries.push(i),
+    });
+    expect(r.kind).toBe('ok');
+    expect(times).toHaveLength(2);
+    expect(times[1]! - times[0]!).toBeGreaterThanOrEqual(1000);
+    expect(retries[0]).toMatchObject({ status: 429, retryAfterMs: 1000, delayMs: 1000 });
+  });
+
+  it('connection refused: VerifierUnavailableError after maxTries', async () => {
+    const port = await closedPort();
+    const url = `http://127.0.0.1:${port}`;
+    const retries: VerifyRetryInfo[] = [];
+    const err = await verifyWithRetries(newClient(), url, REQUEST, {
+      ...fast,
+      maxTries: 4,
+      serverName: 'mcqa',
+      onRetry: (i) => retries.push(i),
+    }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(VerifierUnavailableError);
+    const e = err as VerifierUnavailableError;
+    expect(e.name).toBe('VerifierUnavailableError');
+    expect(e.tries).toBe(4);
+    expect(e.serverUrl).toBe(url);
+    expect(e.lastReason).toBe('connect ECONNREFUSED');
+    expect(e.lastStatus).toBeUndefined();
+    expect(e.message).toBe(
+      `resources server 'mcqa' at ${url} is unavailable: POST /verify failed 4 time(s), last: connect ECONNREFUSED`,
+    );
+    expect(retries.map((i) => i.attempt)).toEqual([1, 2, 3]);
+  });
+
+  it('a persistent 503 ends in VerifierUnavailableError carrying the last status', async () => {
+    const srv = await startServer((_req, res) => json(res, 503, '"overloaded"'));
+    const err = await verifyWithRetries(newClient(), srv.url, REQUEST, { ...fast, maxTries: 3 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(VerifierUnavailableError);
+    expect((err as VerifierUnavailableError).lastStatus).toBe(503);
+    expect(srv.requests()).toBe(3);
+  });
+
+  it('abort during a backoff wait stops promptly', async () => {
+    const srv = await startServer((_req, res) => json(res, 429, '"wait"', { 'retry-after': '30' }));
+    const ac = new AbortController();
+    const started = Date.now();
+    const p = verifyWithRetries(newClient(), srv.url, REQUEST, {
+      ...fast,
+      signal: ac.signal,
+      onRetry: () => setTimeout(() => ac.abort(new Error('cancelled by Temporal')), 50),
+    });
+    await expect(p).rejects.toThrow('cancelled by Temporal');
+    expect(Date.now() - started).toBeLessThan(2000);
+  });
+});
+
+describe('VerifierClient.aggregateMetrics', () => {
+  it('streams a 50 MB body from an async generator; the server receives it byte for byte', async () => {
+    const CHUNK = 64 * 1024;
+    const TOTAL_CHUNKS = 800; // 800 x 64 KiB = 50 MiB of rows, plus the JSON envelope
+    let received = 0;
+    let notify: (() => void) | undefined;
+    const gotFirstMegabytes = new Promise<void>((resolve) => (notify = resolve));
+    const serverHash = createHash('sha256');
+    let url = '';
+    let transferEncoding: string | undefined;
+    const srv = await startServer(
+      (req, res) => {
+        url = req.url ?? '';
+        transferEncoding = req.headers['transfer-encoding'];
+        req.on('data', (c: Buffer) => {
+          received += c.length;
+          serverHash.update(c);
+          if (received >= 4 * 1024 * 1024) notify?.();
+        });
+        req.on('end', () =>
+          json(res, 200, JSON.stringify({ key_metrics: { 'mean/reward': 0.5 }, agent_metrics: { n: received } })),
+        );
+      },
+      { readBody: false },
+    );
+
+    const clientHash = createHash('sha256');
+    let sent = 0;
+    const row = Buffer.alloc(CHUNK - 2, 'a'); // each chunk: '"' + 65534 x 'a' + '"' (+ ',')
+    async function* body(): AsyncGenerator<string | Uint8Array> {
+      const emit = (x: string | Uint8Array): string | Uint8Array => {
+        const b = typeof x === 'string' ? Buffer.from(x) : x;
+        clientHash.update(b);
+        sent += b.length;
+        return x;
+      };
+      yield emit('{"verify_responses":[');
+      for (let i = 0; i < TOTAL_CHUNKS; i++) {
+        if (i === 320) {
+          // 20 MiB produced: the server must already be receiving, or the client is buffering.
+          await Promise.race([
+            gotFirstMegabytes,
+            new Promise((_, reject) =>
+              setTimeout(() => reject(new Error('server received nothing: the body is not streamed')), 20_000),
+            ),
+          ]);
+        }
+        yield emit(i === 0 ? '"' : ',"');
+        yield emit(i % 2 === 0 ? row : new Uint8Array(row)); // both chunk types
+        yield emit('"');
+      }
+      yield emit(']}');
+    }
+
+    const metrics = await newClient().aggregateMetrics('mcqa', srv.url, body());
+    expect(url).toBe('/aggregate_metrics');
+    expect(transferEncoding).toBe('chunked');
+    expect(sent).toBeGreaterThan(50 * 1024 * 1024);
+    expect(received).toBe(sent);
+    expect(serverHash.digest('hex')).toBe(clientHash.digest('hex'));
+    expect(metrics).toEqual({ group_level_metrics: [], agent_metrics: { n: sent }, key_metrics: { 'mean/reward': 0.5 } });
+  });
+
+  it('non-2xx is an AggregateMetricsError naming the server, with status and excerpt', async () => {
+    const srv = await startServer((_req, res) => json(res, 500, '"ValueError(\'duplicate key (1, 0)\')"'));
+    async function* body(): AsyncGenerator<string> {
+      yield '{"verify_responses":[]}';
+    }
+    const err = await newClient()
+      .aggregateMetrics('mcqa', srv.url, body())
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AggregateMetricsError);
+    expect((err as AggregateMetricsError).status).toBe(500);
+    expect((err as Error).message).toBe(
+      `resources server 'mcqa' at ${srv.url}: POST /aggregate_metrics failed: HTTP 500: ValueError('duplicate key (1, 0)')`,
+    );
+  });
+
+  it('an error thrown by the body source is rethrown unchanged', async () => {
+    const srv = await startServer((_req, res) => json(res, 200, '{}'));
+    async function* body(): AsyncGenerator<string> {
+      yield '{"verify_responses":[';
+      throw new Error('disk read failed');
+    }
+    await expect(newClient().aggregateMetrics('mcqa', srv.url, body())).rejects.toThrow('disk read failed');
+  });
+
+  it('a reply with the wrong shape is an AggregateMetricsError', async () => {
+    const srv = await startServer((_req, res) => json(res, 200, '{"group_level_metrics": 3}'));
+    async function* body(): AsyncGenerator<string> {
+      yield '{"verify_responses":[]}';
+    }
+    await expect(newClient().aggregateMetrics('mcqa', srv.url, body())).rejects.toThrow(
+      /POST \/aggregate_metrics failed: unexpected reply \(group_level_metrics: /,
+    );
+  });
+});
+
+describe('VerifierClient.reverifyMode', () => {
+  it('returns the mode', async () => {
+    let path = '';
+    const srv = await startServer((req, res) => {
+      path = `${req.method} ${req.url}`;
+      json(res, 200, '"stateless"');
+    });
+    expect(await newClient().reverifyMode('mcqa', srv.url)).toBe('stateless');
+    expect(path).toBe('GET /reverify_mode');
+  });
+
+  it('connection refused: one-line ConfigError naming server and URL and what to do', async () => {
+    const port = await closedPort();
+    for (const host of ['127.0.0.1', 'localhost']) {
+      const url = `http://${host}:${port}`;
+      const err = await newClient()
+        .reverifyMode('mcqa', url)
+        .catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ConfigError);
+      expect((err as Error).message).toBe(
+        `resources server 'mcqa' at ${url} is not reachable (connect ECONNREFUSED): start it, or fix its host/port in the config or pass --server mcqa=URL`,
+      );
+    }
+  });
+
+  it('404: says the server has no /reverify_mode route', async () => {
+    const srv = await startServer((_req, res) => json(res, 404, '{"detail":"Not Found"}'));
+    const err = await newClient()
+      .reverifyMode('mcqa', srv.url)
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as Error).message).toBe(
+      `resources server 'mcqa' at ${srv.url} has no GET /reverify_mode route (HTTP 404): is it a NeMo Gym resources server? Check the URL, or fix its host/port in the config or pass --server mcqa=URL`,
+    );
+  });
+
+  it('an unknown value is named', async () => {
+    const bodies = ['"maybe"', 'stateless', '{"mode":"stateless"}'];
+    let i = 0;
+    const srv = await startServer((_req, res) => json(res, 200, bodies[i++]!));
+    const client = newClient();
+    for (const shown of ['"maybe"', 'stateless', '{"mode":"stateless"}']) {
+      const err = await client.reverifyMode('mcqa', srv.url).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ConfigError);
+      expect((err as Error).message).toBe(
+        `resources server 'mcqa' at ${srv.url} answered GET /reverify_mode with ${shown}, expected one of "stateless", "unsupported", "unknown": update the resources server to a NeMo Gym version with reverify support`,
+      );
+    }
+  });
+
+  it('a 500 names the status and an excerpt on one line', async () => {
+    const srv = await startServer((_req, res) => json(res, 500, '"Traceback\\n  boom"'));
+    const err = await newClient()
+      .reverifyMode('mcqa', srv.url)
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as Error).message).toBe(
+      `resources server 'mcqa' at ${srv.url} answered GET /reverify_mode with HTTP 500: Traceback boom; fix the server (see its log) and try again`,
+    );
+  });
+
+  it('a server that does not answer in time', async () => {
+    const srv = await startServer(() => undefined);
+    const err = await newClient({ probeTimeoutMs: 200 })
+      .reverifyMode('mcqa', srv.url)
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as Error).message).toMatch(
+      /^resources server 'mcqa' at http:\/\/127\.0\.0\.1:\d+ did not answer GET \/reverify_mode within 200 ms: /,
+    );
+  });
+});

@@ -1,0 +1,11 @@
+import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import type { Progress } from '../src/contract/run-spec.js';
+
+/** Progress of a run: phase, counts per agent, messages for the user. */
+export const progressQuery = defineQuery<Progress>('progress');
+
+/** Changes the run's `/verify` concurrency ceiling while it runs. Returns the new value. */
+export const setConcurrencyUpdate = defineUpdate<number, [number]>('setConcurrency');
+
+/** Task queue that workers of every machine poll. */
+export const TASK_QUEUE = 'reverify';

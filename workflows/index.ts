@@ -1,0 +1,1 @@
+export { reverifyRun } from './reverify-run.js';

@@ -1,0 +1,318 @@
+/**
+ * The reverify run as one durable workflow (DESIGN.md "The run as a workflow"): guard, prepare,
+ * plan, verify in a sliding window of batch activities, commit each batch exactly once, aggregate.
+ * Deterministic: no I/O, no clocks, no randomness; rows never enter the history, only counts,
+ * paths and committed lengths.
+ */
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  proxyActivities,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { ReverifyActivities } from '../activities/index.js';
+import type {
+  AgentCounts,
+  BatchResult,
+  OutputPaths,
+  Phase,
+  PlanSummary,
+  Progress,
+  RunResult,
+  RunSpec,
+} from '../src/contract/run-spec.js';
+// Pure text functions (no I/O, no Node APIs): deterministic, so the workflow may use them.
+import { computingAggregateMetrics, disableAggregationNotice, nothingToReverify, verifyingWith } from '../src/contract/messages.js';
+import { progressQuery, setConcurrencyUpdate } from './definitions.js';
+import { windowShape } from './window.js';
+
+/** Failure types that retrying cannot fix (see activities/user-errors.ts, verify-batch.ts). */
+const TERMINAL_TYPES = ['ConfigError', 'VerifyRejected'];
+
+/** Replies of a run that, if all are 4xx rejections, stop it (the server or config is wrong). */
+const REJECT_GUARD_REPLIES = 20;
+
+const quick = proxyActivities<ReverifyActivities>({
+  startToCloseTimeout: '10 minutes',
+  retry: { initialInterval: '1s', maximumInterval: '30s', nonRetryableErrorTypes: TERMINAL_TYPES },
+});
+
+const long = proxyActivities<ReverifyActivities>({
+  startToCloseTimeout: '12 hours',
+  heartbeatTimeout: '5 minutes',
+  retry: { initialInterval: '2s', maximumInterval: '1 minute', nonRetryableErrorTypes: TERMINAL_TYPES },
+});
+
+/** A batch activity in flight: its rows and the `/verify` slots it holds. */
+interface InFlight {
+  rows: number;
+  slots: number;
+}
+
+/** State carried across continue-as-new: counts, cursors and committed lengths; never rows. */
+export interface RunState {
+  phase: Phase;
+  generation: number;
+  concurrency: number;
+  outputs: OutputPaths | null;
+  plan: PlanSummary | null;
+  forceWarning: string | null;
+  messages: string[];
+  /** Next batch to launch. */
+  nextBatch: number;
+  /** Lengths of the main output and the sidecar after the last recorded commit. */
+  mainLength: number;
+  sidecarLength: number;
+  /** Part files of the last recorded commit, deleted by the next one. */
+  obsolete: string[];
+  totals: Omit<BatchResult, 'batch' | 'mainPart' | 'sidecarPart'>;
+}
+
+function initialState(spec: RunSpec): RunState {
+  return {
+    phase: 'guard',
+    generation: 0,
+    concurrency: spec.concurrency,
+    outputs: null,
+    plan: null,
+    forceWarning: null,
+    messages: [],
+    nextBatch: 0,
+    mainLength: 0,
+    sidecarLength: 0,
+    obsolete: [],
+    totals: { main: 0, failed: 0, dropped: 0, rejected: 0, judgeFailed: 0, perAgent: {} },
+  };
+}
+
+function addCounts(into: RunState['totals'], b: BatchResult): void {
+  into.main += b.main;
+  into.failed += b.failed;
+  into.dropped += b.dropped;
+  into.rejected += b.rejected;
+  into.judgeFailed += b.judgeFailed;
+  for (const [agent, c] of Object.entries(b.perAgent)) {
+    const t: AgentCounts = (into.perAgent[agent] ??= { done: 0, failed: 0, dropped: 0, rewardSum: 0 });
+    t.done += c.done;
+    t.failed += c.failed;
+    t.dropped += c.dropped;
+    t.rewardSum += c.rewardSum;
+  }
+}
+
+/** Rethrows an activity's terminal failure as the workflow's own, keeping its one-line message. */
+function asRunFailure(err: unknown): unknown {
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  if (cause instanceof ApplicationFailure && cause.type && TERMINAL_TYPES.includes(cause.type)) {
+    return ApplicationFailure.nonRetryable(cause.message, cause.type);
+  }
+  return err;
+}
+
+export async function reverifyRun(spec: RunSpec, carried?: RunState): Promise<RunResult> {
+  const st = carried ?? initialState(spec);
+  const inflight = new Map<number, InFlight>();
+  setHandler(progressQuery, (): Progress => ({
+    phase: st.phase,
+    planned: st.plan?.rows ?? 0,
+    done: st.totals.main,
+    failed: st.totals.failed,
+    dropped: st.totals.dropped,
+    rejected: st.totals.rejected,
+    judgeFailed: st.totals.judgeFailed,
+    inFlightRows: [...inflight.values()].reduce((a, b) => a + b.rows, 0),
+    perAgent: st.totals.perAgent,
+    messages: st.messages,
+    outputs: st.outputs,
+    generation: st.generation,
+  }));
+  setHandler(
+    setConcurrencyUpdate,
+    (n: number) => {
+      st.concurrency = n;
+      return n;
+    },
+    {
+      validator: (n: number) => {
+        if (!Number.isInteger(n) || n < 1) throw new Error('concurrency must be an integer >= 1');
+      },
+    },
+  );
+
+  try {
+    if (!carried) await start(spec, st);
+    await verifyAll(spec, st, inflight);
+    return await finish(spec, st);
+  } catch (err) {
+    throw asRunFailure(err);
+  }
+}
+
+/** Guard, prepare, plan, open the outputs (first generation only). */
+async function start(spec: RunSpec, st: RunState): Promise<void> {
+  const rules = { overwrite: spec.overwrite, resume: false, append: false };
+  st.phase = 'guard';
+  const guard = await quick.guardReverifyModes.executeWithOptions({ summary: 'guard: GET /reverify_mode' }, [
+    spec.guardServers,
+    spec.force,
+    30_000,
+  ]);
+  st.forceWarning = guard.warning;
+  if (guard.warning) st.messages.push(guard.warning);
+
+  st.phase = 'prepare';
+  const outputs = await quick.checkOutputs(spec.outputPath, guard.prefix, rules);
+  st.outputs = outputs;
+
+  st.phase = 'plan';
+  st.plan = await long.planRun.executeWithOptions({ summary: 'plan: join inputs and rollouts' }, [
+    {
+      inputsPath: spec.inputsPath,
+      rolloutsPath: spec.rolloutsPath,
+      workDir: outputs.workDir,
+      routing: spec.routing,
+      limit: spec.limit,
+    },
+  ]);
+  const opened = await quick.openOutputs(outputs, rules);
+  st.messages.push(...opened.messages);
+  st.mainLength = opened.mainLength;
+  st.sidecarLength = opened.sidecarLength;
+  st.messages.push(st.plan.rows === 0 ? nothingToReverify() : verifyingWith(st.concurrency));
+}
+
+/** The sliding window of verifyBatch activities, with commits as batches finish. */
+async function verifyAll(spec: RunSpec, st: RunState, inflight: Map<number, InFlight>): Promise<void> {
+  const plan = st.plan!;
+  const outputs = st.outputs!;
+  st.phase = 'verify';
+  const batches = Math.ceil(plan.rows / spec.batchSize);
+  const ready: BatchResult[] = [];
+  let failure: unknown = null;
+  let launchedThisGeneration = 0;
+  let stopping = false;
+
+  const shape = () => windowShape(st.concurrency, spec.batchSize, batches - st.nextBatch + inflight.size);
+  const launch = (batch: number) => {
+    const from = batch * spec.batchSize;
+    const to = Math.min(plan.rows, from + spec.batchSize);
+    const replies = st.totals.main + st.totals.failed + st.totals.dropped;
+    const rejectGuard = st.totals.rejected === replies && replies < REJECT_GUARD_REPLIES ? REJECT_GUARD_REPLIES - replies : 0;
+    const slots = shape().parallelism;
+    inflight.set(batch, { rows: to - from, slots });
+    long.verifyBatch
+      .executeWithOptions(
+        {
+          summary: `verify rows ${from}..${to - 1} (batch ${batch + 1}/${batches})`,
+          heartbeatTimeout: spec.heartbeatTimeoutMs,
+        },
+        [
+          {
+            inputsPath: spec.inputsPath,
+            rolloutsPath: spec.rolloutsPath,
+            plan: { planPath: plan.planPath, agents: plan.agents, servers: plan.servers },
+            serverUrls: spec.routing.servers,
+            workDir: outputs.workDir,
+            round: 0,
+            batch,
+            from,
+            to,
+            parallelism: slots,
+            requestTimeoutMs: spec.requestTimeoutMs,
+            rejectGuard,
+          },
+        ],
+      )
+      .then(
+        (r) => ready.push(r),
+        (err) => (failure ??= err),
+      )
+      .finally(() => inflight.delete(batch));
+  };
+
+  // Slots held by batches in flight never exceed the concurrency: a batch starts only when its
+  // share fits (with nothing in flight it always fits, since a share is at most the concurrency).
+  const usedSlots = () => [...inflight.values()].reduce((a, b) => a + b.slots, 0);
+  const canLaunch = () =>
+    !stopping && failure === null && st.nextBatch < batches && usedSlots() + shape().parallelism <= st.concurrency;
+
+  while (st.nextBatch < batches || inflight.size > 0 || ready.length > 0) {
+    while (canLaunch()) {
+      launch(st.nextBatch++);
+      launchedThisGeneration++;
+    }
+    await condition(() => ready.length > 0 || canLaunch() || failure !== null || (stopping && inflight.size === 0));
+    // Whatever finished is committed, even when the run is about to fail: committed rows are kept.
+    if (ready.length > 0) await commit(st, ready.splice(0, ready.length));
+    if (failure !== null) throw failure;
+    const suggested = workflowInfo().continueAsNewSuggested;
+    const byCount = spec.continueAsNewAfterBatches !== undefined && launchedThisGeneration >= spec.continueAsNewAfterBatches;
+    if ((suggested || byCount) && st.nextBatch < batches) stopping = true;
+    if (stopping && inflight.size === 0 && ready.length === 0) {
+      await condition(allHandlersFinished);
+      st.generation++;
+      await continueAsNew<typeof reverifyRun>(spec, st);
+    }
+  }
+}
+
+/** Appends finished batches to the outputs exactly once and records the new lengths. */
+async function commit(st: RunState, batches: BatchResult[]): Promise<void> {
+  batches.sort((a, b) => a.batch - b.batch);
+  const lengths = await quick.commitBatches.executeWithOptions(
+    { summary: `commit batches ${batches.map((b) => b.batch + 1).join(',')}` },
+    [
+      {
+        outputs: st.outputs!,
+        mainLength: st.mainLength,
+        sidecarLength: st.sidecarLength,
+        mainParts: batches.map((b) => b.mainPart),
+        sidecarParts: batches.map((b) => b.sidecarPart),
+        obsolete: st.obsolete,
+      },
+    ],
+  );
+  st.mainLength = lengths.mainLength;
+  st.sidecarLength = lengths.sidecarLength;
+  st.obsolete = batches.flatMap((b) => [b.mainPart, b.sidecarPart]);
+  for (const b of batches) addCounts(st.totals, b);
+}
+
+/** Aggregate, clean up, and report. */
+async function finish(spec: RunSpec, st: RunState): Promise<RunResult> {
+  const outputs = st.outputs!;
+  let metricsPath: string | null = null;
+  let keyMetrics: RunResult['keyMetrics'] = [];
+  if (spec.disableAggregation) {
+    st.messages.push(disableAggregationNotice());
+  } else {
+    st.phase = 'aggregate';
+    st.messages.push(computingAggregateMetrics());
+    const agg = await long.aggregateRun.executeWithOptions(
+      { summary: 'aggregate: POST /aggregate_metrics per agent', heartbeatTimeout: '10 minutes' },
+      [{ output: outputs.output, metrics: outputs.metrics, routing: spec.routing, timeoutMs: Math.max(spec.requestTimeoutMs, 3_600_000) }],
+    );
+    metricsPath = agg.metricsPath;
+    keyMetrics = agg.keyMetrics;
+  }
+  await quick.removeWorkDir(outputs.workDir);
+  st.phase = 'done';
+  return {
+    outputs,
+    metricsPath,
+    planned: st.plan?.rows ?? 0,
+    done: st.totals.main,
+    failed: st.totals.failed,
+    dropped: st.totals.dropped,
+    rejected: st.totals.rejected,
+    judgeFailed: st.totals.judgeFailed,
+    perAgent: st.totals.perAgent,
+    keyMetrics,
+    messages: st.messages,
+    forceWarning: st.forceWarning,
+  };
+}
