@@ -1,0 +1,132 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError } from '../../src/contract/errors.js';
+import { parseRunOptions } from '../../src/config/run-options.js';
+
+const base = { inputs: 'in.jsonl', rollouts: 'ro.jsonl', output: 'out.jsonl' };
+
+function problem(raw: unknown): string {
+  try {
+    parseRunOptions(raw);
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    const msg = (err as Error).message;
+    expect(msg).not.toContain('\n');
+    return msg;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('run options: config validation (§6.1–9)', () => {
+  it.each([
+    ['limit', '--limit', 0],
+    ['limit', '--limit', -1],
+    ['concurrency', '--concurrency', 0],
+    ['concurrency', '--concurrency', -1],
+    ['concurrency', '--concurrency', '0'],
+  ])('§6.1 %s = %j is rejected ("greater than or equal to 1")', (field, flag, value) => {
+    const msg = problem({ ...base, [field]: value });
+    expect(msg).toContain('greater than or equal to 1');
+    expect(msg.startsWith(`${flag}: `)).toBe(true);
+  });
+
+  it('§6.2 omitted: no limit (our concurrency default is 32, not unbounded); 4 is kept', () => {
+    const o = parseRunOptions(base);
+    expect(o.limit).toBeUndefined();
+    expect(o.concurrency).toBe(32);
+    const four = parseRunOptions({ ...base, limit: 4, concurrency: '4' });
+    expect(four.limit).toBe(4);
+    expect(four.concurrency).toBe(4);
+  });
+
+  it('§6.3 resume defaults to false and can be set true', () => {
+    expect(parseRunOptions(base).resume).toBe(false);
+    expect(parseRunOptions({ ...base, resume: true }).resume).toBe(true);
+  });
+
+  it('§6.4 overwrite defaults to false and can be set true', () => {
+    expect(parseRunOptions(base).overwrite).toBe(false);
+    expect(parseRunOptions({ ...base, overwrite: true }).overwrite).toBe(true);
+  });
+
+  it('§6.5 judgeFailedOnly defaults to false and can be set true', () => {
+    expect(parseRunOptions(base).judgeFailedOnly).toBe(false);
+    expect(parseRunOptions({ ...base, judgeFailedOnly: true }).judgeFailedOnly).toBe(true);
+  });
+
+  it('§6.6 append defaults to false', () => {
+    expect(parseRunOptions(base).append).toBe(false);
+  });
+
+  it('§6.7 append without judge_failed_only is rejected', () => {
+    expect(problem({ ...base, append: true })).toBe(
+      '`append` is only valid together with `judge_failed_only` (pass --judge-failed-only).',
+    );
+    // NeMo Gym checks this rule first, so it wins when both apply.
+    expect(problem({ ...base, append: true, overwrite: true })).toContain('only valid together with `judge_failed_only`');
+  });
+
+  it('§6.8 append + judge_failed_only + overwrite is rejected ("mutually exclusive")', () => {
+    expect(problem({ ...base, append: true, judgeFailedOnly: true, overwrite: true })).toBe(
+      '`append` and `overwrite` are mutually exclusive: one appends, the other clears.',
+    );
+  });
+
+  it('§6.9 append + judge_failed_only is accepted', () => {
+    const o = parseRunOptions({ ...base, append: true, judgeFailedOnly: true });
+    expect(o.append && o.judgeFailedOnly).toBe(true);
+  });
+});
+
+describe('run options: defaults and other fields', () => {
+  it('applies every default', () => {
+    expect(parseRunOptions(base)).toEqual({
+      ...base,
+      configs: [],
+      servers: [],
+      concurrency: 32,
+      force: false,
+      overwrite: false,
+      resume: false,
+      judgeFailedOnly: false,
+      append: false,
+      disableAggregation: false,
+      requestTimeoutMs: 600_000,
+      batchSize: 200,
+    });
+  });
+
+  it('accepts CLI-shaped values: integer strings, single strings for lists, "true"', () => {
+    const o = parseRunOptions({
+      ...base,
+      configs: 'a.yaml',
+      servers: ['rs=http://127.0.0.1:1'],
+      batchSize: ' 50 ',
+      maxAttempts: '2',
+      requestTimeoutMs: 1000,
+      force: 'true',
+      extraCommanderField: 1,
+    });
+    expect(o).toMatchObject({ configs: ['a.yaml'], servers: ['rs=http://127.0.0.1:1'], batchSize: 50, maxAttempts: 2, force: true });
+    expect('extraCommanderField' in o).toBe(false);
+  });
+
+  it.each([
+    [{ inputs: undefined }, '--inputs is required'],
+    [{ output: '  ' }, '--output is required'],
+    [{ rollouts: 5 }, '--rollouts must be a path, got 5'],
+    [{ concurrency: 'many' }, '--concurrency must be an integer, got "many"'],
+    [{ limit: 1.5 }, '--limit must be an integer, got 1.5'],
+    [{ batchSize: 0 }, '--batch-size: Input should be greater than or equal to 1 (got 0)'],
+    [{ maxAttempts: 0 }, '--max-attempts: Input should be greater than or equal to 1 (got 0)'],
+    [{ requestTimeoutMs: -5 }, '--request-timeout-ms: Input should be greater than or equal to 1 (got -5)'],
+    [{ force: 'yes' }, '--force is a switch (true or false), got "yes"'],
+    [{ configs: [1] }, '--config takes text values, got [1]'],
+    [{ servers: ['nourl'] }, '--server nourl: expected NAME=URL'],
+  ])('%j -> %s', (patch, expected) => {
+    expect(problem({ ...base, ...patch }).startsWith(expected)).toBe(true);
+  });
+
+  it('a non-object is reported as missing --inputs', () => {
+    expect(problem(undefined)).toBe('--inputs is required');
+  });
+});
