@@ -238,7 +238,11 @@ async function verifyAll(spec: RunSpec, st: RunState, inflight: Map<number, InFl
   // share fits (with nothing in flight it always fits, since a share is at most the concurrency).
   const usedSlots = () => [...inflight.values()].reduce((a, b) => a + b.slots, 0);
   const canLaunch = () =>
-    !stopping && failure === null && st.nextBatch < batches && usedSlots() + shape().parallelism <= st.concurrency;
+    !stopping &&
+    failure === null &&
+    st.nextBatch < batches &&
+    usedSlots() + shape().parallelism <= st.concurrency &&
+    (spec.continueAsNewAfterBatches === undefined || launchedThisGeneration < spec.continueAsNewAfterBatches);
 
   while (st.nextBatch < batches || inflight.size > 0 || ready.length > 0) {
     while (canLaunch()) {

@@ -54,47 +54,60 @@ const flag = () => z.preprocess(boolFromText, z.boolean()).default(false);
 const path = () => z.string().trim().min(1);
 const list = () => z.preprocess(listFromOne, z.array(z.string())).default([]);
 
-/** The `reverify run` options. */
+/**
+ * The `reverify run` options. Each field carries its description (NeMo Gym's `Field(description=...)`
+ * style), readable at runtime as `RunOptionsSchema.shape.<field>.description`, e.g. for `--help`.
+ */
 export const RunOptionsSchema = z
   .object({
-    /** Materialized inputs JSONL written by `gym eval run` (`materialized_inputs_jsonl_fpath`). */
-    inputs: path(),
-    /** Rollouts JSONL to re-verify, as output by `gym eval run` (`rollouts_jsonl_fpath`). */
-    rollouts: path(),
-    /** Output JSONL with recomputed rewards (`output_jsonl_fpath`); its sidecar and metrics file are derived from it. */
-    output: path(),
-    /** NeMo Gym YAML config files, merged in order (`--config`, repeatable); they define the routing. */
-    configs: list(),
-    /** `NAME=URL` addresses of resources servers (`--server`, repeatable); they win over config host/port. */
-    servers: list(),
-    /**
-     * Most `/verify` requests in flight across the whole run (`num_samples_in_parallel`). NeMo Gym's
-     * default is unbounded; ours is 32 so an LLM judge is not flooded.
-     */
-    concurrency: count().default(DEFAULT_CONCURRENCY),
-    /** Re-verify at most this many source rows, counted before the resume filter (`limit`); omit for no limit. */
-    limit: count().optional(),
-    /** Re-verify even against servers whose reverify_mode is UNSUPPORTED or UNKNOWN; output names get `unsafe_` (`force`). */
-    force: flag(),
-    /** Delete an existing output and its sidecar and start fresh; ignored with resume or append (`overwrite`). */
-    overwrite: flag(),
-    /** Continue from the existing output and sidecar: done, terminal and maxed-out keys are skipped (`resume_from_cache`). */
-    resume: flag(),
-    /** Recovery: carry the successes of --rollouts through and re-verify only their judge failures (`judge_failed_only`). */
-    judgeFailedOnly: flag(),
-    /** Recovery only: add to an existing output instead of refusing it; never clears it (`append`). */
-    append: flag(),
-    /** Skip `/aggregate_metrics` and the metrics file, e.g. for shards aggregated later (`disable_aggregation`). */
-    disableAggregation: flag(),
-    /** Attempt cap for judge failures; overrides `NEMO_GYM_MAX_ROLLOUT_ATTEMPTS` (default 3) when set. */
-    maxAttempts: count().optional(),
-    /**
-     * Timeout of one `/verify` request in ms (NeMo Gym has none). The 10-minute default fits LLM
-     * judges that queue, rate-limit or reason at length; a timed-out request is retried.
-     */
-    requestTimeoutMs: count().default(DEFAULT_REQUEST_TIMEOUT_MS),
-    /** Rows per `verifyBatch` activity: larger batches mean less workflow history, smaller ones less rework after a crash. */
-    batchSize: count().default(DEFAULT_BATCH_SIZE),
+    inputs: path().describe(
+      'Materialized inputs JSONL written by `gym eval run` (`materialized_inputs_jsonl_fpath`).',
+    ),
+    rollouts: path().describe(
+      'Rollouts JSONL to re-verify, as output by `gym eval run` (`rollouts_jsonl_fpath`).',
+    ),
+    output: path().describe(
+      'Output JSONL with recomputed rewards (`output_jsonl_fpath`); its sidecar and metrics file are derived from it.',
+    ),
+    configs: list().describe(
+      'NeMo Gym YAML config files, merged in order (`--config`, repeatable); they define the routing.',
+    ),
+    servers: list().describe(
+      '`NAME=URL` addresses of resources servers (`--server`, repeatable); they win over config host/port.',
+    ),
+    concurrency: count().default(DEFAULT_CONCURRENCY).describe(
+      "Most `/verify` requests in flight across the whole run (`num_samples_in_parallel`). NeMo Gym's default is unbounded; ours is 32 so an LLM judge is not flooded.",
+    ),
+    limit: count().optional().describe(
+      'Re-verify at most this many source rows, counted before the resume filter (`limit`); omit for no limit.',
+    ),
+    force: flag().describe(
+      'Re-verify even against servers whose reverify_mode is UNSUPPORTED or UNKNOWN; output names get `unsafe_` (`force`).',
+    ),
+    overwrite: flag().describe(
+      'Delete an existing output and its sidecar and start fresh; ignored with resume or append (`overwrite`).',
+    ),
+    resume: flag().describe(
+      'Continue from the existing output and sidecar: done, terminal and maxed-out keys are skipped (`resume_from_cache`).',
+    ),
+    judgeFailedOnly: flag().describe(
+      'Recovery: carry the successes of --rollouts through and re-verify only their judge failures (`judge_failed_only`).',
+    ),
+    append: flag().describe(
+      'Recovery only: add to an existing output instead of refusing it; never clears it (`append`).',
+    ),
+    disableAggregation: flag().describe(
+      'Skip `/aggregate_metrics` and the metrics file, e.g. for shards aggregated later (`disable_aggregation`).',
+    ),
+    maxAttempts: count().optional().describe(
+      'Attempt cap for judge failures; overrides `NEMO_GYM_MAX_ROLLOUT_ATTEMPTS` (default 3) when set.',
+    ),
+    requestTimeoutMs: count().default(DEFAULT_REQUEST_TIMEOUT_MS).describe(
+      'Timeout of one `/verify` request in ms (NeMo Gym has none). The 10-minute default fits LLM judges that queue, rate-limit or reason at length; a timed-out request is retried.',
+    ),
+    batchSize: count().default(DEFAULT_BATCH_SIZE).describe(
+      'Rows per `verifyBatch` activity: larger batches mean less workflow history, smaller ones less rework after a crash.',
+    ),
   })
   .superRefine((o, ctx) => {
     for (const s of o.servers) {
@@ -114,7 +127,6 @@ export const RunOptionsSchema = z
 export type RunOptions = z.output<typeof RunOptionsSchema>;
 
 function shown(v: unknown): string {
-  if (typeof v === 'string') return JSON.stringify(v);
   return JSON.stringify(v) ?? String(v);
 }
 

@@ -43,9 +43,11 @@ export const TASK_SOURCE_KEY = 'task_source';
  * (NeMo Gym aborts the whole run instead, spec §8.1).
  */
 export const VERIFY_REJECTED_CLASS = 'verify_rejected';
-/** Collection-side evidence fields (dropped by `gym eval aggregate`, kept by reverify). */
+/** Collection-side trajectory evidence (dropped by `gym eval aggregate`, kept by reverify). */
 export const TRAJECTORY_KEY = 'ng_trajectory';
+/** Collection-side model-call capture (dropped by `gym eval aggregate`, kept by reverify). */
 export const MODEL_CALL_CAPTURE_KEY = 'ng_model_call_capture';
+/** Collection-side agent observations (dropped by `gym eval aggregate`, kept by reverify). */
 export const AGENT_OBSERVATIONS_KEY = 'ng_agent_observations';
 /** Environment variable holding the attempt cap for "maxed-out" keys. */
 export const MAX_ATTEMPTS_ENV = 'NEMO_GYM_MAX_ROLLOUT_ATTEMPTS';

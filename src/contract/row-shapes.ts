@@ -55,6 +55,32 @@ function valueAt(row: unknown, path: PropertyKey[]): unknown {
   return v;
 }
 
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Fast acceptance equal to `InputRowSchema` for parsed JSON (zod copies objects; this runs per row). */
+function inputRowOk(row: unknown): boolean {
+  if (!isPlainObject(row)) return false;
+  const ref = row[AGENT_REF_KEY];
+  return (
+    Number.isSafeInteger(row[TASK_INDEX_KEY]) &&
+    Number.isSafeInteger(row[ROLLOUT_INDEX_KEY]) &&
+    isPlainObject(ref) &&
+    typeof ref.name === 'string'
+  );
+}
+
+/** Fast acceptance equal to `RolloutRowSchema` for parsed JSON. */
+function rolloutRowOk(row: unknown): boolean {
+  return (
+    isPlainObject(row) &&
+    Number.isSafeInteger(row[TASK_INDEX_KEY]) &&
+    Number.isSafeInteger(row[ROLLOUT_INDEX_KEY]) &&
+    isPlainObject(row[RESPONSE_KEY])
+  );
+}
+
 function describe(schema: z.ZodType, row: unknown, what: string, needs: string): string | null {
   const r = schema.safeParse(row);
   if (r.success) return null;
@@ -75,6 +101,7 @@ function describe(schema: z.ZodType, row: unknown, what: string, needs: string):
  * integer `_ng_task_index` and `_ng_rollout_index` and a string `agent_ref.name`.
  */
 export function describeInputRowProblem(row: unknown): string | null {
+  if (inputRowOk(row)) return null;
   return describe(
     InputRowSchema,
     row,
@@ -88,6 +115,7 @@ export function describeInputRowProblem(row: unknown): string | null {
  * integer indices and an object `response`.
  */
 export function describeRolloutRowProblem(row: unknown): string | null {
+  if (rolloutRowOk(row)) return null;
   return describe(
     RolloutRowSchema,
     row,

@@ -1,4 +1,4 @@
-import { describeColumns } from './describe-stats.js';
+import { FieldDescriber } from './describe-stats.js';
 
 /**
  * NeMo Gym's default `/aggregate_metrics` (spec §3.1–§3.7), without a `compute_metrics` hook.
@@ -62,8 +62,10 @@ function numericValue(value: unknown): number | undefined {
   return typeof value === 'number' ? value : undefined;
 }
 
-function pythonRepr(value: RolloutIndex): string {
-  return typeof value === 'string' ? `'${value}'` : String(value);
+/** The key as Python prints the tuple, e.g. `(0, 1)` or `('a', 1)`. */
+function keyRepr(task: RolloutIndex, rollout: RolloutIndex): string {
+  const repr = (value: RolloutIndex): string => (typeof value === 'string' ? `'${value}'` : String(value));
+  return `(${repr(task)}, ${repr(rollout)})`;
 }
 
 function readIndex(row: Record<string, unknown>, key: string): RolloutIndex {
@@ -74,6 +76,7 @@ function readIndex(row: Record<string, unknown>, key: string): RolloutIndex {
 
 /** Python ordering of two index values: numbers or strings, never mixed. */
 function compareIndex(a: RolloutIndex, b: RolloutIndex): number {
+  if (typeof a === 'number' && typeof b === 'number') return a - b;
   if (typeof a !== typeof b) {
     throw new AggregationError('TypeError', "'<' not supported between instances of 'str' and 'int'");
   }
@@ -91,31 +94,22 @@ function compareEntries(a: Entry, b: Entry): number {
  */
 export class MetricsAggregator {
   private readonly entries: Entry[] = [];
-  private readonly keys = new Set<string>();
   private readonly columnIds = new Map<string, number>();
   private readonly columnNames: string[] = [];
-  /** A bad `response` fails the request, but only after every duplicate key had its chance. */
-  private deferredError: AggregationError | undefined;
+  /** A bad `response` fails the request, but duplicate keys are reported first (as in NeMo Gym). */
+  private badResponse: AggregationError | undefined;
 
   /** Normalises one verify response (spec §3.1, §3.2) and keeps only what the stats need. */
   add(verifyResponse: Record<string, unknown>): void {
     const task = readIndex(verifyResponse, TASK);
     const rollout = readIndex(verifyResponse, ROLLOUT);
-    const key = `${typeof task}:${task}\u0000${typeof rollout}:${rollout}`;
-    if (this.keys.has(key)) {
-      const tuple = `(${pythonRepr(task)}, ${pythonRepr(rollout)})`;
-      throw new AggregationError('ValueError', `Duplicate materialized input row for rollout key ${tuple}`);
-    }
-    this.keys.add(key);
-
     const response = 'response' in verifyResponse ? verifyResponse.response : {};
     const usage = isRecord(response) ? response.usage : undefined;
     if (!isRecord(response) || (isTruthy(usage) && !isRecord(usage))) {
-      this.deferredError ??= new AggregationError(
+      this.badResponse ??= new AggregationError(
         'AttributeError',
-        `response of rollout key (${pythonRepr(task)}, ${pythonRepr(rollout)}) must be an object with an object usage`,
+        `response of rollout key ${keyRepr(task, rollout)} must be an object with an object usage`,
       );
-      return;
     }
     const usageFields = isRecord(usage) ? usage : {};
     this.entries.push({
@@ -128,10 +122,16 @@ export class MetricsAggregator {
 
   /** The aggregate of everything added (spec §3.4–§3.6); empty request -> all three empty. */
   result(): AggregateMetrics {
-    if (this.deferredError) throw this.deferredError;
-    if (this.entries.length === 0) return { group_level_metrics: [], agent_metrics: {}, key_metrics: {} };
-
     const entries = this.entries.sort(compareEntries);
+    for (let i = 1; i < entries.length; i++) {
+      if (compareEntries(entries[i - 1], entries[i]) === 0) {
+        const key = keyRepr(entries[i].task, entries[i].rollout);
+        throw new AggregationError('ValueError', `Duplicate materialized input row for rollout key ${key}`);
+      }
+    }
+    if (this.badResponse) throw this.badResponse;
+    if (entries.length === 0) return { group_level_metrics: [], agent_metrics: {}, key_metrics: {} };
+
     const table = new ColumnTable(entries, this.columnNames);
     const groups: GroupLevelMetrics[] = [];
     for (let start = 0; start < entries.length; ) {
@@ -157,19 +157,24 @@ export class MetricsAggregator {
   /** Numeric fields of `row | usage` (usage wins on a clash, keeps the row's key position). */
   private numericFields(row: Record<string, unknown>, usage: Record<string, unknown>): number[] {
     const fields: number[] = [];
-    const push = (name: string, value: unknown): void => {
-      const number = numericValue(value);
-      if (number === undefined || name === TASK || name === ROLLOUT) return;
-      let id = this.columnIds.get(name);
-      if (id === undefined) {
-        id = this.columnNames.push(name) - 1;
-        this.columnIds.set(name, id);
-      }
-      fields.push(id, number);
-    };
-    for (const name of Object.keys(row)) push(name, Object.hasOwn(usage, name) ? usage[name] : row[name]);
-    for (const name of Object.keys(usage)) if (!Object.hasOwn(row, name)) push(name, usage[name]);
+    for (const name in row) {
+      const number = numericValue(Object.hasOwn(usage, name) ? usage[name] : row[name]);
+      if (number !== undefined && name !== TASK && name !== ROLLOUT) fields.push(this.columnId(name), number);
+    }
+    for (const name in usage) {
+      const number = numericValue(usage[name]);
+      if (number !== undefined && !Object.hasOwn(row, name)) fields.push(this.columnId(name), number);
+    }
     return fields;
+  }
+
+  private columnId(name: string): number {
+    let id = this.columnIds.get(name);
+    if (id === undefined) {
+      id = this.columnNames.push(name) - 1;
+      this.columnIds.set(name, id);
+    }
+    return id;
   }
 }
 
@@ -182,12 +187,12 @@ function rolloutInfo(
 ): Record<string, unknown> {
   const info: Record<string, unknown> = { rollout_id: `${task}:${rollout}`, [TASK]: task, [ROLLOUT]: rollout };
   if ('reward' in row) info.reward = row.reward;
-  for (const [name, value] of Object.entries(usage)) {
-    const number = numericValue(value);
+  for (const name in usage) {
+    const number = numericValue(usage[name]);
     if (number !== undefined) info[name] = number;
   }
-  for (const [name, value] of Object.entries(row)) {
-    const number = numericValue(value);
+  for (const name in row) {
+    const number = numericValue(row[name]);
     if (number !== undefined && !INFO_SKIPPED_KEYS.has(name)) info[name] = number;
   }
   return info;
@@ -198,34 +203,37 @@ function rolloutInfo(
  * orders the columns of `DataFrame.from_records`), ready to be described per row range.
  */
 class ColumnTable {
-  private readonly names: string[];
-  /** Column id -> position in `names`. */
+  private readonly width: number;
+  /** Column id -> position in the ordered columns. */
   private readonly positions: Int32Array;
+  private readonly describer: FieldDescriber;
 
   constructor(
     private readonly entries: readonly Entry[],
     columnNames: readonly string[],
   ) {
     this.positions = new Int32Array(columnNames.length).fill(-1);
-    this.names = [];
+    const names: string[] = [];
     for (const entry of entries) {
       for (let i = 0; i < entry.fields.length; i += 2) {
         const id = entry.fields[i];
-        if (this.positions[id] === -1) this.positions[id] = this.names.push(columnNames[id]) - 1;
+        if (this.positions[id] === -1) this.positions[id] = names.push(columnNames[id]) - 1;
       }
     }
+    this.width = names.length;
+    this.describer = new FieldDescriber(names);
   }
 
   /** The stats object of the rows `[start, end)`. */
   describe(start: number, end: number): Record<string, number> {
     const n = end - start;
-    const cells = new Float64Array(this.names.length * n).fill(NaN);
+    const cells = new Float64Array(this.width * n).fill(NaN);
     for (let row = 0; row < n; row++) {
       const fields = this.entries[start + row].fields;
       for (let i = 0; i < fields.length; i += 2) cells[this.positions[fields[i]] * n + row] = fields[i + 1];
     }
-    const columns = this.names.map((_, c) => cells.subarray(c * n, (c + 1) * n));
-    return describeColumns(this.names, columns);
+    const columns = Array.from({ length: this.width }, (_, c) => cells.subarray(c * n, (c + 1) * n));
+    return this.describer.describe(columns);
   }
 }
 

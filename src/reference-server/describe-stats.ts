@@ -76,26 +76,32 @@ function columnStats(values: Float64Array): ColumnStats {
 }
 
 /**
- * The stats object of one group of rows (spec §3.3): keys `<stat>/<field>` ordered by stat
- * (mean, max, min, median, std) then by field (the given column order), NaN stats omitted.
- * Fill rule: when std is NaN for every column, std becomes 0 for each column present in all rows.
- * `columns[i]` holds field `names[i]` for every row of the group, NaN where a row lacks it.
+ * Describes groups of rows over a fixed, ordered list of fields (spec §3.3): the result has keys
+ * `<stat>/<field>` ordered by stat (mean, max, min, median, std) then by field, NaN stats omitted.
+ * Fill rule: when std is NaN for every field, std becomes 0 for each field present in all rows.
  */
-export function describeColumns(
-  names: readonly string[],
-  columns: readonly Float64Array[],
-): Record<string, number> {
-  const stats = columns.map(columnStats);
-  if (stats.every((s) => Number.isNaN(s.std))) {
-    stats.forEach((s, i) => {
-      if (s.count === columns[i].length) s.std = 0;
-    });
+export class FieldDescriber {
+  /** `keys[s][f]` = `<STAT_NAMES[s]>/<names[f]>`, built once (property keys are then reused). */
+  private readonly keys: string[][];
+
+  constructor(names: readonly string[]) {
+    this.keys = STAT_NAMES.map((stat) => names.map((name) => `${stat}/${name}`));
   }
-  const described: Record<string, number> = {};
-  for (const stat of STAT_NAMES) {
-    stats.forEach((s, i) => {
-      if (!Number.isNaN(s[stat])) described[`${stat}/${names[i]}`] = s[stat];
+
+  /** The stats object of one group; `columns[f]` holds field f for every row, NaN where absent. */
+  describe(columns: readonly Float64Array[]): Record<string, number> {
+    const stats = columns.map(columnStats);
+    if (stats.every((s) => Number.isNaN(s.std))) {
+      stats.forEach((s, f) => {
+        if (s.count === columns[f].length) s.std = 0;
+      });
+    }
+    const described: Record<string, number> = {};
+    STAT_NAMES.forEach((stat, s) => {
+      stats.forEach((column, f) => {
+        if (!Number.isNaN(column[stat])) described[this.keys[s][f]] = column[stat];
+      });
     });
+    return described;
   }
-  return described;
 }

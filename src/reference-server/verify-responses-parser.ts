@@ -143,9 +143,14 @@ export class VerifyResponsesParser {
       if (!closesList || this.elementCount > 0) throw invalid('Expecting value');
       return;
     }
-    this.elementPieces.push(chunk.subarray(this.elementStart, end));
-    const text = Buffer.concat(this.elementPieces).toString('utf8');
-    this.elementPieces = [];
+    let text: string;
+    if (this.elementPieces.length === 0) {
+      text = chunk.toString('utf8', this.elementStart, end);
+    } else {
+      this.elementPieces.push(chunk.subarray(this.elementStart, end));
+      text = Buffer.concat(this.elementPieces).toString('utf8');
+      this.elementPieces = [];
+    }
     this.elementOpen = false;
     let element: unknown;
     try {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/contract/errors.js';
-import { parseRunOptions } from '../../src/config/run-options.js';
+import { parseRunOptions, RUN_FLAGS, RunOptionsSchema } from '../../src/config/run-options.js';
 
 const base = { inputs: 'in.jsonl', rollouts: 'ro.jsonl', output: 'out.jsonl' };
 
@@ -128,5 +128,15 @@ describe('run options: defaults and other fields', () => {
 
   it('a non-object is reported as missing --inputs', () => {
     expect(problem(undefined)).toBe('--inputs is required');
+  });
+});
+
+describe('run options: documentation', () => {
+  it('every field has a description and a flag name', () => {
+    for (const [field, schema] of Object.entries(RunOptionsSchema.shape)) {
+      expect(schema.description, field).toMatch(/\S{10,}/);
+      expect(RUN_FLAGS[field as keyof typeof RUN_FLAGS], field).toMatch(/^--[a-z-]+$/);
+    }
+    expect(RunOptionsSchema.shape.requestTimeoutMs.description).toContain('LLM judges');
   });
 });

@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { guardOffenders, isReverifyMode } from '../../src/contract/reverify-mode.js';
-import { describeInputRowProblem, describeRolloutRowProblem } from '../../src/contract/row-shapes.js';
+import {
+  describeInputRowProblem,
+  describeRolloutRowProblem,
+  InputRowSchema,
+  RolloutRowSchema,
+} from '../../src/contract/row-shapes.js';
 
 const goodInput = { _ng_task_index: 0, _ng_rollout_index: 1, agent_ref: { type: 'responses_api_agents', name: 'a' }, extra: [1] };
 const goodRollout = { _ng_task_index: 0, _ng_rollout_index: 1, response: { id: 'r', output: [] }, reward: 1 };
@@ -68,5 +73,29 @@ describe('§6.96–97 reverify-mode offenders', () => {
     expect(['stateless', 'unsupported', 'unknown'].every(isReverifyMode)).toBe(true);
     expect(isReverifyMode('STATELESS')).toBe(false);
     expect(isReverifyMode(null)).toBe(false);
+  });
+});
+
+describe('fast path agrees with the zod schemas', () => {
+  const variants: unknown[] = [
+    goodInput,
+    goodRollout,
+    { ...goodInput, ...goodRollout },
+    {},
+    [],
+    null,
+    'x',
+    { ...goodInput, _ng_task_index: -0 },
+    { ...goodInput, _ng_task_index: -3 },
+    { ...goodInput, _ng_task_index: 2 ** 53 },
+    { ...goodInput, _ng_task_index: 2 ** 53 - 1 },
+    { ...goodInput, agent_ref: [] },
+    { ...goodInput, agent_ref: { name: '' } },
+    { ...goodRollout, response: [] },
+    { ...goodRollout, response: {} },
+  ];
+  it.each(variants.map((v) => [JSON.stringify(v), v]))('%s', (_, row) => {
+    expect(describeInputRowProblem(row) === null).toBe(InputRowSchema.safeParse(row).success);
+    expect(describeRolloutRowProblem(row) === null).toBe(RolloutRowSchema.safeParse(row).success);
   });
 });

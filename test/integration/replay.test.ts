@@ -1,0 +1,79 @@
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { historyFromJSON, historyToJSON } from '@temporalio/common/lib/proto-utils.js';
+import { Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildRunSpec } from '../../src/cli/build-spec.js';
+import { parseRunOptions } from '../../src/config/run-options.js';
+import type { RunResult } from '../../src/contract/run-spec.js';
+import { startReferenceServer, type ReferenceServer } from '../../src/reference-server/server.js';
+import { cacheDir } from '../../src/temporal/connection.js';
+import { createReverifyWorker } from '../../src/temporal/worker.js';
+import { workflowBundlePath } from '../../src/temporal/workflow-bundle.js';
+import type { reverifyRun } from '../../workflows/reverify-run.js';
+import { keysOf, readRows, sampleRun } from '../helpers/run-fixtures.js';
+import { projectRoot } from '../helpers/worker-process.js';
+import { tempDir, useSharedTemporal } from '../helpers/temporal-env.js';
+
+const temporal = useSharedTemporal('replay');
+const fixtures = join(projectRoot, 'test', 'fixtures', 'histories');
+
+let rs: ReferenceServer;
+let client: Client;
+beforeAll(async () => {
+  rs = await startReferenceServer({ port: 0, judgeFailRate: 0.2, seed: 9 });
+  client = new Client({ connection: await Connection.connect({ address: temporal.address }), namespace: temporal.namespace });
+});
+afterAll(async () => {
+  await rs.close();
+  await client.connection.close();
+});
+
+async function replay(history: unknown, workflowId: string): Promise<void> {
+  await Worker.runReplayHistory({ workflowBundle: { codePath: await workflowBundlePath(cacheDir()) } }, history, workflowId);
+}
+
+describe('determinism: recorded histories replay against the current workflow code', () => {
+  it('a fresh run that continues-as-new twice completes correctly, and every run of its chain replays', async () => {
+    const dir = tempDir();
+    const d = await sampleRun(dir, rs.port, { tasks: 12, repeats: 4 });
+    const opts = parseRunOptions({ inputs: d.inputsPath, rollouts: d.rolloutsPath, output: d.output, configs: [d.config], concurrency: 4, batchSize: 8 });
+    const spec = { ...(await buildRunSpec(opts, { heartbeatTimeoutMs: 10_000 })), continueAsNewAfterBatches: 2 };
+    const workflowId = `replay-${process.pid}-${Date.now()}`;
+    const w = await createReverifyWorker({ address: temporal.address, namespace: temporal.namespace, cacheDir: cacheDir() });
+    const handle = await client.workflow.start<typeof reverifyRun>('reverifyRun', { workflowId, taskQueue: temporal.taskQueue, args: [spec] });
+    const result: RunResult = await w.worker.runUntil(handle.result());
+    await w.close();
+    const keys = [...keysOf(readRows(d.output)), ...keysOf(readRows(join(dir, 'out_failures.jsonl')))];
+    expect(keys).toHaveLength(48);
+    expect(new Set(keys).size).toBe(48);
+    expect(result.done + result.failed).toBe(48);
+
+    // Walk the continue-as-new chain from the first run and replay each history.
+    const runs: Array<{ runId: string; history: Awaited<ReturnType<typeof handle.fetchHistory>> }> = [];
+    let runId: string | null | undefined = handle.firstExecutionRunId;
+    while (runId) {
+      const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
+      runs.push({ runId, history });
+      const last = history.events?.[history.events.length - 1];
+      runId = last?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId;
+    }
+    expect(runs.length).toBeGreaterThanOrEqual(3); // 6 batches, CAN after every 2
+    for (const r of runs) await replay(r.history, workflowId);
+
+    if (process.env.REVERIFY_RECORD_HISTORY) {
+      mkdirSync(fixtures, { recursive: true });
+      runs.forEach((r, i) => writeFileSync(join(fixtures, `reverify-run-${i}.json`), historyToJSON(r.history as never)));
+    }
+  });
+
+  it('histories recorded by earlier versions (test/fixtures/histories) still replay', async () => {
+    const files = existsSync(fixtures) ? readdirSync(fixtures).filter((f) => f.endsWith('.json')) : [];
+    expect(files.length).toBeGreaterThan(0);
+    for (const f of files) {
+      const history = historyFromJSON(JSON.parse(readFileSync(join(fixtures, f), 'utf8')));
+      await replay(history, f);
+    }
+  });
+});
