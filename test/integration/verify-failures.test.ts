@@ -1,0 +1,123 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { describeFailure } from '../../src/cli/exit-codes.js';
+import { runCommand } from '../../src/cli/run-command.js';
+import { startReferenceServer } from '../../src/reference-server/server.js';
+import { captureIo, keysOf, readRows, sampleRun } from '../helpers/run-fixtures.js';
+import { tempDir, useSharedTemporal } from '../helpers/temporal-env.js';
+
+useSharedTemporal('verify-failures');
+const proc = { worker: true, heartbeatTimeoutMs: 10_000 };
+const servers: Server[] = [];
+afterAll(() => servers.forEach((s) => s.close()));
+
+/** A stateless resources server that answers /verify with `reply(body)`: [status, body]. */
+async function scriptedServer(reply: (row: Record<string, unknown>) => [number, unknown]): Promise<number> {
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      const send = (status: number, value: unknown) => {
+        res.writeHead(status, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(value));
+      };
+      if (req.url === '/reverify_mode') return send(200, 'stateless');
+      if (req.url === '/aggregate_metrics') return send(200, { agent_metrics: {}, key_metrics: {}, group_level_metrics: [] });
+      const [status, value] = reply(JSON.parse(body));
+      send(status, value);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  servers.push(server);
+  return (server.address() as AddressInfo).port;
+}
+
+async function run(raw: Record<string, unknown>) {
+  const io = captureIo();
+  try {
+    return { result: await runCommand(raw, proc, io), error: null };
+  } catch (err) {
+    return { result: null, error: describeFailure(err) };
+  }
+}
+
+describe('/verify failure policy', () => {
+  it('a 4xx reply is permanent for its row: a terminal verify_rejected sidecar row with status and excerpt; the rest succeed', async () => {
+    const port = await scriptedServer((row) =>
+      (row._ng_task_index as number) % 3 === 0
+        ? [422, { detail: [{ type: 'missing', loc: ['body', 'expected_answer'], msg: 'Field required' }] }]
+        : [200, { reward: 1.0 }],
+    );
+    const dir = tempDir();
+    const d = await sampleRun(dir, port, { tasks: 30, repeats: 2 });
+    const { result, error } = await run({ inputs: d.inputsPath, rollouts: d.rolloutsPath, output: d.output, configs: [d.config], batchSize: 8 });
+    expect(error).toBeNull();
+    const side = readRows(join(dir, 'out_failures.jsonl'));
+    expect(side).toHaveLength(20);
+    for (const r of side) {
+      expect(r._ng_task_index as number % 3).toBe(0);
+      expect(r).toMatchObject({ _ng_failure_class: 'verify_rejected', _ng_failure_terminal: true, verify_status: 422, reward: 0 });
+      expect(r.verify_error).toContain('Field required');
+    }
+    expect(readRows(d.output)).toHaveLength(40);
+    expect(result!.rejected).toBe(20);
+  });
+
+  it('when the first 20 replies of a run are all rejections, the run stops with one clear error', async () => {
+    const port = await scriptedServer(() => [404, { detail: 'Not Found' }]);
+    const dir = tempDir();
+    const d = await sampleRun(dir, port, { tasks: 40, repeats: 2 });
+    const { error } = await run({ inputs: d.inputsPath, rollouts: d.rolloutsPath, output: d.output, configs: [d.config], concurrency: 4 });
+    expect(error?.code).toBe(1);
+    expect(error?.line).toMatch(/rejected the first 20 \/verify requests \(last: HTTP 404/);
+    expect(readRows(d.output)).toHaveLength(0);
+  });
+
+  it('a flaky verifier (5xx, connection resets, hangs past the request timeout) still yields every row with its correct reward', async () => {
+    const calm = await startReferenceServer({ port: 0, seed: 4 });
+    const flaky = await startReferenceServer({ port: 0, errorRate: 0.15, resetRate: 0.05, hangRate: 0.02, seed: 4 });
+    try {
+      const dir = tempDir();
+      const a = await sampleRun(join(dir, 'a'), calm.port, { tasks: 30, repeats: 3 });
+      const b = await sampleRun(join(dir, 'b'), flaky.port, { tasks: 30, repeats: 3 });
+      expect((await run({ inputs: a.inputsPath, rollouts: a.rolloutsPath, output: a.output, configs: [a.config] })).error).toBeNull();
+      const flakyRun = await run({ inputs: b.inputsPath, rollouts: b.rolloutsPath, output: b.output, configs: [b.config], requestTimeoutMs: 1000 });
+      expect(flakyRun.error).toBeNull();
+      const rewards = (path: string) => new Map(readRows(path).map((r) => [`${r._ng_task_index}:${r._ng_rollout_index}`, r.reward]));
+      const expected = rewards(a.output);
+      const got = rewards(b.output);
+      expect(got.size).toBe(90);
+      expect(new Set(keysOf(readRows(b.output))).size).toBe(90);
+      expect(got).toEqual(expected);
+      const s = flaky.stats();
+      expect(s.verify_outcomes.error + s.verify_outcomes.reset + s.verify_outcomes.hang).toBeGreaterThan(0);
+    } finally {
+      await calm.close();
+      await flaky.close();
+    }
+  });
+
+  it('a verifier outage pauses the run; it continues by itself when the server is back', async () => {
+    const first = await startReferenceServer({ port: 0, latencyMs: 20, seed: 1 });
+    const port = first.port;
+    const dir = tempDir();
+    const d = await sampleRun(dir, port, { tasks: 40, repeats: 2 });
+    const running = run({ inputs: d.inputsPath, rollouts: d.rolloutsPath, output: d.output, configs: [d.config], concurrency: 2, batchSize: 10 });
+    while (first.stats().requests.verify < 10) await new Promise((r) => setTimeout(r, 50));
+    await first.close(); // connection refused from now on
+    await new Promise((r) => setTimeout(r, 2500));
+    const second = await startReferenceServer({ port, latencyMs: 1, seed: 1 });
+    try {
+      const { error } = await running;
+      expect(error).toBeNull();
+      const keys = keysOf(readRows(d.output));
+      expect(keys).toHaveLength(80);
+      expect(new Set(keys).size).toBe(80);
+      expect(second.stats().requests.verify).toBeGreaterThan(0);
+    } finally {
+      await second.close();
+    }
+  });
+});
