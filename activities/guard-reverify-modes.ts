@@ -24,7 +24,8 @@ export function guardReverifyModes(deps: ActivityDeps) {
       }
       offenders.sort();
       if (offenders.length === 0) return { prefix: '', warning: null };
-      if (!force) throw new ConfigError(guardError(offenders));
+      // The spec's exact text names NeMo Gym's Hydra override; say what to pass here as well.
+      if (!force) throw new ConfigError(`${guardError(offenders)} With reverify, pass --force.`);
       return { prefix: 'unsafe_', warning: guardWarning(offenders) };
     });
 }

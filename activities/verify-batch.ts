@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { existsSync } from 'node:fs';
 import { open, readFile, stat, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -143,6 +144,7 @@ export function verifyBatch(deps: ActivityDeps) {
     // The first lane that fails stops the others: their requests are aborted and nothing more starts.
     const stop = new AbortController();
     const signal = AbortSignal.any([ctx.cancellationSignal, stop.signal]);
+    setMaxListeners(0, signal); // every request in flight listens to it
     try {
       let next = 0;
       const lane = async () => {
@@ -154,7 +156,8 @@ export function verifyBatch(deps: ActivityDeps) {
           const sourceRaw = await readRange(source, rec.sourceOffset, rec.sourceLength);
           const inputRaw = await readRange(inputs, rec.inputOffset, rec.inputLength);
           const payload = buildPayload(inputRaw, readRolloutResponse(sourceRaw)!);
-          const stamps = stampsFromPayload(payload);
+          // The payload's stamps are the input row's (only `response` differs): scan the small text.
+          const stamps = stampsFromPayload(inputRaw);
           const reply = await verifyWithRetries(client, req.serverUrls[server], payload, {
             ...DEFAULT_VERIFY_RETRY,
             signal,

@@ -64,7 +64,10 @@ function toRaw(o: Record<string, unknown>) {
  * SIGINT/SIGTERM; a `run` detaches instead (the run is durable and goes on when a worker is back).
  */
 function installRuntime(workerOwnsSignals: boolean): void {
-  Runtime.install({ logger: new DefaultLogger('WARN'), shutdownSignals: workerOwnsSignals ? ['SIGINT', 'SIGTERM'] : [] });
+  // A `run` reports failures itself in one line; its in-process worker only logs errors.
+  // `REVERIFY_LOG_LEVEL` (TRACE, DEBUG, INFO, WARN, ERROR) overrides.
+  const level = (process.env.REVERIFY_LOG_LEVEL as 'WARN' | undefined) ?? (workerOwnsSignals ? 'WARN' : 'ERROR');
+  Runtime.install({ logger: new DefaultLogger(level), shutdownSignals: workerOwnsSignals ? ['SIGINT', 'SIGTERM'] : [] });
 }
 
 function detachOnInterrupt(): void {
@@ -142,8 +145,8 @@ async function main(argv: string[]): Promise<number> {
     console.log(`Temporal dev server ${s.started ? 'started' : 'already running'} at ${s.address}; UI ${s.uiUrl} (pid ${s.pid})`);
   });
   server.command('stop').action(async () => {
-    await stopDevServer();
-    console.log('Temporal dev server stopped');
+    const { stopped, pid } = await stopDevServer();
+    console.log(stopped ? `Temporal dev server stopped (pid ${pid})` : 'No Temporal dev server was running');
   });
   server.command('status').action(async () => {
     console.log(JSON.stringify(await devServerStatus(), null, 2));

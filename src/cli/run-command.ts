@@ -1,4 +1,5 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { catchAllWarning } from '../contract/messages.js';
 import type { RunResult, RunSpec } from '../contract/run-spec.js';
 import { parseRunOptions } from '../config/run-options.js';
 import { cacheDir, connectClient, resolveTemporal, runUiUrl, taskQueue } from '../temporal/connection.js';
@@ -49,6 +50,7 @@ export function printSummary(result: RunResult, uiUrl: string | null, io: RunCom
 export async function runCommand(raw: unknown, proc: RunProcessOptions, io: RunCommandIo = defaultIo): Promise<RunResult> {
   const opts = parseRunOptions(raw);
   const spec: RunSpec = await buildRunSpec(opts, { heartbeatTimeoutMs: proc.heartbeatTimeoutMs });
+  if (spec.routing.catchAll !== null) io.out(catchAllWarning(spec.routing.catchAll));
   const target = await resolveTemporal();
   const workflowId = workflowIdForOutput(spec.outputPath);
   const { client, close } = await connectClient(target);

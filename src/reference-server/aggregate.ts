@@ -71,7 +71,7 @@ function keyRepr(task: RolloutIndex, rollout: RolloutIndex): string {
 function readIndex(row: Record<string, unknown>, key: string): RolloutIndex {
   const value = row[key] ?? 0;
   if (typeof value === 'number' || typeof value === 'string') return value;
-  throw new AggregationError('TypeError', `${key} must be a number, got ${JSON.stringify(value)}`);
+  throw new AggregationError('TypeError', `${key} must be a number or a string, got ${JSON.stringify(value)}`);
 }
 
 /** Python ordering of two index values: numbers or strings, never mixed. */

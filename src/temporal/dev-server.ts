@@ -150,6 +150,7 @@ export async function ensureDevServer(opts: EnsureDevServerOptions = {}): Promis
     // Re-check under the lock: another process may have started it meanwhile, or a server may be
     // running on our SQLite file without a server.json (a CLI killed right after spawning it).
     let record = readRecord(paths.serverFile);
+    if (record !== undefined && record.dbPath !== paths.dbPath) record = undefined; // copied state dir
     if (record === undefined || !isOurServer(record)) {
       const orphan = findOrphanServer(paths.dbPath);
       if (orphan !== undefined) {

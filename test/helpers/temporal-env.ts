@@ -23,8 +23,8 @@ export function useSharedTemporal(name: string): { address: string; namespace: s
   };
   Object.assign(process.env, env);
   if (!runtimeInstalled) {
-    // Workers log their state changes at INFO; tests only want warnings. No signal handlers.
-    Runtime.install({ logger: new DefaultLogger('WARN'), shutdownSignals: [] });
+    // In-process workers log expected activity failures at WARN; tests assert on them instead.
+    Runtime.install({ logger: new DefaultLogger('ERROR'), shutdownSignals: [] });
     runtimeInstalled = true;
   }
   return { address, namespace, taskQueue, env };

@@ -51,20 +51,21 @@ describe('determinism: recorded histories replay against the current workflow co
     expect(result.done + result.failed).toBe(48);
 
     // Walk the continue-as-new chain from the first run and replay each history.
-    const runs: Array<{ runId: string; history: Awaited<ReturnType<typeof handle.fetchHistory>> }> = [];
+    type History = Awaited<ReturnType<typeof handle.fetchHistory>>;
+    const runs: Array<{ runId: string; history: History }> = [];
     let runId: string | null | undefined = handle.firstExecutionRunId;
     while (runId) {
-      const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
+      const history: History = await client.workflow.getHandle(workflowId, runId).fetchHistory();
       runs.push({ runId, history });
-      const last = history.events?.[history.events.length - 1];
-      runId = last?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId;
+      const events = history.events ?? [];
+      runId = events[events.length - 1]?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId;
     }
     expect(runs.length).toBeGreaterThanOrEqual(3); // 6 batches, CAN after every 2
     for (const r of runs) await replay(r.history, workflowId);
 
     if (process.env.REVERIFY_RECORD_HISTORY) {
       mkdirSync(fixtures, { recursive: true });
-      runs.forEach((r, i) => writeFileSync(join(fixtures, `reverify-run-${i}.json`), historyToJSON(r.history as never)));
+      runs.forEach((r, i) => writeFileSync(join(fixtures, `reverify-run-${i}.json`), historyToJSON(r.history)));
     }
   });
 

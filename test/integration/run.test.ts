@@ -151,7 +151,7 @@ describe('reverify run end to end (real Temporal dev server, real resources serv
       const base = { inputs: d.inputsPath, rollouts: d.rolloutsPath, output: d.output, configs: [d.config] };
       const refused = await run(base);
       expect(refused.error).toEqual({
-        line: "Error: Resource server(s) ['mcqa_rs'] have reverify_mode=UNSUPPORTED or UNKNOWN. Rewards computed by reverification may be incorrect. Pass ++force=true to override (output will be prefixed with 'unsafe_').",
+        line: "Error: Resource server(s) ['mcqa_rs'] have reverify_mode=UNSUPPORTED or UNKNOWN. Rewards computed by reverification may be incorrect. Pass ++force=true to override (output will be prefixed with 'unsafe_'). With reverify, pass --force.",
         code: 1,
       });
       expect(unknown.stats().requests.verify).toBe(0);

@@ -176,6 +176,12 @@ describe('VerifierClient.verifyOnce', () => {
     if (r.kind === 'retryable') expect(r.reason).toBe('connect ECONNREFUSED');
   });
 
+  it('a DNS failure is retryable', async () => {
+    const r = await newClient({ requestTimeoutMs: 5_000 }).verifyOnce('http://no-such-host.invalid:8000', REQUEST);
+    expect(r.kind).toBe('retryable');
+    if (r.kind === 'retryable') expect(r.reason).toMatch(/^getaddrinfo (ENOTFOUND|EAI_AGAIN) no-such-host\.invalid$|request timeout/);
+  });
+
   it('a socket closed by the server before replying is retryable', async () => {
     const srv = await startServer((req) => req.socket.destroy());
     const r = await newClient().verifyOnce(srv.url, REQUEST);

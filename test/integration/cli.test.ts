@@ -1,0 +1,91 @@
+import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startReferenceServer, type ReferenceServer } from '../../src/reference-server/server.js';
+import { keysOf, readRows, sampleRun } from '../helpers/run-fixtures.js';
+import { tempDir, useSharedTemporal } from '../helpers/temporal-env.js';
+import { reverifyBin } from '../helpers/worker-process.js';
+
+const temporal = useSharedTemporal('cli');
+
+/** Runs the real `reverify` command; resolves with its exit code and output. */
+function cli(args: string[], env: Record<string, string> = temporal.env): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [reverifyBin, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('exit', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+  });
+}
+
+let rs: ReferenceServer;
+beforeAll(async () => {
+  rs = await startReferenceServer({ port: 0, latencyMs: 2, seed: 3 });
+});
+afterAll(async () => rs.close());
+
+describe('the reverify command', () => {
+  it('--help lists the commands', async () => {
+    const r = await cli(['--help']);
+    expect(r.code).toBe(0);
+    for (const c of ['run', 'worker', 'status', 'demo', 'reference-server', 'server']) expect(r.stdout).toContain(c);
+  });
+
+  it('runs end to end and prints the result paths, key metrics and the UI link', async () => {
+    const dir = tempDir();
+    const d = await sampleRun(dir, rs.port, { tasks: 10, repeats: 2 });
+    const r = await cli(['run', '--inputs', d.inputsPath, '--rollouts', d.rolloutsPath, '-o', d.output, '--config', d.config]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`Re-verified rollouts: ${d.output}`);
+    expect(r.stdout).toContain(`Aggregate metrics: ${join(dir, 'out_aggregate_metrics.json')}`);
+    expect(r.stdout).toContain('Key metrics for agent_a:');
+    expect(r.stdout).toMatch(/Temporal UI: http:\/\/127\.0\.0\.1:\d+\/namespaces\/default\/workflows\/reverify-out\.jsonl-/);
+    expect(readRows(d.output).length).toBe(20);
+  });
+
+  it('bad input is one line on stderr with file:line, exit status 1, nothing written', async () => {
+    const dir = tempDir();
+    const d = await sampleRun(dir, rs.port, { tasks: 3, repeats: 2 });
+    writeFileSync(d.inputsPath, readFileSync(d.inputsPath, 'utf8') + '{"oops"\n');
+    const r = await cli(['run', '--inputs', d.inputsPath, '--rollouts', d.rolloutsPath, '-o', d.output, '--config', d.config]);
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim().split('\n')).toEqual([expect.stringMatching(new RegExp(`^Error: .*inputs\\.jsonl:7: malformed JSON`))]);
+  });
+
+  it('missing files and invalid flags are one line each, exit status 1', async () => {
+    const dir = tempDir();
+    const missing = await cli(['run', '--inputs', join(dir, 'nope.jsonl'), '--rollouts', join(dir, 'r.jsonl'), '-o', join(dir, 'o.jsonl'), '--server', 'rs=http://127.0.0.1:9']);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr.trim()).toBe(`Error: --inputs file not found: '${join(dir, 'nope.jsonl')}'`);
+    const zero = await cli(['run', '--inputs', 'a', '--rollouts', 'b', '-o', 'c', '--server', 'rs=http://127.0.0.1:9', '--concurrency', '0']);
+    expect(zero.code).toBe(1);
+    expect(zero.stderr.trim().split('\n')).toHaveLength(1);
+    expect(zero.stderr).toContain('--concurrency');
+    expect(zero.stderr).toContain('greater than or equal to 1');
+  });
+
+  it('two commands on the same output at once make one run with one writer; the second attaches', async () => {
+    const slow = await startReferenceServer({ port: 0, latencyMs: 40, seed: 8 });
+    try {
+      const dir = tempDir();
+      const d = await sampleRun(dir, slow.port, { tasks: 40, repeats: 4 });
+      const args = ['run', '--inputs', d.inputsPath, '--rollouts', d.rolloutsPath, '-o', d.output, '--config', d.config, '--concurrency', '4'];
+      const first = cli(args);
+      while (slow.stats().requests.verify < 8) await new Promise((r) => setTimeout(r, 50));
+      const second = cli(args);
+      const [a, b] = await Promise.all([first, second]);
+      expect([a.code, b.code, b.stderr]).toEqual([0, 0, '']);
+      expect(b.stdout).toContain('Attached to the live run');
+      const keys = keysOf(readRows(d.output)).concat(keysOf(readRows(join(dir, 'out_failures.jsonl'))));
+      expect(keys).toHaveLength(160);
+      expect(new Set(keys).size).toBe(160);
+      expect(slow.stats().requests.verify).toBe(160);
+    } finally {
+      await slow.close();
+    }
+  });
+});
