@@ -1,4 +1,3 @@
-import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -6,8 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 
 // Static checks of docker-compose.yml / Dockerfile / .dockerignore against the compose-spec rules
-// that matter here (no Docker engine is needed). `docker compose config` runs too when a compose
-// client is installed.
+// that matter here. No Docker engine or compose client runs on the project's machines, so the
+// file is validated by parsing it; `docker compose config` is for users' machines.
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const COMPOSE_FILE = join(ROOT, 'docker-compose.yml');
@@ -201,22 +200,6 @@ describe('docker-compose.yml', () => {
     expect(data, 'a bind mount for the shared data directory').toBeDefined();
     expect(interpolateDefaults(data!.source)).toBe('./data');
     expect(interpolateDefaults(data!.target)).toBe('/data');
-  });
-
-  it('`docker compose config` accepts the file (when a compose client is installed)', (ctx) => {
-    const probe = spawnSync('docker', ['compose', 'version'], { encoding: 'utf8', timeout: 20_000 });
-    if (probe.error !== undefined || probe.status !== 0) {
-      const why = probe.error?.message ?? (probe.stderr || probe.stdout).trim().split('\n')[0];
-      console.log(`skipping \`docker compose config\`: no docker compose client here (${why})`);
-      ctx.skip();
-      return;
-    }
-    const r = spawnSync('docker', ['compose', '-f', COMPOSE_FILE, 'config', '--quiet'], {
-      cwd: ROOT,
-      encoding: 'utf8',
-      timeout: 60_000,
-    });
-    expect(r.status, r.stderr).toBe(0);
   });
 });
 

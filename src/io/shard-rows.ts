@@ -1,0 +1,184 @@
+/**
+ * The rows of sharded outputs for `reverify aggregate` (spec §4.15): read every non-blank line of
+ * every shard once, keep only its place (shard, byte offset, length, line number) and key, find
+ * duplicate keys before anything is written or sent, and write the merged file sorted by key with
+ * every line copied byte for byte. Memory holds one small record per row, never the rows.
+ */
+import { mkdir, open, rename, rm } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { ConfigError, InputError } from '../contract/errors.js';
+import { ROLLOUT_INDEX_KEY, TASK_INDEX_KEY } from '../contract/keys.js';
+import { malformedShard } from '../contract/messages.js';
+import { compareKeys, formatKey, keyId, keyOf, lineKeyId, type RowKey } from '../contract/row-key.js';
+import { fsyncDir } from './atomic-file.js';
+import { RowReader, type RowPlace } from './aggregate-metrics-file.js';
+import { isBlank, jsonlLines } from './jsonl-lines.js';
+
+/** One shard row: its place plus its 1-based line number (for `file:line` messages). */
+export interface ShardRow extends RowPlace {
+  line: number;
+}
+
+const MAX_DETAIL_CHARS = 300;
+
+function detailOf(err: unknown): string {
+  const text = String((err as Error)?.message ?? err).replace(/\s+/g, ' ');
+  return text.length > MAX_DETAIL_CHARS ? text.slice(0, MAX_DETAIL_CHARS - 1) + '…' : text;
+}
+
+function kindOf(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  return typeof v === 'string' ? 'a string' : `a ${typeof v}`;
+}
+
+/**
+ * Streams every non-blank line of `shards[file]`, parsed. A line that is not JSON, or not a JSON
+ * object, is a `ConfigError` `malformedShard(path, line, detail)`. A row without both indices (or
+ * with a `null` or non-scalar one) is an `InputError` naming `path:line`: NeMo Gym would read the
+ * missing index as null and then fail to sort it among numbers, or count the row as key (0, 0).
+ * `visit` gets each row with its place (key set) and may throw to stop.
+ */
+export async function readShardRows(
+  shards: readonly string[],
+  visit: (row: Record<string, unknown>, place: ShardRow) => void,
+): Promise<void> {
+  for (let file = 0; file < shards.length; file++) {
+    const path = shards[file];
+    for await (const line of jsonlLines(path)) {
+      if (isBlank(line.text)) continue;
+      let row: unknown;
+      try {
+        row = JSON.parse(line.text);
+      } catch (err) {
+        throw new ConfigError(malformedShard(path, line.lineNo, detailOf(err)));
+      }
+      if (row === null || typeof row !== 'object' || Array.isArray(row)) {
+        throw new ConfigError(malformedShard(path, line.lineNo, `expected a JSON object, got ${kindOf(row)}`));
+      }
+      const key = keyOf(row as Record<string, unknown>);
+      if (key === null) {
+        throw new InputError(
+          `${path}:${line.lineNo}: row has no ${TASK_INDEX_KEY} or ${ROLLOUT_INDEX_KEY} (or one is null or not a number/string); ` +
+            'every shard row needs both to be merged and aggregated by key: fix or remove this line, then run again',
+        );
+      }
+      visit(row as Record<string, unknown>, { key, file, offset: line.offset, length: line.length, line: line.lineNo });
+    }
+  }
+}
+
+/** Sorts rows by key; equal keys keep their reading order (shard order, then line order). */
+export function sortShardRows<T extends RowPlace>(rows: T[]): T[] {
+  return rows.sort((a, b) => compareKeys(a.key, b.key));
+}
+
+/** A key found more than once: its first two places and how many other keys are duplicated too. */
+export interface DuplicateKey {
+  key: RowKey;
+  first: ShardRow;
+  second: ShardRow;
+  /** Distinct duplicated keys besides `key`. */
+  more: number;
+}
+
+function isUnsafeNumber(p: unknown): boolean {
+  return typeof p === 'number' && !Number.isSafeInteger(p) && Number.isInteger(p);
+}
+
+/**
+ * The first duplicated key of rows SORTED by `sortShardRows`, or `null`. Equality is Python's
+ * (`1`, `1.0` and `true` are one key; `"1"` differs), and exact for integers above 2^53: their
+ * ids are recomputed from the raw line text, which is read back only for such keys.
+ */
+export async function findDuplicateKey(shards: readonly string[], rows: readonly ShardRow[]): Promise<DuplicateKey | null> {
+  const reader = new RowReader(shards);
+  try {
+    let found: DuplicateKey | null = null;
+    let duplicated = 0;
+    for (let start = 0; start < rows.length; ) {
+      let end = start + 1;
+      while (end < rows.length && compareKeys(rows[start].key, rows[end].key) === 0) end++;
+      if (end - start > 1) {
+        const firstById = new Map<string, ShardRow>();
+        const counted = new Set<string>();
+        for (let i = start; i < end; i++) {
+          const r = rows[i];
+          const id =
+            isUnsafeNumber(r.key.task) || isUnsafeNumber(r.key.rollout) ? (lineKeyId(await reader.text(r)) ?? keyId(r.key)) : keyId(r.key);
+          const first = firstById.get(id);
+          if (first === undefined) {
+            firstById.set(id, r);
+            continue;
+          }
+          if (counted.has(id)) continue;
+          counted.add(id);
+          duplicated++;
+          found ??= { key: r.key, first, second: r, more: 0 };
+        }
+      }
+      start = end;
+    }
+    if (found) found.more = duplicated - 1;
+    return found;
+  } finally {
+    await reader.close();
+  }
+}
+
+/** The one-line error for a duplicate key: the key, both `file:line` places, and what to do. */
+export function duplicateKeyMessage(shards: readonly string[], d: DuplicateKey): string {
+  const more = d.more > 0 ? ` (and ${d.more} more duplicated key${d.more === 1 ? '' : 's'})` : '';
+  return (
+    `duplicate key ${formatKey(d.key)} (${TASK_INDEX_KEY}, ${ROLLOUT_INDEX_KEY}) at ${shards[d.first.file]}:${d.first.line} ` +
+    `and ${shards[d.second.file]}:${d.second.line}${more}: each key must be in exactly one shard once. ` +
+    'Remove the duplicate shard (or the duplicate row) and run again; nothing was written or sent'
+  );
+}
+
+const WRITE_BUFFER_BYTES = 1 << 20;
+
+/**
+ * (Over)writes `output` with `rows` in the given order, each line copied byte for byte from its
+ * shard (never parsed and re-serialised, so big integers, `1.0` and key order survive) and ended
+ * with `\n`. Atomic: a temp file next to `output`, fsync, rename, fsync of the directory; parent
+ * directories are created. Memory: one 1 MiB buffer (or one row, if larger).
+ */
+export async function writeMergedRows(output: string, shards: readonly string[], rows: readonly RowPlace[]): Promise<void> {
+  await mkdir(dirname(output), { recursive: true });
+  const tmp = `${output}.tmp-${process.pid}`;
+  const reader = new RowReader(shards);
+  const fh = await open(tmp, 'w');
+  let ok = false;
+  try {
+    const buf = Buffer.allocUnsafe(WRITE_BUFFER_BYTES);
+    let used = 0;
+    const flush = async () => {
+      if (used > 0) await fh.write(buf, 0, used);
+      used = 0;
+    };
+    for (const r of rows) {
+      const need = r.length + 1;
+      if (used + need > buf.length) await flush();
+      if (need > buf.length) {
+        const big = Buffer.allocUnsafe(need);
+        await reader.bytesInto(r, big, 0);
+        big[r.length] = 0x0a;
+        await fh.write(big, 0, need);
+        continue;
+      }
+      await reader.bytesInto(r, buf, used);
+      buf[used + r.length] = 0x0a;
+      used += need;
+    }
+    await flush();
+    await fh.sync();
+    ok = true;
+  } finally {
+    await fh.close();
+    await reader.close();
+    if (!ok) await rm(tmp, { force: true });
+  }
+  await rename(tmp, output);
+  await fsyncDir(dirname(output));
+}

@@ -1,0 +1,119 @@
+import { WorkflowFailedError } from '@temporalio/client';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  CancelledFailure,
+  RetryState,
+  TerminatedFailure,
+  TimeoutFailure,
+  TimeoutType,
+} from '@temporalio/common';
+import { describe, expect, it } from 'vitest';
+import { describeFailure, EXIT_OK, EXIT_RUN_FAILED, EXIT_USER_ERROR } from '../../src/cli/exit-codes.js';
+import { ConfigError, InputError } from '../../src/contract/errors.js';
+
+/** The chain the client sees when an activity fails the workflow. */
+function viaActivity(inner: Error, activityType = 'planRun'): WorkflowFailedError {
+  const activity = new ActivityFailure(
+    'Activity task failed',
+    activityType,
+    '1',
+    RetryState.NON_RETRYABLE_FAILURE,
+    'worker-1@host',
+    inner,
+  );
+  return new WorkflowFailedError('Workflow execution failed', activity, RetryState.NON_RETRYABLE_FAILURE);
+}
+
+describe('exit statuses', () => {
+  it('0 ok, 1 user error, 2 run failed', () => {
+    expect([EXIT_OK, EXIT_USER_ERROR, EXIT_RUN_FAILED]).toEqual([0, 1, 2]);
+  });
+});
+
+describe('describeFailure', () => {
+  it('a ConfigError: exit 1, `Error: <message>`', () => {
+    expect(describeFailure(new ConfigError('out.jsonl exists; use --overwrite or --resume'))).toEqual({
+      line: 'Error: out.jsonl exists; use --overwrite or --resume',
+      code: 1,
+    });
+  });
+
+  it('an InputError (a ConfigError): exit 1 with its file:line message', () => {
+    expect(describeFailure(new InputError('inputs.jsonl:3: not valid JSON'))).toEqual({
+      line: 'Error: inputs.jsonl:3: not valid JSON',
+      code: 1,
+    });
+  });
+
+  it('ApplicationFailure ConfigError inside ActivityFailure inside WorkflowFailedError: exit 1, inner message', () => {
+    const err = viaActivity(ApplicationFailure.nonRetryable('rollouts.jsonl:7: missing response', 'ConfigError'));
+    expect(describeFailure(err)).toEqual({ line: 'Error: rollouts.jsonl:7: missing response', code: 1 });
+  });
+
+  it('ApplicationFailure VerifyRejected inside ActivityFailure inside WorkflowFailedError: exit 1, inner message', () => {
+    const msg = "resources server 'math' (http://127.0.0.1:9/) rejected the first 20 /verify requests";
+    const err = viaActivity(ApplicationFailure.nonRetryable(msg, 'VerifyRejected'), 'verifyBatch');
+    expect(describeFailure(err)).toEqual({ line: `Error: ${msg}`, code: 1 });
+  });
+
+  it('the workflow rethrowing the user failure as its own (no ActivityFailure in between): exit 1', () => {
+    const err = new WorkflowFailedError(
+      'Workflow execution failed',
+      ApplicationFailure.nonRetryable('server math does not support reverify mode', 'ConfigError'),
+      RetryState.NON_RETRYABLE_FAILURE,
+    );
+    expect(describeFailure(err)).toEqual({ line: 'Error: server math does not support reverify mode', code: 1 });
+  });
+
+  it('a bare ApplicationFailure of a user type: exit 1', () => {
+    expect(describeFailure(ApplicationFailure.retryable('bad config', 'ConfigError'))).toEqual({
+      line: 'Error: bad config',
+      code: 1,
+    });
+  });
+
+  it('an activity failure of another type: exit 2, `Error: the run failed: <inner message>`', () => {
+    const err = viaActivity(ApplicationFailure.nonRetryable('ECONNREFUSED 127.0.0.1:8000', 'Error'), 'verifyBatch');
+    expect(describeFailure(err)).toEqual({ line: 'Error: the run failed: ECONNREFUSED 127.0.0.1:8000', code: 2 });
+  });
+
+  it('an ApplicationFailure without a type: exit 2', () => {
+    const err = viaActivity(ApplicationFailure.create({ message: 'boom' }));
+    expect(describeFailure(err)).toEqual({ line: 'Error: the run failed: boom', code: 2 });
+  });
+
+  it('an activity timeout: exit 2 with the timeout message', () => {
+    const err = viaActivity(new TimeoutFailure('activity StartToClose timeout', undefined, TimeoutType.START_TO_CLOSE));
+    expect(describeFailure(err)).toEqual({ line: 'Error: the run failed: activity StartToClose timeout', code: 2 });
+  });
+
+  it('a terminated or cancelled workflow: exit 2', () => {
+    const terminated = new WorkflowFailedError('Workflow execution terminated', new TerminatedFailure('Terminated by operator'), RetryState.NON_RETRYABLE_FAILURE);
+    expect(describeFailure(terminated)).toEqual({ line: 'Error: the run failed: Terminated by operator', code: 2 });
+    const cancelled = new WorkflowFailedError('Workflow execution cancelled', new CancelledFailure('Workflow canceled'), RetryState.NON_RETRYABLE_FAILURE);
+    expect(describeFailure(cancelled)).toEqual({ line: 'Error: the run failed: Workflow canceled', code: 2 });
+  });
+
+  it('a WorkflowFailedError without a cause: exit 2 with its own message', () => {
+    const err = new WorkflowFailedError('Workflow execution failed', undefined, RetryState.NON_RETRYABLE_FAILURE);
+    expect(describeFailure(err)).toEqual({ line: 'Error: the run failed: Workflow execution failed', code: 2 });
+  });
+
+  it('a plain Error: exit 2 with its message', () => {
+    expect(describeFailure(new Error('connect ECONNREFUSED 127.0.0.1:7233'))).toEqual({
+      line: 'Error: the run failed: connect ECONNREFUSED 127.0.0.1:7233',
+      code: 2,
+    });
+  });
+
+  it('a non-Error thrown value: exit 2 with its string form', () => {
+    expect(describeFailure('oops')).toEqual({ line: 'Error: the run failed: oops', code: 2 });
+  });
+
+  it('a plain Error whose name is ConfigError (not the class) is not a user error', () => {
+    const e = new Error('looks like config');
+    e.name = 'ConfigError';
+    expect(describeFailure(e).code).toBe(2);
+  });
+});

@@ -1,0 +1,186 @@
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  decodePlanRecord,
+  encodePlanRecord,
+  PLAN_RECORD_BYTES,
+  PlanWriter,
+  readPlanRange,
+  type PlanRecord,
+} from '../../src/io/plan-file.js';
+
+let dir: string;
+let seq = 0;
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'reverify-plan-'));
+});
+afterAll(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const planPath = () => join(dir, `plan-${seq++}.bin`);
+
+/** A distinct, checkable record for index i, with offsets far beyond 2^32. */
+function rec(i: number): PlanRecord {
+  return {
+    sourceOffset: 2 ** 33 + i * 1_000_003,
+    sourceLength: (i * 7919) % 2 ** 32,
+    sourceLine: i + 1,
+    inputOffset: 2 ** 40 + i * 997,
+    inputLength: 100 + (i % 50_000),
+    agent: i % 65_536,
+    server: (i * 31) % 65_536,
+  };
+}
+
+async function writePlan(path: string, n: number): Promise<PlanWriter> {
+  const w = await PlanWriter.create(path);
+  for (let i = 0; i < n; i++) await w.add(rec(i));
+  await w.close();
+  return w;
+}
+
+describe('encodePlanRecord / decodePlanRecord', () => {
+  it('records are 32 bytes', () => {
+    expect(PLAN_RECORD_BYTES).toBe(32);
+  });
+
+  it('round trip of extreme values: offsets beyond 2^32 (up to 2^53 - 1), max uint32 lengths, max uint16 agent/server', () => {
+    const cases: PlanRecord[] = [
+      { sourceOffset: 0, sourceLength: 0, sourceLine: 0, inputOffset: 0, inputLength: 0, agent: 0, server: 0 },
+      {
+        sourceOffset: 2 ** 32,
+        sourceLength: 2 ** 32 - 1,
+        sourceLine: 2 ** 32 - 1,
+        inputOffset: 2 ** 32 + 1,
+        inputLength: 2 ** 32 - 1,
+        agent: 65_535,
+        server: 65_535,
+      },
+      {
+        sourceOffset: 5 * 2 ** 40 + 12_345,
+        sourceLength: 1,
+        sourceLine: 10_000_000,
+        inputOffset: Number.MAX_SAFE_INTEGER,
+        inputLength: 3 << 20,
+        agent: 1,
+        server: 65_534,
+      },
+    ];
+    for (const r of cases) {
+      const buf = Buffer.alloc(PLAN_RECORD_BYTES);
+      encodePlanRecord(r, buf, 0);
+      expect(decodePlanRecord(buf, 0)).toEqual(r);
+    }
+  });
+
+  it('records at consecutive positions of one buffer do not overlap', () => {
+    const buf = Buffer.alloc(PLAN_RECORD_BYTES * 3 + 5);
+    const rs = [rec(1), rec(2), rec(65_535)];
+    rs.forEach((r, i) => encodePlanRecord(r, buf, 5 + i * PLAN_RECORD_BYTES));
+    expect(rs.map((_, i) => decodePlanRecord(buf, 5 + i * PLAN_RECORD_BYTES))).toEqual(rs);
+    expect(buf.subarray(0, 5)).toEqual(Buffer.alloc(5)); // bytes before the first record untouched
+  });
+
+  it('the layout is little-endian and fixed (the file is read by other workers)', () => {
+    const buf = Buffer.alloc(PLAN_RECORD_BYTES);
+    encodePlanRecord(
+      { sourceOffset: 1, sourceLength: 2, sourceLine: 3, inputOffset: 4, inputLength: 5, agent: 6, server: 0x0102 },
+      buf,
+      0,
+    );
+    expect(buf.readDoubleLE(0)).toBe(1);
+    expect(buf.readUInt32LE(8)).toBe(2);
+    expect(buf.readUInt32LE(12)).toBe(3);
+    expect(buf.readDoubleLE(16)).toBe(4);
+    expect(buf.readUInt32LE(24)).toBe(5);
+    expect(buf.readUInt16LE(28)).toBe(6);
+    expect([buf[30], buf[31]]).toEqual([0x02, 0x01]);
+  });
+
+  it('out-of-range values are rejected, not silently wrapped', () => {
+    const buf = Buffer.alloc(PLAN_RECORD_BYTES);
+    expect(() => encodePlanRecord({ ...rec(0), agent: 65_536 }, buf, 0)).toThrow(RangeError);
+    expect(() => encodePlanRecord({ ...rec(0), sourceLength: 2 ** 32 }, buf, 0)).toThrow(RangeError);
+  });
+});
+
+describe('PlanWriter + readPlanRange', () => {
+  it('10,000 records (more than one 4096-record buffer): count, file size, every record back', async () => {
+    const p = planPath();
+    const w = await writePlan(p, 10_000);
+    expect(w.count).toBe(10_000);
+    expect(statSync(p).size).toBe(10_000 * PLAN_RECORD_BYTES);
+    const all = await readPlanRange(p, 0, 10_000);
+    expect(all.length).toBe(10_000);
+    for (let i = 0; i < all.length; i++) if (JSON.stringify(all[i]) !== JSON.stringify(rec(i))) expect(all[i]).toEqual(rec(i));
+    // the bytes on disk are exactly the encoded records, in order
+    const raw = readFileSync(p);
+    expect(decodePlanRecord(raw, 9_999 * PLAN_RECORD_BYTES)).toEqual(rec(9_999));
+  });
+
+  it('a middle range, one across the buffer boundary (4096), and the last records', async () => {
+    const p = planPath();
+    await writePlan(p, 10_000);
+    const expected = (from: number, to: number) => Array.from({ length: to - from }, (_, k) => rec(from + k));
+    expect(await readPlanRange(p, 5_000, 5_200)).toEqual(expected(5_000, 5_200));
+    expect(await readPlanRange(p, 4_090, 4_100)).toEqual(expected(4_090, 4_100));
+    expect(await readPlanRange(p, 8_190, 8_200)).toEqual(expected(8_190, 8_200));
+    expect(await readPlanRange(p, 9_999, 10_000)).toEqual([rec(9_999)]);
+    expect(await readPlanRange(p, 0, 1)).toEqual([rec(0)]);
+  });
+
+  it('an empty range gives no records', async () => {
+    const p = planPath();
+    await writePlan(p, 10);
+    expect(await readPlanRange(p, 3, 3)).toEqual([]);
+  });
+
+  it('exactly one full buffer (4096 records) and 4097 records', async () => {
+    for (const n of [4096, 4097]) {
+      const p = planPath();
+      const w = await writePlan(p, n);
+      expect(w.count).toBe(n);
+      expect(statSync(p).size).toBe(n * PLAN_RECORD_BYTES);
+      expect(await readPlanRange(p, n - 2, n)).toEqual([rec(n - 2), rec(n - 1)]);
+    }
+  });
+
+  it('a plan of no records is an empty file', async () => {
+    const p = planPath();
+    const w = await writePlan(p, 0);
+    expect(w.count).toBe(0);
+    expect(statSync(p).size).toBe(0);
+  });
+
+  it('reading past the end throws, naming the file and the range', async () => {
+    const p = planPath();
+    await writePlan(p, 100);
+    await expect(readPlanRange(p, 95, 101)).rejects.toThrow(`plan file ${p} is shorter than expected (records 95..101)`);
+    await expect(readPlanRange(p, 100, 101)).rejects.toThrow(/shorter than expected/);
+    await expect(readPlanRange(p, 1_000, 1_010)).rejects.toThrow(/shorter than expected/);
+  });
+
+  it('a plan file cut mid-record is detected', async () => {
+    const p = planPath();
+    await writePlan(p, 10);
+    const { truncateSync } = await import('node:fs');
+    truncateSync(p, 9 * PLAN_RECORD_BYTES + 7);
+    expect(await readPlanRange(p, 0, 9)).toEqual(Array.from({ length: 9 }, (_, i) => rec(i)));
+    await expect(readPlanRange(p, 8, 10)).rejects.toThrow(/shorter than expected/);
+  });
+
+  it('a missing plan file rejects', async () => {
+    await expect(readPlanRange(join(dir, 'nope.bin'), 0, 1)).rejects.toThrow(/ENOENT/);
+  });
+
+  it('PlanWriter.create truncates an existing file', async () => {
+    const p = planPath();
+    await writePlan(p, 50);
+    await writePlan(p, 3);
+    expect(statSync(p).size).toBe(3 * PLAN_RECORD_BYTES);
+  });
+});

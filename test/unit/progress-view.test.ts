@@ -1,0 +1,176 @@
+import { describe, expect, it } from 'vitest';
+import type { Phase, Progress } from '../../src/contract/run-spec.js';
+import { progressLine, RateMeter, rowsFinished } from '../../src/cli/progress-view.js';
+
+function progress(over: Partial<Progress> = {}): Progress {
+  return {
+    phase: 'verify',
+    planned: 400,
+    done: 117,
+    failed: 3,
+    dropped: 0,
+    rejected: 0,
+    judgeFailed: 0,
+    inFlightRows: 0,
+    perAgent: {},
+    messages: [],
+    outputs: null,
+    generation: 0,
+    ...over,
+  };
+}
+
+/** The text after `ETA `. */
+const eta = (line: string) => line.slice(line.lastIndexOf('ETA ') + 4);
+/** The bar between `[` and `]`. */
+const bar = (line: string) => line.slice(1, line.indexOf(']'));
+
+describe('RateMeter', () => {
+  it('no or one sample: 0', () => {
+    const m = new RateMeter();
+    expect(m.perSecond()).toBe(0);
+    m.add(1_000, 10);
+    expect(m.perSecond()).toBe(0);
+  });
+
+  it('two samples: rows per second between them', () => {
+    const m = new RateMeter();
+    m.add(0, 0);
+    m.add(2_000, 90);
+    expect(m.perSecond()).toBe(45);
+  });
+
+  it('samples at the same instant: 0, not Infinity/NaN', () => {
+    const m = new RateMeter();
+    m.add(5_000, 10);
+    m.add(5_000, 20);
+    expect(m.perSecond()).toBe(0);
+  });
+
+  it('only the last window counts: a change of speed shows once the old samples leave it', () => {
+    const m = new RateMeter(5_000);
+    let n = 0;
+    // 10 rows/s for 20 s, then 100 rows/s for 20 s, one sample per second
+    for (let t = 0; t <= 20; t++) {
+      m.add(t * 1000, n);
+      n += 10;
+    }
+    expect(m.perSecond()).toBeCloseTo(10, 9);
+    n -= 10;
+    for (let t = 21; t <= 40; t++) {
+      n += 100;
+      m.add(t * 1000, n);
+    }
+    expect(m.perSecond()).toBeCloseTo(100, 9);
+  });
+
+  it('the default window is 15 s', () => {
+    const m = new RateMeter();
+    let n = 0;
+    for (let t = 0; t <= 60; t++) {
+      m.add(t * 1000, n);
+      n += t < 30 ? 1 : 50;
+    }
+    // after 30 s at 50 rows/s every sample in the 15 s window is from the fast phase
+    expect(m.perSecond()).toBeCloseTo(50, 9);
+    // a meter whose window covers the whole run averages both phases
+    const wide = new RateMeter(120_000);
+    n = 0;
+    for (let t = 0; t <= 60; t++) {
+      wide.add(t * 1000, n);
+      n += t < 30 ? 1 : 50;
+    }
+    expect(wide.perSecond()).toBeCloseTo((30 * 1 + 30 * 50) / 60, 9);
+  });
+
+  it('with samples further apart than the window, the last two still give a rate', () => {
+    const m = new RateMeter(15_000);
+    m.add(0, 0);
+    m.add(60_000, 600);
+    expect(m.perSecond()).toBe(10);
+    m.add(120_000, 1800);
+    expect(m.perSecond()).toBe(20);
+  });
+});
+
+describe('rowsFinished', () => {
+  it('done + failed + dropped; rejected and judgeFailed are part of failed, not added again', () => {
+    expect(rowsFinished(progress({ done: 10, failed: 5, dropped: 2, rejected: 3, judgeFailed: 2, inFlightRows: 50 }))).toBe(17);
+    expect(rowsFinished(progress({ done: 0, failed: 0, dropped: 0 }))).toBe(0);
+  });
+});
+
+describe('progressLine', () => {
+  it('the full verify line', () => {
+    expect(progressLine(progress(), 45.2)).toBe(
+      '[#######.................] 120/400 rows  117 ok  3 failed  45.2 rows/s  ETA 6s',
+    );
+  });
+
+  it('dropped rows count as finished, not as ok or failed', () => {
+    const line = progressLine(progress({ planned: 100, done: 10, failed: 5, dropped: 5 }), 1, 10);
+    expect(line).toBe('[##........] 20/100 rows  10 ok  5 failed  1.0 rows/s  ETA 1m20s');
+  });
+
+  it('ETA in seconds, minutes and hours', () => {
+    const at = (remaining: number, rate: number) => eta(progressLine(progress({ planned: remaining, done: 0, failed: 0 }), rate));
+    expect(at(0, 5)).toBe('0s');
+    expect(at(59, 1)).toBe('59s');
+    expect(at(60, 1)).toBe('1m00s');
+    expect(at(61, 1)).toBe('1m01s');
+    expect(at(1000, 10)).toBe('1m40s');
+    expect(at(3599, 1)).toBe('59m59s');
+    expect(at(3600, 1)).toBe('1h00m');
+    expect(at(10_000, 1)).toBe('2h46m');
+    expect(at(100 * 3600 + 59 * 60, 1)).toBe('100h59m');
+  });
+
+  it('ETA rounding at the unit boundaries', () => {
+    const at = (remaining: number, rate: number) => eta(progressLine(progress({ planned: remaining, done: 0, failed: 0 }), rate));
+    expect(at(1, 2)).toBe('1s'); // 0.5 s rounds up
+    expect(at(1196, 20)).toBe('1m00s'); // 59.8 s rounds to a whole minute, not "60s"
+    expect(at(71_996, 20)).toBe('1h00m'); // 3599.8 s
+  });
+
+  it('no rate yet: ETA ?', () => {
+    expect(eta(progressLine(progress(), 0))).toBe('?');
+    expect(progressLine(progress(), 0)).toContain('0.0 rows/s');
+  });
+
+  it('the rate is printed with one decimal', () => {
+    expect(progressLine(progress(), 1234.56)).toContain('1234.6 rows/s');
+    expect(progressLine(progress(), 0.04)).toContain('0.0 rows/s');
+  });
+
+  it('the bar is always `width` characters, filled in proportion to finished/planned', () => {
+    for (const width of [0, 1, 10, 24, 50]) {
+      for (const finished of [0, 1, 33, 50, 99, 100]) {
+        const line = progressLine(progress({ planned: 100, done: finished, failed: 0, dropped: 0 }), 1, width);
+        const b = bar(line);
+        expect(b.length).toBe(width);
+        expect(b).toMatch(/^#*\.*$/);
+        expect(b.replace(/\./g, '').length).toBe(Math.round((finished / 100) * width));
+      }
+    }
+  });
+
+  it('default width 24; empty at 0, full at the end', () => {
+    expect(bar(progressLine(progress({ done: 0, failed: 0 }), 1))).toBe('.'.repeat(24));
+    expect(bar(progressLine(progress({ done: 398, failed: 2 }), 1))).toBe('#'.repeat(24));
+    expect(bar(progressLine(progress({ done: 200, failed: 0 }), 1, 10))).toBe('#####.....');
+  });
+
+  it('more finished than planned: the bar is clamped full', () => {
+    expect(bar(progressLine(progress({ planned: 10, done: 12, failed: 0 }), 1, 8))).toBe('########');
+  });
+
+  it('a plan of 0 rows shows a full bar, 0/0 rows', () => {
+    const line = progressLine(progress({ planned: 0, done: 0, failed: 0 }), 0, 4);
+    expect(line).toBe('[####] 0/0 rows  0 ok  0 failed  0.0 rows/s  ETA ?');
+  });
+
+  it('phases other than verify print the phase name only', () => {
+    const phases: Phase[] = ['guard', 'prepare', 'plan', 'aggregate', 'done'];
+    for (const phase of phases) expect(progressLine(progress({ phase }), 50)).toBe(`${phase}…`);
+  });
+});

@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import { TARGET_WINDOW, windowShape } from '../../workflows/window.js';
+
+describe('windowShape', () => {
+  it('invariants for concurrency 1..200, batch size 1..1000, batches left 1..10', () => {
+    const violations: string[] = [];
+    let checked = 0;
+    for (let c = 1; c <= 200; c++) {
+      for (let b = 1; b <= 1000; b++) {
+        for (let left = 1; left <= 10; left++) {
+          const { window, parallelism } = windowShape(c, b, left);
+          checked++;
+          const ok =
+            Number.isInteger(window) &&
+            Number.isInteger(parallelism) &&
+            window >= 1 &&
+            parallelism >= 1 &&
+            window * parallelism <= c &&
+            parallelism <= b;
+          if (!ok && violations.length < 20) violations.push(`(${c}, ${b}, ${left}) -> window ${window}, parallelism ${parallelism}`);
+        }
+      }
+    }
+    expect(checked).toBe(200 * 1000 * 10);
+    expect(violations).toEqual([]);
+  });
+
+  it('the default batchesLeft aims for TARGET_WINDOW (4) batches in flight', () => {
+    expect(TARGET_WINDOW).toBe(4);
+    expect(windowShape(32, 200)).toEqual({ window: 4, parallelism: 8 });
+    expect(windowShape(32, 200, 10)).toEqual({ window: 4, parallelism: 8 });
+    expect(windowShape(100, 500)).toEqual({ window: 4, parallelism: 25 });
+  });
+
+  it('a small run uses all its concurrency: 16 over 2 batches left', () => {
+    const s = windowShape(16, 1000, 2);
+    expect(s).toEqual({ window: 2, parallelism: 8 });
+    expect(s.window * s.parallelism).toBe(16);
+  });
+
+  it('one batch left gets the whole concurrency (bounded by its rows)', () => {
+    expect(windowShape(16, 1000, 1)).toEqual({ window: 1, parallelism: 16 });
+    expect(windowShape(64, 10, 1)).toEqual({ window: 6, parallelism: 10 });
+  });
+
+  it('batches smaller than their share: more batches in flight, never more lanes than rows', () => {
+    expect(windowShape(200, 1)).toEqual({ window: 200, parallelism: 1 });
+    expect(windowShape(200, 10)).toEqual({ window: 20, parallelism: 10 });
+  });
+
+  it('concurrency 1 is one request in flight', () => {
+    for (const b of [1, 100]) for (const left of [1, 4, 9]) expect(windowShape(1, b, left)).toEqual({ window: 1, parallelism: 1 });
+  });
+
+  it('concurrency below the target window: one request per batch', () => {
+    expect(windowShape(3, 100)).toEqual({ window: 3, parallelism: 1 });
+  });
+
+  it('batchesLeft 0 (or less) is treated as 1', () => {
+    expect(windowShape(16, 1000, 0)).toEqual(windowShape(16, 1000, 1));
+  });
+
+  it('is pure: same inputs, same output', () => {
+    expect(windowShape(37, 123, 3)).toEqual(windowShape(37, 123, 3));
+  });
+});

@@ -1,0 +1,72 @@
+import { createHash } from 'node:crypto';
+import { join, relative, resolve, sep } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { workflowIdForOutput } from '../../src/temporal/workflow-id.js';
+
+const ALLOWED = /^[A-Za-z0-9._-]+$/;
+
+describe('workflowIdForOutput', () => {
+  it('is stable for the same absolute path', () => {
+    const p = '/data/runs/out.jsonl';
+    expect(workflowIdForOutput(p)).toBe(workflowIdForOutput(p));
+  });
+
+  it('has the form reverify-<basename>-<16 hex of sha256(absolute path)>', () => {
+    const p = '/data/runs/out.jsonl';
+    const hash = createHash('sha256').update(p).digest('hex').slice(0, 16);
+    expect(workflowIdForOutput(p)).toBe(`reverify-out.jsonl-${hash}`);
+  });
+
+  it('relative and absolute spellings of the same file give the same id', () => {
+    const abs = resolve('results', 'run.jsonl');
+    expect(workflowIdForOutput('results/run.jsonl')).toBe(workflowIdForOutput(abs));
+    expect(workflowIdForOutput('./results/../results/run.jsonl')).toBe(workflowIdForOutput(abs));
+    expect(workflowIdForOutput(relative(process.cwd(), abs))).toBe(workflowIdForOutput(abs));
+    expect(workflowIdForOutput(`/data//runs/./x/../out.jsonl`)).toBe(workflowIdForOutput('/data/runs/out.jsonl'));
+  });
+
+  it('different paths give different ids, also with the same basename', () => {
+    const ids = new Set(
+      [
+        '/a/out.jsonl',
+        '/b/out.jsonl',
+        '/a/out2.jsonl',
+        '/a/out.jsonl.bak',
+        '/a/Out.jsonl',
+        '/a/out jsonl',
+        '/a/out_jsonl',
+        join('/deep', 'x'.repeat(200), 'out.jsonl'),
+      ].map(workflowIdForOutput),
+    );
+    expect(ids.size).toBe(8);
+  });
+
+  it('names whose sanitized forms collide still differ (the hash tells them apart)', () => {
+    expect(workflowIdForOutput('/r/a b.jsonl')).not.toBe(workflowIdForOutput('/r/a_b.jsonl'));
+    expect(workflowIdForOutput('/r/ü.jsonl')).not.toBe(workflowIdForOutput('/r/é.jsonl'));
+  });
+
+  it('only [A-Za-z0-9._-] characters, whatever the file name', () => {
+    const names = ['out.jsonl', 'my run (v2).jsonl', 'résultats 日本語 😀.jsonl', 'a:b*c?"d<e>f|g.jsonl', 'tab\tnew\nline', "q'uo`te$", '%41+&=#'];
+    for (const n of names) {
+      const id = workflowIdForOutput(`/tmp/x/${n}`);
+      expect(id, n).toMatch(ALLOWED);
+      expect(id.startsWith('reverify-'), n).toBe(true);
+    }
+  });
+
+  it('length <= 255, even for a very long file name and path', () => {
+    const longName = `${'n'.repeat(1000)}.jsonl`;
+    const longDir = Array.from({ length: 50 }, (_, i) => `dir${i}${'d'.repeat(40)}`).join(sep);
+    for (const p of [`/${longName}`, `/${longDir}/${longName}`, `/${longDir}/${'日'.repeat(500)}`]) {
+      const id = workflowIdForOutput(p);
+      expect(id.length).toBeLessThanOrEqual(255);
+      expect(id).toMatch(ALLOWED);
+    }
+  });
+
+  it('long names that share their first 80 characters still differ', () => {
+    const stem = 'p'.repeat(100);
+    expect(workflowIdForOutput(`/r/${stem}A.jsonl`)).not.toBe(workflowIdForOutput(`/r/${stem}B.jsonl`));
+  });
+});
