@@ -48,7 +48,12 @@ export function checkOutputs() {
         await mkdir(dir, { recursive: true });
         await access(dir, constants.W_OK);
       } catch (err) {
-        throw new ConfigError(`cannot write the output directory '${dir}' (${(err as NodeJS.ErrnoException).code ?? err}): choose another --output or fix its permissions`);
+        const code = (err as NodeJS.ErrnoException).code ?? String(err);
+        const inTheWay = code === 'EEXIST' || code === 'ENOTDIR';
+        throw new ConfigError(
+          `cannot write the output directory '${dir}' (${inTheWay ? 'a file is in the way' : code}): ` +
+            `choose another --output${inTheWay ? '' : ' or fix its permissions'}`,
+        );
       }
       if ((await exists(paths.output)) && (await stat(paths.output)).isDirectory()) {
         throw new ConfigError(`--output '${paths.output}' is a directory: pass a file path such as '${join(paths.output, 'reverified.jsonl')}'`);

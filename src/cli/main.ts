@@ -2,6 +2,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { runReferenceServerCli } from '../reference-server/main.js';
 import { devServerStatus, ensureDevServer, stopDevServer } from '../temporal/dev-server.js';
+import { aggregateCommand } from './aggregate-command.js';
 import { demoCommand } from './demo-command.js';
 import { describeFailure, EXIT_OK } from './exit-codes.js';
 import { runCommand } from './run-command.js';
@@ -110,6 +111,18 @@ async function main(argv: string[]): Promise<number> {
     .action(async (o) => {
       installRuntime(false);
       await statusCommand(o.output, (l) => console.log(l));
+    });
+
+  program
+    .command('aggregate')
+    .description('merge the shards of runs made with --disable-aggregation and compute their aggregate metrics (needs no Temporal server)')
+    .requiredOption('-i, --input-glob <globs>', "shard JSONL glob(s), comma-separated, e.g. 'shards/*.jsonl'; *_failures.jsonl files are excluded")
+    .requiredOption('-o, --output <path>', 'merged JSONL, sorted by key; <stem>_aggregate_metrics.json goes next to it')
+    .option('--config <path>', 'NeMo Gym YAML config (repeatable): agent -> resources server routing, host/port', collect, [])
+    .option('--server <name=url>', 'resources server URL by instance name (repeatable); overrides the config', collect, [])
+    .option('--no-merge', 'only compute the metrics; do not write --output')
+    .action(async (o) => {
+      await aggregateCommand({ inputGlob: o.inputGlob, output: o.output, configs: o.config, servers: o.server, merge: o.merge });
     });
 
   program

@@ -202,4 +202,32 @@ describe('reverify run end to end (real Temporal dev server, real resources serv
     expect(lines.some((l) => l.startsWith('Skipping aggregate-metrics computation because disable_aggregation=True.'))).toBe(true);
     expect(lines).toContain('Aggregate metrics: None');
   });
+
+  it('an output directory that cannot be created is one line, exit 1', async () => {
+    const dir = tempDir();
+    const d = await sampleRun(dir, rs.port, { tasks: 2, repeats: 1 });
+    const output = join(d.config, 'out.jsonl'); // a path below a regular file
+    const { error } = await run({ inputs: d.inputsPath, rollouts: d.rolloutsPath, output, configs: [d.config] });
+    expect(error?.code).toBe(1);
+    expect(error?.line).toMatch(/^Error: cannot write the output directory '.*gym\.yaml' \(a file is in the way\): choose another --output$/);
+  });
+
+  it('an agent name the config does not route is reported with file:line before any request', async () => {
+    const counting = await startReferenceServer({ port: 0 });
+    try {
+      const dir = tempDir();
+      const d = await sampleRun(dir, counting.port, { tasks: 3, repeats: 1 });
+      const lines = readFileSync(d.inputsPath, 'utf8').split('\n');
+      lines[1] = lines[1].replace(/"name":"agent_[ab]"/, '"name":"agent_typo"');
+      writeFileSync(d.inputsPath, lines.join('\n'));
+      const { error } = await run({ inputs: d.inputsPath, rollouts: d.rolloutsPath, output: d.output, configs: [d.config] });
+      expect(error?.code).toBe(1);
+      expect(error?.line).toContain(`${d.inputsPath}:2:`);
+      expect(error?.line).toContain("agent_ref.name='agent_typo'");
+      expect(counting.stats().requests.verify).toBe(0);
+      expect(existsSync(d.output)).toBe(false);
+    } finally {
+      await counting.close();
+    }
+  });
 });
