@@ -2,8 +2,10 @@ import { aggregateRun } from './aggregate-run.js';
 import { guardReverifyModes } from './guard-reverify-modes.js';
 import { commitBatches } from './commit-batches.js';
 import type { ActivityDeps } from './deps.js';
+import { planRound } from './plan-round.js';
 import { planRun } from './plan-run.js';
 import { checkOutputs, openOutputs, removeWorkDir } from './prepare-outputs.js';
+import { seedSuccesses } from './seed-successes.js';
 import { verifyBatch } from './verify-batch.js';
 
 /** All activities of a reverify run, bound to this process's dependencies. */
@@ -13,6 +15,8 @@ export function createActivities(deps: ActivityDeps) {
     checkOutputs: checkOutputs(),
     planRun: planRun(),
     openOutputs: openOutputs(),
+    seedSuccesses: seedSuccesses(),
+    planRound: planRound(),
     verifyBatch: verifyBatch(deps),
     commitBatches: commitBatches(),
     aggregateRun: aggregateRun(deps),

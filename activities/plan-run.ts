@@ -1,14 +1,18 @@
+import { existsSync } from 'node:fs';
 import { mkdir, rename, rm, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { heartbeat } from '@temporalio/activity';
 import { InputError } from '../src/contract/errors.js';
-import { noMatchingInput } from '../src/contract/messages.js';
+import { sidecarPath } from '../src/contract/file-names.js';
+import { noMatchingInput, resumeSummary, skippingResume } from '../src/contract/messages.js';
+import { isJudgeFailure } from '../src/contract/outcome.js';
 import { describeInputRowProblem, describeRolloutRowProblem } from '../src/contract/row-shapes.js';
-import { keyId, keyOf } from '../src/contract/row-key.js';
-import type { PlanSummary } from '../src/contract/run-spec.js';
+import { keyId, keyOf, keyWithNullDefaults } from '../src/contract/row-key.js';
+import type { OutputPaths, PlanSummary } from '../src/contract/run-spec.js';
 import { resolveServer, type RoutingTable } from '../src/config/routing.js';
 import { writeFileAtomic } from '../src/io/atomic-file.js';
 import { isBlank, jsonlLines } from '../src/io/jsonl-lines.js';
+import { readOutputKeys, readResumeCache, resumeSkipReason, type ResumeCache } from '../src/io/output-cache.js';
 import { PlanWriter } from '../src/io/plan-file.js';
 import { InputIndex } from './input-index.js';
 import { failFastOnUserError } from './user-errors.js';
@@ -19,14 +23,33 @@ export interface PlanRequest {
   workDir: string;
   routing: RoutingTable;
   limit: number | null;
+  /** Recovery (spec §4.6): the source is the sidecar of --rollouts, filtered to judge failures. */
+  judgeFailedOnly: boolean;
+  /** Skip what the outputs already hold (spec §4.8). */
+  resume: boolean;
+  outputs: Pick<OutputPaths, 'output' | 'sidecar'>;
+  /** True when the prepare phase will delete the outputs (`--overwrite` without resume/append). */
+  outputsCleared: boolean;
+  maxAttempts: number;
+  repairTruncated: boolean;
 }
 
-function parseLine(path: string, lineNo: number, text: string): unknown {
+/** What the plan phase found, and what to tell the user about it. */
+export interface PlanOutcome extends PlanSummary {
+  messages: string[];
+}
+
+function parseLine(path: string, lineNo: number, text: string): Record<string, unknown> {
+  let row: unknown;
   try {
-    return JSON.parse(text);
+    row = JSON.parse(text);
   } catch (err) {
     throw new InputError(`${path}:${lineNo}: malformed JSON (${(err as Error).message}); fix or remove this line`);
   }
+  if (typeof row !== 'object' || row === null || Array.isArray(row)) {
+    throw new InputError(`${path}:${lineNo}: not a JSON object; every line must be one row object`);
+  }
+  return row as Record<string, unknown>;
 }
 
 /** Interns names into small integers for the plan records. */
@@ -45,13 +68,14 @@ class Names {
 }
 
 /**
- * Plan phase (spec §4.7): index the materialized inputs by key (byte offsets, last duplicate wins),
- * stream the source rows once in file order, join each with its input, resolve its resources server,
- * apply `limit`, and write the plan file. Every line is validated here, so bad input stops the run
- * with `file:line: reason` before any request is sent. Returns counts only.
+ * Plan phase (spec §4.5–§4.8): index the materialized inputs by key (byte offsets, last duplicate
+ * wins), stream the source rows once in file order (the rollouts, or in recovery mode the judge
+ * failures of their sidecar), join each with its input, resolve its resources server, apply `limit`
+ * and then the resume cache, and write the plan file. Every line is validated here, so bad input
+ * stops the run with `file:line: reason` before anything is written or sent. Returns counts only.
  */
 export function planRun() {
-  return (req: PlanRequest): Promise<PlanSummary> =>
+  return (req: PlanRequest): Promise<PlanOutcome> =>
     failFastOnUserError(async () => {
       await mkdir(req.workDir, { recursive: true });
       try {
@@ -65,60 +89,109 @@ export function planRun() {
     });
 }
 
-async function writePlan(req: PlanRequest): Promise<PlanSummary> {
-      const agents = new Names();
-      const servers = new Names();
-      const index = new InputIndex();
-      let seen = 0;
-      for await (const line of jsonlLines(req.inputsPath)) {
-        if (isBlank(line.text)) continue;
-        const row = parseLine(req.inputsPath, line.lineNo, line.text) as Record<string, unknown>;
-        const problem = describeInputRowProblem(row);
-        if (problem) throw new InputError(`${req.inputsPath}:${line.lineNo}: ${problem}`);
-        const agentName = (row.agent_ref as { name: string }).name;
-        const taskSource = typeof row.task_source === 'string' ? row.task_source : undefined;
-        let server: string;
-        try {
-          server = resolveServer(req.routing, agentName, taskSource);
-        } catch (err) {
-          throw new InputError(`${req.inputsPath}:${line.lineNo}: ${(err as Error).message}`);
-        }
-        index.set(keyId(keyOf(row)!), line.offset, line.length, agents.id(agentName), servers.id(server));
-        if (++seen % 10000 === 0) heartbeat({ phase: 'inputs', rows: seen });
-      }
+async function indexInputs(req: PlanRequest, agents: Names, servers: Names): Promise<InputIndex> {
+  const index = new InputIndex();
+  for await (const line of jsonlLines(req.inputsPath)) {
+    if (isBlank(line.text)) continue;
+    const row = parseLine(req.inputsPath, line.lineNo, line.text);
+    const problem = describeInputRowProblem(row);
+    if (problem) throw new InputError(`${req.inputsPath}:${line.lineNo}: ${problem}`);
+    const agentName = (row.agent_ref as { name: string }).name;
+    const taskSource = typeof row.task_source === 'string' ? row.task_source : undefined;
+    let server: string;
+    try {
+      server = resolveServer(req.routing, agentName, taskSource);
+    } catch (err) {
+      throw new InputError(`${req.inputsPath}:${line.lineNo}: ${(err as Error).message}`);
+    }
+    index.set(keyId(keyOf(row)!), line.offset, line.length, agents.id(agentName), servers.id(server));
+    if (index.size % 10000 === 0) heartbeat({ phase: 'inputs', rows: index.size });
+  }
+  return index;
+}
 
-      const planPath = join(req.workDir, 'plan.bin');
-      const tmpPath = `${planPath}.tmp`;
-      const writer = await PlanWriter.create(tmpPath);
-      const rowsPerAgent: Record<string, number> = {};
-      try {
-        for await (const line of jsonlLines(req.rolloutsPath)) {
-          if (req.limit !== null && writer.count >= req.limit) break;
-          if (isBlank(line.text)) continue;
-          const row = parseLine(req.rolloutsPath, line.lineNo, line.text) as Record<string, unknown>;
-          const problem = describeRolloutRowProblem(row);
-          if (problem) throw new InputError(`${req.rolloutsPath}:${line.lineNo}: ${problem}`);
-          const key = keyOf(row)!;
-          const input = index.get(keyId(key));
-          if (!input) throw new InputError(noMatchingInput(req.rolloutsPath, line.lineNo, key, req.inputsPath));
-          await writer.add({
-            sourceOffset: line.offset,
-            sourceLength: line.length,
-            sourceLine: line.lineNo,
-            inputOffset: input.offset,
-            inputLength: input.length,
-            agent: input.agent,
-            server: input.server,
-          });
-          const agent = agents.list[input.agent];
-          rowsPerAgent[agent] = (rowsPerAgent[agent] ?? 0) + 1;
-          if (writer.count % 10000 === 0) heartbeat({ phase: 'rollouts', rows: writer.count });
-        }
-      } finally {
-        await writer.close();
+/**
+ * Recovery's present-set (spec §4.6.3): keys the output will hold once the successes are seeded —
+ * those already in the output plus every keyed line of --rollouts. Malformed lines stop the run,
+ * since seeding would copy them verbatim.
+ */
+async function presentAfterSeeding(req: PlanRequest): Promise<Set<string>> {
+  const present = req.outputsCleared ? new Set<string>() : await readOutputKeys(req.outputs.output, req);
+  for await (const line of jsonlLines(req.rolloutsPath)) {
+    if (isBlank(line.text)) continue;
+    const key = keyOf(parseLine(req.rolloutsPath, line.lineNo, line.text));
+    if (key) present.add(keyId(key));
+  }
+  return present;
+}
+
+async function writePlan(req: PlanRequest): Promise<PlanOutcome> {
+  const agents = new Names();
+  const servers = new Names();
+  const messages: string[] = [];
+  const sourcePath = req.judgeFailedOnly ? sidecarPath(req.rolloutsPath) : req.rolloutsPath;
+  if (req.judgeFailedOnly && !existsSync(sourcePath)) {
+    throw new InputError(
+      `No such file or directory: '${sourcePath}': --judge-failed-only re-verifies the judge failures in the sidecar of --rollouts`,
+    );
+  }
+  const index = await indexInputs(req, agents, servers);
+  const present = req.judgeFailedOnly ? await presentAfterSeeding(req) : null;
+  const kept = new Set<string>();
+  const cache: ResumeCache | null = req.resume
+    ? await readResumeCache(req.outputs.output, req.outputs.sidecar, req.maxAttempts, req)
+    : null;
+  const skipped = { done: 0, terminal: 0, maxed: 0 };
+
+  const planPath = join(req.workDir, 'plan.bin');
+  const tmpPath = `${planPath}.tmp`;
+  const writer = await PlanWriter.create(tmpPath);
+  const rowsPerAgent: Record<string, number> = {};
+  let yielded = 0;
+  try {
+    for await (const line of jsonlLines(sourcePath)) {
+      if (req.limit !== null && yielded >= req.limit) break;
+      if (isBlank(line.text)) continue;
+      const row = parseLine(sourcePath, line.lineNo, line.text);
+      if (present) {
+        // The recovery predicate (spec §4.6.4): judge failures only, not already present, first per key.
+        if (!isJudgeFailure(row)) continue;
+        const id = keyId(keyWithNullDefaults(row));
+        if (present.has(id) || kept.has(id)) continue;
+        kept.add(id);
       }
-      await rename(tmpPath, planPath);
-      const summary: PlanSummary = { planPath, rows: writer.count, agents: agents.list, servers: servers.list, rowsPerAgent };
-      await writeFileAtomic(join(req.workDir, 'plan.json'), JSON.stringify(summary));
-      return summary;
+      yielded++;
+      const problem = describeRolloutRowProblem(row);
+      if (problem) throw new InputError(`${sourcePath}:${line.lineNo}: ${problem}`);
+      const key = keyOf(row)!;
+      const id = keyId(key);
+      const input = index.get(id);
+      if (!input) throw new InputError(noMatchingInput(sourcePath, line.lineNo, key, req.inputsPath));
+      const reason = cache ? resumeSkipReason(cache, id) : null;
+      if (reason) {
+        skipped[reason]++;
+        continue;
+      }
+      await writer.add({
+        sourceOffset: line.offset,
+        sourceLength: line.length,
+        sourceLine: line.lineNo,
+        inputOffset: input.offset,
+        inputLength: input.length,
+        agent: input.agent,
+        server: input.server,
+      });
+      const agent = agents.list[input.agent];
+      rowsPerAgent[agent] = (rowsPerAgent[agent] ?? 0) + 1;
+      if (writer.count % 10000 === 0) heartbeat({ phase: 'source', rows: writer.count });
+    }
+  } finally {
+    await writer.close();
+  }
+  await rename(tmpPath, planPath);
+  if (cache && !cache.found) messages.push(skippingResume());
+  else if (cache) messages.push(resumeSummary({ total: yielded, ...skipped, remaining: writer.count }));
+  const summary: PlanSummary = { planPath, sourcePath, rows: writer.count, agents: agents.list, servers: servers.list, rowsPerAgent };
+  await writeFileAtomic(join(req.workDir, 'plan.json'), JSON.stringify(summary));
+  return { ...summary, messages };
 }

@@ -14,14 +14,14 @@ import { readRange } from '../src/io/read-range.js';
 import { DEFAULT_VERIFY_RETRY } from '../src/verifier/retry-policy.js';
 import { verifyWithRetries } from '../src/verifier/verify-with-retries.js';
 import type { ActivityDeps } from './deps.js';
+import { rejudgeListPath } from './plan-round.js';
 
 /** Failure type that stops the run: the first replies of /verify were all 4xx rejections. */
 export const VERIFY_REJECTED_TYPE = 'VerifyRejected';
 
 export interface VerifyBatchRequest {
   inputsPath: string;
-  rolloutsPath: string;
-  plan: Pick<PlanSummary, 'planPath' | 'agents' | 'servers'>;
+  plan: Pick<PlanSummary, 'planPath' | 'sourcePath' | 'agents' | 'servers'>;
   /** Resources server name -> base URL. */
   serverUrls: Record<string, string>;
   workDir: string;
@@ -41,6 +41,8 @@ export interface VerifyBatchRequest {
 /** Checkpoint sent with heartbeats: which rows are in the partial files, and how long those are. */
 interface Checkpoint {
   done: number[];
+  /** Plan indices whose verdict was `judge_failed` (candidates for the next re-judgment round). */
+  judgeFailedRows: number[];
   mainBytes: number;
   sidecarBytes: number;
   counts: Omit<BatchResult, 'batch' | 'mainPart' | 'sidecarPart'>;
@@ -77,7 +79,12 @@ class BatchRecorder {
   }
 
   /** Writes `line` to the main output or the sidecar (or nowhere), then applies `count`. */
-  record(row: number, target: 'main' | 'sidecar' | null, line: string | null, count: (c: Checkpoint['counts']) => void): Promise<void> {
+  record(
+    row: number,
+    target: 'main' | 'sidecar' | null,
+    line: string | null,
+    count: (c: Checkpoint['counts'], cp: Checkpoint) => void,
+  ): Promise<void> {
     const cp = this.checkpoint;
     this.tail = this.tail.then(async () => {
       if (target && line !== null) {
@@ -88,7 +95,7 @@ class BatchRecorder {
         if (target === 'main') cp.mainBytes += data.length;
         else cp.sidecarBytes += data.length;
       }
-      count(cp.counts);
+      count(cp.counts, cp);
       cp.done.push(row);
     });
     return this.tail;
@@ -97,7 +104,7 @@ class BatchRecorder {
   /** A copy of the checkpoint, consistent at this instant. */
   snapshot(): Checkpoint {
     const cp = this.checkpoint;
-    return { ...cp, done: [...cp.done], counts: structuredClone(cp.counts) };
+    return { ...cp, done: [...cp.done], judgeFailedRows: [...cp.judgeFailedRows], counts: structuredClone(cp.counts) };
   }
 
   async close(): Promise<void> {
@@ -128,14 +135,14 @@ export function verifyBatch(deps: ActivityDeps) {
     const sidecarPartial = `${sidecarPart}.partial`;
     let cp = ctx.info.heartbeatDetails as Checkpoint | undefined;
     if (cp && !(await partialsCover(mainPartial, sidecarPartial, cp))) cp = undefined;
-    const checkpoint: Checkpoint = cp ?? { done: [], mainBytes: 0, sidecarBytes: 0, counts: emptyCounts() };
+    const checkpoint: Checkpoint = cp ?? { done: [], judgeFailedRows: [], mainBytes: 0, sidecarBytes: 0, counts: emptyCounts() };
     const recorder = await BatchRecorder.open(mainPartial, sidecarPartial, checkpoint);
 
     const records = await readPlanRange(req.plan.planPath, req.from, req.to);
     const doneSet = new Set(checkpoint.done);
     const todo = records.map((_, i) => i).filter((i) => !doneSet.has(i));
     const client = deps.verifier(req.requestTimeoutMs);
-    const source = await open(req.rolloutsPath, 'r');
+    const source = await open(req.plan.sourcePath, 'r');
     const inputs = await open(req.inputsPath, 'r');
     let replies = 0;
     let rejectedReplies = 0;
@@ -188,9 +195,13 @@ export function verifyBatch(deps: ActivityDeps) {
               agentCounts(c, agent).dropped++;
             });
           } else if (outcome === 'failure') {
-            await recorder.record(i, 'sidecar', stampResult(reply.body, stamps), (c) => {
+            const judgeFailed = result._ng_failure_class === JUDGE_FAILED_CLASS;
+            await recorder.record(i, 'sidecar', stampResult(reply.body, stamps), (c, cp) => {
               c.failed++;
-              if (result._ng_failure_class === JUDGE_FAILED_CLASS) c.judgeFailed++;
+              if (judgeFailed) {
+                c.judgeFailed++;
+                cp.judgeFailedRows.push(req.from + i);
+              }
               agentCounts(c, agent).failed++;
             });
           } else {
@@ -220,6 +231,7 @@ export function verifyBatch(deps: ActivityDeps) {
     await publishFile(mainPartial, mainPart);
     await publishFile(sidecarPartial, sidecarPart);
     const result: BatchResult = { batch: req.batch, mainPart, sidecarPart, ...recorder.checkpoint.counts };
+    await writeFileAtomic(rejudgeListPath(req.workDir, req.round, req.batch), JSON.stringify(recorder.checkpoint.judgeFailedRows));
     await writeFileAtomic(resultPath, JSON.stringify(result));
     return result;
   };

@@ -12,6 +12,7 @@ import {
   continueAsNew,
   proxyActivities,
   setHandler,
+  sleep,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { ReverifyActivities } from '../activities/index.js';
@@ -26,7 +27,14 @@ import type {
   RunSpec,
 } from '../src/contract/run-spec.js';
 // Pure text functions (no I/O, no Node APIs): deterministic, so the workflow may use them.
-import { computingAggregateMetrics, disableAggregationNotice, nothingToReverify, verifyingWith } from '../src/contract/messages.js';
+import {
+  computingAggregateMetrics,
+  disableAggregationNotice,
+  nothingToReverify,
+  recoveryWarning,
+  seededSuccesses,
+  verifyingWith,
+} from '../src/contract/messages.js';
 import { progressQuery, setConcurrencyUpdate } from './definitions.js';
 import { windowShape } from './window.js';
 
@@ -59,7 +67,16 @@ export interface RunState {
   generation: number;
   concurrency: number;
   outputs: OutputPaths | null;
+  /** The plan of the current round. */
   plan: PlanSummary | null;
+  /** Re-judgment round (0: the first pass). */
+  round: number;
+  /** Rows planned over all rounds so far (attempts). */
+  planned: number;
+  /** Judge failures committed in the current round. */
+  roundJudgeFailed: number;
+  /** Successful rows of --rollouts copied into the output (recovery mode). */
+  seeded: number;
   forceWarning: string | null;
   messages: string[];
   /** Next batch to launch. */
@@ -79,6 +96,10 @@ function initialState(spec: RunSpec): RunState {
     concurrency: spec.concurrency,
     outputs: null,
     plan: null,
+    round: 0,
+    planned: 0,
+    roundJudgeFailed: 0,
+    seeded: 0,
     forceWarning: null,
     messages: [],
     nextBatch: 0,
@@ -118,7 +139,8 @@ export async function reverifyRun(spec: RunSpec, carried?: RunState): Promise<Ru
   const inflight = new Map<number, InFlight>();
   setHandler(progressQuery, (): Progress => ({
     phase: st.phase,
-    planned: st.plan?.rows ?? 0,
+    planned: st.planned,
+    round: st.round,
     done: st.totals.main,
     failed: st.totals.failed,
     dropped: st.totals.dropped,
@@ -145,48 +167,103 @@ export async function reverifyRun(spec: RunSpec, carried?: RunState): Promise<Ru
 
   try {
     if (!carried) await start(spec, st);
-    await verifyAll(spec, st, inflight);
+    do await verifyRound(spec, st, inflight);
+    while (await nextRound(spec, st));
     return await finish(spec, st);
   } catch (err) {
     throw asRunFailure(err);
   }
 }
 
-/** Guard, prepare, plan, open the outputs (first generation only). */
+/** Guard, prepare, plan, open the outputs, seed successes (first generation only). */
 async function start(spec: RunSpec, st: RunState): Promise<void> {
-  const rules = { overwrite: spec.overwrite, resume: false, append: false };
-  st.phase = 'guard';
-  const guard = await quick.guardReverifyModes.executeWithOptions({ summary: 'guard: GET /reverify_mode' }, [
-    spec.guardServers,
-    spec.force,
-    30_000,
-  ]);
-  st.forceWarning = guard.warning;
-  if (guard.warning) st.messages.push(guard.warning);
+  const rules = { overwrite: spec.overwrite, resume: spec.resume, append: spec.append, repairTruncated: spec.repairTruncated };
+  let prefix: '' | 'unsafe_' = '';
+  if (spec.judgeFailedOnly) {
+    // Recovery skips the guard entirely and never prefixes (spec §4.3, §4.6).
+    st.messages.push(recoveryWarning());
+  } else {
+    st.phase = 'guard';
+    const guard = await quick.guardReverifyModes.executeWithOptions({ summary: 'guard: GET /reverify_mode' }, [
+      spec.guardServers,
+      spec.force,
+      30_000,
+    ]);
+    st.forceWarning = guard.warning;
+    if (guard.warning) st.messages.push(guard.warning);
+    prefix = guard.prefix;
+  }
 
   st.phase = 'prepare';
-  const outputs = await quick.checkOutputs(spec.outputPath, guard.prefix, rules);
+  const outputs = await quick.checkOutputs(spec.outputPath, prefix, rules);
   st.outputs = outputs;
 
   st.phase = 'plan';
-  st.plan = await long.planRun.executeWithOptions({ summary: 'plan: join inputs and rollouts' }, [
-    {
-      inputsPath: spec.inputsPath,
-      rolloutsPath: spec.rolloutsPath,
-      workDir: outputs.workDir,
-      routing: spec.routing,
-      limit: spec.limit,
-    },
-  ]);
+  const { messages: planMessages, ...plan } = await long.planRun.executeWithOptions(
+    { summary: spec.judgeFailedOnly ? 'plan: judge failures of the --rollouts sidecar' : 'plan: join inputs and rollouts' },
+    [
+      {
+        inputsPath: spec.inputsPath,
+        rolloutsPath: spec.rolloutsPath,
+        workDir: outputs.workDir,
+        routing: spec.routing,
+        limit: spec.limit,
+        judgeFailedOnly: spec.judgeFailedOnly,
+        resume: spec.resume,
+        outputs,
+        outputsCleared: spec.overwrite && !spec.resume && !spec.append,
+        maxAttempts: spec.maxAttempts,
+        repairTruncated: spec.repairTruncated,
+      },
+    ],
+  );
+  st.plan = plan;
+  st.planned = plan.rows;
   const opened = await quick.openOutputs(outputs, rules);
   st.messages.push(...opened.messages);
   st.mainLength = opened.mainLength;
   st.sidecarLength = opened.sidecarLength;
-  st.messages.push(st.plan.rows === 0 ? nothingToReverify() : verifyingWith(st.concurrency));
+  if (spec.judgeFailedOnly) {
+    const seed = await quick.seedSuccesses.executeWithOptions({ summary: 'seed: copy the successful rollouts' }, [
+      { rolloutsPath: spec.rolloutsPath, output: outputs.output, workDir: outputs.workDir },
+    ]);
+    await appendParts(st, [seed.part], [], 'commit seeded successes');
+    st.seeded = seed.seeded;
+    st.messages.push(seededSuccesses(seed.seeded, outputs.output));
+  }
+  st.messages.push(...planMessages);
+  st.messages.push(plan.rows === 0 ? nothingToReverify() : verifyingWith(st.concurrency));
 }
 
-/** The sliding window of verifyBatch activities, with commits as batches finish. */
-async function verifyAll(spec: RunSpec, st: RunState, inflight: Map<number, InFlight>): Promise<void> {
+/**
+ * Re-judgment (beyond NeMo Gym, which needs a human to run --resume again): after a round with
+ * judge failures, wait on a durable timer (doubling each round), then plan the keys that may still
+ * be attempted as the next round. Each failed attempt has left exactly one sidecar row, so the files
+ * end up as a NeMo Gym run followed by repeated `--resume` runs would leave them.
+ */
+async function nextRound(spec: RunSpec, st: RunState): Promise<boolean> {
+  if (st.roundJudgeFailed === 0 || st.round + 1 >= spec.maxAttempts) return false;
+  const delayMs = spec.rejudgeDelayMs * 2 ** st.round;
+  st.messages.push(
+    `Re-judging: ${st.roundJudgeFailed} row(s) judge-failed in round ${st.round + 1}; ` +
+      `round ${st.round + 2} (of at most ${spec.maxAttempts}) starts in ${Math.round(delayMs / 1000)}s`,
+  );
+  st.phase = 'rejudge-wait';
+  await sleep(delayMs);
+  const next = await quick.planRound.executeWithOptions({ summary: `plan re-judgment round ${st.round + 2}` }, [
+    { workDir: st.outputs!.workDir, round: st.round, plan: st.plan!, sidecar: st.outputs!.sidecar, maxAttempts: spec.maxAttempts },
+  ]);
+  if (next.rows === 0) return false;
+  st.round++;
+  st.plan = next;
+  st.nextBatch = 0;
+  st.roundJudgeFailed = 0;
+  st.planned += next.rows;
+  return true;
+}
+
+/** One round: the sliding window of verifyBatch activities, with commits as batches finish. */
+async function verifyRound(spec: RunSpec, st: RunState, inflight: Map<number, InFlight>): Promise<void> {
   const plan = st.plan!;
   const outputs = st.outputs!;
   st.phase = 'verify';
@@ -207,17 +284,16 @@ async function verifyAll(spec: RunSpec, st: RunState, inflight: Map<number, InFl
     long.verifyBatch
       .executeWithOptions(
         {
-          summary: `verify rows ${from}..${to - 1} (batch ${batch + 1}/${batches})`,
+          summary: `${st.round > 0 ? `re-judge round ${st.round + 1}: ` : ''}verify rows ${from}..${to - 1} (batch ${batch + 1}/${batches})`,
           heartbeatTimeout: spec.heartbeatTimeoutMs,
         },
         [
           {
             inputsPath: spec.inputsPath,
-            rolloutsPath: spec.rolloutsPath,
-            plan: { planPath: plan.planPath, agents: plan.agents, servers: plan.servers },
+            plan: { planPath: plan.planPath, sourcePath: plan.sourcePath, agents: plan.agents, servers: plan.servers },
             serverUrls: spec.routing.servers,
             workDir: outputs.workDir,
-            round: 0,
+            round: st.round,
             batch,
             from,
             to,
@@ -264,26 +340,36 @@ async function verifyAll(spec: RunSpec, st: RunState, inflight: Map<number, InFl
   }
 }
 
-/** Appends finished batches to the outputs exactly once and records the new lengths. */
-async function commit(st: RunState, batches: BatchResult[]): Promise<void> {
-  batches.sort((a, b) => a.batch - b.batch);
-  const lengths = await quick.commitBatches.executeWithOptions(
-    { summary: `commit batches ${batches.map((b) => b.batch + 1).join(',')}` },
-    [
-      {
-        outputs: st.outputs!,
-        mainLength: st.mainLength,
-        sidecarLength: st.sidecarLength,
-        mainParts: batches.map((b) => b.mainPart),
-        sidecarParts: batches.map((b) => b.sidecarPart),
-        obsolete: st.obsolete,
-      },
-    ],
-  );
+/** Appends part files to the outputs exactly once and records the new lengths. */
+async function appendParts(st: RunState, mainParts: string[], sidecarParts: string[], summary: string): Promise<void> {
+  const lengths = await quick.commitBatches.executeWithOptions({ summary }, [
+    {
+      outputs: st.outputs!,
+      mainLength: st.mainLength,
+      sidecarLength: st.sidecarLength,
+      mainParts,
+      sidecarParts,
+      obsolete: st.obsolete,
+    },
+  ]);
   st.mainLength = lengths.mainLength;
   st.sidecarLength = lengths.sidecarLength;
-  st.obsolete = batches.flatMap((b) => [b.mainPart, b.sidecarPart]);
-  for (const b of batches) addCounts(st.totals, b);
+  st.obsolete = [...mainParts, ...sidecarParts];
+}
+
+/** Commits finished batches and adds their counts. */
+async function commit(st: RunState, batches: BatchResult[]): Promise<void> {
+  batches.sort((a, b) => a.batch - b.batch);
+  await appendParts(
+    st,
+    batches.map((b) => b.mainPart),
+    batches.map((b) => b.sidecarPart),
+    `commit ${st.round > 0 ? `round ${st.round + 1} ` : ''}batches ${batches.map((b) => b.batch + 1).join(',')}`,
+  );
+  for (const b of batches) {
+    addCounts(st.totals, b);
+    st.roundJudgeFailed += b.judgeFailed;
+  }
 }
 
 /** Aggregate, clean up, and report. */
@@ -308,7 +394,9 @@ async function finish(spec: RunSpec, st: RunState): Promise<RunResult> {
   return {
     outputs,
     metricsPath,
-    planned: st.plan?.rows ?? 0,
+    planned: st.planned,
+    rounds: st.round + 1,
+    seeded: st.seeded,
     done: st.totals.main,
     failed: st.totals.failed,
     dropped: st.totals.dropped,

@@ -2,6 +2,7 @@ import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { ConfigError } from '../contract/errors.js';
+import { maxRolloutAttempts } from '../contract/attempts.js';
 import type { RunSpec } from '../contract/run-spec.js';
 import { loadGymConfigs } from '../config/gym-config.js';
 import { guardServerNames, parseServerFlag, routingFromGymConfig, routingFromServerFlags, type RoutingTable } from '../config/routing.js';
@@ -35,8 +36,13 @@ export async function routingFromFlags(configs: string[], servers: string[]): Pr
   throw new ConfigError('no resources server given: pass --config <gym config.yaml> or --server NAME=URL');
 }
 
+/** The attempt cap: `--max-attempts`, else `NEMO_GYM_MAX_ROLLOUT_ATTEMPTS` (spec §1.0), else 3. */
+export function attemptCap(opts: RunOptions, env: NodeJS.ProcessEnv): { value: number; warning?: string } {
+  return opts.maxAttempts !== undefined ? { value: opts.maxAttempts } : maxRolloutAttempts(env);
+}
+
 /** Resolves the run's options into the workflow's spec: absolute paths, routing, guard list. */
-export async function buildRunSpec(opts: RunOptions, extra: { heartbeatTimeoutMs: number }): Promise<RunSpec> {
+export async function buildRunSpec(opts: RunOptions, extra: { heartbeatTimeoutMs: number; maxAttempts: number }): Promise<RunSpec> {
   const inputsPath = await requireReadableFile('--inputs', opts.inputs);
   const rolloutsPath = await requireReadableFile('--rollouts', opts.rollouts);
   const routing = await routingFromFlags(opts.configs, opts.servers);
@@ -54,5 +60,11 @@ export async function buildRunSpec(opts: RunOptions, extra: { heartbeatTimeoutMs
     batchSize: opts.batchSize,
     requestTimeoutMs: opts.requestTimeoutMs,
     heartbeatTimeoutMs: extra.heartbeatTimeoutMs,
+    resume: opts.resume,
+    judgeFailedOnly: opts.judgeFailedOnly,
+    append: opts.append,
+    repairTruncated: opts.repairTruncated,
+    maxAttempts: extra.maxAttempts,
+    rejudgeDelayMs: opts.rejudgeDelayMs,
   };
 }

@@ -23,10 +23,11 @@ export async function demoCommand(opts: { dir: string; tasks: number; repeats: n
     defaultIo.out(`Demo data: ${data.rows} rollouts in ${data.rolloutsPath}`);
     defaultIo.out(`Reference resources server '${RESOURCES_SERVER}' at ${server.url} (3% simulated judge failures)`);
     defaultIo.out(
-      `$ reverify run --inputs ${data.inputsPath} --rollouts ${data.rolloutsPath} --output ${output} --config ${configPath} --concurrency 16 --overwrite`,
+      `$ reverify run --inputs ${data.inputsPath} --rollouts ${data.rolloutsPath} --output ${output} --config ${configPath} --concurrency 16 --overwrite --rejudge-delay 2`,
     );
     await runCommand(
-      { inputs: data.inputsPath, rollouts: data.rolloutsPath, output, configs: [configPath], concurrency: 16, overwrite: true },
+      // Judge failures are re-judged automatically after a short durable timer (default: a minute).
+      { inputs: data.inputsPath, rollouts: data.rolloutsPath, output, configs: [configPath], concurrency: 16, overwrite: true, rejudgeDelayMs: 2000 },
       proc,
     );
     const stats = server.stats();

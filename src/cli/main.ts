@@ -37,6 +37,12 @@ function runOptions(cmd: Command): Command {
     .option('--force', 'run even if a server is not reverify-safe; output gets the unsafe_ prefix')
     .option('--overwrite', 'delete an existing output and sidecar first')
     .option('--disable-aggregation', 'skip /aggregate_metrics (for shards; run `reverify aggregate` later)')
+    .option('--resume', 'continue from the existing output and sidecar: skip done, terminal and maxed-out keys')
+    .option('--judge-failed-only', 'recovery: copy the successes of --rollouts, re-verify the judge failures of its sidecar')
+    .option('--append', 'with --judge-failed-only: write into an existing output (e.g. the run\'s own rollouts.jsonl)')
+    .option('--max-attempts <n>', 'attempt cap per key (default NEMO_GYM_MAX_ROLLOUT_ATTEMPTS or 3; 1 = a single pass)', int('--max-attempts'))
+    .option('--rejudge-delay <seconds>', 'wait before the first re-judgment round; doubles every round (default 60)', float('--rejudge-delay'))
+    .option('--repair-truncated', 'with --resume/--append: cut a cut-off last line of the output instead of stopping')
     .option('--batch-size <n>', 'rows per batch activity (default 200)', int('--batch-size'))
     .option('--request-timeout <seconds>', 'timeout of one /verify request (default 600: LLM judges are slow)', float('--request-timeout'))
     .option('--no-worker', 'do not run a worker in this process; `reverify worker` processes do the work')
@@ -55,6 +61,12 @@ function toRaw(o: Record<string, unknown>) {
     force: o.force ?? false,
     overwrite: o.overwrite ?? false,
     disableAggregation: o.disableAggregation ?? false,
+    resume: o.resume ?? false,
+    judgeFailedOnly: o.judgeFailedOnly ?? false,
+    append: o.append ?? false,
+    repairTruncated: o.repairTruncated ?? false,
+    maxAttempts: o.maxAttempts,
+    rejudgeDelayMs: o.rejudgeDelay === undefined ? undefined : Math.round((o.rejudgeDelay as number) * 1000),
     batchSize: o.batchSize,
     requestTimeoutMs: o.requestTimeout === undefined ? undefined : Math.round((o.requestTimeout as number) * 1000),
   };

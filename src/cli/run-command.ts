@@ -6,7 +6,7 @@ import { cacheDir, connectClient, resolveTemporal, runUiUrl, taskQueue } from '.
 import { createReverifyWorker } from '../temporal/worker.js';
 import { workflowIdForOutput } from '../temporal/workflow-id.js';
 import type { reverifyRun } from '../../workflows/reverify-run.js';
-import { buildRunSpec } from './build-spec.js';
+import { attemptCap, buildRunSpec } from './build-spec.js';
 import { followRun } from './follow-run.js';
 
 export interface RunCommandIo {
@@ -34,7 +34,12 @@ export function printSummary(result: RunResult, uiUrl: string | null, io: RunCom
     io.out(`Key metrics for ${agent}:`);
     io.out(JSON.stringify(keyMetrics, null, 2));
   }
-  io.out(`Rows: ${result.planned} planned, ${result.done} to the main output, ${result.failed} to the failures sidecar, ${result.dropped} not persisted`);
+  const rounds = result.rounds > 1 ? ` in ${result.rounds} rounds` : '';
+  const seeded = result.seeded > 0 ? `; ${result.seeded} successes seeded` : '';
+  io.out(
+    `Rows: ${result.planned} verified${rounds}: ${result.done} to the main output, ${result.failed} to the failures sidecar, ` +
+      `${result.dropped} not persisted${seeded}`,
+  );
   io.out(`Re-verified rollouts: ${result.outputs.output}`);
   io.out(`Failures: ${result.outputs.sidecar}`);
   io.out(`Aggregate metrics: ${result.metricsPath ?? 'None'}`);
@@ -49,7 +54,9 @@ export function printSummary(result: RunResult, uiUrl: string | null, io: RunCom
  */
 export async function runCommand(raw: unknown, proc: RunProcessOptions, io: RunCommandIo = defaultIo): Promise<RunResult> {
   const opts = parseRunOptions(raw);
-  const spec: RunSpec = await buildRunSpec(opts, { heartbeatTimeoutMs: proc.heartbeatTimeoutMs });
+  const cap = attemptCap(opts, process.env);
+  if (cap.warning) io.out(cap.warning);
+  const spec: RunSpec = await buildRunSpec(opts, { heartbeatTimeoutMs: proc.heartbeatTimeoutMs, maxAttempts: cap.value });
   if (spec.routing.catchAll !== null) io.out(catchAllWarning(spec.routing.catchAll));
   const target = await resolveTemporal();
   const workflowId = workflowIdForOutput(spec.outputPath);

@@ -24,6 +24,8 @@ export const RUN_FLAGS = {
   disableAggregation: '--disable-aggregation',
   maxAttempts: '--max-attempts',
   requestTimeoutMs: '--request-timeout-ms',
+  repairTruncated: '--repair-truncated',
+  rejudgeDelayMs: '--rejudge-delay',
   batchSize: '--batch-size',
 } as const;
 
@@ -31,6 +33,8 @@ export const RUN_FLAGS = {
 export const DEFAULT_CONCURRENCY = 32;
 /** Default of `--request-timeout-ms`: 10 minutes. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 600_000;
+/** Default delay before the first re-judgment round: a minute (doubling per round). */
+export const DEFAULT_REJUDGE_DELAY_MS = 60_000;
 /** Default of `--batch-size`. */
 export const DEFAULT_BATCH_SIZE = 200;
 
@@ -99,6 +103,13 @@ export const RunOptionsSchema = z
     disableAggregation: flag().describe(
       'Skip `/aggregate_metrics` and the metrics file, e.g. for shards aggregated later (`disable_aggregation`).',
     ),
+    repairTruncated: flag().describe(
+      'With --resume/--append: cut a cut-off last line of the output or sidecar (a crash mid-write) instead of stopping with its file:line.',
+    ),
+    rejudgeDelayMs: z
+      .preprocess(intFromText, z.int().min(0))
+      .default(DEFAULT_REJUDGE_DELAY_MS)
+      .describe('Delay before the first automatic re-judgment round, in ms; it doubles every round (ours; NeMo Gym needs a human).'),
     maxAttempts: count().optional().describe(
       'Attempt cap for judge failures; overrides `NEMO_GYM_MAX_ROLLOUT_ATTEMPTS` (default 3) when set.',
     ),

@@ -29,6 +29,18 @@ export interface RunSpec {
   requestTimeoutMs: number;
   /** Heartbeat timeout of a batch activity, in ms: how fast a dead worker is noticed. */
   heartbeatTimeoutMs: number;
+  /** `--resume` (spec §4.8): skip what the outputs already hold. */
+  resume: boolean;
+  /** `--judge-failed-only` (spec §4.6): recover the judge failures of the --rollouts sidecar. */
+  judgeFailedOnly: boolean;
+  /** `--append` (with --judge-failed-only): write into an existing output. */
+  append: boolean;
+  /** `--repair-truncated`: cut a cut-off last line of a reused output instead of stopping. */
+  repairTruncated: boolean;
+  /** Attempt cap per key (`--max-attempts`, else NEMO_GYM_MAX_ROLLOUT_ATTEMPTS, default 3). */
+  maxAttempts: number;
+  /** Delay before the first re-judgment round, in ms; doubles every round. */
+  rejudgeDelayMs: number;
   /** Continue-as-new after this many batches even if Temporal does not suggest it yet (tests). */
   continueAsNewAfterBatches?: number;
 }
@@ -45,6 +57,8 @@ export interface OutputPaths {
 /** What the plan phase found. Counts only. */
 export interface PlanSummary {
   planPath: string;
+  /** The file the plan's source offsets point into: --rollouts, or its sidecar in recovery mode. */
+  sourcePath: string;
   /** Rows to verify. */
   rows: number;
   /** Agent names, indexed by the plan's agent numbers. */
@@ -79,12 +93,15 @@ export interface BatchResult {
   perAgent: Record<string, AgentCounts>;
 }
 
-export type Phase = 'guard' | 'prepare' | 'plan' | 'verify' | 'aggregate' | 'done';
+export type Phase = 'guard' | 'prepare' | 'plan' | 'verify' | 'rejudge-wait' | 'aggregate' | 'done';
 
 /** The answer of the `progress` query. */
 export interface Progress {
   phase: Phase;
+  /** Rows planned over all rounds (attempts). */
   planned: number;
+  /** Re-judgment round (0: the first pass). */
+  round: number;
   done: number;
   failed: number;
   dropped: number;
@@ -110,6 +127,10 @@ export interface RunResult {
   outputs: OutputPaths;
   metricsPath: string | null;
   planned: number;
+  /** Rounds run (1 + re-judgment rounds). */
+  rounds: number;
+  /** Successful rows copied from --rollouts (recovery mode). */
+  seeded: number;
   done: number;
   failed: number;
   dropped: number;

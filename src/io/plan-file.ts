@@ -88,3 +88,18 @@ export async function readPlanRange(path: string, from: number, to: number): Pro
     await fh.close();
   }
 }
+
+/** Reads single records of a plan file by index, through one open file. */
+export async function withPlanReader<T>(path: string, body: (read: (i: number) => Promise<PlanRecord>) => Promise<T>): Promise<T> {
+  const fh = await open(path, 'r');
+  const buf = Buffer.allocUnsafe(PLAN_RECORD_BYTES);
+  try {
+    return await body(async (i) => {
+      const { bytesRead } = await fh.read(buf, 0, PLAN_RECORD_BYTES, i * PLAN_RECORD_BYTES);
+      if (bytesRead !== PLAN_RECORD_BYTES) throw new Error(`plan file ${path} has no record ${i}`);
+      return decodePlanRecord(buf, 0);
+    });
+  } finally {
+    await fh.close();
+  }
+}

@@ -80,6 +80,8 @@ export interface DuplicateKey {
   second: ShardRow;
   /** Distinct duplicated keys besides `key`. */
   more: number;
+  /** True when every duplicated key is in the same two files as `key` (one shard repeats another). */
+  samePair: boolean;
 }
 
 function isUnsafeNumber(p: unknown): boolean {
@@ -96,6 +98,7 @@ export async function findDuplicateKey(shards: readonly string[], rows: readonly
   try {
     let found: DuplicateKey | null = null;
     let duplicated = 0;
+    const pairs = new Set<string>();
     for (let start = 0; start < rows.length; ) {
       let end = start + 1;
       while (end < rows.length && compareKeys(rows[start].key, rows[end].key) === 0) end++;
@@ -104,8 +107,8 @@ export async function findDuplicateKey(shards: readonly string[], rows: readonly
         const counted = new Set<string>();
         for (let i = start; i < end; i++) {
           const r = rows[i];
-          const id =
-            isUnsafeNumber(r.key.task) || isUnsafeNumber(r.key.rollout) ? (lineKeyId(await reader.text(r)) ?? keyId(r.key)) : keyId(r.key);
+          const exact = isUnsafeNumber(r.key.task) || isUnsafeNumber(r.key.rollout);
+          const id = exact ? (lineKeyId(await reader.text(r)) ?? keyId(r.key)) : keyId(r.key);
           const first = firstById.get(id);
           if (first === undefined) {
             firstById.set(id, r);
@@ -114,12 +117,16 @@ export async function findDuplicateKey(shards: readonly string[], rows: readonly
           if (counted.has(id)) continue;
           counted.add(id);
           duplicated++;
-          found ??= { key: r.key, first, second: r, more: 0 };
+          pairs.add(`${first.file},${r.file}`);
+          found ??= { key: r.key, first, second: r, more: 0, samePair: true };
         }
       }
       start = end;
     }
-    if (found) found.more = duplicated - 1;
+    if (found) {
+      found.more = duplicated - 1;
+      found.samePair = pairs.size === 1;
+    }
     return found;
   } finally {
     await reader.close();
@@ -128,11 +135,18 @@ export async function findDuplicateKey(shards: readonly string[], rows: readonly
 
 /** The one-line error for a duplicate key: the key, both `file:line` places, and what to do. */
 export function duplicateKeyMessage(shards: readonly string[], d: DuplicateKey): string {
-  const more = d.more > 0 ? ` (and ${d.more} more duplicated key${d.more === 1 ? '' : 's'})` : '';
+  const a = shards[d.first.file];
+  const b = shards[d.second.file];
+  let more = '';
+  if (d.more > 0) {
+    more = ` (and ${d.more} more duplicated key${d.more === 1 ? '' : 's'}`;
+    if (d.samePair) more += a === b ? `, all within ${a}` : `, all in both ${a} and ${b}: is one a copy of the other?`;
+    more += ')';
+  }
   return (
-    `duplicate key ${formatKey(d.key)} (${TASK_INDEX_KEY}, ${ROLLOUT_INDEX_KEY}) at ${shards[d.first.file]}:${d.first.line} ` +
-    `and ${shards[d.second.file]}:${d.second.line}${more}: each key must be in exactly one shard once. ` +
-    'Remove the duplicate shard (or the duplicate row) and run again; nothing was written or sent'
+    `Duplicate key (${TASK_INDEX_KEY}, ${ROLLOUT_INDEX_KEY}) = ${formatKey(d.key)} at ${a}:${d.first.line} and ${b}:${d.second.line}${more}; ` +
+    'each key must appear once across all shards. Remove the duplicate shard or the duplicate row, then run again ' +
+    '(nothing was written or sent)'
   );
 }
 

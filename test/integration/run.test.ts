@@ -16,11 +16,15 @@ beforeAll(async () => {
 });
 afterAll(async () => rs.close());
 
-/** Runs `reverify run` in-process; returns the result or the one-line error and its exit code. */
+/**
+ * Runs `reverify run` in-process; returns the result or the one-line error and its exit code.
+ * A single pass (`--max-attempts 1`, NeMo Gym's behaviour) unless a test says otherwise: the
+ * re-judgment rounds have their own tests (rejudge.test.ts).
+ */
 async function run(raw: Record<string, unknown>) {
   const io = captureIo();
   try {
-    const result = await runCommand(raw, proc, io);
+    const result = await runCommand({ maxAttempts: 1, ...raw }, proc, io);
     return { result, lines: io.lines, error: null as null | { line: string; code: number } };
   } catch (err) {
     return { result: null, lines: io.lines, error: describeFailure(err) };
