@@ -36,7 +36,7 @@ export function seedSuccesses() {
             if (present.has(id)) continue;
             present.add(id);
           }
-          await out.write(Buffer.concat([await readRangeBytes(source, line.offset, line.length), Buffer.from('\n')]));
+          await out.write(Buffer.concat([await readRangeBytes(source, line.offset, line.rawLength), Buffer.from('\n')]));
           seeded++;
         }
       } finally {

@@ -242,7 +242,7 @@ async function start(spec: RunSpec, st: RunState): Promise<void> {
  * end up as a NeMo Gym run followed by repeated `--resume` runs would leave them.
  */
 async function nextRound(spec: RunSpec, st: RunState): Promise<boolean> {
-  if (st.roundJudgeFailed === 0 || st.round + 1 >= spec.maxAttempts) return false;
+  if (!spec.rejudge || st.roundJudgeFailed === 0 || st.round + 1 >= spec.maxAttempts) return false;
   const delayMs = spec.rejudgeDelayMs * 2 ** st.round;
   st.messages.push(
     `Re-judging: ${st.roundJudgeFailed} row(s) judge-failed in round ${st.round + 1}; ` +

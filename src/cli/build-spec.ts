@@ -65,6 +65,7 @@ export async function buildRunSpec(opts: RunOptions, extra: { heartbeatTimeoutMs
     append: opts.append,
     repairTruncated: opts.repairTruncated,
     maxAttempts: extra.maxAttempts,
+    rejudge: opts.rejudge,
     rejudgeDelayMs: opts.rejudgeDelayMs,
   };
 }

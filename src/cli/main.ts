@@ -41,6 +41,7 @@ function runOptions(cmd: Command): Command {
     .option('--judge-failed-only', 'recovery: copy the successes of --rollouts, re-verify the judge failures of its sidecar')
     .option('--append', 'with --judge-failed-only: write into an existing output (e.g. the run\'s own rollouts.jsonl)')
     .option('--max-attempts <n>', 'attempt cap per key (default NEMO_GYM_MAX_ROLLOUT_ATTEMPTS or 3; 1 = a single pass)', int('--max-attempts'))
+    .option('--no-rejudge', 'one pass only, as NeMo Gym: judge failures stay in the sidecar for a later --resume')
     .option('--rejudge-delay <seconds>', 'wait before the first re-judgment round; doubles every round (default 60)', float('--rejudge-delay'))
     .option('--repair-truncated', 'with --resume/--append: cut a cut-off last line of the output instead of stopping')
     .option('--batch-size <n>', 'rows per batch activity (default 200)', int('--batch-size'))
@@ -66,6 +67,7 @@ function toRaw(o: Record<string, unknown>) {
     append: o.append ?? false,
     repairTruncated: o.repairTruncated ?? false,
     maxAttempts: o.maxAttempts,
+    rejudge: o.rejudge,
     rejudgeDelayMs: o.rejudgeDelay === undefined ? undefined : Math.round((o.rejudgeDelay as number) * 1000),
     batchSize: o.batchSize,
     requestTimeoutMs: o.requestTimeout === undefined ? undefined : Math.round((o.requestTimeout as number) * 1000),

@@ -26,6 +26,7 @@ export const RUN_FLAGS = {
   requestTimeoutMs: '--request-timeout-ms',
   repairTruncated: '--repair-truncated',
   rejudgeDelayMs: '--rejudge-delay',
+  rejudge: '--no-rejudge',
   batchSize: '--batch-size',
 } as const;
 
@@ -106,6 +107,10 @@ export const RunOptionsSchema = z
     repairTruncated: flag().describe(
       'With --resume/--append: cut a cut-off last line of the output or sidecar (a crash mid-write) instead of stopping with its file:line.',
     ),
+    rejudge: z
+      .preprocess(boolFromText, z.boolean())
+      .default(true)
+      .describe('Re-judge judge failures in automatic rounds up to the attempt cap; `--no-rejudge` makes one pass, as NeMo Gym.'),
     rejudgeDelayMs: z
       .preprocess(intFromText, z.int().min(0))
       .default(DEFAULT_REJUDGE_DELAY_MS)

@@ -39,6 +39,8 @@ export interface RunSpec {
   repairTruncated: boolean;
   /** Attempt cap per key (`--max-attempts`, else NEMO_GYM_MAX_ROLLOUT_ATTEMPTS, default 3). */
   maxAttempts: number;
+  /** Re-judge judge failures in automatic rounds (false: one pass, as NeMo Gym). */
+  rejudge: boolean;
   /** Delay before the first re-judgment round, in ms; doubles every round. */
   rejudgeDelayMs: number;
   /** Continue-as-new after this many batches even if Temporal does not suggest it yet (tests). */

@@ -11,9 +11,12 @@ export async function fsyncDir(dir: string): Promise<void> {
   }
 }
 
+let tmpCounter = 0;
+
 /** Writes `data` to `path` atomically: temp file, fsync, rename, fsync of the directory. */
 export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {
-  const tmp = `${path}.tmp-${process.pid}`;
+  // Unique per call: concurrent writers of one path in one process must not share a temp file.
+  const tmp = `${path}.tmp-${process.pid}-${++tmpCounter}`;
   const fh = await open(tmp, 'w');
   try {
     await fh.writeFile(data);

@@ -8,8 +8,10 @@ export interface JsonlLine {
   lineNo: number;
   /** Byte offset of the first byte of the line. */
   offset: number;
-  /** Byte length of the line without its terminator. */
+  /** Byte length of the line without its terminator (`\n` or `\r\n`): the bytes of `text`. */
   length: number;
+  /** Byte length up to the `\n`, a `\r` before it included: what a verbatim copy copies. */
+  rawLength: number;
   /** False for a last line that has no `\n` (a file that ends mid-line). */
   terminated: boolean;
 }
@@ -43,7 +45,8 @@ export async function* jsonlLines(path: string, startOffset = 0): AsyncGenerator
           text: data.toString('utf8', start, end),
           lineNo,
           offset: carryOffset + start,
-          length: nl - start,
+          length: end - start,
+          rawLength: nl - start,
           terminated: true,
         };
         start = nl + 1;
@@ -54,7 +57,7 @@ export async function* jsonlLines(path: string, startOffset = 0): AsyncGenerator
     }
     if (carry.length > 0) {
       lineNo++;
-      yield { text: carry.toString('utf8'), lineNo, offset: carryOffset, length: carry.length, terminated: false };
+      yield { text: carry.toString('utf8'), lineNo, offset: carryOffset, length: carry.length, rawLength: carry.length, terminated: false };
     }
   } finally {
     await fh.close();

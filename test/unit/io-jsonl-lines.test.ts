@@ -22,21 +22,32 @@ function file(content: string | Buffer): string {
   return p;
 }
 
-async function collect(path: string, startOffset?: number): Promise<JsonlLine[]> {
-  const out: JsonlLine[] = [];
-  for await (const line of jsonlLines(path, startOffset)) out.push(line);
+/**
+ * The lines of a file. `rawLength` (the bytes up to the `\n`, a `\r` included) is checked here
+ * against the file, for every line of every test, then left out of the compared objects.
+ */
+async function collect(path: string, startOffset?: number): Promise<Array<Omit<JsonlLine, 'rawLength'>>> {
+  const out: Array<Omit<JsonlLine, 'rawLength'>> = [];
+  const bytes = readFileSync(path);
+  for await (const line of jsonlLines(path, startOffset)) {
+    const { rawLength, ...rest } = line;
+    const raw = bytes.subarray(line.offset, line.offset + rawLength).toString('utf8');
+    expect(raw === line.text || (line.terminated && raw === line.text + '\r')).toBe(true);
+    if (line.terminated) expect(bytes[line.offset + rawLength]).toBe(10);
+    out.push(rest);
+  }
   return out;
 }
 
 /** The bytes `[offset, offset + length)` of the file, decoded: must give back the line's text. */
-function bytesAt(path: string, line: JsonlLine): string {
+function bytesAt(path: string, line: Omit<JsonlLine, 'rawLength'>): string {
   return readFileSync(path).subarray(line.offset, line.offset + line.length).toString('utf8');
 }
 
 /** An independent model of the expected lines of a file (LF-terminated only, no CR handling). */
-function modelLines(content: string, startOffset = 0): JsonlLine[] {
+function modelLines(content: string, startOffset = 0): Array<Omit<JsonlLine, 'rawLength'>> {
   const buf = Buffer.from(content, 'utf8');
-  const out: JsonlLine[] = [];
+  const out: Array<Omit<JsonlLine, 'rawLength'>> = [];
   let start = startOffset;
   let lineNo = 0;
   while (start < buf.length) {
@@ -152,7 +163,11 @@ describe('jsonlLines', () => {
 
   it('many short lines across several chunks: every range exact', async () => {
     const rows: string[] = [];
-    for (let i = 0; rows.join('\n').length < 2.5 * MiB; i++) rows.push(JSON.stringify({ i, s: 'ñ'.repeat(i % 37), e: '😀'.repeat(i % 5) }));
+    for (let i = 0, size = 0; size < 2.5 * MiB; i++) {
+      const row = JSON.stringify({ i, s: 'ñ'.repeat(i % 37), e: '😀'.repeat(i % 5) });
+      rows.push(row);
+      size += Buffer.byteLength(row) + 1;
+    }
     const content = `${rows.join('\n')}\n`;
     const p = file(content);
     const lines = await collect(p);

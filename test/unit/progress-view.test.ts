@@ -3,8 +3,10 @@ import type { Phase, Progress } from '../../src/contract/run-spec.js';
 import { progressLine, RateMeter, rowsFinished } from '../../src/cli/progress-view.js';
 
 function progress(over: Partial<Progress> = {}): Progress {
+  // `as Progress`: the query's shape grows (e.g. `round`); these tests use only the fields below.
   return {
     phase: 'verify',
+    round: 0,
     planned: 400,
     done: 117,
     failed: 3,
@@ -17,7 +19,7 @@ function progress(over: Partial<Progress> = {}): Progress {
     outputs: null,
     generation: 0,
     ...over,
-  };
+  } as Progress;
 }
 
 /** The text after `ETA `. */
@@ -171,6 +173,7 @@ describe('progressLine', () => {
 
   it('phases other than verify print the phase name only', () => {
     const phases: Phase[] = ['guard', 'prepare', 'plan', 'aggregate', 'done'];
+    // (any other phase, e.g. a wait between re-judgment rounds, prints its name the same way)
     for (const phase of phases) expect(progressLine(progress({ phase }), 50)).toBe(`${phase}…`);
   });
 });

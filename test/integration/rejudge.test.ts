@@ -1,0 +1,178 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describeFailure } from '../../src/cli/exit-codes.js';
+import { runCommand } from '../../src/cli/run-command.js';
+import { workflowIdForOutput } from '../../src/temporal/workflow-id.js';
+import { captureIo, keysOf, readRows, sampleRun } from '../helpers/run-fixtures.js';
+import { tempDir, useSharedTemporal } from '../helpers/temporal-env.js';
+
+const temporal = useSharedTemporal('rejudge');
+const proc = { worker: true, heartbeatTimeoutMs: 10_000 };
+const servers: Server[] = [];
+let client: Client;
+beforeAll(async () => {
+  client = new Client({ connection: await Connection.connect({ address: temporal.address }), namespace: temporal.namespace });
+});
+afterAll(async () => {
+  servers.forEach((s) => s.close());
+  await client.connection.close();
+});
+
+/**
+ * A stateless resources server whose judge fails a key's first `failures(task)` attempts, then
+ * grades it 1.0 — so the outcome of every attempt is known in advance, whatever the order.
+ */
+async function flakyJudge(failures: (task: number) => number): Promise<number> {
+  const attempts = new Map<string, number>();
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      const send = (value: unknown) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(value));
+      };
+      if (req.url === '/reverify_mode') return send('stateless');
+      if (req.url === '/aggregate_metrics') return send({ agent_metrics: {}, key_metrics: {}, group_level_metrics: [] });
+      const row = JSON.parse(body);
+      const key = `${row._ng_task_index}:${row._ng_rollout_index}`;
+      const n = (attempts.get(key) ?? 0) + 1;
+      attempts.set(key, n);
+      if (n <= failures(row._ng_task_index)) {
+        return send({ reward: 0.0, _ng_failure_class: 'judge_failed', _ng_failure_judge_error: `JudgeError: attempt ${n}` });
+      }
+      send({ reward: 1.0, attempt: n });
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  servers.push(server);
+  return (server.address() as AddressInfo).port;
+}
+
+async function run(raw: Record<string, unknown>) {
+  const io = captureIo();
+  try {
+    return { result: await runCommand(raw, proc, io), lines: io.lines, error: null };
+  } catch (err) {
+    return { result: null, lines: io.lines, error: describeFailure(err) };
+  }
+}
+
+const sorted = (path: string) => readFileSync(path, 'utf8').split('\n').filter(Boolean).sort();
+/** Task t fails t % 4 times: 0 (never), 1, 2 (succeeds on the 3rd and last attempt), 3 (never succeeds). */
+const failuresOf = (t: number) => t % 4;
+
+describe('automatic re-judgment rounds', () => {
+  it('re-judges judge failures until the attempt cap, leaving exactly one sidecar row per failed attempt', async () => {
+    const dir = tempDir();
+    const port = await flakyJudge(failuresOf);
+    const d = await sampleRun(dir, port, { tasks: 16, repeats: 2 });
+    const { result, lines, error } = await run({ inputs: d.inputsPath, rollouts: d.rolloutsPath, output: d.output, configs: [d.config], rejudgeDelayMs: 0, batchSize: 5 });
+    expect(error).toBeNull();
+    expect(result!.rounds).toBe(3);
+    const main = readRows(d.output);
+    const side = readRows(join(dir, 'out_failures.jsonl'));
+    // Tasks failing 0, 1 or 2 times end in the main output once; tasks failing 3 times never do.
+    expect(keysOf(main).sort()).toEqual(keysOf(readRows(d.rolloutsPath).filter((r) => (r._ng_task_index as number) % 4 !== 3)).sort());
+    expect(new Set(keysOf(main)).size).toBe(main.length);
+    const perKey = new Map<string, number>();
+    for (const k of keysOf(side)) perKey.set(k, (perKey.get(k) ?? 0) + 1);
+    for (const [k, n] of perKey) expect(n).toBe(Math.min(3, failuresOf(Number(k.split(':')[0]))));
+    expect(lines.filter((l) => l.startsWith('Re-judging:'))).toHaveLength(2);
+
+    // Every round is its own activities in the history, with a readable summary.
+    const history = await client.workflow.getHandle(workflowIdForOutput(d.output)).fetchHistory();
+    const summaries = (history.events ?? [])
+      .filter((e) => e.activityTaskScheduledEventAttributes)
+      .map((e) => Buffer.from(e.userMetadata?.summary?.data ?? new Uint8Array()).toString());
+    expect(summaries.some((s) => s.includes('re-judge round 2: verify rows'))).toBe(true);
+    expect(summaries.some((s) => s.includes('re-judge round 3: verify rows'))).toBe(true);
+    expect(summaries.some((s) => s.includes('plan re-judgment round 3'))).toBe(true);
+  });
+
+  it('leaves the same files as a NeMo Gym single pass followed by repeated --resume runs', async () => {
+    const dir = tempDir();
+    const a = await sampleRun(join(dir, 'rounds'), await flakyJudge(failuresOf), { tasks: 12, repeats: 2 });
+    const b = await sampleRun(join(dir, 'resumes'), await flakyJudge(failuresOf), { tasks: 12, repeats: 2 });
+    expect((await run({ inputs: a.inputsPath, rollouts: a.rolloutsPath, output: a.output, configs: [a.config], rejudgeDelayMs: 0 })).error).toBeNull();
+    // NeMo Gym: one pass, then `--resume` by hand until nothing is left (the cap: 3, from the environment).
+    const base = { inputs: b.inputsPath, rollouts: b.rolloutsPath, output: b.output, configs: [b.config], rejudge: false };
+    expect((await run(base)).error).toBeNull();
+    for (let i = 0; i < 3; i++) expect((await run({ ...base, resume: true })).error).toBeNull();
+    expect(sorted(a.output)).toEqual(sorted(b.output));
+    expect(sorted(join(dir, 'rounds', 'out_failures.jsonl'))).toEqual(sorted(join(dir, 'resumes', 'out_failures.jsonl')));
+  });
+
+  it('--max-attempts 1 is a single pass: judge failures stay in the sidecar, no round follows', async () => {
+    const dir = tempDir();
+    const d = await sampleRun(dir, await flakyJudge(failuresOf), { tasks: 8, repeats: 1 });
+    const { result, lines } = await run({ inputs: d.inputsPath, rollouts: d.rolloutsPath, output: d.output, configs: [d.config], maxAttempts: 1 });
+    expect(result!.rounds).toBe(1);
+    expect(readRows(join(dir, 'out_failures.jsonl'))).toHaveLength(6);
+    expect(lines.some((l) => l.startsWith('Re-judging'))).toBe(false);
+  });
+});
+
+describe('--resume', () => {
+  it('prints the spec summary and verifies only what is missing', async () => {
+    const dir = tempDir();
+    const d = await sampleRun(dir, await flakyJudge(() => 0), { tasks: 10, repeats: 1 });
+    const base = { inputs: d.inputsPath, rollouts: d.rolloutsPath, output: d.output, configs: [d.config], maxAttempts: 1 };
+    expect((await run({ ...base, limit: 4 })).error).toBeNull();
+    const resumed = await run({ ...base, resume: true });
+    expect(resumed.error).toBeNull();
+    expect(resumed.lines).toContain(
+      [
+        'Resumed from cache. Found:',
+        '- 10 total rows to be re-verified',
+        '- 4 rows already done (in main jsonl)',
+        '- 0 sidecar-terminal (timeout_exceeded / skipped) → not retried',
+        '- 0 hit max_attempts → not retried',
+        '- 6 rows that still need to be run',
+      ].join('\n'),
+    );
+    const keys = keysOf(readRows(d.output));
+    expect(keys).toHaveLength(10);
+    expect(new Set(keys).size).toBe(10);
+  });
+
+  it('a cut-off last line (a crash mid-write) is reported with file:line; --repair-truncated cuts it and continues', async () => {
+    const dir = tempDir();
+    const d = await sampleRun(dir, await flakyJudge(() => 0), { tasks: 6, repeats: 1 });
+    const base = { inputs: d.inputsPath, rollouts: d.rolloutsPath, output: d.output, configs: [d.config], maxAttempts: 1 };
+    expect((await run({ ...base, limit: 3 })).error).toBeNull();
+    const whole = readFileSync(d.output, 'utf8');
+    const cut = readRows(d.rolloutsPath)[3];
+    appendFileSync(d.output, `{"reward":1.0,"_ng_task_index":${cut._ng_task_index},"_ng_rollo`);
+    const refused = await run({ ...base, resume: true });
+    expect(refused.error?.code).toBe(1);
+    expect(refused.error?.line).toContain(`${d.output}:4: the last line is cut off`);
+    expect(refused.error?.line).toContain('--repair-truncated');
+    expect(readFileSync(d.output, 'utf8').startsWith(whole)).toBe(true);
+
+    const repaired = await run({ ...base, resume: true, repairTruncated: true });
+    expect(repaired.error).toBeNull();
+    expect(repaired.lines.some((l) => l.startsWith(`Cut the partial last line of ${d.output}`))).toBe(true);
+    const keys = keysOf(readRows(d.output));
+    expect(keys).toHaveLength(6);
+    expect(new Set(keys).size).toBe(6);
+  });
+
+  it('resumes an output written by NeMo Gym (orjson floats, huge integers) without changing its bytes', async () => {
+    const dir = tempDir();
+    const d = await sampleRun(dir, await flakyJudge(() => 0), { tasks: 4, repeats: 1 });
+    const first = readRows(d.rolloutsPath)[0];
+    const gymLine = `{"reward":1.0,"big":12345678901234567890,"_ng_task_index":${first._ng_task_index},"_ng_rollout_index":${first._ng_rollout_index},"agent_ref":{"name":"${(first.agent_ref as { name: string }).name}"}}\n`;
+    writeFileSync(d.output, gymLine);
+    writeFileSync(join(dir, 'out_failures.jsonl'), '');
+    const { result, error } = await run({ inputs: d.inputsPath, rollouts: d.rolloutsPath, output: d.output, configs: [d.config], resume: true, maxAttempts: 1 });
+    expect(error).toBeNull();
+    expect(result!.planned).toBe(3);
+    expect(readFileSync(d.output, 'utf8').startsWith(gymLine)).toBe(true);
+    expect(readRows(d.output)).toHaveLength(4);
+  });
+});
