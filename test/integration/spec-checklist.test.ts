@@ -467,7 +467,7 @@ describe('§6 reverify-mode check and guard (98–104)', () => {
         "Pass ++force=true to override (output will be prefixed with 'unsafe_'). With reverify, pass --force.",
     );
     expect(rsA.verifyBodies.length + rsB.verifyBodies.length).toBe(0);
-    expect(readdirSync(dir).filter((n) => n.includes('out'))).toEqual([]);
+    expect(readdirSync(dir).filter((n) => n.startsWith('out') || n.startsWith('.out'))).toEqual([]);
   });
 
   it('§6.104 a table {a→rs_a, b→rs_b}: both RS are checked although only agent_a has rows (an unknown rs_b refuses the run)', async () => {

@@ -1,3 +1,5 @@
+import { mkdtempSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createHash } from 'node:crypto';
 import { join, relative, resolve, sep } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -68,5 +70,12 @@ describe('workflowIdForOutput', () => {
   it('long names that share their first 80 characters still differ', () => {
     const stem = 'p'.repeat(100);
     expect(workflowIdForOutput(`/r/${stem}A.jsonl`)).not.toBe(workflowIdForOutput(`/r/${stem}B.jsonl`));
+  });
+
+  it('an output reached through a symlinked directory has the same id as through the real one', () => {
+    const real = mkdtempSync(join(tmpdir(), 'wfid-real-'));
+    const link = `${real}-link`;
+    symlinkSync(real, link);
+    expect(workflowIdForOutput(join(link, 'out.jsonl'))).toBe(workflowIdForOutput(join(real, 'out.jsonl')));
   });
 });
