@@ -1,0 +1,349 @@
+/**
+ * Spec §6 (nemo-gym-contract.md), `--judge-failed-only` recovery end to end (119–131), the guard
+ * skip (100) and the append rule of output path preparation (89), as whole runs against the shared
+ * real Temporal dev server and a scripted resources server that records what it receives.
+ *
+ * Fixture shape of §6.119: `inputs.jsonl`, `rollouts.jsonl` = successes, `rollouts_failures.jsonl`
+ * = sidecar. NeMo Gym "returns" the sorted rows; we return counts, so "return sorted" is checked on
+ * what the resources server receives on /aggregate_metrics (the same sorted reload, §4.11).
+ */
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { recoveryWarning } from '../../src/contract/messages.js';
+import {
+  byTask,
+  judgeFailed,
+  keyText,
+  reward,
+  startScriptedServer,
+  type ScriptedServer,
+  type ScriptedServerOptions,
+} from '../helpers/scripted-server.js';
+import {
+  failureLine,
+  inputLine,
+  keys,
+  lines,
+  responseText,
+  rows,
+  runReverify,
+  successLine,
+  tasks,
+  timeoutLine,
+  writeFixture,
+  writeLines,
+  type Fixture,
+  type RunOutcome,
+} from '../helpers/spec-fixtures.js';
+import { tempDir, useSharedTemporal } from '../helpers/temporal-env.js';
+
+useSharedTemporal('spec-checklist-recovery');
+
+const opened: ScriptedServer[] = [];
+async function server(opts: ScriptedServerOptions = {}): Promise<ScriptedServer> {
+  const s = await startScriptedServer(opts);
+  opened.push(s);
+  return s;
+}
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((s) => s.close()));
+});
+
+const AGENT_REF = { type: 'responses_api_agents', name: 'agent_a' };
+const sentKeys = (s: ScriptedServer) => s.verifyBodies.map(keyText).sort();
+const aggregatedKeys = (s: ScriptedServer) => s.aggregateBodies.map((b) => b.verify_responses.map(keyText));
+const seededLine = (n: number, f: Fixture) => `Recovery mode: seeded ${n} successful rollout(s) into ${f.output}`;
+
+/** `reverify run --judge-failed-only` on a fixture. */
+function recover(f: Fixture, rs: ScriptedServer, extra: Record<string, unknown> = {}): Promise<RunOutcome> {
+  return runReverify({ inputs: f.inputs, rollouts: f.rollouts, output: f.output, servers: [rs.flag('rs')], judgeFailedOnly: true, ...extra });
+}
+
+describe('§6 guard and output preparation in recovery mode (89, 100)', () => {
+  it('§6.100 judge_failed_only: the guard passes without contacting any server (an unsupported RS is not asked, nothing is prefixed)', async () => {
+    const rs = await server({ mode: 'unsupported', verify: () => reward(0.9) });
+    const dir = tempDir();
+    const f = writeFixture(dir, { inputs: tasks([0, 1]), successes: [successLine({ t: 0 })], failures: [failureLine({ t: 1 })] });
+    const { result, error } = await recover(f, rs);
+    expect(error).toBeNull();
+    expect(rs.modeRequests).toBe(0);
+    expect(rs.requests.filter((r) => r.url === '/reverify_mode')).toEqual([]);
+    expect(sentKeys(rs)).toEqual(['1:0']);
+    expect(result!.forceWarning).toBeNull();
+    expect(readdirSync(dir).filter((n) => n.startsWith('unsafe_'))).toEqual([]);
+  });
+
+  it('§6.89 given an existing output and sidecar with append, nothing is deleted or raised: both keep their bytes', async () => {
+    const rs = await server({ verify: () => reward(0.9) });
+    const f = writeFixture(tempDir(), { inputs: tasks([0, 1, 2]), successes: [successLine({ t: 0 })], failures: [failureLine({ t: 1 })] });
+    const oldMain = successLine({ t: 0 }) + '\n';
+    const oldSide = timeoutLine({ t: 2 }) + '\n';
+    writeFileSync(f.output, oldMain);
+    writeFileSync(f.outputSidecar, oldSide);
+    const { lines: printed, error } = await recover(f, rs, { append: true });
+    expect(error).toBeNull();
+    expect(printed.filter((l) => l.startsWith('Deleted existing output file'))).toEqual([]);
+    expect(readFileSync(f.output, 'utf8').startsWith(oldMain)).toBe(true);
+    expect(keys(rows(f.output))).toEqual(['0:0', '1:0']);
+    expect(readFileSync(f.outputSidecar, 'utf8')).toBe(oldSide);
+  });
+});
+
+describe('§6 judge-failed-only end to end (119–131)', () => {
+  describe('successes T=0,1 and judge failures T=2,3', () => {
+    let rs: ScriptedServer;
+    let f: Fixture;
+    let dir: string;
+    let outcome: RunOutcome;
+    beforeAll(async () => {
+      rs = await startScriptedServer({ verify: () => reward(0.9) });
+      dir = tempDir();
+      f = writeFixture(dir, {
+        inputs: tasks([0, 1, 2, 3]),
+        successes: [successLine({ t: 0 }), successLine({ t: 1 })],
+        failures: [failureLine({ t: 2 }), failureLine({ t: 3 })],
+      });
+      outcome = await recover(f, rs);
+      await rs.close();
+    });
+
+    it('§6.119 only T=2,3 are sent (input row + the sidecar row\'s response); the output holds T=0..3; seeded rows keep reward 1.0 byte for byte; recovered rows carry 0.9 and no failure class; the reload is sorted; no unsafe_ file', () => {
+      expect(outcome.error).toBeNull();
+      expect(sentKeys(rs)).toEqual(['2:0', '3:0']);
+      for (const body of rs.verifyBodies) {
+        const t = body._ng_task_index as number;
+        expect(body).toEqual({ ...JSON.parse(inputLine({ t })), response: JSON.parse(responseText(t)) });
+      }
+      const out = lines(f.output);
+      expect(out.slice(0, 2)).toEqual([successLine({ t: 0 }), successLine({ t: 1 })]);
+      expect(keys(rows(f.output)).sort()).toEqual(['0:0', '1:0', '2:0', '3:0']);
+      for (const r of rows(f.output).filter((r) => (r._ng_task_index as number) >= 2)) {
+        expect(r).toEqual({ reward: 0.9, _ng_task_index: r._ng_task_index, _ng_rollout_index: 0, agent_ref: AGENT_REF });
+      }
+      expect(rows(f.outputSidecar)).toEqual([]);
+      expect(aggregatedKeys(rs)).toEqual([['0:0', '1:0', '2:0', '3:0']]);
+      expect(rs.aggregateBodies[0].verify_responses.map((r) => r.reward)).toEqual([1, 1, 0.9, 0.9]);
+      expect(readdirSync(dir).filter((n) => n.startsWith('unsafe_'))).toEqual([]);
+      expect(outcome.lines).toContain(seededLine(2, f));
+      expect(outcome.result).toMatchObject({ seeded: 2, done: 2, failed: 0 });
+    });
+
+    it('§6.120 the two-sources warning is printed', () => {
+      expect(outcome.lines).toContain(recoveryWarning());
+      expect(recoveryWarning().startsWith('WARNING: judge-failed-only recovery merges rewards from TWO sources')).toBe(true);
+    });
+  });
+
+  it('§6.121 failures T=1 (judge) and T=2 (timeout_exceeded): only T=1 is sent; the output holds T=0,1', async () => {
+    const rs = await server({ verify: () => reward(0.9) });
+    const f = writeFixture(tempDir(), {
+      inputs: tasks([0, 1, 2]),
+      successes: [successLine({ t: 0 })],
+      failures: [failureLine({ t: 1 }), timeoutLine({ t: 2 })],
+    });
+    const { error } = await recover(f, rs);
+    expect(error).toBeNull();
+    expect(sentKeys(rs)).toEqual(['1:0']);
+    expect(keys(rows(f.output))).toEqual(['0:0', '1:0']);
+  });
+
+  it('§6.122 success T=0 and judge failures T=1,2 with aggregation on: aggregation covers T=0,1,2', async () => {
+    const rs = await server({ verify: () => reward(0.9) });
+    const f = writeFixture(tempDir(), {
+      inputs: tasks([0, 1, 2]),
+      successes: [successLine({ t: 0 })],
+      failures: [failureLine({ t: 2 }), failureLine({ t: 1 })],
+    });
+    const { result, error } = await recover(f, rs);
+    expect(error).toBeNull();
+    expect(aggregatedKeys(rs)).toEqual([['0:0', '1:0', '2:0']]);
+    expect(result!.metricsPath).toBe(f.metrics);
+    expect(existsSync(f.metrics)).toBe(true);
+  });
+
+  it('§6.123 no successes and judge failures T=0..2: all are recovered', async () => {
+    const rs = await server({ verify: () => reward(0.9) });
+    const f = writeFixture(tempDir(), {
+      inputs: tasks([0, 1, 2]),
+      successes: [],
+      failures: [failureLine({ t: 0 }), failureLine({ t: 1 }), failureLine({ t: 2 })],
+    });
+    const { lines: printed, error } = await recover(f, rs);
+    expect(error).toBeNull();
+    expect(sentKeys(rs)).toEqual(['0:0', '1:0', '2:0']);
+    expect(keys(rows(f.output)).sort()).toEqual(['0:0', '1:0', '2:0']);
+    expect(printed).toContain(seededLine(0, f));
+  });
+
+  it('§6.124 key T=0 in both successes and failures: it is not sent and appears once, with its original reward', async () => {
+    const rs = await server({ verify: () => reward(0.9) });
+    const f = writeFixture(tempDir(), {
+      inputs: tasks([0, 1]),
+      successes: [successLine({ t: 0 })],
+      failures: [failureLine({ t: 0 }), failureLine({ t: 1 })],
+    });
+    const { error } = await recover(f, rs);
+    expect(error).toBeNull();
+    expect(sentKeys(rs)).toEqual(['1:0']);
+    const out = rows(f.output);
+    expect(keys(out).filter((k) => k === '0:0')).toHaveLength(1);
+    expect(lines(f.output)[0]).toBe(successLine({ t: 0 }));
+  });
+
+  it('§6.125 a prior recovery output (T=0 seeded, T=1 recovered) and resume: only T=2 is sent and T=0 is not re-seeded', async () => {
+    const rs = await server({ verify: () => reward(0.9) });
+    const f = writeFixture(tempDir(), {
+      inputs: tasks([0, 1, 2]),
+      successes: [successLine({ t: 0 })],
+      failures: [failureLine({ t: 1 }), failureLine({ t: 2 })],
+    });
+    const prior = [successLine({ t: 0 }), '{"reward":0.9,"_ng_task_index":1,"_ng_rollout_index":0,"agent_ref":{"type":"responses_api_agents","name":"agent_a"}}'];
+    writeLines(f.output, prior);
+    const { lines: printed, error } = await recover(f, rs, { resume: true });
+    expect(error).toBeNull();
+    expect(sentKeys(rs)).toEqual(['2:0']);
+    expect(lines(f.output).slice(0, 2)).toEqual(prior);
+    expect(keys(rows(f.output))).toEqual(['0:0', '1:0', '2:0']);
+    expect(printed).toContain(seededLine(0, f));
+    expect(aggregatedKeys(rs)).toEqual([['0:0', '1:0', '2:0']]);
+  });
+
+  it('§6.126 resume on the first recovery invocation (no output yet): the successes are still seeded and aggregation covers all', async () => {
+    const rs = await server({ verify: () => reward(0.9) });
+    const f = writeFixture(tempDir(), {
+      inputs: tasks([0, 1, 2]),
+      successes: [successLine({ t: 0 }), successLine({ t: 1 })],
+      failures: [failureLine({ t: 2 })],
+    });
+    const { lines: printed, error } = await recover(f, rs, { resume: true });
+    expect(error).toBeNull();
+    expect(sentKeys(rs)).toEqual(['2:0']);
+    expect(printed).toContain(seededLine(2, f));
+    expect(keys(rows(f.output))).toEqual(['0:0', '1:0', '2:0']);
+    expect(aggregatedKeys(rs)).toEqual([['0:0', '1:0', '2:0']]);
+  });
+
+  it('§6.127 a sidecar with only non-judge failures: nothing is sent, "Nothing to be re-verified" is printed, the seeded success is present', async () => {
+    const rs = await server();
+    const f = writeFixture(tempDir(), {
+      inputs: tasks([0, 1, 2]),
+      successes: [successLine({ t: 0 })],
+      failures: [timeoutLine({ t: 1 }), failureLine({ t: 2 }, 'legitimate')],
+    });
+    const { lines: printed, error } = await recover(f, rs);
+    expect(error).toBeNull();
+    expect(rs.verifyBodies).toHaveLength(0);
+    expect(printed).toContain('WARNING: Nothing to be re-verified.');
+    expect(lines(f.output)).toEqual([successLine({ t: 0 })]);
+  });
+
+  it('§6.128 --append onto an existing output holding the successes: only the judge failure is sent and appended; no duplicates', async () => {
+    const rs = await server({ verify: () => reward(0.9) });
+    const f = writeFixture(tempDir(), {
+      inputs: tasks([0, 1, 2]),
+      successes: [successLine({ t: 0 }), successLine({ t: 1 })],
+      failures: [failureLine({ t: 2 })],
+      outputName: 'recovered',
+    });
+    writeFileSync(f.output, readFileSync(f.rollouts));
+    const { lines: printed, error } = await recover(f, rs, { append: true });
+    expect(error).toBeNull();
+    expect(sentKeys(rs)).toEqual(['2:0']);
+    expect(printed).toContain(seededLine(0, f));
+    expect(readFileSync(f.output, 'utf8').startsWith(readFileSync(f.rollouts, 'utf8'))).toBe(true);
+    expect(keys(rows(f.output))).toEqual(['0:0', '1:0', '2:0']);
+  });
+
+  it('§6.128 --append with --output = the run\'s own rollouts.jsonl: only the judge failure is sent and appended to it; no duplicates', async () => {
+    const rs = await server({ verify: () => reward(0.9) });
+    const f = writeFixture(tempDir(), {
+      inputs: tasks([0, 1, 2]),
+      successes: [successLine({ t: 0 }), successLine({ t: 1 })],
+      failures: [failureLine({ t: 2 })],
+    });
+    const sidecarBefore = readFileSync(f.rolloutsSidecar, 'utf8');
+    const { error } = await runReverify({
+      inputs: f.inputs,
+      rollouts: f.rollouts,
+      output: f.rollouts,
+      servers: [rs.flag('rs')],
+      judgeFailedOnly: true,
+      append: true,
+    });
+    expect(error).toBeNull();
+    expect(sentKeys(rs)).toEqual(['2:0']);
+    expect(lines(f.rollouts)).toEqual([
+      successLine({ t: 0 }),
+      successLine({ t: 1 }),
+      '{"reward":0.9,"_ng_task_index":2,"_ng_rollout_index":0,"agent_ref":{"type":"responses_api_agents","name":"agent_a"}}',
+    ]);
+    expect(readFileSync(f.rolloutsSidecar, 'utf8')).toBe(sidecarBefore);
+  });
+
+  it('§6.129 the same append run twice: the second sends nothing and nothing is duplicated', async () => {
+    const rs = await server({ verify: () => reward(0.9) });
+    const f = writeFixture(tempDir(), {
+      inputs: tasks([0, 1, 2]),
+      successes: [successLine({ t: 0 }), successLine({ t: 1 })],
+      failures: [failureLine({ t: 2 })],
+      outputName: 'recovered',
+    });
+    writeFileSync(f.output, readFileSync(f.rollouts));
+    const first = await recover(f, rs, { append: true });
+    expect(first.error).toBeNull();
+    const afterFirst = readFileSync(f.output);
+    rs.reset();
+    const second = await recover(f, rs, { append: true });
+    expect(second.error).toBeNull();
+    expect(rs.verifyBodies).toHaveLength(0);
+    expect(second.lines).toContain('WARNING: Nothing to be re-verified.');
+    expect(readFileSync(f.output).equals(afterFirst)).toBe(true);
+    expect(keys(rows(f.output))).toEqual(['0:0', '1:0', '2:0']);
+  });
+
+  it('§6.130 no rollouts_failures.jsonl: a file-not-found error naming it (ours: the missing sidecar is reported before seeding, nothing written)', async () => {
+    const rs = await server();
+    const f = writeFixture(tempDir(), { inputs: tasks([0, 1]) });
+    const { error } = await recover(f, rs);
+    expect(error?.code).toBe(1);
+    expect(error?.line).toContain(`No such file or directory: '${f.rolloutsSidecar}'`);
+    expect(rs.verifyBodies).toHaveLength(0);
+    expect(existsSync(f.output)).toBe(false);
+    expect(existsSync(f.outputSidecar)).toBe(false);
+  });
+
+  it('§6.131 judge failures T=1,2,3 where T=2,3 judge-fail again: pass 1 writes T=0,1 to the output and T=2,3 to recovered_failures.jsonl; pass 2 with resume sends only T=2,3; the final output has T=0..3 with T=0 once', async () => {
+    const rs = await server({
+      verify: byTask({
+        1: reward(0.9),
+        2: (_row, attempt) => (attempt === 0 ? judgeFailed() : reward(0.8)),
+        3: (_row, attempt) => (attempt === 0 ? judgeFailed() : reward(0.8)),
+      }),
+    });
+    const f = writeFixture(tempDir(), {
+      inputs: tasks([0, 1, 2, 3]),
+      successes: [successLine({ t: 0 })],
+      failures: [failureLine({ t: 1 }), failureLine({ t: 2 }), failureLine({ t: 3 })],
+      outputName: 'recovered',
+    });
+    const pass1 = await recover(f, rs, { maxAttempts: 1 });
+    expect(pass1.error).toBeNull();
+    expect(sentKeys(rs)).toEqual(['1:0', '2:0', '3:0']);
+    expect(keys(rows(f.output))).toEqual(['0:0', '1:0']);
+    expect(f.outputSidecar).toBe(join(f.dir, 'recovered_failures.jsonl'));
+    const side = rows(f.outputSidecar);
+    expect(keys(side).sort()).toEqual(['2:0', '3:0']);
+    for (const r of side) expect(r._ng_failure_class).toBe('judge_failed');
+
+    rs.reset();
+    const pass2 = await recover(f, rs, { resume: true, maxAttempts: 3, rejudgeDelayMs: 0 });
+    expect(pass2.error).toBeNull();
+    expect(sentKeys(rs)).toEqual(['2:0', '3:0']);
+    expect(pass2.lines).toContain(seededLine(0, f));
+    const out = keys(rows(f.output));
+    expect(out.sort()).toEqual(['0:0', '1:0', '2:0', '3:0']);
+    expect(lines(f.output)[0]).toBe(successLine({ t: 0 }));
+    expect(aggregatedKeys(rs)).toEqual([['0:0', '1:0', '2:0', '3:0']]);
+  });
+});
