@@ -49,7 +49,7 @@ interface Checkpoint {
 }
 
 function emptyCounts(): Checkpoint['counts'] {
-  return { main: 0, failed: 0, dropped: 0, rejected: 0, judgeFailed: 0, perAgent: {} };
+  return { main: 0, failed: 0, dropped: 0, rejected: 0, judgeFailed: 0, perAgent: {}, throttled: 0, latencyMsSum: 0, latencyCount: 0 };
 }
 
 function agentCounts(c: Checkpoint['counts'], agent: string): AgentCounts {
@@ -165,10 +165,23 @@ export function verifyBatch(deps: ActivityDeps) {
           const payload = buildPayload(inputRaw, readRolloutResponse(sourceRaw)!);
           // The payload's stamps are the input row's (only `response` differs): scan the small text.
           const stamps = stampsFromPayload(inputRaw);
+          const started = performance.now();
+          let throttled = 0;
           const reply = await verifyWithRetries(client, req.serverUrls[server], payload, {
             ...DEFAULT_VERIFY_RETRY,
             signal,
+            onRetry: (r) => {
+              if (r.status === 429 || r.status === 503) throttled++;
+            },
           });
+          const latency = performance.now() - started;
+          const signals = (c: Checkpoint['counts']) => {
+            c.throttled += throttled;
+            if (throttled === 0) {
+              c.latencyMsSum += latency;
+              c.latencyCount++;
+            }
+          };
           replies++;
           if (reply.kind === 'rejected') {
             rejectedReplies++;
@@ -181,6 +194,7 @@ export function verifyBatch(deps: ActivityDeps) {
               );
             }
             await recorder.record(i, 'sidecar', verifyRejectedRow(stamps, reply.status, reply.excerpt), (c) => {
+              signals(c);
               c.failed++;
               c.rejected++;
               agentCounts(c, agent).failed++;
@@ -191,12 +205,14 @@ export function verifyBatch(deps: ActivityDeps) {
           const outcome = classifyResult(result);
           if (outcome === 'drop') {
             await recorder.record(i, null, null, (c) => {
+              signals(c);
               c.dropped++;
               agentCounts(c, agent).dropped++;
             });
           } else if (outcome === 'failure') {
             const judgeFailed = result._ng_failure_class === JUDGE_FAILED_CLASS;
             await recorder.record(i, 'sidecar', stampResult(reply.body, stamps), (c, cp) => {
+              signals(c);
               c.failed++;
               if (judgeFailed) {
                 c.judgeFailed++;
@@ -206,6 +222,7 @@ export function verifyBatch(deps: ActivityDeps) {
             });
           } else {
             await recorder.record(i, 'main', stampResult(reply.body, stamps), (c) => {
+              signals(c);
               c.main++;
               const a = agentCounts(c, agent);
               a.done++;

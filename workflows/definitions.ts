@@ -7,5 +7,8 @@ export const progressQuery = defineQuery<Progress>('progress');
 /** Changes the run's `/verify` concurrency ceiling while it runs. Returns the new value. */
 export const setConcurrencyUpdate = defineUpdate<number, [number]>('setConcurrency');
 
+/** Pauses (true) or resumes (false) a live run: no new batch starts while paused. */
+export const setPausedUpdate = defineUpdate<boolean, [boolean]>('setPaused');
+
 /** Task queue that workers of every machine poll. */
 export const TASK_QUEUE = 'reverify';

@@ -35,7 +35,8 @@ import {
   seededSuccesses,
   verifyingWith,
 } from '../src/contract/messages.js';
-import { progressQuery, setConcurrencyUpdate } from './definitions.js';
+import { adaptLimit } from './adaptive-limit.js';
+import { progressQuery, setConcurrencyUpdate, setPausedUpdate } from './definitions.js';
 import { windowShape } from './window.js';
 
 /** Failure types that retrying cannot fix (see activities/user-errors.ts, verify-batch.ts). */
@@ -65,7 +66,13 @@ interface InFlight {
 export interface RunState {
   phase: Phase;
   generation: number;
+  /** The ceiling of `/verify` requests in flight (`--concurrency`, or set by `reverify control`). */
   concurrency: number;
+  /** The limit in force, adapted to the verifier's health (see adaptive-limit.ts). */
+  effective: number;
+  baselineLatencyMs: number | null;
+  /** Paused by an operator: no new batch starts; those in flight finish. */
+  paused: boolean;
   outputs: OutputPaths | null;
   /** The plan of the current round. */
   plan: PlanSummary | null;
@@ -94,6 +101,9 @@ function initialState(spec: RunSpec): RunState {
     phase: 'guard',
     generation: 0,
     concurrency: spec.concurrency,
+    effective: spec.concurrency,
+    baselineLatencyMs: null,
+    paused: false,
     outputs: null,
     plan: null,
     round: 0,
@@ -106,7 +116,7 @@ function initialState(spec: RunSpec): RunState {
     mainLength: 0,
     sidecarLength: 0,
     obsolete: [],
-    totals: { main: 0, failed: 0, dropped: 0, rejected: 0, judgeFailed: 0, perAgent: {} },
+    totals: { main: 0, failed: 0, dropped: 0, rejected: 0, judgeFailed: 0, perAgent: {}, throttled: 0, latencyMsSum: 0, latencyCount: 0 },
   };
 }
 
@@ -116,6 +126,9 @@ function addCounts(into: RunState['totals'], b: BatchResult): void {
   into.dropped += b.dropped;
   into.rejected += b.rejected;
   into.judgeFailed += b.judgeFailed;
+  into.throttled += b.throttled;
+  into.latencyMsSum += b.latencyMsSum;
+  into.latencyCount += b.latencyCount;
   for (const [agent, c] of Object.entries(b.perAgent)) {
     const t: AgentCounts = (into.perAgent[agent] ??= { done: 0, failed: 0, dropped: 0, rewardSum: 0 });
     t.done += c.done;
@@ -151,11 +164,16 @@ export async function reverifyRun(spec: RunSpec, carried?: RunState): Promise<Ru
     messages: st.messages,
     outputs: st.outputs,
     generation: st.generation,
+    concurrency: st.concurrency,
+    effectiveConcurrency: st.effective,
+    paused: st.paused,
   }));
   setHandler(
     setConcurrencyUpdate,
     (n: number) => {
       st.concurrency = n;
+      st.effective = Math.min(st.effective, n);
+      st.messages.push(`Concurrency ceiling set to ${n} by an operator`);
       return n;
     },
     {
@@ -164,6 +182,12 @@ export async function reverifyRun(spec: RunSpec, carried?: RunState): Promise<Ru
       },
     },
   );
+
+  setHandler(setPausedUpdate, (paused: boolean) => {
+    if (paused !== st.paused) st.messages.push(paused ? 'Paused by an operator: batches in flight finish, no new one starts' : 'Resumed by an operator');
+    st.paused = paused;
+    return paused;
+  });
 
   try {
     if (!carried) await start(spec, st);
@@ -273,7 +297,7 @@ async function verifyRound(spec: RunSpec, st: RunState, inflight: Map<number, In
   let launchedThisGeneration = 0;
   let stopping = false;
 
-  const shape = () => windowShape(st.concurrency, spec.batchSize, batches - st.nextBatch + inflight.size);
+  const shape = () => windowShape(st.effective, spec.batchSize, batches - st.nextBatch + inflight.size);
   const launch = (batch: number) => {
     const from = batch * spec.batchSize;
     const to = Math.min(plan.rows, from + spec.batchSize);
@@ -315,9 +339,10 @@ async function verifyRound(spec: RunSpec, st: RunState, inflight: Map<number, In
   const usedSlots = () => [...inflight.values()].reduce((a, b) => a + b.slots, 0);
   const canLaunch = () =>
     !stopping &&
+    !st.paused &&
     failure === null &&
     st.nextBatch < batches &&
-    usedSlots() + shape().parallelism <= st.concurrency &&
+    usedSlots() + shape().parallelism <= st.effective &&
     (spec.continueAsNewAfterBatches === undefined || launchedThisGeneration < spec.continueAsNewAfterBatches);
 
   while (st.nextBatch < batches || inflight.size > 0 || ready.length > 0) {
@@ -369,6 +394,8 @@ async function commit(st: RunState, batches: BatchResult[]): Promise<void> {
   for (const b of batches) {
     addCounts(st.totals, b);
     st.roundJudgeFailed += b.judgeFailed;
+    // Shown by the progress line (`concurrency 8/32`), not as messages: it may change all day.
+    ({ effective: st.effective, baselineLatencyMs: st.baselineLatencyMs } = adaptLimit(st, st.concurrency, b));
   }
 }
 

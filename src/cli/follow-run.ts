@@ -33,7 +33,7 @@ export async function followRun(handle: WorkflowHandle, opts: FollowOptions): Pr
         printMessages(p.messages);
         const now = Date.now();
         rate.add(now, rowsFinished(p));
-        if (p.phase === 'verify') {
+        if (p.phase === 'verify' || p.phase === 'rejudge-wait') {
           if (opts.tty) opts.bar(`\r\x1b[K${progressLine(p, rate.perSecond())}`);
           else if (now - lastLine >= opts.lineIntervalMs) {
             lastLine = now;

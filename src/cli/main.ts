@@ -3,6 +3,7 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { runReferenceServerCli } from '../reference-server/main.js';
 import { devServerStatus, ensureDevServer, stopDevServer } from '../temporal/dev-server.js';
 import { aggregateCommand } from './aggregate-command.js';
+import { controlCommand } from './control-command.js';
 import { demoCommand } from './demo-command.js';
 import { describeFailure, EXIT_OK } from './exit-codes.js';
 import { runCommand } from './run-command.js';
@@ -137,6 +138,18 @@ async function main(argv: string[]): Promise<number> {
     .option('--no-merge', 'only compute the metrics; do not write --output')
     .action(async (o) => {
       await aggregateCommand({ inputGlob: o.inputGlob, output: o.output, configs: o.config, servers: o.server, merge: o.merge });
+    });
+
+  program
+    .command('control')
+    .description('change a live run from any machine: its concurrency ceiling, pause, unpause')
+    .requiredOption('-o, --output <path>', 'the run\'s --output')
+    .option('--concurrency <n>', 'new ceiling of /verify requests in flight', int('--concurrency'))
+    .option('--pause', 'start no new batch (those in flight finish)')
+    .option('--unpause', 'continue a paused run')
+    .action(async (o) => {
+      installRuntime(false);
+      await controlCommand(o, (l) => console.log(l));
     });
 
   program

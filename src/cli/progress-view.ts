@@ -34,10 +34,14 @@ export function rowsFinished(p: Progress): number {
 /** `[######......]  120/400 rows  117 ok  3 failed  45.2 rows/s  ETA 6s` */
 export function progressLine(p: Progress, rate: number, width = 24): string {
   const finished = rowsFinished(p);
+  if (p.phase === 'rejudge-wait') return `waiting to re-judge (round ${p.round + 2})…`;
   if (p.phase !== 'verify') return `${p.phase}…`;
   const frac = p.planned > 0 ? Math.min(1, finished / p.planned) : 1;
   const fill = Math.round(frac * width);
   const bar = '#'.repeat(fill) + '.'.repeat(width - fill);
   const eta = rate > 0 ? duration((p.planned - finished) / rate) : '?';
-  return `[${bar}] ${finished}/${p.planned} rows  ${p.done} ok  ${p.failed} failed  ${rate.toFixed(1)} rows/s  ETA ${eta}`;
+  const limit = p.effectiveConcurrency < p.concurrency ? `  concurrency ${p.effectiveConcurrency}/${p.concurrency}` : '';
+  const round = p.round > 0 ? `  round ${p.round + 1}` : '';
+  const paused = p.paused ? '  PAUSED' : '';
+  return `[${bar}] ${finished}/${p.planned} rows  ${p.done} ok  ${p.failed} failed  ${rate.toFixed(1)} rows/s  ETA ${eta}${round}${limit}${paused}`;
 }

@@ -93,6 +93,11 @@ export interface BatchResult {
   /** Of `failed`: `judge_failed` verdicts. */
   judgeFailed: number;
   perAgent: Record<string, AgentCounts>;
+  /** Overload signals for adaptive concurrency: 429/503 answers met (and retried) in this batch. */
+  throttled: number;
+  /** Sum and count of the latencies of answered `/verify` requests, in ms. */
+  latencyMsSum: number;
+  latencyCount: number;
 }
 
 export type Phase = 'guard' | 'prepare' | 'plan' | 'verify' | 'rejudge-wait' | 'aggregate' | 'done';
@@ -114,6 +119,11 @@ export interface Progress {
   /** Lines for the user, in order; the CLI prints the ones it has not printed yet. */
   messages: string[];
   outputs: OutputPaths | null;
+  /** The `/verify` ceiling (`--concurrency`, or as changed by `reverify control`). */
+  concurrency: number;
+  /** The limit in force now: lowered when the verifier throttles or slows down. */
+  effectiveConcurrency: number;
+  paused: boolean;
   /** Index of this run in the continue-as-new chain (0 for the first). */
   generation: number;
 }

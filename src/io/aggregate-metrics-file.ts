@@ -9,7 +9,6 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { compareKeys, type RowKey } from '../contract/row-key.js';
 import type { AgentKeyMetrics } from '../contract/run-spec.js';
 import { writeFileAtomic } from './atomic-file.js';
-import { readRange } from './read-range.js';
 
 /** Where one row sits: `files[file]`, bytes `[offset, offset + length)` (no line terminator). */
 export interface RowPlace {
@@ -60,10 +59,42 @@ export class AggregateGroups {
   }
 }
 
+/** Rows read concurrently at most: enough to keep the thread pool busy, small enough for memory. */
+export const READ_BATCH_ROWS = 256;
+/** Bytes read per batch at most (a batch always holds at least one row). */
+const READ_BATCH_BYTES = 8 << 20;
+
 /**
- * Reads rows by place from a set of files, keeping at most `maxOpen` of them open (least recently
- * used closed first), so thousands of shards do not exhaust file descriptors. One reader serves
- * one sequence of reads at a time.
+ * Splits `rows[from..]` into the next read batch: at most `READ_BATCH_ROWS` rows and
+ * `READ_BATCH_BYTES` bytes, at least one row. Returns the end index (exclusive).
+ */
+export function readBatchEnd(rows: readonly RowPlace[], from: number, maxBytes = READ_BATCH_BYTES): number {
+  let end = from;
+  let bytes = 0;
+  while (end < rows.length && end - from < READ_BATCH_ROWS && (end === from || bytes + rows[end].length <= maxBytes)) {
+    bytes += rows[end].length;
+    end++;
+  }
+  return end;
+}
+
+async function readExact(fh: FileHandle, path: string, place: RowPlace, buf: Buffer, at: number): Promise<void> {
+  let done = 0;
+  while (done < place.length) {
+    const { bytesRead } = await fh.read(buf, at + done, place.length - done, place.offset + done);
+    if (bytesRead === 0) {
+      throw new Error(`unexpected end of file at byte ${place.offset + done} of ${path} (the file changed while it was being read)`);
+    }
+    done += bytesRead;
+  }
+}
+
+/**
+ * Reads rows by place from a set of files, a batch of rows at a time with the reads of a batch in
+ * flight together (rows in key order are scattered over the files, so one read per row; issuing
+ * them together keeps libuv's thread pool busy instead of waiting for each). Keeps at most
+ * `maxOpen` files open between batches (least recently used closed first), so thousands of shards
+ * do not exhaust file descriptors. One reader serves one batch at a time.
  */
 export class RowReader {
   private readonly handles = new Map<number, FileHandle>();
@@ -77,37 +108,45 @@ export class RowReader {
     let fh = this.handles.get(file);
     if (fh) {
       this.handles.delete(file);
-      this.handles.set(file, fh);
-      return fh;
+    } else {
+      fh = await open(this.files[file], 'r');
     }
-    if (this.handles.size >= this.maxOpen) {
-      const [oldest, old] = this.handles.entries().next().value as [number, FileHandle];
-      this.handles.delete(oldest);
-      await old.close();
-    }
-    fh = await open(this.files[file], 'r');
     this.handles.set(file, fh);
     return fh;
   }
 
-  /** The row's text (UTF-8). */
-  async text(place: RowPlace): Promise<string> {
-    return readRange(await this.handle(place.file), place.offset, place.length);
+  private async trim(): Promise<void> {
+    while (this.handles.size > this.maxOpen) {
+      const [oldest, fh] = this.handles.entries().next().value as [number, FileHandle];
+      this.handles.delete(oldest);
+      await fh.close();
+    }
   }
 
-  /** Reads the row's bytes into `buf` at `at` (which must have room for `place.length` bytes). */
-  async bytesInto(place: RowPlace, buf: Buffer, at: number): Promise<void> {
-    const fh = await this.handle(place.file);
-    let done = 0;
-    while (done < place.length) {
-      const { bytesRead } = await fh.read(buf, at + done, place.length - done, place.offset + done);
-      if (bytesRead === 0) {
-        throw new Error(
-          `unexpected end of file at byte ${place.offset + done} of ${this.files[place.file]} (the file changed while it was being read)`,
-        );
-      }
-      done += bytesRead;
+  /** Reads `places` (a batch, see `readBatchEnd`) into `buf` at `at[i]` (room for each row's bytes). */
+  async bytesInto(places: readonly RowPlace[], buf: Buffer, at: readonly number[]): Promise<void> {
+    const handles: FileHandle[] = [];
+    for (const p of places) handles.push(await this.handle(p.file));
+    await Promise.all(places.map((p, i) => readExact(handles[i], this.files[p.file], p, buf, at[i])));
+    await this.trim();
+  }
+
+  /** The rows' texts (UTF-8), in order. */
+  async texts(places: readonly RowPlace[]): Promise<string[]> {
+    const at: number[] = [];
+    let total = 0;
+    for (const p of places) {
+      at.push(total);
+      total += p.length;
     }
+    const buf = Buffer.allocUnsafe(total);
+    await this.bytesInto(places, buf, at);
+    return places.map((p, i) => buf.toString('utf8', at[i], at[i] + p.length));
+  }
+
+  /** One row's text (UTF-8). */
+  async text(place: RowPlace): Promise<string> {
+    return (await this.texts([place]))[0];
   }
 
   /** Closes every open file. */
@@ -118,7 +157,13 @@ export class RowReader {
   }
 }
 
-/** The `/aggregate_metrics` body of `rows`, each read from disk and stripped, streamed in order (spec §2.3). */
+/** Body chunks are about this many characters: one socket write per chunk, not per row. */
+const BODY_CHUNK_CHARS = 256 * 1024;
+
+/**
+ * The `/aggregate_metrics` body of `rows`, each read from disk and stripped, streamed in order
+ * (spec §2.3) in chunks of about `BODY_CHUNK_CHARS`.
+ */
 export async function* aggregateRequestBody(
   files: readonly string[],
   rows: readonly RowPlace[],
@@ -126,9 +171,19 @@ export async function* aggregateRequestBody(
 ): AsyncGenerator<string> {
   const reader = new RowReader(files);
   try {
-    yield '{"verify_responses":[';
-    for (let i = 0; i < rows.length; i++) yield (i ? ',' : '') + strip(await reader.text(rows[i]));
-    yield ']}';
+    let chunk = '{"verify_responses":[';
+    for (let i = 0; i < rows.length; ) {
+      const end = readBatchEnd(rows, i);
+      const texts = await reader.texts(rows.slice(i, end));
+      for (const text of texts) {
+        chunk += (i++ ? ',' : '') + strip(text);
+        if (chunk.length >= BODY_CHUNK_CHARS) {
+          yield chunk;
+          chunk = '';
+        }
+      }
+    }
+    yield chunk + ']}';
   } finally {
     await reader.close();
   }

@@ -11,7 +11,7 @@ import { ROLLOUT_INDEX_KEY, TASK_INDEX_KEY } from '../contract/keys.js';
 import { malformedShard } from '../contract/messages.js';
 import { compareKeys, formatKey, keyId, keyOf, lineKeyId, type RowKey } from '../contract/row-key.js';
 import { fsyncDir } from './atomic-file.js';
-import { RowReader, type RowPlace } from './aggregate-metrics-file.js';
+import { READ_BATCH_ROWS, readBatchEnd, RowReader, type RowPlace } from './aggregate-metrics-file.js';
 import { isBlank, jsonlLines } from './jsonl-lines.js';
 
 /** One shard row: its place plus its 1-based line number (for `file:line` messages). */
@@ -150,13 +150,13 @@ export function duplicateKeyMessage(shards: readonly string[], d: DuplicateKey):
   );
 }
 
-const WRITE_BUFFER_BYTES = 1 << 20;
+const WRITE_BUFFER_BYTES = 8 << 20;
 
 /**
  * (Over)writes `output` with `rows` in the given order, each line copied byte for byte from its
  * shard (never parsed and re-serialised, so big integers, `1.0` and key order survive) and ended
  * with `\n`. Atomic: a temp file next to `output`, fsync, rename, fsync of the directory; parent
- * directories are created. Memory: one 1 MiB buffer (or one row, if larger).
+ * directories are created. Memory: one 8 MiB buffer (or one row, if larger).
  */
 export async function writeMergedRows(output: string, shards: readonly string[], rows: readonly RowPlace[]): Promise<void> {
   await mkdir(dirname(output), { recursive: true });
@@ -166,26 +166,22 @@ export async function writeMergedRows(output: string, shards: readonly string[],
   let ok = false;
   try {
     const buf = Buffer.allocUnsafe(WRITE_BUFFER_BYTES);
-    let used = 0;
-    const flush = async () => {
-      if (used > 0) await fh.write(buf, 0, used);
-      used = 0;
-    };
-    for (const r of rows) {
-      const need = r.length + 1;
-      if (used + need > buf.length) await flush();
-      if (need > buf.length) {
-        const big = Buffer.allocUnsafe(need);
-        await reader.bytesInto(r, big, 0);
-        big[r.length] = 0x0a;
-        await fh.write(big, 0, need);
-        continue;
+    for (let i = 0; i < rows.length; ) {
+      // Room for each row and its `\n`: the batch's bytes plus one newline per row.
+      const end = readBatchEnd(rows, i, WRITE_BUFFER_BYTES - READ_BATCH_ROWS);
+      const batch = rows.slice(i, end);
+      const at: number[] = [];
+      let used = 0;
+      for (const r of batch) {
+        at.push(used);
+        used += r.length + 1;
       }
-      await reader.bytesInto(r, buf, used);
-      buf[used + r.length] = 0x0a;
-      used += need;
+      const target = used <= buf.length ? buf : Buffer.allocUnsafe(used); // one row larger than the buffer
+      await reader.bytesInto(batch, target, at);
+      for (let j = 0; j < batch.length; j++) target[at[j] + batch[j].length] = 0x0a;
+      await fh.write(target, 0, used);
+      i = end;
     }
-    await flush();
     await fh.sync();
     ok = true;
   } finally {

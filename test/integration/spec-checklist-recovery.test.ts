@@ -148,16 +148,20 @@ describe('§6 judge-failed-only end to end (119–131)', () => {
     expect(keys(rows(f.output))).toEqual(['0:0', '1:0']);
   });
 
-  it('§6.122 success T=0 and judge failures T=1,2 with aggregation on: aggregation covers T=0,1,2', async () => {
+  it('§6.122 success T=0 and judge failures T=1,2 with aggregation on: aggregation covers T=0,1,2 (the seeded row stripped of responses_create_params, response = {usage}, collector fields such as ng_trajectory kept)', async () => {
     const rs = await server({ verify: () => reward(0.9) });
+    const seeded = successLine({ t: 0 }).replace(/}$/, ',"ng_trajectory":{"steps":[{"n":1}]},"ng_model_call_capture":{"calls":[]}}');
     const f = writeFixture(tempDir(), {
       inputs: tasks([0, 1, 2]),
-      successes: [successLine({ t: 0 })],
+      successes: [seeded],
       failures: [failureLine({ t: 2 }), failureLine({ t: 1 })],
     });
     const { result, error } = await recover(f, rs);
     expect(error).toBeNull();
     expect(aggregatedKeys(rs)).toEqual([['0:0', '1:0', '2:0']]);
+    const { responses_create_params: _rcp, response, ...rest } = JSON.parse(seeded) as Record<string, unknown>;
+    expect(rs.aggregateBodies[0].verify_responses[0]).toEqual({ ...rest, response: { usage: (response as { usage: unknown }).usage } });
+    expect(rs.aggregateBodies[0].verify_responses[0].ng_trajectory).toEqual({ steps: [{ n: 1 }] });
     expect(result!.metricsPath).toBe(f.metrics);
     expect(existsSync(f.metrics)).toBe(true);
   });

@@ -1,0 +1,92 @@
+/**
+ * Timing a run from the reference server's side: `GET /stats` polled every few milliseconds gives
+ * when the first `/verify` arrived and when the last one was answered, whoever sent them.
+ */
+import { Client } from 'undici';
+import { sleep } from './procs.js';
+
+/** The part of the reference server's `GET /stats` used here. */
+export interface ServerStats {
+  requests: { verify: number; aggregate_metrics: number; reverify_mode: number };
+  verify_in_flight: number;
+  peak_verify_in_flight: number;
+  verify_outcomes: Record<string, number>;
+}
+
+export async function getStats(client: Client): Promise<ServerStats> {
+  const res = await client.request({ method: 'GET', path: '/stats' });
+  return (await res.body.json()) as ServerStats;
+}
+
+/** What a `VerifyWindow` observed (times are `performance.now()` milliseconds). */
+export interface WindowResult {
+  /** Midpoint between the last poll that saw no `/verify` and the first that saw one. */
+  firstMs: number;
+  /** Midpoint between the last poll with requests unanswered and the first with all `target` answered. */
+  lastMs: number;
+  /** Uncertainty of each end (half the polling interval actually observed). */
+  resolutionMs: number;
+  requests: number;
+  peakInFlight: number;
+  outcomes: Record<string, number>;
+}
+
+/**
+ * Polls `/stats` until `target` `/verify` requests have been received and answered. The server's
+ * counters must start at zero (a fresh reference server per measurement).
+ */
+export class VerifyWindow {
+  private readonly client: Client;
+  private stopped = false;
+  private readonly done: Promise<WindowResult>;
+
+  constructor(url: string, target: number, intervalMs = 25) {
+    this.client = new Client(url, { pipelining: 1, keepAliveTimeout: 60_000 });
+    this.done = this.poll(target, intervalMs);
+    this.done.catch(() => undefined);
+  }
+
+  /** Resolves when every one of the `target` requests has been answered. */
+  result(): Promise<WindowResult> {
+    return this.done;
+  }
+
+  /** Stops polling (the result then rejects if it was not reached). */
+  async close(): Promise<void> {
+    this.stopped = true;
+    await this.done.catch(() => undefined);
+    await this.client.close();
+  }
+
+  private async poll(target: number, intervalMs: number): Promise<WindowResult> {
+    let prev = performance.now();
+    let firstMs: number | undefined;
+    let maxGap = 0;
+    for (;;) {
+      if (this.stopped) throw new Error('stats polling stopped before all requests were answered');
+      const at = performance.now();
+      let s: ServerStats;
+      try {
+        s = await getStats(this.client);
+      } catch {
+        await sleep(intervalMs);
+        continue;
+      }
+      const seen = (performance.now() + at) / 2;
+      maxGap = Math.max(maxGap, seen - prev);
+      if (firstMs === undefined && s.requests.verify > 0) firstMs = (prev + seen) / 2;
+      if (s.requests.verify >= target && s.verify_in_flight === 0) {
+        return {
+          firstMs: firstMs ?? seen,
+          lastMs: (prev + seen) / 2,
+          resolutionMs: maxGap / 2,
+          requests: s.requests.verify,
+          peakInFlight: s.peak_verify_in_flight,
+          outcomes: s.verify_outcomes,
+        };
+      }
+      prev = seen;
+      await sleep(intervalMs);
+    }
+  }
+}

@@ -1,0 +1,119 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Client, Connection } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { controlCommand } from '../../src/cli/control-command.js';
+import { runCommand } from '../../src/cli/run-command.js';
+import type { Progress } from '../../src/contract/run-spec.js';
+import { startReferenceServer } from '../../src/reference-server/server.js';
+import { workflowIdForOutput } from '../../src/temporal/workflow-id.js';
+import { progressQuery } from '../../workflows/definitions.js';
+import { captureIo, keysOf, readRows, sampleRun } from '../helpers/run-fixtures.js';
+import { tempDir, useSharedTemporal } from '../helpers/temporal-env.js';
+
+const temporal = useSharedTemporal('adaptive');
+const proc = { worker: true, heartbeatTimeoutMs: 10_000 };
+let client: Client;
+const servers: Server[] = [];
+beforeAll(async () => {
+  client = new Client({ connection: await Connection.connect({ address: temporal.address }), namespace: temporal.namespace });
+});
+afterAll(async () => {
+  servers.forEach((s) => s.close());
+  await client.connection.close();
+});
+
+/** A judge that takes `latencyMs` and answers 429 (Retry-After: 0) beyond `capacity` requests in flight. */
+async function rateLimitedJudge(capacity: number, latencyMs: number) {
+  const stats = { inFlight: 0, accepted: 0, throttled: 0 };
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      const send = (status: number, value: unknown, headers: Record<string, string> = {}) => {
+        res.writeHead(status, { 'content-type': 'application/json', ...headers });
+        res.end(JSON.stringify(value));
+      };
+      if (req.url === '/reverify_mode') return send(200, 'stateless');
+      if (req.url === '/aggregate_metrics') return send(200, { agent_metrics: {}, key_metrics: {}, group_level_metrics: [] });
+      if (stats.inFlight >= capacity) {
+        stats.throttled++;
+        return send(429, { detail: 'Too Many Requests' }, { 'retry-after': '0' });
+      }
+      stats.inFlight++;
+      stats.accepted++;
+      setTimeout(() => {
+        stats.inFlight--;
+        send(200, { reward: 1.0 });
+      }, latencyMs);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  servers.push(server);
+  return { port: (server.address() as AddressInfo).port, stats };
+}
+
+/** Polls a run's progress until `done` resolves; returns every answer seen. */
+function watch(output: string, done: Promise<unknown>): Promise<Progress[]> {
+  const seen: Progress[] = [];
+  let over = false;
+  void done.finally(() => (over = true));
+  return (async () => {
+    const handle = client.workflow.getHandle(workflowIdForOutput(output));
+    while (!over) {
+      const p = await handle.query(progressQuery).catch(() => null);
+      if (p) seen.push(p);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return seen;
+  })();
+}
+
+describe('adaptive concurrency and operator control', () => {
+  it('lowers the requests in flight when the verifier answers 429, and still completes every row', async () => {
+    const judge = await rateLimitedJudge(4, 15);
+    const dir = tempDir();
+    const d = await sampleRun(dir, judge.port, { tasks: 150, repeats: 4 });
+    const running = runCommand({ inputs: d.inputsPath, rollouts: d.rolloutsPath, output: d.output, configs: [d.config], concurrency: 32, batchSize: 16, maxAttempts: 1 }, proc, captureIo());
+    const seen = await watch(d.output, running);
+    await running;
+    expect(judge.stats.throttled).toBeGreaterThan(0);
+    expect(Math.min(...seen.filter((p) => p.phase === 'verify').map((p) => p.effectiveConcurrency))).toBeLessThanOrEqual(8);
+    const keys = keysOf(readRows(d.output));
+    expect(keys).toHaveLength(600);
+    expect(new Set(keys).size).toBe(600);
+  });
+
+  it('`reverify control` pauses, resumes and re-caps a live run from another process', async () => {
+    const rs = await startReferenceServer({ port: 0, latencyMs: 20, seed: 1 });
+    try {
+      const dir = tempDir();
+      const d = await sampleRun(dir, rs.port, { tasks: 100, repeats: 4 });
+      const running = runCommand({ inputs: d.inputsPath, rollouts: d.rolloutsPath, output: d.output, configs: [d.config], concurrency: 8, batchSize: 10, maxAttempts: 1 }, proc, captureIo());
+      while (rs.stats().requests.verify < 20) await new Promise((r) => setTimeout(r, 50));
+      const out: string[] = [];
+      await controlCommand({ output: d.output, pause: true, concurrency: 4 }, (l) => out.push(l));
+      await new Promise((r) => setTimeout(r, 1500)); // batches in flight finish
+      const frozen = rs.stats().requests.verify;
+      await new Promise((r) => setTimeout(r, 1000));
+      expect(rs.stats().requests.verify).toBe(frozen); // nothing new starts while paused
+      expect(frozen).toBeLessThan(400);
+      const p = await client.workflow.getHandle(workflowIdForOutput(d.output)).query(progressQuery);
+      expect(p).toMatchObject({ paused: true, concurrency: 4 });
+      rs.resetStats();
+      await controlCommand({ output: d.output, unpause: true }, (l) => out.push(l));
+      const result = await running;
+      expect(result.done).toBe(400);
+      expect(rs.stats().peak_verify_in_flight).toBeLessThanOrEqual(4);
+      expect(out).toHaveLength(3);
+      expect(p.messages).toContain('Paused by an operator: batches in flight finish, no new one starts');
+    } finally {
+      await rs.close();
+    }
+  });
+
+  it('`reverify control` on an output with no live run is one clear error', async () => {
+    const dir = tempDir();
+    await expect(controlCommand({ output: `${dir}/none.jsonl`, pause: true }, () => undefined)).rejects.toThrow(/no live run writes/);
+  });
+});
