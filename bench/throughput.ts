@@ -3,8 +3,8 @@
  * in one run, at each verifier latency (issue 4):
  *
  *   npx tsx bench/throughput.ts [--rows 20000] [--response-bytes 5000] [--latencies 0,20]
- *                               [--concurrency 64] [--batch-size N] [--agents 2] [--only a,b,c]
- *                               [--cpu-prof] [--out bench/out/throughput]
+ *                               [--concurrency 64] [--batch-size N] [--agents 2] [--repeat 1]
+ *                               [--only a,b,c] [--cpu-prof] [--no-warmup] [--out bench/out/throughput]
  *
  * (a) capacity: a plain undici Pool (keep-alive, `concurrency` connections, no Temporal) sending the
  *     payloads reverify would build (joined rows, `buildPayload`), prebuilt in memory;
@@ -13,15 +13,16 @@
  * (c) naive: stream the rollouts, Map lookup, `fetch` with C in flight, append to a file.
  * Each measurement gets a fresh reference server in its own process; rows/s are timed from the
  * first `/verify` the server saw to the last one it answered (its `/stats`, polled). Numbers are
- * machine-dependent: read the ratios.
+ * machine-dependent: read the ratios. With `--repeat N` every measurement is taken N times
+ * (interleaved a, b, c) and the table shows medians.
  */
-import { readFileSync, rmSync, mkdirSync, readdirSync, existsSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { driveCapacity, naiveLoop, prebuildPayloads } from './lib/clients.js';
 import { describeProfiles } from './lib/cpuprofile.js';
-import { mib, parseCount, RESOURCES_SERVER, writeRunFiles } from './lib/data.js';
-import { benchEnv, ROOT, runBench, spawnCli, startDevServer, startReferenceServerProc, stopDevServer } from './lib/procs.js';
+import { mib, parseCount, RESOURCES_SERVER, type RunFiles, writeRunFiles } from './lib/data.js';
+import { benchEnv, freshStateDir, ROOT, runBench, spawnCli, startDevServer, startReferenceServerProc, stopDevServer } from './lib/procs.js';
 import { VerifyWindow, type WindowResult } from './lib/stats.js';
 import { fixed, machineLine, ratio, table } from './lib/table.js';
 
@@ -38,8 +39,10 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '64' },
     'batch-size': { type: 'string' },
     agents: { type: 'string', default: '2' },
+    repeat: { type: 'string', default: '1' },
     only: { type: 'string', default: 'a,b,c' },
     'cpu-prof': { type: 'boolean', default: false },
+    'no-warmup': { type: 'boolean', default: false },
     out: { type: 'string', default: join(ROOT, 'bench', 'out', 'throughput') },
   },
 });
@@ -47,7 +50,6 @@ const { values } = parseArgs({
 interface Measured {
   rowsPerSec: number;
   window: WindowResult;
-  note: string;
 }
 
 interface ReverifyMeasured extends Measured {
@@ -67,30 +69,42 @@ function countLines(path: string): number {
   return n;
 }
 
+function median(xs: number[]): number {
+  if (xs.length === 0) return NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+const windowSec = (w: WindowResult) => (w.lastMs - w.firstMs) / 1000;
+const pm = (w: WindowResult) => `±${fixed(w.resolutionMs)} ms`;
+
 runBench(async () => {
   const rows = parseCount('--rows', values.rows!);
   const responseBytes = parseCount('--response-bytes', values['response-bytes']!);
   const concurrency = parseCount('--concurrency', values.concurrency!);
+  const repeat = parseCount('--repeat', values.repeat!);
   const latencies = values.latencies!.split(',').map((s) => {
     const n = Number(s);
-    if (!Number.isFinite(n) || n < 0) throw new RangeError(`--latencies takes comma-separated milliseconds, got '${s}'`);
+    if (s.trim() === '' || !Number.isFinite(n) || n < 0) throw new RangeError(`--latencies takes comma-separated milliseconds, got '${s}'`);
     return n;
   });
   const batchSize = values['batch-size'] === undefined ? undefined : parseCount('--batch-size', values['batch-size']);
   const only = new Set(values.only!.split(',').map((s) => s.trim()));
   const out = resolve(values.out!);
   mkdirSync(out, { recursive: true });
+  const batchLabel = `${batchSize ?? `${REVERIFY_DEFAULT_BATCH_SIZE} (reverify default)`}`;
 
   console.log(machineLine());
   console.log(
     `rows ${rows}, response ~${responseBytes} B, concurrency ${concurrency}, latencies ${latencies.join(', ')} ms, ` +
-      `--batch-size ${batchSize ?? `${REVERIFY_DEFAULT_BATCH_SIZE} (reverify default)`}, measuring ${[...only].join(',')}`,
+      `--batch-size ${batchLabel}, measuring ${[...only].join(',')}, repeat ${repeat}`,
   );
-  const data = await writeRunFiles(join(ROOT, 'bench', 'out', 'data', `rows${rows}-resp${responseBytes}-agents${values.agents}`), {
-    rows,
-    responseBytes,
-    agents: parseCount('--agents', values.agents!),
-  }, true);
+  const data = await writeRunFiles(
+    join(ROOT, 'bench', 'out', 'data', `rows${rows}-resp${responseBytes}-agents${values.agents}`),
+    { rows, responseBytes, agents: parseCount('--agents', values.agents!) },
+    true,
+  );
   console.log(
     `data: ${data.dir} (${data.reused ? 'reused' : `written in ${data.seconds.toFixed(1)} s`}): ` +
       `inputs ${mib(data.inputsBytes)}, rollouts ${mib(data.rolloutsBytes)} (${Math.round(data.rolloutsBytes / rows)} B/row)`,
@@ -108,146 +122,214 @@ runBench(async () => {
   }
 
   const stateDir = join(out, 'state');
+  const reverifyArgs = (output: string, url: string, extra: string[] = []) => [
+    'run',
+    '--inputs', data.inputsPath,
+    '--rollouts', data.rolloutsPath,
+    '-o', output,
+    '--config', data.configPath,
+    '--server', `${RESOURCES_SERVER}=${url}`,
+    '--concurrency', String(concurrency),
+    '--no-rejudge', '--disable-aggregation', '--overwrite',
+    ...(batchSize === undefined ? [] : ['--batch-size', String(batchSize)]),
+    ...extra,
+  ];
   if (only.has('b')) {
     // A state dir of our own: stop whatever a previous (crashed) bench left on it, then start clean.
-    startDevServer(stateDir);
-    stopDevServer(stateDir);
-    rmSync(stateDir, { recursive: true, force: true });
+    freshStateDir(stateDir);
     const server = startDevServer(stateDir);
     console.log(`Temporal dev server: ${server.address} (pid ${server.pid}), state dir ${stateDir}`);
+    if (!values['no-warmup']) await warmUp(out, stateDir, reverifyArgs, data);
   }
 
-  const results: { latency: number; a?: Measured; b?: ReverifyMeasured; c?: Measured }[] = [];
-  for (const latency of latencies) {
-    const r: (typeof results)[number] = { latency };
-    results.push(r);
-    const tag = `L${latency}`;
-
-    if (only.has('a')) {
-      const ref = await startReferenceServerProc({ latencyMs: latency, logPath: join(out, `a-${tag}.reference-server.log`) });
-      const win = new VerifyWindow(ref.url, rows);
-      try {
-        const run = await driveCapacity(ref.url, payloads, rows, concurrency);
-        const w = await win.result();
-        r.a = {
-          rowsPerSec: rows / ((w.lastMs - w.firstMs) / 1000),
-          window: w,
-          note: `client-side ${fixed(rows / ((run.endMs - run.startMs) / 1000))} rows/s, ${run.non200} non-200`,
-        };
-      } finally {
-        await win.close();
-        await ref.stop();
+  const results = latencies.map((latency) => ({ latency, a: [] as Measured[], b: [] as ReverifyMeasured[], c: [] as Measured[] }));
+  for (const r of results) {
+    for (let rep = 1; rep <= repeat; rep++) {
+      const tag = `L${r.latency}${repeat > 1 ? `-${rep}` : ''}`;
+      const head = `[L=${r.latency} ms${repeat > 1 ? ` #${rep}` : ''}]`;
+      if (only.has('a')) {
+        const m = await measureCapacity(r.latency, join(out, `a-${tag}.reference-server.log`), payloads, rows, concurrency);
+        r.a.push(m);
+        console.log(`${head} (a) capacity: ${fixed(m.rowsPerSec)} rows/s (${pm(m.window)}; ${m.note}, peak in flight ${m.window.peakInFlight})`);
       }
-      console.log(`[L=${latency} ms] (a) capacity: ${fixed(r.a.rowsPerSec)} rows/s (${r.a.note}, peak in flight ${r.a.window.peakInFlight})`);
-    }
-
-    if (only.has('b')) {
-      const ref = await startReferenceServerProc({ latencyMs: latency, logPath: join(out, `b-${tag}.reference-server.log`) });
-      const runDir = join(out, `b-${tag}`);
-      rmSync(runDir, { recursive: true, force: true });
-      mkdirSync(runDir, { recursive: true });
-      const output = join(runDir, 'reverified.jsonl');
-      const args = [
-        'run',
-        '--inputs', data.inputsPath,
-        '--rollouts', data.rolloutsPath,
-        '-o', output,
-        '--config', data.configPath,
-        '--server', `${RESOURCES_SERVER}=${ref.url}`,
-        '--concurrency', String(concurrency),
-        '--no-rejudge', '--disable-aggregation', '--overwrite',
-        ...(batchSize === undefined ? [] : ['--batch-size', String(batchSize)]),
-      ];
-      const profDir = join(runDir, 'cpu-prof');
-      const nodeArgs = values['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', profDir] : [];
-      const win = new VerifyWindow(ref.url, rows);
-      try {
-        const t0 = performance.now();
-        const cli = spawnCli(args, { env: benchEnv(stateDir), logPath: join(runDir, 'reverify-run.log'), nodeArgs });
-        const code = await cli.exited;
-        const tExit = performance.now();
-        if (code !== 0) throw new Error(`reverify run exited with status ${code}: see ${join(runDir, 'reverify-run.log')}`);
-        const w = await Promise.race([
-          win.result(),
-          new Promise<never>((_, reject) => setTimeout(() => reject(new Error('reverify run ended before the server answered every row')), 5_000)),
-        ]);
-        const written = countLines(output) + countLines(join(runDir, 'reverified_failures.jsonl'));
-        r.b = {
-          rowsPerSec: rows / ((w.lastMs - w.firstMs) / 1000),
-          rowsPerSecAfterStartup: rows / ((tExit - w.firstMs) / 1000),
-          rowsPerSecWall: rows / ((tExit - t0) / 1000),
-          wallSec: (tExit - t0) / 1000,
-          startupSec: (w.firstMs - t0) / 1000,
-          tailSec: (tExit - w.lastMs) / 1000,
-          window: w,
-          note: `${written} rows written${written === rows ? '' : ` (EXPECTED ${rows})`}`,
-        };
-      } finally {
-        await win.close();
-        await ref.stop();
+      if (only.has('b')) {
+        const runDir = join(out, `b-${tag}`);
+        const m = await measureReverify(r.latency, runDir, stateDir, reverifyArgs, rows);
+        r.b.push(m);
+        console.log(
+          `${head} (b) reverify: ${fixed(m.rowsPerSec)} rows/s first→last /verify (${pm(m.window)}); ${fixed(m.rowsPerSecAfterStartup)} rows/s ` +
+            `wall−startup; wall ${m.wallSec.toFixed(1)} s = startup ${m.startupSec.toFixed(1)} s + verify ${windowSec(m.window).toFixed(1)} s ` +
+            `+ tail ${m.tailSec.toFixed(1)} s; ${m.note}; peak in flight ${m.window.peakInFlight}`,
+        );
+        const profDir = join(runDir, 'cpu-prof');
+        if (values['cpu-prof'] && existsSync(profDir)) {
+          const files = readdirSync(profDir).filter((f) => f.endsWith('.cpuprofile')).map((f) => join(profDir, f));
+          console.log(`\nCPU profile of the \`reverify run\` process (CLI + in-process worker), ${profDir}:\n${describeProfiles(files, 25)}\n`);
+        }
       }
-      const b = r.b;
-      console.log(
-        `[L=${latency} ms] (b) reverify: ${fixed(b.rowsPerSec)} rows/s first→last /verify; ${fixed(b.rowsPerSecAfterStartup)} rows/s ` +
-          `wall−startup; wall ${b.wallSec.toFixed(1)} s = startup ${b.startupSec.toFixed(1)} s + verify ${((b.window.lastMs - b.window.firstMs) / 1000).toFixed(1)} s ` +
-          `+ tail ${b.tailSec.toFixed(1)} s; ${b.note}; peak in flight ${b.window.peakInFlight}`,
-      );
-      if (values['cpu-prof'] && existsSync(profDir)) {
-        const files = readdirSync(profDir).filter((f) => f.endsWith('.cpuprofile')).map((f) => join(profDir, f));
-        console.log(`CPU profile of the reverify run process (${profDir}):\n${describeProfiles(files, 25)}\n`);
+      if (only.has('c')) {
+        const m = await measureNaive(r.latency, out, tag, data, rows, concurrency);
+        r.c.push(m);
+        console.log(`${head} (c) naive loop: ${fixed(m.rowsPerSec)} rows/s (${pm(m.window)}; ${m.note}, peak in flight ${m.window.peakInFlight})`);
       }
-    }
-
-    if (only.has('c')) {
-      const ref = await startReferenceServerProc({ latencyMs: latency, logPath: join(out, `c-${tag}.reference-server.log`) });
-      const outPath = join(out, `c-${tag}.naive.jsonl`);
-      const win = new VerifyWindow(ref.url, rows);
-      try {
-        const run = await naiveLoop(ref.url, data.inputsPath, data.rolloutsPath, outPath, concurrency);
-        const w = await win.result();
-        const written = countLines(outPath);
-        r.c = {
-          rowsPerSec: rows / ((w.lastMs - w.firstMs) / 1000),
-          window: w,
-          note: `client-side ${fixed(rows / ((run.endMs - run.startMs) / 1000))} rows/s, Map loaded in ${(run.loadMs / 1000).toFixed(1)} s, ${written} rows written, ${run.non200} non-200`,
-        };
-      } finally {
-        await win.close();
-        await ref.stop();
-      }
-      console.log(`[L=${latency} ms] (c) naive loop: ${fixed(r.c.rowsPerSec)} rows/s (${r.c.note}, peak in flight ${r.c.window.peakInFlight})`);
     }
   }
 
   if (only.has('b')) stopDevServer(stateDir);
 
+  const med = (ms: Measured[], f: (m: Measured) => number = (m) => m.rowsPerSec) => median(ms.map(f));
+  const medB = (ms: ReverifyMeasured[], f: (m: ReverifyMeasured) => number) => median(ms.map(f));
   console.log('');
   console.log(
-    `rows/s, timed from the first /verify the reference server received to the last it answered (±${fixed(
-      Math.max(...results.flatMap((r) => [r.a, r.b, r.c].filter((m): m is Measured => !!m).map((m) => m.window.resolutionMs))),
-    )} ms each end); rows ${rows}, concurrency ${concurrency}, --batch-size ${batchSize ?? `${REVERIFY_DEFAULT_BATCH_SIZE} (default)`}`,
+    `rows/s${repeat > 1 ? ` (median of ${repeat})` : ''}, timed from the first /verify the reference server received to the last it ` +
+      `answered; rows ${rows}, response ~${responseBytes} B, concurrency ${concurrency}, --batch-size ${batchLabel}`,
   );
   console.log(
     table(
       ['latency', '(a) capacity', '(b) reverify', '(b) wall−startup', '(b) wall', '(c) naive', 'b/a', 'b/c', '(b) startup s', '(b) tail s'],
-      results.map((r) => [
-        `${r.latency} ms`,
-        fixed(r.a?.rowsPerSec ?? NaN),
-        fixed(r.b?.rowsPerSec ?? NaN),
-        fixed(r.b?.rowsPerSecAfterStartup ?? NaN),
-        fixed(r.b?.rowsPerSecWall ?? NaN),
-        fixed(r.c?.rowsPerSec ?? NaN),
-        ratio(r.b?.rowsPerSec ?? NaN, r.a?.rowsPerSec ?? NaN),
-        ratio(r.b?.rowsPerSec ?? NaN, r.c?.rowsPerSec ?? NaN),
-        fixed(r.b?.startupSec ?? NaN, 1),
-        fixed(r.b?.tailSec ?? NaN, 1),
-      ]),
+      results.map((r) => {
+        const a = med(r.a);
+        const b = medB(r.b, (m) => m.rowsPerSec);
+        const c = med(r.c);
+        return [
+          `${r.latency} ms`,
+          fixed(a),
+          fixed(b),
+          fixed(medB(r.b, (m) => m.rowsPerSecAfterStartup)),
+          fixed(medB(r.b, (m) => m.rowsPerSecWall)),
+          fixed(c),
+          ratio(b, a),
+          ratio(b, c),
+          fixed(medB(r.b, (m) => m.startupSec), 1),
+          fixed(medB(r.b, (m) => m.tailSec), 1),
+        ];
+      }),
     ),
   );
-  if (latencies.some((l) => l > 0)) {
-    console.log(
-      `(ceiling at latency L: concurrency / L = ${latencies.filter((l) => l > 0).map((l) => `${fixed((concurrency * 1000) / l)} rows/s at ${l} ms`).join(', ')})`,
-    );
+  const positive = latencies.filter((l) => l > 0);
+  if (positive.length > 0) {
+    console.log(`(ceiling at latency L: concurrency / L = ${positive.map((l) => `${fixed((concurrency * 1000) / l)} rows/s at ${l} ms`).join(', ')})`);
   }
   console.log(`outputs left for inspection under ${out}`);
 });
+
+/** (a): the plain load generator against a fresh reference server. */
+async function measureCapacity(
+  latency: number,
+  logPath: string,
+  payloads: string[],
+  rows: number,
+  concurrency: number,
+): Promise<Measured & { note: string }> {
+  const ref = await startReferenceServerProc({ latencyMs: latency, logPath });
+  const win = new VerifyWindow(ref.url, rows);
+  try {
+    const run = await driveCapacity(ref.url, payloads, rows, concurrency);
+    const w = await win.result();
+    return {
+      rowsPerSec: rows / windowSec(w),
+      window: w,
+      note: `client-side ${fixed(rows / ((run.endMs - run.startMs) / 1000))} rows/s, ${run.non200} non-200`,
+    };
+  } finally {
+    await win.close();
+    await ref.stop();
+  }
+}
+
+/** Builds the workflow bundle into the state dir's cache, so that (b)'s startup is a user's usual one. */
+async function warmUp(
+  out: string,
+  stateDir: string,
+  reverifyArgs: (output: string, url: string, extra?: string[]) => string[],
+  data: RunFiles,
+): Promise<void> {
+  const dir = join(out, 'warmup');
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const ref = await startReferenceServerProc({ latencyMs: 0, logPath: join(dir, 'reference-server.log') });
+  try {
+    const t0 = performance.now();
+    const cli = spawnCli(reverifyArgs(join(dir, 'reverified.jsonl'), ref.url, ['--limit', String(Math.min(200, data.rows))]), {
+      env: benchEnv(stateDir),
+      logPath: join(dir, 'reverify-run.log'),
+    });
+    const code = await cli.exited;
+    if (code !== 0) throw new Error(`warm-up reverify run exited with status ${code}: see ${join(dir, 'reverify-run.log')}`);
+    console.log(`warm-up run (--limit 200; builds the workflow bundle cache): ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  } finally {
+    await ref.stop();
+  }
+}
+
+/** (b): `reverify run` as a subprocess against a fresh reference server. */
+async function measureReverify(
+  latency: number,
+  runDir: string,
+  stateDir: string,
+  reverifyArgs: (output: string, url: string, extra?: string[]) => string[],
+  rows: number,
+): Promise<ReverifyMeasured & { note: string }> {
+  rmSync(runDir, { recursive: true, force: true });
+  mkdirSync(runDir, { recursive: true });
+  const ref = await startReferenceServerProc({ latencyMs: latency, logPath: join(runDir, 'reference-server.log') });
+  const output = join(runDir, 'reverified.jsonl');
+  const profDir = join(runDir, 'cpu-prof');
+  const nodeArgs = values['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', profDir] : [];
+  const win = new VerifyWindow(ref.url, rows);
+  try {
+    const t0 = performance.now();
+    const cli = spawnCli(reverifyArgs(output, ref.url), { env: benchEnv(stateDir), logPath: join(runDir, 'reverify-run.log'), nodeArgs });
+    const code = await cli.exited;
+    const tExit = performance.now();
+    if (code !== 0) throw new Error(`reverify run exited with status ${code}: see ${join(runDir, 'reverify-run.log')}`);
+    const w = await Promise.race([
+      win.result(),
+      new Promise<never>((_, reject) =>
+        setTimeout(() => reject(new Error('reverify run ended before the reference server had answered every row')), 5_000),
+      ),
+    ]);
+    const written = countLines(output) + countLines(join(runDir, 'reverified_failures.jsonl'));
+    return {
+      rowsPerSec: rows / windowSec(w),
+      rowsPerSecAfterStartup: rows / ((tExit - w.firstMs) / 1000),
+      rowsPerSecWall: rows / ((tExit - t0) / 1000),
+      wallSec: (tExit - t0) / 1000,
+      startupSec: (w.firstMs - t0) / 1000,
+      tailSec: (tExit - w.lastMs) / 1000,
+      window: w,
+      note: `${written} rows written${written === rows ? '' : ` (EXPECTED ${rows})`}`,
+    };
+  } finally {
+    await win.close();
+    await ref.stop();
+  }
+}
+
+/** (c): the naive loop against a fresh reference server. */
+async function measureNaive(
+  latency: number,
+  out: string,
+  tag: string,
+  data: RunFiles,
+  rows: number,
+  concurrency: number,
+): Promise<Measured & { note: string }> {
+  const ref = await startReferenceServerProc({ latencyMs: latency, logPath: join(out, `c-${tag}.reference-server.log`) });
+  const outPath = join(out, `c-${tag}.naive.jsonl`);
+  const win = new VerifyWindow(ref.url, rows);
+  try {
+    const run = await naiveLoop(ref.url, data.inputsPath, data.rolloutsPath, outPath, concurrency);
+    const w = await win.result();
+    return {
+      rowsPerSec: rows / windowSec(w),
+      window: w,
+      note:
+        `client-side ${fixed(rows / ((run.endMs - run.startMs) / 1000))} rows/s, Map loaded in ${(run.loadMs / 1000).toFixed(1)} s, ` +
+        `${countLines(outPath)} rows written, ${run.non200} non-200`,
+    };
+  } finally {
+    await win.close();
+    await ref.stop();
+  }
+}

@@ -5,7 +5,7 @@
  */
 import { spawn, spawnSync, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { once } from 'node:events';
-import { createWriteStream, readFileSync } from 'node:fs';
+import { createWriteStream, existsSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -150,6 +150,21 @@ export function stopDevServer(stateDir: string): void {
   } catch (err) {
     process.stderr.write(`warning: ${(err as Error).message}\n`);
   }
+}
+
+/**
+ * Makes `stateDir` fresh: stops a dev server a previous (crashed) bench left running on it, then
+ * deletes the directory.
+ */
+export function freshStateDir(stateDir: string): void {
+  if (existsSync(join(stateDir, 'server.json'))) {
+    try {
+      runCliSync(['server', 'stop'], benchEnv(stateDir));
+    } catch (err) {
+      process.stderr.write(`warning: ${(err as Error).message}\n`);
+    }
+  }
+  rmSync(stateDir, { recursive: true, force: true });
 }
 
 /** Kills every registered child and stops every dev server started by this script. */

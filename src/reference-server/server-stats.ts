@@ -11,11 +11,14 @@ export interface ServerStats {
   peak_verify_in_flight: number;
   /** Outcomes drawn for valid `/verify` requests. */
   verify_outcomes: Record<VerifyOutcome, number>;
+  /** Valid `/verify` requests for a key (`_ng_task_index`, `_ng_rollout_index`) already seen: work done twice. */
+  verify_repeats: number;
 }
 
 /** Mutable counters behind `ServerStats`. */
 export class StatsRecorder {
   private current = StatsRecorder.empty(0);
+  private readonly seenKeys = new Set<string>();
 
   private static empty(inFlight: number): ServerStats {
     return {
@@ -23,6 +26,7 @@ export class StatsRecorder {
       verify_in_flight: inFlight,
       peak_verify_in_flight: inFlight,
       verify_outcomes: { success: 0, judge_failed: 0, error: 0, reset: 0, hang: 0 },
+      verify_repeats: 0,
     };
   }
 
@@ -41,6 +45,12 @@ export class StatsRecorder {
     };
   }
 
+  /** Notes the key of a valid `/verify` request, counting a repeat if it was seen before. */
+  verifyKey(key: string): void {
+    if (this.seenKeys.has(key)) this.current.verify_repeats++;
+    else this.seenKeys.add(key);
+  }
+
   /** Counts a drawn `/verify` outcome. */
   outcome(outcome: VerifyOutcome): void {
     this.current.verify_outcomes[outcome]++;
@@ -54,5 +64,6 @@ export class StatsRecorder {
   /** Zeroes the counters; requests still in flight stay counted as in flight. */
   reset(): void {
     this.current = StatsRecorder.empty(this.current.verify_in_flight);
+    this.seenKeys.clear();
   }
 }

@@ -86,7 +86,16 @@ export function createVerifyHandler(
   const random = mulberry32(options.seed);
   return async (req, res) => {
     stats.request('verify');
-    res.once('close', stats.verifyStarted());
+    // In flight until the answer is handed to the OS ('finish'), or the socket dies ('close'):
+    // counting until 'close' would overlap with the client's next request on another socket.
+    const ended = stats.verifyStarted();
+    let open = true;
+    const end = () => {
+      if (open) ended();
+      open = false;
+    };
+    res.once('finish', end);
+    res.once('close', end);
     const raw = await readBody(req);
     let request: unknown;
     try {
@@ -97,6 +106,7 @@ export function createVerifyHandler(
     const issues = verifyRequestIssues(request);
     if (issues.length > 0) return sendJson(res, 422, { detail: issues });
     const valid = request as Record<string, unknown>;
+    stats.verifyKey(`${JSON.stringify(valid._ng_task_index)}:${JSON.stringify(valid._ng_rollout_index)}`);
     const outcome = drawOutcome(random(), options);
     stats.outcome(outcome);
     afterLatency(res, options.latencyMs, () => carryOut(outcome, valid, req, res));

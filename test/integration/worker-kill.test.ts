@@ -67,5 +67,6 @@ describe('a worker SIGKILLed in the middle of a run', () => {
     expect(readFileSync(join(dir, 'killed_failures.jsonl'), 'utf8')).toBe('');
     // Only rows that were in flight at the kill may have been sent twice.
     expect(rs.stats().requests.verify).toBeLessThanOrEqual(300 + atKill.inFlightRows);
+    expect(rs.stats().verify_repeats).toBeLessThanOrEqual(atKill.inFlightRows);
   });
 });
