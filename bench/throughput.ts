@@ -20,7 +20,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:f
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { driveCapacity, naiveLoop, prebuildPayloads } from './lib/clients.js';
-import { describeProfiles } from './lib/cpuprofile.js';
+import { describeProfiles, monotonicUs } from './lib/cpuprofile.js';
 import { mib, parseCount, RESOURCES_SERVER, type RunFiles, writeRunFiles } from './lib/data.js';
 import { benchEnv, freshStateDir, ROOT, runBench, spawnCli, startDevServer, startReferenceServerProc, stopDevServer } from './lib/procs.js';
 import { VerifyWindow, type WindowResult } from './lib/stats.js';
@@ -164,7 +164,11 @@ runBench(async () => {
         const profDir = join(runDir, 'cpu-prof');
         if (values['cpu-prof'] && existsSync(profDir)) {
           const files = readdirSync(profDir).filter((f) => f.endsWith('.cpuprofile')).map((f) => join(profDir, f));
-          console.log(`\nCPU profile of the \`reverify run\` process (CLI + in-process worker), ${profDir}:\n${describeProfiles(files, 25)}\n`);
+          const window = { startUs: monotonicUs(m.window.firstMs), endUs: monotonicUs(m.window.lastMs) };
+          console.log(
+            `\nCPU profile of the \`reverify run\` process (CLI + in-process worker) from the first /verify to the last, ${profDir}:\n` +
+              `${describeProfiles(files, 25, window)}\n`,
+          );
         }
       }
       if (only.has('c')) {

@@ -63,7 +63,8 @@ export async function readShardRows(
             'every shard row needs both to be merged and aggregated by key: fix or remove this line, then run again',
         );
       }
-      visit(row as Record<string, unknown>, { key, file, offset: line.offset, length: line.length, line: line.lineNo });
+      // `rawLength`: a `\r` before the `\n` is part of the verbatim copy (as in seeding).
+      visit(row as Record<string, unknown>, { key, file, offset: line.offset, length: line.rawLength, line: line.lineNo });
     }
   }
 }
@@ -179,7 +180,7 @@ export async function writeMergedRows(output: string, shards: readonly string[],
       const target = used <= buf.length ? buf : Buffer.allocUnsafe(used); // one row larger than the buffer
       await reader.bytesInto(batch, target, at);
       for (let j = 0; j < batch.length; j++) target[at[j] + batch[j].length] = 0x0a;
-      await fh.write(target, 0, used);
+      for (let w = 0; w < used; ) w += (await fh.write(target, w, used - w)).bytesWritten;
       i = end;
     }
     await fh.sync();

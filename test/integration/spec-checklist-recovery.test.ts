@@ -213,20 +213,37 @@ describe('§6 judge-failed-only end to end (119–131)', () => {
     expect(aggregatedKeys(rs)).toEqual([['0:0', '1:0', '2:0']]);
   });
 
-  it('§6.126 resume on the first recovery invocation (no output yet): the successes are still seeded and aggregation covers all', async () => {
-    const rs = await server({ verify: () => reward(0.9) });
-    const f = writeFixture(tempDir(), {
-      inputs: tasks([0, 1, 2]),
-      successes: [successLine({ t: 0 }), successLine({ t: 1 })],
-      failures: [failureLine({ t: 2 })],
+  describe('resume on the first recovery invocation (no output yet)', () => {
+    let rs: ScriptedServer;
+    let f: Fixture;
+    let outcome: RunOutcome;
+    beforeAll(async () => {
+      rs = await startScriptedServer({ verify: () => reward(0.9) });
+      f = writeFixture(tempDir(), {
+        inputs: tasks([0, 1, 2]),
+        successes: [successLine({ t: 0 }), successLine({ t: 1 })],
+        failures: [failureLine({ t: 2 })],
+      });
+      outcome = await recover(f, rs, { resume: true });
+      await rs.close();
     });
-    const { lines: printed, error } = await recover(f, rs, { resume: true });
-    console.log('DEBUG126', JSON.stringify(printed, null, 1));
-    expect(error).toBeNull();
-    expect(sentKeys(rs)).toEqual(['2:0']);
-    expect(printed).toContain(seededLine(2, f));
-    expect(keys(rows(f.output))).toEqual(['0:0', '1:0', '2:0']);
-    expect(aggregatedKeys(rs)).toEqual([['0:0', '1:0', '2:0']]);
+
+    it('§6.126 the successes are still seeded and aggregation covers all', () => {
+      expect(outcome.error).toBeNull();
+      expect(sentKeys(rs)).toEqual(['2:0']);
+      expect(outcome.lines).toContain(seededLine(2, f));
+      expect(keys(rows(f.output))).toEqual(['0:0', '1:0', '2:0']);
+      expect(aggregatedKeys(rs)).toEqual([['0:0', '1:0', '2:0']]);
+    });
+
+    it('§6.126 (§4.6.3 before §4.8) the resume cache is read after seeding created the output: the "Resumed from cache" summary is printed, not "Skipping resume_from_cache because cache paths don\'t exist!"', () => {
+      expect(outcome.error).toBeNull();
+      const seeded = outcome.lines.indexOf(seededLine(2, f));
+      expect(seeded).toBeGreaterThanOrEqual(0);
+      expect(outcome.lines).not.toContain("Skipping resume_from_cache because cache paths don't exist!");
+      const summary = outcome.lines.findIndex((l) => l.startsWith('Resumed from cache. Found:'));
+      expect(summary).toBeGreaterThan(seeded);
+    });
   });
 
   it('§6.127 a sidecar with only non-judge failures: nothing is sent, "Nothing to be re-verified" is printed, the seeded success is present', async () => {

@@ -138,7 +138,7 @@ describe('§6 dispatch (72–81)', () => {
       expect(outcome.result!.rejected).toBe(1);
     });
 
-    it('§6.75 with no debug switch, nothing about the failed /verify is printed', () => {
+    it('§6.75 nothing about the failed /verify is printed (ours: there is no debug switch, so this always holds)', () => {
       expect(outcome.lines.filter((l) => /\/verify failed|status=\d{3}/.test(l))).toEqual([]);
     });
 
@@ -288,7 +288,7 @@ function strippedSuccess(t: number, r = 0, agent = 'agent_a'): Row {
 }
 
 describe('§6 reload (90–91)', () => {
-  it('§6.90 output rows (agent_a T=1), (agent_b T=0), (agent_a T=0 R=1) are read back whole and sorted by key; each agent\'s rows go to its RS (ours: one call per agent, so the order shows within an agent)', async () => {
+  it('§6.90 output rows (agent_a T=1), (agent_b T=0), (agent_a T=0 R=1) are read back whole and sorted by key; each agent\'s rows go to its RS (one call per agent, so the order shows within an agent)', async () => {
     const rsA = await server();
     const rsB = await server();
     const dir = tempDir();

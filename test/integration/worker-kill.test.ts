@@ -25,48 +25,67 @@ afterAll(async () => {
 
 const sortedLines = (path: string) => readFileSync(path, 'utf8').split('\n').filter(Boolean).sort();
 
-describe('a worker SIGKILLed in the middle of a run', () => {
-  it('loses no row and duplicates none: the run completes on a new worker with the same content as an undisturbed run', async () => {
+/** Seeded PRNG (mulberry32): the kill moments are random but the same on every run of the test. */
+function seeded(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+describe('workers SIGKILLed in the middle of a run', () => {
+  it('5 kills at random moments lose no row and duplicate none; only rows in flight at a kill are verified twice', { timeout: 300_000 }, async () => {
+    const rows = 400;
     const dir = tempDir();
-    const d = await sampleRun(dir, rs.port, { tasks: 60, repeats: 5 });
-    const base = { inputs: d.inputsPath, rollouts: d.rolloutsPath, configs: [d.config], concurrency: 4, batchSize: 10 };
+    const d = await sampleRun(dir, rs.port, { tasks: 100, repeats: 4 });
+    const base = { inputs: d.inputsPath, rollouts: d.rolloutsPath, configs: [d.config], concurrency: 4, batchSize: 10, maxAttempts: 1 };
 
     // Undisturbed run, in-process worker.
     const calm = join(dir, 'calm.jsonl');
     await runCommand({ ...base, output: calm }, { worker: true, heartbeatTimeoutMs: 3000 }, captureIo());
     rs.resetStats();
 
-    // Disturbed run: the work is done by separate worker processes; the first is killed mid-run.
+    // Disturbed run: the work is done by separate worker processes, killed at 5 random moments.
+    const random = seeded(42);
+    const moments = Array.from({ length: 5 }, () => Math.floor(rows * (0.05 + 0.85 * random()))).sort((a, b) => a - b);
     const output = join(dir, 'killed.jsonl');
     let worker = await startWorkerProcess(temporal.env);
     const running = runCommand({ ...base, output }, { worker: false, heartbeatTimeoutMs: 3000 }, captureIo());
     const handle = client.workflow.getHandle(workflowIdForOutput(output));
-    let atKill = { done: 0, inFlightRows: 0 };
-    for (;;) {
-      await new Promise((r) => setTimeout(r, 100));
-      const p = await handle.query(progressQuery).catch(() => null);
-      if (p && p.done >= 60) {
-        atKill = { done: p.done, inFlightRows: p.inFlightRows };
-        break;
-      }
-    }
-    await sigkill(worker);
-    worker = await startWorkerProcess(temporal.env);
+    const inFlightAtKills: number[] = [];
     try {
+      for (const moment of moments) {
+        for (;;) {
+          const p = await handle.query(progressQuery).catch(() => null);
+          if (p && p.done >= moment && p.done < rows) {
+            inFlightAtKills.push(p.inFlightRows);
+            break;
+          }
+          if (p && p.done >= rows) break;
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        await sigkill(worker);
+        console.log(`${new Date().toISOString()} killed at ${inFlightAtKills.length} (moment ${moment})`);
+        worker = await startWorkerProcess(temporal.env);
+      }
       const result = await running;
-      expect(result.done).toBe(300);
+      expect(result.done).toBe(rows);
     } finally {
       await sigkill(worker);
     }
 
-    expect(atKill.done).toBeLessThan(300); // the kill really happened mid-run
-    const rows = readRows(output);
-    expect(rows).toHaveLength(300);
-    expect(new Set(keysOf(rows)).size).toBe(300);
+    expect(inFlightAtKills.length).toBeGreaterThanOrEqual(4); // the kills really happened mid-run
+    const written = readRows(output);
+    expect(written).toHaveLength(rows);
+    expect(new Set(keysOf(written)).size).toBe(rows);
     expect(sortedLines(output)).toEqual(sortedLines(calm));
     expect(readFileSync(join(dir, 'killed_failures.jsonl'), 'utf8')).toBe('');
-    // Only rows that were in flight at the kill may have been sent twice.
-    expect(rs.stats().requests.verify).toBeLessThanOrEqual(300 + atKill.inFlightRows);
-    expect(rs.stats().verify_repeats).toBeLessThanOrEqual(atKill.inFlightRows);
+    const inFlightTotal = inFlightAtKills.reduce((a, b) => a + b, 0);
+    expect(rs.stats().verify_repeats).toBeLessThanOrEqual(inFlightTotal);
+    expect(rs.stats().requests.verify).toBeLessThanOrEqual(rows + inFlightTotal);
+    console.log(`${new Date().toISOString()} kills at ${moments.join(', ')} rows; in flight ${inFlightAtKills.join(', ')}; verified twice: ${rs.stats().verify_repeats}`);
   });
 });
