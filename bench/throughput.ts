@@ -22,7 +22,8 @@ import { parseArgs } from 'node:util';
 import { driveCapacity, naiveLoop, prebuildPayloads } from './lib/clients.js';
 import { describeProfiles, monotonicUs } from './lib/cpuprofile.js';
 import { mib, parseCount, RESOURCES_SERVER, type RunFiles, writeRunFiles } from './lib/data.js';
-import { benchEnv, freshStateDir, ROOT, runBench, spawnCli, startDevServer, startReferenceServerProc, stopDevServer } from './lib/procs.js';
+import { CpuSampler, describeCpu } from './lib/cpu.js';
+import { benchEnv, freshStateDir, readDevServerRecord, ROOT, runBench, spawnCli, startDevServer, startReferenceServerProc, stopDevServer } from './lib/procs.js';
 import { VerifyWindow, type WindowResult } from './lib/stats.js';
 import { fixed, machineLine, ratio, table } from './lib/table.js';
 
@@ -50,6 +51,19 @@ const { values } = parseArgs({
 interface Measured {
   rowsPerSec: number;
   window: WindowResult;
+  /** CPU used by each process between the first and the last /verify (one line each). */
+  cpu: string[];
+  /** The same, in CPU µs per row, by process label. */
+  cpuUsPerRow: Record<string, number>;
+}
+
+function cpuOf(cpu: CpuSampler, w: WindowResult, rows: number): Pick<Measured, 'cpu' | 'cpuUsPerRow'> {
+  cpu.sample();
+  const used = [...cpu.between(w.firstMs, w.lastMs)];
+  return {
+    cpu: used.map(([label, u]) => describeCpu(label, u, rows)),
+    cpuUsPerRow: Object.fromEntries(used.map(([label, u]) => [label, (1000 * u.totalMs) / rows])),
+  };
 }
 
 interface ReverifyMeasured extends Measured {
@@ -74,6 +88,10 @@ function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const m = Math.floor(s.length / 2);
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+function printCpu(m: Measured): void {
+  for (const line of m.cpu) console.log(`    CPU first→last /verify: ${line}`);
 }
 
 const windowSec = (w: WindowResult) => (w.lastMs - w.firstMs) / 1000;
@@ -151,6 +169,7 @@ runBench(async () => {
         const m = await measureCapacity(r.latency, join(out, `a-${tag}.reference-server.log`), payloads, rows, concurrency);
         r.a.push(m);
         console.log(`${head} (a) capacity: ${fixed(m.rowsPerSec)} rows/s (${pm(m.window)}; ${m.note}, peak in flight ${m.window.peakInFlight})`);
+        printCpu(m);
       }
       if (only.has('b')) {
         const runDir = join(out, `b-${tag}`);
@@ -161,6 +180,7 @@ runBench(async () => {
             `wall−startup; wall ${m.wallSec.toFixed(1)} s = startup ${m.startupSec.toFixed(1)} s + verify ${windowSec(m.window).toFixed(1)} s ` +
             `+ tail ${m.tailSec.toFixed(1)} s; ${m.note}; peak in flight ${m.window.peakInFlight}`,
         );
+        printCpu(m);
         const profDir = join(runDir, 'cpu-prof');
         if (values['cpu-prof'] && existsSync(profDir)) {
           const files = readdirSync(profDir).filter((f) => f.endsWith('.cpuprofile')).map((f) => join(profDir, f));
@@ -175,6 +195,7 @@ runBench(async () => {
         const m = await measureNaive(r.latency, out, tag, data, rows, concurrency);
         r.c.push(m);
         console.log(`${head} (c) naive loop: ${fixed(m.rowsPerSec)} rows/s (${pm(m.window)}; ${m.note}, peak in flight ${m.window.peakInFlight})`);
+        printCpu(m);
       }
     }
   }
@@ -190,7 +211,10 @@ runBench(async () => {
   );
   console.log(
     table(
-      ['latency', '(a) capacity', '(b) reverify', '(b) wall−startup', '(b) wall', '(c) naive', 'b/a', 'b/c', '(b) startup s', '(b) tail s'],
+      [
+        'latency', '(a) capacity', '(b) reverify', '(b) wall−startup', '(b) wall', '(c) naive', 'b/a', 'b/c',
+        '(b) startup s', '(b) tail s', 'CPU µs/row: (b) reverify', '(b) Temporal', '(b) ref server', '(a) ref server',
+      ],
       results.map((r) => {
         const a = med(r.a);
         const b = medB(r.b, (m) => m.rowsPerSec);
@@ -206,6 +230,10 @@ runBench(async () => {
           ratio(b, c),
           fixed(medB(r.b, (m) => m.startupSec), 1),
           fixed(medB(r.b, (m) => m.tailSec), 1),
+          fixed(medB(r.b, (m) => m.cpuUsPerRow['reverify run'] ?? NaN)),
+          fixed(medB(r.b, (m) => m.cpuUsPerRow['Temporal server'] ?? NaN)),
+          fixed(medB(r.b, (m) => m.cpuUsPerRow['reference server'] ?? NaN)),
+          fixed(med(r.a, (m) => m.cpuUsPerRow['reference server'] ?? NaN)),
         ];
       }),
     ),
@@ -226,6 +254,9 @@ async function measureCapacity(
   concurrency: number,
 ): Promise<Measured & { note: string }> {
   const ref = await startReferenceServerProc({ latencyMs: latency, logPath });
+  const cpu = new CpuSampler();
+  cpu.watch('reference server', ref.pid);
+  cpu.watch('load generator (bench)', process.pid);
   const win = new VerifyWindow(ref.url, rows);
   try {
     const run = await driveCapacity(ref.url, payloads, rows, concurrency);
@@ -233,9 +264,11 @@ async function measureCapacity(
     return {
       rowsPerSec: rows / windowSec(w),
       window: w,
+      ...cpuOf(cpu, w, rows),
       note: `client-side ${fixed(rows / ((run.endMs - run.startMs) / 1000))} rows/s, ${run.non200} non-200`,
     };
   } finally {
+    cpu.stop();
     await win.close();
     await ref.stop();
   }
@@ -281,9 +314,13 @@ async function measureReverify(
   const profDir = join(runDir, 'cpu-prof');
   const nodeArgs = values['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', profDir] : [];
   const win = new VerifyWindow(ref.url, rows);
+  const cpu = new CpuSampler();
   try {
     const t0 = performance.now();
     const cli = spawnCli(reverifyArgs(output, ref.url), { env: benchEnv(stateDir), logPath: join(runDir, 'reverify-run.log'), nodeArgs });
+    cpu.watch('reverify run', cli.pid);
+    cpu.watch('Temporal server', readDevServerRecord(stateDir).pid);
+    cpu.watch('reference server', ref.pid);
     const code = await cli.exited;
     const tExit = performance.now();
     if (code !== 0) throw new Error(`reverify run exited with status ${code}: see ${join(runDir, 'reverify-run.log')}`);
@@ -302,9 +339,11 @@ async function measureReverify(
       startupSec: (w.firstMs - t0) / 1000,
       tailSec: (tExit - w.lastMs) / 1000,
       window: w,
+      ...cpuOf(cpu, w, rows),
       note: `${written} rows written${written === rows ? '' : ` (EXPECTED ${rows})`}`,
     };
   } finally {
+    cpu.stop();
     await win.close();
     await ref.stop();
   }
@@ -322,17 +361,22 @@ async function measureNaive(
   const ref = await startReferenceServerProc({ latencyMs: latency, logPath: join(out, `c-${tag}.reference-server.log`) });
   const outPath = join(out, `c-${tag}.naive.jsonl`);
   const win = new VerifyWindow(ref.url, rows);
+  const cpu = new CpuSampler();
+  cpu.watch('reference server', ref.pid);
+  cpu.watch('naive loop (bench)', process.pid);
   try {
     const run = await naiveLoop(ref.url, data.inputsPath, data.rolloutsPath, outPath, concurrency);
     const w = await win.result();
     return {
       rowsPerSec: rows / windowSec(w),
       window: w,
+      ...cpuOf(cpu, w, rows),
       note:
         `client-side ${fixed(rows / ((run.endMs - run.startMs) / 1000))} rows/s, Map loaded in ${(run.loadMs / 1000).toFixed(1)} s, ` +
         `${countLines(outPath)} rows written, ${run.non200} non-200`,
     };
   } finally {
+    cpu.stop();
     await win.close();
     await ref.stop();
   }

@@ -59,7 +59,7 @@ export async function readShardRows(
       const key = keyOf(row as Record<string, unknown>);
       if (key === null) {
         throw new InputError(
-          `${path}:${line.lineNo}: row has no ${TASK_INDEX_KEY} or ${ROLLOUT_INDEX_KEY} (or one is null or not a number/string); ` +
+          `${path}:${line.lineNo}: row has no ${TASK_INDEX_KEY} or ${ROLLOUT_INDEX_KEY} (or one is null, an object or a list); ` +
             'every shard row needs both to be merged and aggregated by key: fix or remove this line, then run again',
         );
       }

@@ -59,7 +59,7 @@ function recover(f: Fixture, rs: ScriptedServer, extra: Record<string, unknown> 
 /** A sidecar row of `line` with a different stored response id, to tell which row a payload came from. */
 const withResponseId = (line: string, id: string) => line.replace(/"id":"resp_\d+_\d+"/, `"id":"${id}"`);
 
-describe('§6 join / pairing and limit (29, 31, 33–34)', () => {
+describe('§6 join / pairing and limit (29, 31, 33–34, 65)', () => {
   it('§6.29 given 5 rows and limit 3, the first 3 rollouts (of the rollouts file) are paired', async () => {
     const rs = await server();
     const f = writeFixture(tempDir(), { inputs: tasks([0, 1, 2, 3, 4]), successes: [4, 2, 0, 1, 3].map((t) => successLine({ t })) });
@@ -67,6 +67,16 @@ describe('§6 join / pairing and limit (29, 31, 33–34)', () => {
     expect(error).toBeNull();
     expect(sentKeys(rs)).toEqual(['0:0', '2:0', '4:0']);
     expect(result!.planned).toBe(3);
+  });
+
+  it('§6.65 limit is forwarded to pairing, so it counts rows before the resume filter (§4.7.4): limit 3 with the first row already done verifies only 2', async () => {
+    const rs = await server();
+    const f = writeFixture(tempDir(), { inputs: tasks([0, 1, 2, 3, 4]), successes: [4, 2, 0, 1, 3].map((t) => successLine({ t })) });
+    writeLines(f.output, [successLine({ t: 4 })]);
+    const { lines: printed, error } = await plain(f, rs, { limit: 3, resume: true });
+    expect(error).toBeNull();
+    expect(sentKeys(rs)).toEqual(['0:0', '2:0']);
+    expect(printed).toContain(resumeSummary(3, 1, 0, 0, 2));
   });
 
   it('§6.31 a rollout key absent from the inputs: ConfigError "No matching materialized input row" (ours: with file:line and the key), before any request', async () => {
