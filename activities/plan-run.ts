@@ -11,7 +11,7 @@ import { keyId, keyOf, keyWithNullDefaults } from '../src/contract/row-key.js';
 import type { OutputPaths, PlanSummary } from '../src/contract/run-spec.js';
 import { resolveServer, type RoutingTable } from '../src/config/routing.js';
 import { writeFileAtomic } from '../src/io/atomic-file.js';
-import { isBlank, jsonlLines } from '../src/io/jsonl-lines.js';
+import { isBlank, jsonlLines, type JsonlLine } from '../src/io/jsonl-lines.js';
 import { readOutputKeys, readResumeCache, resumeSkipReason, type ResumeCache } from '../src/io/output-cache.js';
 import { PlanWriter } from '../src/io/plan-file.js';
 import { InputIndex } from './input-index.js';
@@ -39,7 +39,11 @@ export interface PlanOutcome extends PlanSummary {
   messages: string[];
 }
 
-function parseLine(path: string, lineNo: number, text: string): Record<string, unknown> {
+function parseLine(path: string, line: JsonlLine): Record<string, unknown> {
+  const { lineNo, text } = line;
+  if (!line.utf8) {
+    throw new InputError(`${path}:${lineNo}: the line is not valid UTF-8; fix the file's encoding (JSON must be UTF-8)`);
+  }
   let row: unknown;
   try {
     row = JSON.parse(text);
@@ -93,7 +97,7 @@ async function indexInputs(req: PlanRequest, agents: Names, servers: Names): Pro
   const index = new InputIndex();
   for await (const line of jsonlLines(req.inputsPath)) {
     if (isBlank(line.text)) continue;
-    const row = parseLine(req.inputsPath, line.lineNo, line.text);
+    const row = parseLine(req.inputsPath, line);
     const problem = describeInputRowProblem(row);
     if (problem) throw new InputError(`${req.inputsPath}:${line.lineNo}: ${problem}`);
     const agentName = (row.agent_ref as { name: string }).name;
@@ -119,7 +123,7 @@ async function presentAfterSeeding(req: PlanRequest): Promise<Set<string>> {
   const present = req.outputsCleared ? new Set<string>() : await readOutputKeys(req.outputs.output, req);
   for await (const line of jsonlLines(req.rolloutsPath)) {
     if (isBlank(line.text)) continue;
-    const key = keyOf(parseLine(req.rolloutsPath, line.lineNo, line.text));
+    const key = keyOf(parseLine(req.rolloutsPath, line));
     if (key) present.add(keyId(key));
   }
   return present;
@@ -138,6 +142,10 @@ async function writePlan(req: PlanRequest): Promise<PlanOutcome> {
   const index = await indexInputs(req, agents, servers);
   const present = req.judgeFailedOnly ? await presentAfterSeeding(req) : null;
   const kept = new Set<string>();
+  // A key may be verified once per run: later duplicates in the source are skipped (first wins).
+  const planned = new Map<string, number>();
+  let duplicates = 0;
+  let firstDuplicate = '';
   const cache: ResumeCache | null = req.resume
     ? await readResumeCache(req.outputs.output, req.outputs.sidecar, req.maxAttempts, req)
     : null;
@@ -152,7 +160,7 @@ async function writePlan(req: PlanRequest): Promise<PlanOutcome> {
     for await (const line of jsonlLines(sourcePath)) {
       if (req.limit !== null && yielded >= req.limit) break;
       if (isBlank(line.text)) continue;
-      const row = parseLine(sourcePath, line.lineNo, line.text);
+      const row = parseLine(sourcePath, line);
       if (present) {
         // The recovery predicate (spec §4.6.4): judge failures only, not already present, first per key.
         if (!isJudgeFailure(row)) continue;
@@ -167,6 +175,12 @@ async function writePlan(req: PlanRequest): Promise<PlanOutcome> {
       const id = keyId(key);
       const input = index.get(id);
       if (!input) throw new InputError(noMatchingInput(sourcePath, line.lineNo, key, req.inputsPath));
+      const firstLine = planned.get(id);
+      if (firstLine !== undefined) {
+        if (duplicates++ === 0) firstDuplicate = `${sourcePath}:${line.lineNo} repeats the key of line ${firstLine}`;
+        continue;
+      }
+      planned.set(id, line.lineNo);
       const reason = cache ? resumeSkipReason(cache, id) : null;
       if (reason) {
         skipped[reason]++;
@@ -189,7 +203,14 @@ async function writePlan(req: PlanRequest): Promise<PlanOutcome> {
     await writer.close();
   }
   await rename(tmpPath, planPath);
-  if (cache && !cache.found) messages.push(skippingResume());
+  if (duplicates > 0) {
+    messages.push(
+      `WARNING: skipped ${duplicates} source row(s) whose key appeared earlier in the file (the first is verified; ` +
+        `first repeat: ${firstDuplicate}). NeMo Gym would verify and write each copy.`,
+    );
+  }
+  // In recovery the output always exists when NeMo Gym reads the cache: seeding has created it.
+  if (cache && !cache.found && !req.judgeFailedOnly) messages.push(skippingResume());
   else if (cache) messages.push(resumeSummary({ total: yielded, ...skipped, remaining: writer.count }));
   const summary: PlanSummary = { planPath, sourcePath, rows: writer.count, agents: agents.list, servers: servers.list, rowsPerAgent };
   await writeFileAtomic(join(req.workDir, 'plan.json'), JSON.stringify(summary));

@@ -147,8 +147,23 @@ function asRunFailure(err: unknown): unknown {
   return err;
 }
 
+/**
+ * State carried by a continue-as-new from an older version of this workflow lacks the fields added
+ * since: give them the values that reproduce the old behaviour, so the run goes on (and replays)
+ * unchanged. Add a line here with every new field of RunState.
+ */
+function upgradeState(st: RunState): RunState {
+  st.effective ??= st.concurrency;
+  st.baselineLatencyMs ??= null;
+  st.paused ??= false;
+  st.totals.throttled ??= 0;
+  st.totals.latencyMsSum ??= 0;
+  st.totals.latencyCount ??= 0;
+  return st;
+}
+
 export async function reverifyRun(spec: RunSpec, carried?: RunState): Promise<RunResult> {
-  const st = carried ?? initialState(spec);
+  const st = carried ? upgradeState(carried) : initialState(spec);
   const inflight = new Map<number, InFlight>();
   setHandler(progressQuery, (): Progress => ({
     phase: st.phase,
@@ -219,7 +234,11 @@ async function start(spec: RunSpec, st: RunState): Promise<void> {
   }
 
   st.phase = 'prepare';
-  const outputs = await quick.checkOutputs(spec.outputPath, prefix, rules);
+  const outputs = await quick.checkOutputs(spec.outputPath, prefix, rules, {
+    inputsPath: spec.inputsPath,
+    rolloutsPath: spec.rolloutsPath,
+    judgeFailedOnly: spec.judgeFailedOnly,
+  });
   st.outputs = outputs;
 
   st.phase = 'plan';
@@ -266,7 +285,8 @@ async function start(spec: RunSpec, st: RunState): Promise<void> {
  * end up as a NeMo Gym run followed by repeated `--resume` runs would leave them.
  */
 async function nextRound(spec: RunSpec, st: RunState): Promise<boolean> {
-  if (!spec.rejudge || st.roundJudgeFailed === 0 || st.round + 1 >= spec.maxAttempts) return false;
+  // `rejudge` absent (a spec from before the flag existed) means on, so recorded runs replay the same.
+  if (spec.rejudge === false || st.roundJudgeFailed === 0 || st.round + 1 >= (spec.maxAttempts ?? 1)) return false;
   const delayMs = spec.rejudgeDelayMs * 2 ** st.round;
   st.messages.push(
     `Re-judging: ${st.roundJudgeFailed} row(s) judge-failed in round ${st.round + 1}; ` +

@@ -6,6 +6,12 @@ import { basename, relative } from 'node:path';
 import { ROOT } from './procs.js';
 import { table } from './table.js';
 
+/** Scripts of this project (not node_modules): their functions get an inclusive-time table. */
+function isProjectUrl(url: string): boolean {
+  const u = url.replace(/^file:\/\//, '');
+  return u.startsWith(ROOT) && !u.includes('/node_modules/');
+}
+
 interface ProfileNode {
   id: number;
   callFrame: { functionName: string; url: string; lineNumber: number };
@@ -70,14 +76,17 @@ export interface ThreadTime {
 export function selfTimes(
   paths: string[],
   window?: MonotonicWindow,
-): { total: number; byFunction: SelfTime[]; byArea: Map<string, number>; threads: ThreadTime[] } {
+): { total: number; byFunction: SelfTime[]; byArea: Map<string, number>; threads: ThreadTime[]; inclusive: SelfTime[] } {
   const byKey = new Map<string, SelfTime>();
+  const inclusiveByKey = new Map<string, SelfTime>();
   const threads: ThreadTime[] = [];
   let total = 0;
   for (const path of paths) {
     const profile = JSON.parse(readFileSync(path, 'utf8')) as CpuProfile;
     const nodes = new Map(profile.nodes.map((n) => [n.id, n]));
     const idleIds = new Set(profile.nodes.filter((n) => n.callFrame.functionName === '(idle)').map((n) => n.id));
+    const parent = new Map<number, number>();
+    for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
     const selfUs = new Map<number, number>();
     const thread: ThreadTime = { path, sampledMs: 0, idleMs: 0 };
     let t = profile.startTime;
@@ -98,17 +107,31 @@ export function selfTimes(
       entry.ms += us / 1000;
       byKey.set(key, entry);
       total += us / 1000;
+      // Inclusive time of the project's functions on this sample's stack (each counted once).
+      const seen = new Set<string>();
+      for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
+        const f = nodes.get(cur)!.callFrame;
+        if (!isProjectUrl(f.url)) continue;
+        const fname = f.functionName || '(anonymous)';
+        const k = `${fname}@${f.url}:${f.lineNumber}`;
+        if (seen.has(k)) continue;
+        seen.add(k);
+        const inc = inclusiveByKey.get(k) ?? { name: fname, where: shortWhere(f.url, f.lineNumber), area: areaOf(f.url, fname), ms: 0 };
+        inc.ms += us / 1000;
+        inclusiveByKey.set(k, inc);
+      }
     }
   }
   const byFunction = [...byKey.values()].sort((a, b) => b.ms - a.ms);
   const byArea = new Map<string, number>();
   for (const f of byFunction) byArea.set(f.area, (byArea.get(f.area) ?? 0) + f.ms);
-  return { total, byFunction, byArea: new Map([...byArea].sort((a, b) => b[1] - a[1])), threads };
+  const inclusive = [...inclusiveByKey.values()].sort((a, b) => b.ms - a.ms);
+  return { total, byFunction, byArea: new Map([...byArea].sort((a, b) => b[1] - a[1])), threads, inclusive };
 }
 
 /** The top of a profile as text: per thread, by area, then by function (self time). */
 export function describeProfiles(paths: string[], top = 25, window?: MonotonicWindow): string {
-  const { total, byFunction, byArea, threads } = selfTimes(paths, window);
+  const { total, byFunction, byArea, threads, inclusive } = selfTimes(paths, window);
   const busy = total - (byArea.get('(idle)') ?? 0);
   const pct = (ms: number, of: number) => `${((100 * ms) / of).toFixed(1)}%`;
   const areas = [...byArea].slice(0, 14).map(([area, ms]) => [area, ms.toFixed(0), pct(ms, total), area === '(idle)' ? '' : pct(ms, busy)]);
@@ -131,5 +154,10 @@ export function describeProfiles(paths: string[], top = 25, window?: MonotonicWi
     table(['area', 'self ms', '% all', '% busy'], areas),
     '',
     table(['function (self time)', 'area', 'self ms', '% busy', 'where'], fns),
+    '',
+    table(
+      ['project function (inclusive time)', 'total ms', '% busy', 'where'],
+      inclusive.slice(0, Math.ceil(top / 2)).map((f) => [f.name.slice(0, 48), f.ms.toFixed(0), pct(f.ms, busy), f.where.slice(-70)]),
+    ),
   ].join('\n');
 }

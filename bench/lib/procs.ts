@@ -15,6 +15,12 @@ export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
 export const CLI = join(ROOT, 'bin', 'reverify.js');
 
 const children = new Set<ChildProcess>();
+/** Set once clean-up began: nothing new may be started after it. */
+let stopping = false;
+
+function assertNotStopping(what: string): void {
+  if (stopping) throw new Error(`not starting ${what}: the benchmark is stopping`);
+}
 /** State dirs whose dev server this script started (stopped at exit). */
 const devServers = new Set<string>();
 
@@ -41,6 +47,7 @@ export function spawnCli(
   args: string[],
   opts: { env: NodeJS.ProcessEnv; logPath: string; nodeArgs?: string[]; onStdout?: (text: string) => void },
 ): Spawned {
+  assertNotStopping(`reverify ${args[0]}`);
   const log = createWriteStream(opts.logPath);
   const spawnOpts: SpawnOptions = { cwd: ROOT, env: opts.env, stdio: ['ignore', 'pipe', 'pipe'] };
   const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), CLI, ...args], spawnOpts);
@@ -136,6 +143,7 @@ export function readDevServerRecord(stateDir: string): DevServerRecord {
  * Returns the server's record (pid, gRPC port).
  */
 export function startDevServer(stateDir: string): DevServerRecord & { address: string } {
+  assertNotStopping('the Temporal dev server');
   devServers.add(stateDir);
   runCliSync(['server', 'start'], benchEnv(stateDir));
   const record = readDevServerRecord(stateDir);
@@ -169,6 +177,7 @@ export function freshStateDir(stateDir: string): void {
 
 /** Kills every registered child and stops every dev server started by this script. */
 export async function cleanUp(): Promise<void> {
+  stopping = true;
   await Promise.allSettled(
     [...children].map(async (child) => {
       if (child.exitCode !== null || child.signalCode !== null) return;

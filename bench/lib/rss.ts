@@ -12,6 +12,15 @@ export interface RssPeak {
   /** Last VmHWM read while the process was alive, KiB (the peak over the whole process life). */
   hwmKiB: number;
   samples: number;
+  /** Every sample: performance.now() ms and VmRSS KiB (for peaks within a phase). */
+  series: { atMs: number; rssKiB: number }[];
+}
+
+/** Largest VmRSS sampled between two instants (KiB), or NaN when no sample falls in between. */
+export function peakBetween(p: RssPeak, fromMs: number, toMs: number): number {
+  let peak = NaN;
+  for (const s of p.series) if (s.atMs >= fromMs && s.atMs <= toMs && !(s.rssKiB <= peak)) peak = s.rssKiB;
+  return peak;
 }
 
 /** VmRSS and VmHWM of a live process, KiB; `null` once it has exited. */
@@ -40,7 +49,7 @@ export class RssSampler {
 
   /** Starts sampling `pid` under `label` (replacing an earlier pid of that label). */
   watch(label: string, pid: number): void {
-    this.peaks.set(label, { label, pid, peakRssKiB: 0, hwmKiB: 0, samples: 0 });
+    this.peaks.set(label, { label, pid, peakRssKiB: 0, hwmKiB: 0, samples: 0, series: [] });
     this.sample();
   }
 
@@ -51,6 +60,7 @@ export class RssSampler {
       p.peakRssKiB = Math.max(p.peakRssKiB, vm.rssKiB);
       if (Number.isFinite(vm.hwmKiB)) p.hwmKiB = vm.hwmKiB;
       p.samples++;
+      p.series.push({ atMs: performance.now(), rssKiB: vm.rssKiB });
     }
   }
 

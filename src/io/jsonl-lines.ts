@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { open } from 'node:fs/promises';
 
 /** One line of a JSONL file, with where it sits in the file. */
@@ -14,6 +15,8 @@ export interface JsonlLine {
   rawLength: number;
   /** False for a last line that has no `\n` (a file that ends mid-line). */
   terminated: boolean;
+  /** False when the line's bytes are not valid UTF-8 (`text` then holds U+FFFD replacements). */
+  utf8: boolean;
 }
 
 const CHUNK = 1 << 20;
@@ -48,6 +51,7 @@ export async function* jsonlLines(path: string, startOffset = 0): AsyncGenerator
           length: end - start,
           rawLength: nl - start,
           terminated: true,
+          utf8: isUtf8(data.subarray(start, end)),
         };
         start = nl + 1;
       }
@@ -57,7 +61,15 @@ export async function* jsonlLines(path: string, startOffset = 0): AsyncGenerator
     }
     if (carry.length > 0) {
       lineNo++;
-      yield { text: carry.toString('utf8'), lineNo, offset: carryOffset, length: carry.length, rawLength: carry.length, terminated: false };
+      yield {
+        text: carry.toString('utf8'),
+        lineNo,
+        offset: carryOffset,
+        length: carry.length,
+        rawLength: carry.length,
+        terminated: false,
+        utf8: isUtf8(carry),
+      };
     }
   } finally {
     await fh.close();

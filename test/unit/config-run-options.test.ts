@@ -90,6 +90,9 @@ describe('run options: defaults and other fields', () => {
       judgeFailedOnly: false,
       append: false,
       disableAggregation: false,
+      repairTruncated: false,
+      rejudge: true,
+      rejudgeDelayMs: 60_000,
       requestTimeoutMs: 600_000,
       batchSize: 200,
     });

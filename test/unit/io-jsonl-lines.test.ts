@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,14 +24,15 @@ function file(content: string | Buffer): string {
 }
 
 /**
- * The lines of a file. `rawLength` (the bytes up to the `\n`, a `\r` included) is checked here
- * against the file, for every line of every test, then left out of the compared objects.
+ * The lines of a file. `rawLength` (the bytes up to the `\n`, a `\r` included) and `utf8` are
+ * checked here against the file, for every line of every test, then left out of the compared objects.
  */
-async function collect(path: string, startOffset?: number): Promise<Array<Omit<JsonlLine, 'rawLength'>>> {
-  const out: Array<Omit<JsonlLine, 'rawLength'>> = [];
+async function collect(path: string, startOffset?: number): Promise<Array<Omit<JsonlLine, 'rawLength' | 'utf8'>>> {
+  const out: Array<Omit<JsonlLine, 'rawLength' | 'utf8'>> = [];
   const bytes = readFileSync(path);
   for await (const line of jsonlLines(path, startOffset)) {
-    const { rawLength, ...rest } = line;
+    const { rawLength, utf8, ...rest } = line;
+    expect(utf8).toBe(isUtf8(bytes.subarray(line.offset, line.offset + line.length)));
     const raw = bytes.subarray(line.offset, line.offset + rawLength).toString('utf8');
     expect(raw === line.text || (line.terminated && raw === line.text + '\r')).toBe(true);
     if (line.terminated) expect(bytes[line.offset + rawLength]).toBe(10);
@@ -40,14 +42,14 @@ async function collect(path: string, startOffset?: number): Promise<Array<Omit<J
 }
 
 /** The bytes `[offset, offset + length)` of the file, decoded: must give back the line's text. */
-function bytesAt(path: string, line: Omit<JsonlLine, 'rawLength'>): string {
+function bytesAt(path: string, line: Omit<JsonlLine, 'rawLength' | 'utf8'>): string {
   return readFileSync(path).subarray(line.offset, line.offset + line.length).toString('utf8');
 }
 
 /** An independent model of the expected lines of a file (LF-terminated only, no CR handling). */
-function modelLines(content: string, startOffset = 0): Array<Omit<JsonlLine, 'rawLength'>> {
+function modelLines(content: string, startOffset = 0): Array<Omit<JsonlLine, 'rawLength' | 'utf8'>> {
   const buf = Buffer.from(content, 'utf8');
-  const out: Array<Omit<JsonlLine, 'rawLength'>> = [];
+  const out: Array<Omit<JsonlLine, 'rawLength' | 'utf8'>> = [];
   let start = startOffset;
   let lineNo = 0;
   while (start < buf.length) {
@@ -241,5 +243,15 @@ describe('isBlank', () => {
 
   it('anything with a non-space character is not blank', () => {
     for (const s of ['{}', ' x ', '\t0', '"', 'null']) expect(isBlank(s), JSON.stringify(s)).toBe(false);
+  });
+});
+
+describe('jsonlLines: encoding', () => {
+  it('flags a line whose bytes are not valid UTF-8 (and only that line)', async () => {
+    const p = join(mkdtempSync(join(tmpdir(), 'jsonl-utf8-')), 'bad.jsonl');
+    writeFileSync(p, Buffer.concat([Buffer.from('{"a":"ok"}\n{"a":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}\n{"a":"é"}')]));
+    const lines = [];
+    for await (const line of jsonlLines(p)) lines.push(line.utf8);
+    expect(lines).toEqual([true, false, true]);
   });
 });
