@@ -4,7 +4,9 @@ import { commitBatches } from './commit-batches.js';
 import type { ActivityDeps } from './deps.js';
 import { planRound } from './plan-round.js';
 import { planRun } from './plan-run.js';
-import { checkOutputs, openOutputs, removeWorkDir } from './prepare-outputs.js';
+import { checkOutputs } from './check-outputs.js';
+import { openOutputs } from './open-outputs.js';
+import { removeWorkDir } from './remove-work-dir.js';
 import { seedSuccesses } from './seed-successes.js';
 import { verifyBatch } from './verify-batch.js';
 

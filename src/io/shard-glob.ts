@@ -18,6 +18,7 @@
 import { readdir, stat } from 'node:fs/promises';
 import { basename, isAbsolute, resolve } from 'node:path';
 import { compareCodePoints } from '../contract/row-key.js';
+import { exists } from './file-exists.js';
 
 /** `--input-glob` split at commas, each part trimmed, empty parts dropped (spec §4.15). */
 export function splitGlobs(inputGlob: string): string[] {
@@ -119,14 +120,6 @@ async function isDirectory(path: string): Promise<boolean> {
   }
 }
 
-async function exists(path: string): Promise<boolean> {
-  try {
-    await stat(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 async function entries(dir: string) {
   try {

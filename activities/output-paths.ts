@@ -1,0 +1,22 @@
+import { basename, dirname, join } from 'node:path';
+import { aggregateMetricsPath, prefixedOutputPath, sidecarPath } from '../src/contract/file-names.js';
+import type { OutputPaths } from '../src/contract/run-spec.js';
+
+export interface OutputRules {
+  overwrite: boolean;
+  resume: boolean;
+  append: boolean;
+  /** Cut a cut-off last line of a reused output (`--repair-truncated`). */
+  repairTruncated?: boolean;
+}
+
+/** The output paths of a run, with the guard's prefix applied to the basename (spec §1.1, §4.4). */
+export function outputPathsFor(outputPath: string, prefix: string): OutputPaths {
+  const output = prefixedOutputPath(outputPath, prefix);
+  return {
+    output,
+    sidecar: sidecarPath(output),
+    metrics: aggregateMetricsPath(output),
+    workDir: join(dirname(output), `.${basename(output)}.reverify`),
+  };
+}
