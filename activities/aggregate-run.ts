@@ -1,4 +1,3 @@
-import { heartbeat } from '@temporalio/activity';
 import { stripForAggregation } from '../src/contract/aggregate-request.js';
 import { InputError } from '../src/contract/errors.js';
 import { keyOf } from '../src/contract/row-key.js';
@@ -12,6 +11,7 @@ import {
 } from '../src/io/aggregate-metrics-file.js';
 import { isBlank, jsonlLines } from '../src/io/jsonl-lines.js';
 import type { ActivityDeps } from './deps.js';
+import { whileHeartbeating } from './heartbeating.js';
 import { failFastOnUserError } from './user-errors.js';
 
 export interface AggregateRequest {
@@ -24,7 +24,6 @@ export interface AggregateRequest {
 /** Groups the main output's rows by (agent, resources server), in first-seen order (spec §4.13). */
 async function groupRows(output: string, routing: RoutingTable): Promise<AggregateGroup[]> {
   const groups = new AggregateGroups();
-  let n = 0;
   for await (const line of jsonlLines(output)) {
     if (isBlank(line.text)) continue;
     let row: Record<string, unknown>;
@@ -37,7 +36,6 @@ async function groupRows(output: string, routing: RoutingTable): Promise<Aggrega
     if (target === null) continue;
     const server = resolveServer(routing, target.agent, target.taskSource);
     groups.add(target.agent, server, { key: keyOf(row) ?? { task: null, rollout: null }, file: 0, offset: line.offset, length: line.length });
-    if (++n % 10000 === 0) heartbeat({ rows: n });
   }
   return groups.list();
 }
@@ -50,7 +48,7 @@ async function groupRows(output: string, routing: RoutingTable): Promise<Aggrega
  */
 export function aggregateRun(deps: ActivityDeps) {
   return (req: AggregateRequest): Promise<{ metricsPath: string | null; keyMetrics: AgentKeyMetrics[] }> =>
-    failFastOnUserError(async () => {
+    failFastOnUserError(() => whileHeartbeating(async () => {
       const groups = await groupRows(req.output, req.routing);
       if (groups.length === 0) return { metricsPath: null, keyMetrics: [] };
       const client = deps.verifier(req.timeoutMs);
@@ -61,5 +59,5 @@ export function aggregateRun(deps: ActivityDeps) {
         post: (server, body) => client.aggregateMetrics(server, req.routing.servers[server], body),
         metricsPath: req.metrics,
       });
-    });
+    }));
 }

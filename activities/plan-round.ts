@@ -6,6 +6,7 @@ import { writeFileAtomic } from '../src/io/atomic-file.js';
 import { readSidecarAttempts } from '../src/io/output-cache.js';
 import { PlanWriter, withPlanReader } from '../src/io/plan-file.js';
 import { readRange } from '../src/io/read-range.js';
+import { whileHeartbeating } from './heartbeating.js';
 import { failFastOnUserError } from './user-errors.js';
 
 /** Name of the file where a batch lists the plan rows whose verdict was `judge_failed`. */
@@ -29,7 +30,7 @@ export interface RoundRequest {
  */
 export function planRound() {
   return (req: RoundRequest): Promise<PlanSummary> =>
-    failFastOnUserError(async () => {
+    failFastOnUserError(() => whileHeartbeating(async () => {
       const prefix = `r${req.round}-b`;
       const lists = (await readdir(req.workDir)).filter((f) => f.startsWith(prefix) && f.endsWith('.rejudge.json'));
       const rows: number[] = [];
@@ -59,5 +60,5 @@ export function planRound() {
       const summary: PlanSummary = { ...req.plan, planPath, rows: writer.count, rowsPerAgent };
       await writeFileAtomic(join(req.workDir, `plan-r${req.round + 1}.json`), JSON.stringify(summary));
       return summary;
-    });
+    }));
 }

@@ -1,7 +1,6 @@
 import { existsSync } from 'node:fs';
 import { mkdir, rename, rm, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { heartbeat } from '@temporalio/activity';
 import { InputError } from '../src/contract/errors.js';
 import { sidecarPath } from '../src/contract/file-names.js';
 import { noMatchingInput, resumeSummary, skippingResume } from '../src/contract/messages.js';
@@ -15,6 +14,7 @@ import { isBlank, jsonlLines, type JsonlLine } from '../src/io/jsonl-lines.js';
 import { readOutputKeys, readResumeCache, resumeSkipReason, type ResumeCache } from '../src/io/output-cache.js';
 import { PlanWriter } from '../src/io/plan-file.js';
 import { InputIndex } from './input-index.js';
+import { whileHeartbeating } from './heartbeating.js';
 import { failFastOnUserError } from './user-errors.js';
 
 export interface PlanRequest {
@@ -83,7 +83,7 @@ export function planRun() {
     failFastOnUserError(async () => {
       await mkdir(req.workDir, { recursive: true });
       try {
-        return await writePlan(req);
+        return await whileHeartbeating(() => writePlan(req));
       } catch (err) {
         // Bad input leaves nothing behind: no plan, and no work directory if it holds nothing else.
         await rm(join(req.workDir, 'plan.bin.tmp'), { force: true });
@@ -109,7 +109,6 @@ async function indexInputs(req: PlanRequest, agents: Names, servers: Names): Pro
       throw new InputError(`${req.inputsPath}:${line.lineNo}: ${(err as Error).message}`);
     }
     index.set(keyId(keyOf(row)!), line.offset, line.length, agents.id(agentName), servers.id(server));
-    if (index.size % 10000 === 0) heartbeat({ phase: 'inputs', rows: index.size });
   }
   return index;
 }
@@ -197,7 +196,6 @@ async function writePlan(req: PlanRequest): Promise<PlanOutcome> {
       });
       const agent = agents.list[input.agent];
       rowsPerAgent[agent] = (rowsPerAgent[agent] ?? 0) + 1;
-      if (writer.count % 10000 === 0) heartbeat({ phase: 'source', rows: writer.count });
     }
   } finally {
     await writer.close();

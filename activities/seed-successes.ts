@@ -5,6 +5,7 @@ import { publishFile } from '../src/io/atomic-file.js';
 import { isBlank, jsonlLines } from '../src/io/jsonl-lines.js';
 import { readOutputKeys } from '../src/io/output-cache.js';
 import { readRangeBytes } from '../src/io/read-range.js';
+import { whileHeartbeating } from './heartbeating.js';
 import { failFastOnUserError } from './user-errors.js';
 
 export interface SeedRequest {
@@ -21,7 +22,7 @@ export interface SeedRequest {
  */
 export function seedSuccesses() {
   return (req: SeedRequest): Promise<{ part: string; seeded: number }> =>
-    failFastOnUserError(async () => {
+    failFastOnUserError(() => whileHeartbeating(async () => {
       const present = await readOutputKeys(req.output, { repairTruncated: true });
       const part = join(req.workDir, 'seed.main.part');
       const partial = `${part}.partial`;
@@ -45,5 +46,5 @@ export function seedSuccesses() {
       }
       await publishFile(partial, part);
       return { part, seeded };
-    });
+    }));
 }

@@ -50,9 +50,10 @@ const quick = proxyActivities<ReverifyActivities>({
   retry: { initialInterval: '1s', maximumInterval: '30s', nonRetryableErrorTypes: TERMINAL_TYPES },
 });
 
+/** Activities that may run long on big files; they heartbeat, so a dead worker shows within 2 minutes. */
 const long = proxyActivities<ReverifyActivities>({
   startToCloseTimeout: '12 hours',
-  heartbeatTimeout: '5 minutes',
+  heartbeatTimeout: '2 minutes',
   retry: { initialInterval: '2s', maximumInterval: '1 minute', nonRetryableErrorTypes: TERMINAL_TYPES },
 });
 
@@ -267,7 +268,7 @@ async function start(spec: RunSpec, st: RunState): Promise<void> {
   st.mainLength = opened.mainLength;
   st.sidecarLength = opened.sidecarLength;
   if (spec.judgeFailedOnly) {
-    const seed = await quick.seedSuccesses.executeWithOptions({ summary: 'seed: copy the successful rollouts' }, [
+    const seed = await long.seedSuccesses.executeWithOptions({ summary: 'seed: copy the successful rollouts' }, [
       { rolloutsPath: spec.rolloutsPath, output: outputs.output, workDir: outputs.workDir },
     ]);
     await appendParts(st, [seed.part], [], 'commit seeded successes');
@@ -294,7 +295,7 @@ async function nextRound(spec: RunSpec, st: RunState): Promise<boolean> {
   );
   st.phase = 'rejudge-wait';
   await sleep(delayMs);
-  const next = await quick.planRound.executeWithOptions({ summary: `plan re-judgment round ${st.round + 2}` }, [
+  const next = await long.planRound.executeWithOptions({ summary: `plan re-judgment round ${st.round + 2}` }, [
     { workDir: st.outputs!.workDir, round: st.round, plan: st.plan!, sidecar: st.outputs!.sidecar, maxAttempts: spec.maxAttempts },
   ]);
   if (next.rows === 0) return false;
@@ -430,7 +431,7 @@ async function finish(spec: RunSpec, st: RunState): Promise<RunResult> {
     st.phase = 'aggregate';
     st.messages.push(computingAggregateMetrics());
     const agg = await long.aggregateRun.executeWithOptions(
-      { summary: 'aggregate: POST /aggregate_metrics per agent', heartbeatTimeout: '10 minutes' },
+      { summary: 'aggregate: POST /aggregate_metrics per agent' },
       [{ output: outputs.output, metrics: outputs.metrics, routing: spec.routing, timeoutMs: Math.max(spec.requestTimeoutMs, 3_600_000) }],
     );
     metricsPath = agg.metricsPath;
