@@ -1,7 +1,7 @@
 import type { WorkflowHandle } from '@temporalio/client';
-import type { Progress, RunResult } from '../contract/run-spec.js';
-import { progressQuery } from '../../workflows/definitions.js';
+import type { RunResult } from '../contract/run-spec.js';
 import { progressLine, RateMeter, rowsFinished } from './progress-view.js';
+import { queryProgress } from './query-progress.js';
 
 export interface FollowOptions {
   /** Print a progress bar (TTY) instead of periodic plain lines. */
@@ -28,8 +28,8 @@ export async function followRun(handle: WorkflowHandle, opts: FollowOptions): Pr
   };
   const poll = async () => {
     while (!stop) {
-      try {
-        const p: Progress = await handle.query(progressQuery);
+      const p = await queryProgress(handle);
+      if (p) {
         printMessages(p.messages);
         const now = Date.now();
         rate.add(now, rowsFinished(p));
@@ -40,9 +40,8 @@ export async function followRun(handle: WorkflowHandle, opts: FollowOptions): Pr
             opts.out(progressLine(p, rate.perSecond()));
           }
         }
-      } catch {
-        // No worker has answered yet (or the run just closed): try again shortly.
       }
+      // No answer: no worker has the run yet, or the run just closed. Ask again shortly.
       await new Promise((r) => setTimeout(r, 500));
     }
   };

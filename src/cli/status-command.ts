@@ -2,8 +2,8 @@ import { resolve } from 'node:path';
 import { ConfigError } from '../contract/errors.js';
 import { connectClient, resolveTemporal, runUiUrl } from '../temporal/connection.js';
 import { workflowIdForOutput } from '../temporal/workflow-id.js';
-import { progressQuery } from '../../workflows/definitions.js';
 import { progressLine } from './progress-view.js';
+import { queryProgress } from './query-progress.js';
 
 /** `reverify status --output <out.jsonl>`: the state of the run writing that output. */
 export async function statusCommand(output: string, out: (line: string) => void): Promise<void> {
@@ -18,8 +18,8 @@ export async function statusCommand(output: string, out: (line: string) => void)
     out(`Run ${workflowId}: ${desc.status.name} (started ${desc.startTime.toISOString()}, ${desc.historyLength} history events)`);
     const ui = runUiUrl(target, workflowId);
     if (ui) out(`Temporal UI: ${ui}`);
-    if (desc.status.name === 'RUNNING') {
-      const p = await handle.query(progressQuery);
+    const p = desc.status.name === 'RUNNING' ? await queryProgress(handle) : null;
+    if (p) {
       out(progressLine(p, 0));
       for (const [agent, c] of Object.entries(p.perAgent)) out(`  ${agent}: ${c.done} ok, ${c.failed} failed, ${c.dropped} not persisted`);
     }
