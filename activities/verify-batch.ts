@@ -10,7 +10,8 @@ import { buildPayload, readRolloutResponse } from '../src/contract/payload.js';
 import type { AgentCounts, BatchResult, PlanSummary } from '../src/contract/run-spec.js';
 import { publishFile, writeFileAtomic } from '../src/io/atomic-file.js';
 import { readPlanRange } from '../src/io/plan-file.js';
-import { readRange } from '../src/io/read-range.js';
+import { readRanges } from '../src/io/read-ranges.js';
+import { writeFully } from '../src/io/write-fully.js';
 import { DEFAULT_VERIFY_RETRY } from '../src/verifier/retry-policy.js';
 import { verifyWithRetries } from '../src/verifier/verify-with-retries.js';
 import type { ActivityDeps } from './deps.js';
@@ -56,13 +57,25 @@ function agentCounts(c: Checkpoint['counts'], agent: string): AgentCounts {
   return (c.perAgent[agent] ??= { done: 0, failed: 0, dropped: 0, rewardSum: 0 });
 }
 
+/** A result waiting to be written: its line (if any) and how it counts. */
+interface PendingRow {
+  row: number;
+  target: 'main' | 'sidecar' | null;
+  line: Buffer | null;
+  count: (c: Checkpoint['counts'], cp: Checkpoint) => void;
+  written: () => void;
+  failed: (err: unknown) => void;
+}
+
 /**
- * The batch's two partial files plus its checkpoint. Every row is recorded in one serialized step
- * (write its line, then count it and mark it done), so a checkpoint taken at any moment covers
- * exactly the rows whose lines lie within its recorded lengths: a retry never repeats or loses one.
+ * The batch's two partial files plus its checkpoint. Rows are recorded in groups: whatever finished
+ * while the previous write was under way is written with one write per file, then counted and
+ * marked done — so a checkpoint taken at any moment covers exactly the rows whose lines lie within
+ * its recorded lengths, and a retry never repeats or loses one.
  */
 class BatchRecorder {
-  private tail: Promise<void> = Promise.resolve();
+  private pending: PendingRow[] = [];
+  private writing: Promise<void> | null = null;
   private constructor(
     private readonly main: FileHandle,
     private readonly sidecar: FileHandle,
@@ -85,20 +98,33 @@ class BatchRecorder {
     line: string | null,
     count: (c: Checkpoint['counts'], cp: Checkpoint) => void,
   ): Promise<void> {
-    const cp = this.checkpoint;
-    this.tail = this.tail.then(async () => {
-      if (target && line !== null) {
-        const data = Buffer.from(line + '\n', 'utf8');
-        const fh = target === 'main' ? this.main : this.sidecar;
-        const at = target === 'main' ? cp.mainBytes : cp.sidecarBytes;
-        await fh.write(data, 0, data.length, at);
-        if (target === 'main') cp.mainBytes += data.length;
-        else cp.sidecarBytes += data.length;
-      }
-      count(cp.counts, cp);
-      cp.done.push(row);
+    return new Promise((written, failed) => {
+      this.pending.push({ row, target, line: line === null ? null : Buffer.from(line + '\n', 'utf8'), count, written, failed });
+      this.writing ??= this.drain();
     });
-    return this.tail;
+  }
+
+  private async drain(): Promise<void> {
+    while (this.pending.length > 0) {
+      const group = this.pending;
+      this.pending = [];
+      try {
+        const cp = this.checkpoint;
+        const main = Buffer.concat(group.filter((p) => p.target === 'main' && p.line).map((p) => p.line!));
+        const side = Buffer.concat(group.filter((p) => p.target === 'sidecar' && p.line).map((p) => p.line!));
+        await Promise.all([writeFully(this.main, main, cp.mainBytes), writeFully(this.sidecar, side, cp.sidecarBytes)]);
+        cp.mainBytes += main.length;
+        cp.sidecarBytes += side.length;
+        for (const p of group) {
+          p.count(cp.counts, cp);
+          cp.done.push(p.row);
+        }
+        group.forEach((p) => p.written());
+      } catch (err) {
+        group.forEach((p) => p.failed(err));
+      }
+    }
+    this.writing = null;
   }
 
   /** A copy of the checkpoint, consistent at this instant. */
@@ -108,7 +134,7 @@ class BatchRecorder {
   }
 
   async close(): Promise<void> {
-    await this.tail.catch(() => undefined);
+    await this.writing;
     await Promise.all([this.main.sync(), this.sidecar.sync()]);
     await Promise.all([this.main.close(), this.sidecar.close()]);
   }
@@ -142,8 +168,9 @@ export function verifyBatch(deps: ActivityDeps) {
     const doneSet = new Set(checkpoint.done);
     const todo = records.map((_, i) => i).filter((i) => !doneSet.has(i));
     const client = deps.verifier(req.requestTimeoutMs);
-    const source = await open(req.plan.sourcePath, 'r');
-    const inputs = await open(req.inputsPath, 'r');
+    // The batch's rows, read with a few large reads (its source rows are neighbours in the file).
+    const sources = await readRanges(req.plan.sourcePath, todo.map((i) => ({ offset: records[i].sourceOffset, length: records[i].sourceLength })));
+    const inputRows = await readRanges(req.inputsPath, todo.map((i) => ({ offset: records[i].inputOffset, length: records[i].inputLength })));
     let replies = 0;
     let rejectedReplies = 0;
     const beat = () => ctx.heartbeat(recorder.snapshot());
@@ -156,12 +183,13 @@ export function verifyBatch(deps: ActivityDeps) {
       let next = 0;
       const lane = async () => {
         while (next < todo.length && !signal.aborted) {
-          const i = todo[next++];
+          const k = next++;
+          const i = todo[k];
           const rec = records[i];
           const agent = req.plan.agents[rec.agent];
           const server = req.plan.servers[rec.server];
-          const sourceRaw = await readRange(source, rec.sourceOffset, rec.sourceLength);
-          const inputRaw = await readRange(inputs, rec.inputOffset, rec.inputLength);
+          const sourceRaw = sources[k];
+          const inputRaw = inputRows[k];
           const payload = buildPayload(inputRaw, readRolloutResponse(sourceRaw)!);
           // The payload's stamps are the input row's (only `response` differs): scan the small text.
           const stamps = stampsFromPayload(inputRaw);
@@ -242,7 +270,6 @@ export function verifyBatch(deps: ActivityDeps) {
       if (firstError) throw firstError;
     } finally {
       clearInterval(beatTimer);
-      await Promise.allSettled([source.close(), inputs.close()]);
       await recorder.close();
     }
     await publishFile(mainPartial, mainPart);

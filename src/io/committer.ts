@@ -1,5 +1,6 @@
 import { open, readFile } from 'node:fs/promises';
 import { ConfigError } from '../contract/errors.js';
+import { writeFully } from './write-fully.js';
 
 /**
  * Appends part files to an output exactly once. The caller (the workflow) owns `expectedLength`:
@@ -23,7 +24,7 @@ export async function commitParts(target: string, expectedLength: number, parts:
       const data = await readFile(part);
       if (data.length === 0) continue;
       // 'a+' appends at the end whatever the position; the truncate above made the end ours.
-      await fh.write(data, 0, data.length, null);
+      await writeFully(fh, data, null);
       length += data.length;
     }
     await fh.sync();
