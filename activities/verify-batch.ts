@@ -229,7 +229,7 @@ export function verifyBatch(deps: ActivityDeps) {
             });
             continue;
           }
-          const result = JSON.parse(reply.body) as Record<string, unknown>;
+          const result = reply.result;
           const outcome = classifyResult(result);
           if (outcome === 'drop') {
             await recorder.record(i, null, null, (c) => {

@@ -3,7 +3,7 @@
  *
  *   npx tsx bench/scale.ts [--sizes 1e4,1e5] [--response-bytes 2000] [--concurrency 64]
  *                          [--batch-size N] [--agents 2] [--max-activities 64] [--interval-ms 200]
- *                          [--worker-node-args '--max-old-space-size=256'] [--out bench/out/scale]
+ *                          [--worker-node-args=--max-old-space-size=256] [--out bench/out/scale]
  *
  * For each size (1e6 is opt-in: `--sizes 1e4,1e5,1e6`), on a fresh embedded Temporal dev server
  * (its own state dir), against a fresh reference server at latency 0: starts a `reverify worker`,
@@ -174,7 +174,8 @@ runBench(async () => {
       const events = chain.reduce((a, r) => a + r.historyLength, 0);
       console.log(`[${label}] ${summary}`);
       console.log(
-        `[${label}] ${fixed(result.rowsPerSec)} rows/s first→last /verify, wall ${wallSec.toFixed(1)} s; ` +
+        `[${label}] ${fixed(result.rowsPerSec)} rows/s first→last /verify, wall ${wallSec.toFixed(1)} s ` +
+          `(first /verify ${((w.firstMs - t0) / 1000).toFixed(1)} s after the run command started: guard, plan); ` +
           `${chain.length} run(s) in the chain (${chain.length - 1} continue-as-new), ${events} history events, ` +
           `largest history ${fixed(Math.max(...chain.map((r) => r.historySize ?? NaN)) / 1024)} KiB`,
       );

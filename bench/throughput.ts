@@ -161,14 +161,16 @@ runBench(async () => {
   }
 
   const results = latencies.map((latency) => ({ latency, a: [] as Measured[], b: [] as ReverifyMeasured[], c: [] as Measured[] }));
-  for (const r of results) {
+  for (const [i, r] of results.entries()) {
+    // Output names: b-L20, or b-L20-2 for a repeated latency or a repetition.
+    const dup = latencies.indexOf(r.latency) !== i ? `-x${i + 1}` : '';
     for (let rep = 1; rep <= repeat; rep++) {
-      const tag = `L${r.latency}${repeat > 1 ? `-${rep}` : ''}`;
+      const tag = `L${r.latency}${dup}${repeat > 1 ? `-${rep}` : ''}`;
       const head = `[L=${r.latency} ms${repeat > 1 ? ` #${rep}` : ''}]`;
       if (only.has('a')) {
         const m = await measureCapacity(r.latency, join(out, `a-${tag}.reference-server.log`), payloads, rows, concurrency);
         r.a.push(m);
-        console.log(`${head} (a) capacity: ${fixed(m.rowsPerSec)} rows/s (${pm(m.window)}; ${m.note}, peak in flight ${m.window.peakInFlight})`);
+        console.log(`${head} (a) capacity: ${fixed(m.rowsPerSec)} rows/s (${pm(m.window)}; ${m.note}, in flight: mean ${fixed(m.window.meanInFlight, 1)}, peak ${m.window.peakInFlight})`);
         printCpu(m);
       }
       if (only.has('b')) {
@@ -178,7 +180,8 @@ runBench(async () => {
         console.log(
           `${head} (b) reverify: ${fixed(m.rowsPerSec)} rows/s first→last /verify (${pm(m.window)}); ${fixed(m.rowsPerSecAfterStartup)} rows/s ` +
             `wall−startup; wall ${m.wallSec.toFixed(1)} s = startup ${m.startupSec.toFixed(1)} s + verify ${windowSec(m.window).toFixed(1)} s ` +
-            `+ tail ${m.tailSec.toFixed(1)} s; ${m.note}; peak in flight ${m.window.peakInFlight}`,
+            `+ tail ${m.tailSec.toFixed(1)} s; ${m.note}; in flight: mean ${fixed(m.window.meanInFlight, 1)}, peak ${m.window.peakInFlight}` +
+            (m.window.peakInFlight > concurrency ? ` (EXCEEDS --concurrency ${concurrency})` : ''),
         );
         printCpu(m);
         const profDir = join(runDir, 'cpu-prof');
@@ -194,7 +197,7 @@ runBench(async () => {
       if (only.has('c')) {
         const m = await measureNaive(r.latency, out, tag, data, rows, concurrency);
         r.c.push(m);
-        console.log(`${head} (c) naive loop: ${fixed(m.rowsPerSec)} rows/s (${pm(m.window)}; ${m.note}, peak in flight ${m.window.peakInFlight})`);
+        console.log(`${head} (c) naive loop: ${fixed(m.rowsPerSec)} rows/s (${pm(m.window)}; ${m.note}, in flight: mean ${fixed(m.window.meanInFlight, 1)}, peak ${m.window.peakInFlight})`);
         printCpu(m);
       }
     }
@@ -213,7 +216,7 @@ runBench(async () => {
     table(
       [
         'latency', '(a) capacity', '(b) reverify', '(b) wall−startup', '(b) wall', '(c) naive', 'b/a', 'b/c',
-        '(b) startup s', '(b) tail s', 'CPU µs/row: (b) reverify', '(b) Temporal', '(b) ref server', '(a) ref server',
+        '(b) startup s', '(b) tail s', '(b) in flight mean/peak', 'CPU µs/row: (b) reverify', '(b) Temporal', '(b) ref server', '(a) ref server',
       ],
       results.map((r) => {
         const a = med(r.a);
@@ -230,6 +233,7 @@ runBench(async () => {
           ratio(b, c),
           fixed(medB(r.b, (m) => m.startupSec), 1),
           fixed(medB(r.b, (m) => m.tailSec), 1),
+          r.b.length > 0 ? `${fixed(medB(r.b, (m) => m.window.meanInFlight), 1)} / ${Math.max(...r.b.map((m) => m.window.peakInFlight))}` : '-',
           fixed(medB(r.b, (m) => m.cpuUsPerRow['reverify run'] ?? NaN)),
           fixed(medB(r.b, (m) => m.cpuUsPerRow['Temporal server'] ?? NaN)),
           fixed(medB(r.b, (m) => m.cpuUsPerRow['reference server'] ?? NaN)),

@@ -10,6 +10,7 @@ import {
   allHandlersFinished,
   condition,
   continueAsNew,
+  patched,
   proxyActivities,
   setHandler,
   sleep,
@@ -319,12 +320,11 @@ async function verifyRound(spec: RunSpec, st: RunState, inflight: Map<number, In
   let stopping = false;
 
   const shape = () => windowShape(st.effective, spec.batchSize, batches - st.nextBatch + inflight.size);
-  const launch = (batch: number) => {
+  const launch = (batch: number, slots: number) => {
     const from = batch * spec.batchSize;
     const to = Math.min(plan.rows, from + spec.batchSize);
     const replies = st.totals.main + st.totals.failed + st.totals.dropped;
     const rejectGuard = st.totals.rejected === replies && replies < REJECT_GUARD_REPLIES ? REJECT_GUARD_REPLIES - replies : 0;
-    const slots = shape().parallelism;
     inflight.set(batch, { rows: to - from, slots });
     long.verifyBatch
       .executeWithOptions(
@@ -367,11 +367,22 @@ async function verifyRound(spec: RunSpec, st: RunState, inflight: Map<number, In
     (spec.continueAsNewAfterBatches === undefined || launchedThisGeneration < spec.continueAsNewAfterBatches);
 
   while (st.nextBatch < batches || inflight.size > 0 || ready.length > 0) {
-    while (canLaunch()) {
-      launch(st.nextBatch++);
-      launchedThisGeneration++;
-    }
+    // The share is computed once per launch: the very value canLaunch() checked against the ceiling.
+    const launchAll = () => {
+      while (canLaunch()) {
+        const checked = shape().parallelism;
+        st.nextBatch++;
+        // Runs recorded before this fix took the share after moving the cursor (which could exceed
+        // the ceiling near the end of a round) and must replay that way.
+        launch(st.nextBatch - 1, patched('share-checked-is-share-launched') ? checked : shape().parallelism);
+        launchedThisGeneration++;
+      }
+    };
+    launchAll();
     await condition(() => ready.length > 0 || canLaunch() || failure !== null || (stopping && inflight.size === 0));
+    // Refill the window before committing, so freed slots do not wait for the commit's round trip.
+    // (A later change: runs recorded before it commit first, and must replay that way.)
+    if (patched('launch-before-commit')) launchAll();
     // Whatever finished is committed, even when the run is about to fail: committed rows are kept.
     if (ready.length > 0) await commit(st, ready.splice(0, ready.length));
     if (failure !== null) throw failure;

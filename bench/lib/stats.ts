@@ -28,6 +28,8 @@ export interface WindowResult {
   resolutionMs: number;
   requests: number;
   peakInFlight: number;
+  /** Mean of `verify_in_flight` over the polls between the first and the last /verify (slot use). */
+  meanInFlight: number;
   outcomes: Record<string, number>;
 }
 
@@ -62,6 +64,8 @@ export class VerifyWindow {
     let prev = performance.now();
     let firstMs: number | undefined;
     let maxGap = 0;
+    let inFlightSum = 0;
+    let inFlightPolls = 0;
     for (;;) {
       if (this.stopped) throw new Error('stats polling stopped before all requests were answered');
       const at = performance.now();
@@ -75,6 +79,10 @@ export class VerifyWindow {
       const seen = (performance.now() + at) / 2;
       maxGap = Math.max(maxGap, seen - prev);
       if (firstMs === undefined && s.requests.verify > 0) firstMs = (prev + seen) / 2;
+      if (firstMs !== undefined && s.requests.verify < target) {
+        inFlightSum += s.verify_in_flight;
+        inFlightPolls++;
+      }
       if (s.requests.verify >= target && s.verify_in_flight === 0) {
         return {
           firstMs: firstMs ?? seen,
@@ -82,6 +90,7 @@ export class VerifyWindow {
           resolutionMs: maxGap / 2,
           requests: s.requests.verify,
           peakInFlight: s.peak_verify_in_flight,
+          meanInFlight: inFlightPolls > 0 ? inFlightSum / inFlightPolls : NaN,
           outcomes: s.verify_outcomes,
         };
       }

@@ -11,11 +11,15 @@ const projectRoot = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
 /** Entry point of the workflow code (bundled by webpack, run in Temporal's sandbox). */
 export const workflowsPath = join(projectRoot, 'workflows', 'index.ts');
 
-/** A hash of everything that goes into the bundle: the workflow sources and the SDK version. */
+/**
+ * A hash of everything that can go into the bundle: the workflow sources, the pure modules they may
+ * import (src/contract/), and the SDK version.
+ */
 function bundleHash(): string {
   const h = createHash('sha256');
-  const dir = dirname(workflowsPath);
-  for (const f of readdirSync(dir).sort()) h.update(f).update(readFileSync(join(dir, f)));
+  for (const dir of [dirname(workflowsPath), join(projectRoot, 'src', 'contract')]) {
+    for (const f of readdirSync(dir).sort()) h.update(f).update(readFileSync(join(dir, f)));
+  }
   h.update(readFileSync(join(projectRoot, 'node_modules', '@temporalio', 'workflow', 'package.json')));
   return h.digest('hex').slice(0, 16);
 }

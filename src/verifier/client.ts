@@ -19,7 +19,7 @@ import { parseRetryAfterMs } from './retry-after.js';
  *   408, 429 and 5xx. `retryAfterMs` comes from a `Retry-After` header (seconds or HTTP-date).
  */
 export type VerifyReply =
-  | { kind: 'ok'; status: number; body: string }
+  | { kind: 'ok'; status: number; body: string; /** `body` parsed (a JSON object), so callers need not parse it again. */ result: Record<string, unknown> }
   | { kind: 'rejected'; status: number; excerpt: string }
   | { kind: 'retryable'; reason: string; status?: number; retryAfterMs?: number };
 
@@ -302,7 +302,8 @@ export function classifyVerifyReply(
   text: string,
 ): VerifyReply {
   if (status >= 200 && status <= 299) {
-    if (isJsonObjectText(text)) return { kind: 'ok', status, body: text };
+    const result = parseJsonObject(text);
+    if (result) return { kind: 'ok', status, body: text, result };
     return {
       kind: 'rejected',
       status,
@@ -318,15 +319,16 @@ export function classifyVerifyReply(
   return { kind: 'rejected', status, excerpt: bodyExcerpt(text) };
 }
 
-function isJsonObjectText(text: string): boolean {
+/** The body as a JSON object, or null if it is not exactly one. */
+function parseJsonObject(text: string): Record<string, unknown> | null {
   // Cheap shape check first; then a full parse to be sure the body is one valid JSON object.
   const start = text.search(/\S/);
-  if (start < 0 || text[start] !== '{') return false;
+  if (start < 0 || text[start] !== '{') return null;
   try {
     const v: unknown = JSON.parse(text);
-    return v !== null && typeof v === 'object' && !Array.isArray(v);
+    return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
   } catch {
-    return false;
+    return null;
   }
 }
 

@@ -85,7 +85,7 @@ describe('VerifierClient.verifyOnce', () => {
       json(res, 200, reply);
     });
     const r = await newClient().verifyOnce(srv.url, REQUEST);
-    expect(r).toEqual({ kind: 'ok', status: 200, body: reply });
+    expect(r).toEqual({ kind: 'ok', status: 200, body: reply, result: JSON.parse(reply) });
     expect(seen).toEqual({ method: 'POST', url: '/verify', type: 'application/json', body: REQUEST });
   });
 
@@ -261,7 +261,7 @@ describe('verifyWithRetries', () => {
     });
     const retries: VerifyRetryInfo[] = [];
     const r = await verifyWithRetries(newClient(), srv.url, REQUEST, { ...fast, onRetry: (i) => retries.push(i) });
-    expect(r).toEqual({ kind: 'ok', status: 200, body: '{"reward":0.5}' });
+    expect(r).toEqual({ kind: 'ok', status: 200, body: '{"reward":0.5}', result: { reward: 0.5 } });
     expect(n).toBe(2);
     expect(retries).toHaveLength(1);
     expect(retries[0]).toMatchObject({ attempt: 1, maxTries: 6, status: 500, serverUrl: srv.url });

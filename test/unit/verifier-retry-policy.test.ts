@@ -95,8 +95,8 @@ describe('parseRetryAfterMs', () => {
 describe('classifyVerifyReply', () => {
   it('2xx JSON object is ok, verbatim', () => {
     const body = '  {"reward": 1, "n": 12345678901234567890123}\n';
-    expect(classifyVerifyReply(200, undefined, body)).toEqual({ kind: 'ok', status: 200, body });
-    expect(classifyVerifyReply(201, undefined, '{}')).toEqual({ kind: 'ok', status: 201, body: '{}' });
+    expect(classifyVerifyReply(200, undefined, body)).toEqual({ kind: 'ok', status: 200, body, result: JSON.parse(body) });
+    expect(classifyVerifyReply(201, undefined, '{}')).toEqual({ kind: 'ok', status: 201, body: '{}', result: {} });
   });
 
   it('2xx that is not a JSON object is rejected', () => {
