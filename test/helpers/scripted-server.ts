@@ -23,8 +23,8 @@ export interface Reply {
 export type VerifyScript = (row: Row, attempt: number) => Reply | Promise<Reply>;
 
 export interface ScriptedServerOptions {
-  /** Answer of `GET /reverify_mode` (default `stateless`). */
-  mode?: 'stateless' | 'unknown' | 'unsupported';
+  /** Answer of `GET /reverify_mode` (default `stateless`), or the whole reply (any status, e.g. `raw` text). */
+  mode?: 'stateless' | 'unknown' | 'unsupported' | Reply;
   /** `/verify` replies (default: `{"reward": 1.0}` for every row). */
   verify?: VerifyScript;
   /** `/aggregate_metrics` replies (default: `key_metrics` with the mean reward and the row count). */
@@ -80,6 +80,11 @@ export function judgeFailed(error = 'JudgeError: x'): Reply {
 /** A 200 reply echoing the request's `responses_create_params` and `response` (what a real RS returns), plus `fields`. */
 export function echo(row: Row, fields: Row): Reply {
   return { status: 200, body: { responses_create_params: row.responses_create_params, response: row.response, ...fields } };
+}
+
+/** An `/aggregate_metrics` reply with empty metrics, for tests that do not look at them. */
+export function emptyMetrics(): Reply {
+  return { status: 200, body: { agent_metrics: {}, key_metrics: {}, group_level_metrics: [] } };
 }
 
 /** A script from a table keyed by task index; rows not in the table get `fallback`. */
@@ -138,7 +143,7 @@ export async function startScriptedServer(opts: ScriptedServerOptions = {}): Pro
       }
       const path = (req.url ?? '').replace(/^\/ng-rollout\/[^/]+/, '');
       requests.push({ method: req.method ?? '', url: path, text, body });
-      if (req.method === 'GET' && path === '/reverify_mode') return send(res, { status: 200, body: mode });
+      if (req.method === 'GET' && path === '/reverify_mode') return send(res, typeof mode === 'string' ? { status: 200, body: mode } : mode);
       if (req.method === 'GET' && path === '/') return send(res, { status: 200, body: { status: 'ok' } });
       if (req.method === 'POST' && path === '/aggregate_metrics') return send(res, aggregate(body as { verify_responses: Row[] }));
       if (req.method === 'POST' && path === '/verify') {

@@ -1,14 +1,10 @@
 /**
  * Small hand-written NeMo Gym fixtures for the spec §6 end-to-end checks (the §6.119 shape:
- * `inputs.jsonl`, `rollouts.jsonl` = successes, `rollouts_failures.jsonl` = sidecar), and a runner
- * of `reverify run` in-process. Rows are written as raw text so floats such as `1.0` keep their bytes.
+ * `inputs.jsonl`, `rollouts.jsonl` = successes, `rollouts_failures.jsonl` = sidecar). Rows are
+ * written as raw text so floats such as `1.0` keep their bytes. Runs: `runReverify` (run-fixtures.ts).
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describeFailure } from '../../src/cli/exit-codes.js';
-import { runCommand } from '../../src/cli/run-command.js';
-import type { RunResult } from '../../src/contract/run-spec.js';
-import { captureIo } from './run-fixtures.js';
 
 export interface RowSpec {
   t: number;
@@ -63,6 +59,21 @@ export function failureLine({ t, r = 0, agent = 'agent_a' }: RowSpec, cls = 'jud
 /** A timeout_exceeded sidecar row (terminal). */
 export function timeoutLine(row: RowSpec): string {
   return failureLine(row, 'timeout_exceeded', { terminal: true });
+}
+
+/** The `agent_ref` of an input row of `agent`. */
+export function agentRef(name = 'agent_a') {
+  return { type: 'responses_api_agents', name };
+}
+
+/** The payload NeMo Gym sends for key t: the materialized input row with the rollout's response. */
+export function payload(t: number, agent = 'agent_a') {
+  return { ...JSON.parse(inputLine({ t, agent })), response: JSON.parse(responseText(t)) };
+}
+
+/** A row `line` with a different stored response id, to tell which row a payload came from. */
+export function withResponseId(line: string, id: string): string {
+  return line.replace(/"id":"resp_\d+_\d+"/, `"id":"${id}"`);
 }
 
 /** Writes lines, each terminated by `\n`. */
@@ -168,28 +179,4 @@ export function rows(path: string): Array<Record<string, unknown>> {
 }
 
 /** `task:rollout` of each row, in file order. */
-export function keys(rs: Array<Record<string, unknown>>): string[] {
-  return rs.map((r) => `${r._ng_task_index}:${r._ng_rollout_index}`);
-}
-
-export interface RunOutcome {
-  result: RunResult | null;
-  lines: string[];
-  error: { line: string; code: number } | null;
-}
-
-const proc = { worker: true, heartbeatTimeoutMs: 10_000 };
-
-/**
- * Runs `reverify run` in-process with an in-process worker; returns its result or its one-line
- * error. A single pass (`maxAttempts: 1`, NeMo Gym's behaviour) unless the options say otherwise.
- */
-export async function runReverify(raw: Record<string, unknown>): Promise<RunOutcome> {
-  const io = captureIo();
-  try {
-    const result = await runCommand({ maxAttempts: 1, ...raw }, proc, io);
-    return { result, lines: io.lines, error: null };
-  } catch (err) {
-    return { result: null, lines: io.lines, error: describeFailure(err) };
-  }
-}
+export { keysOf as keys } from './run-fixtures.js';

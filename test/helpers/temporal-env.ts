@@ -1,8 +1,11 @@
-import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { inject } from 'vitest';
+import { openForFile } from './hooks.js';
+
+export { tempDir } from './temp-dirs.js';
 
 let runtimeInstalled = false;
 
@@ -30,7 +33,10 @@ export function useSharedTemporal(name: string): { address: string; namespace: s
   return { address, namespace, taskQueue, env };
 }
 
-/** A fresh temporary directory. */
-export function tempDir(prefix = 'reverify-test-'): string {
-  return mkdtempSync(join(tmpdir(), prefix));
+/** A Temporal client of the shared dev server (see `useSharedTemporal`), connected in `beforeAll` and closed in `afterAll`. */
+export function useTemporalClient(temporal: { address: string; namespace: string }): () => Client {
+  return openForFile(
+    async () => new Client({ connection: await Connection.connect({ address: temporal.address }), namespace: temporal.namespace }),
+    (client) => client.connection.close(),
+  );
 }

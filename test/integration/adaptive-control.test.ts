@@ -1,56 +1,41 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { Client, Connection } from '@temporalio/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { controlCommand } from '../../src/cli/control-command.js';
 import { runCommand } from '../../src/cli/run-command.js';
 import type { Progress } from '../../src/contract/run-spec.js';
 import { startReferenceServer } from '../../src/reference-server/server.js';
 import { workflowIdForOutput } from '../../src/temporal/workflow-id.js';
 import { progressQuery } from '../../workflows/definitions.js';
+import { closedAfterEach } from '../helpers/hooks.js';
 import { captureIo, keysOf, readRows, sampleRun } from '../helpers/run-fixtures.js';
-import { tempDir, useSharedTemporal } from '../helpers/temporal-env.js';
+import { emptyMetrics, reward, startScriptedServer, type Reply } from '../helpers/scripted-server.js';
+import { tempDir, useSharedTemporal, useTemporalClient } from '../helpers/temporal-env.js';
 
 const temporal = useSharedTemporal('adaptive');
 const proc = { worker: true, heartbeatTimeoutMs: 10_000 };
-let client: Client;
-const servers: Server[] = [];
-beforeAll(async () => {
-  client = new Client({ connection: await Connection.connect({ address: temporal.address }), namespace: temporal.namespace });
-});
-afterAll(async () => {
-  servers.forEach((s) => s.close());
-  await client.connection.close();
-});
+const client = useTemporalClient(temporal);
+const server = closedAfterEach(startScriptedServer);
 
 /** A judge that takes `latencyMs` and answers 429 (Retry-After: 0) beyond `capacity` requests in flight. */
 async function rateLimitedJudge(capacity: number, latencyMs: number) {
   const stats = { inFlight: 0, accepted: 0, throttled: 0 };
-  const server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => (body += c));
-    req.on('end', () => {
-      const send = (status: number, value: unknown, headers: Record<string, string> = {}) => {
-        res.writeHead(status, { 'content-type': 'application/json', ...headers });
-        res.end(JSON.stringify(value));
-      };
-      if (req.url === '/reverify_mode') return send(200, 'stateless');
-      if (req.url === '/aggregate_metrics') return send(200, { agent_metrics: {}, key_metrics: {}, group_level_metrics: [] });
+  const judge = await server({
+    aggregate: emptyMetrics,
+    verify: () => {
       if (stats.inFlight >= capacity) {
         stats.throttled++;
-        return send(429, { detail: 'Too Many Requests' }, { 'retry-after': '0' });
+        return { status: 429, body: { detail: 'Too Many Requests' }, headers: { 'retry-after': '0' } };
       }
       stats.inFlight++;
       stats.accepted++;
-      setTimeout(() => {
-        stats.inFlight--;
-        send(200, { reward: 1.0 });
-      }, latencyMs);
-    });
+      return new Promise<Reply>((resolve) =>
+        setTimeout(() => {
+          stats.inFlight--;
+          resolve(reward(1.0));
+        }, latencyMs),
+      );
+    },
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  servers.push(server);
-  return { port: (server.address() as AddressInfo).port, stats };
+  return { port: judge.port, stats };
 }
 
 /** Polls a run's progress until `done` resolves; returns every answer seen. */
@@ -59,7 +44,7 @@ function watch(output: string, done: Promise<unknown>): Promise<Progress[]> {
   let over = false;
   void done.finally(() => (over = true));
   return (async () => {
-    const handle = client.workflow.getHandle(workflowIdForOutput(output));
+    const handle = client().workflow.getHandle(workflowIdForOutput(output));
     while (!over) {
       const p = await handle.query(progressQuery).catch(() => null);
       if (p) seen.push(p);
@@ -98,7 +83,7 @@ describe('adaptive concurrency and operator control', () => {
       await new Promise((r) => setTimeout(r, 1000));
       expect(rs.stats().requests.verify).toBe(frozen); // nothing new starts while paused
       expect(frozen).toBeLessThan(400);
-      const p = await client.workflow.getHandle(workflowIdForOutput(d.output)).query(progressQuery);
+      const p = await client().workflow.getHandle(workflowIdForOutput(d.output)).query(progressQuery);
       expect(p).toMatchObject({ paused: true, concurrency: 4 });
       rs.resetStats();
       await controlCommand({ output: d.output, unpause: true }, (l) => out.push(l));

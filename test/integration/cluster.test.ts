@@ -1,26 +1,16 @@
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
-import { Client, Connection } from '@temporalio/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runCommand } from '../../src/cli/run-command.js';
-import { startReferenceServer, type ReferenceServer } from '../../src/reference-server/server.js';
 import { ensureDevServer, stopDevServer } from '../../src/temporal/dev-server.js';
 import { workflowIdForOutput } from '../../src/temporal/workflow-id.js';
-import { captureIo, keysOf, readRows, sampleRun } from '../helpers/run-fixtures.js';
-import { tempDir, useSharedTemporal } from '../helpers/temporal-env.js';
+import { captureIo, keysOf, readRows, sampleRun, useReferenceServer } from '../helpers/run-fixtures.js';
+import { tempDir, useSharedTemporal, useTemporalClient } from '../helpers/temporal-env.js';
 import { reverifyBin, sigkill, startWorkerProcess } from '../helpers/worker-process.js';
 
 const temporal = useSharedTemporal('cluster');
-let rs: ReferenceServer;
-let client: Client;
-beforeAll(async () => {
-  rs = await startReferenceServer({ port: 0, latencyMs: 15, seed: 6 });
-  client = new Client({ connection: await Connection.connect({ address: temporal.address }), namespace: temporal.namespace });
-});
-afterAll(async () => {
-  await rs.close();
-  await client.connection.close();
-});
+const rs = useReferenceServer({ port: 0, latencyMs: 15, seed: 6 });
+const client = useTemporalClient(temporal);
 
 async function freePort(): Promise<number> {
   const s = createServer();
@@ -33,7 +23,7 @@ async function freePort(): Promise<number> {
 describe('several processes', () => {
   it('two `reverify worker` processes share the task queue and finish one run together', async () => {
     const dir = tempDir();
-    const d = await sampleRun(dir, rs.port, { tasks: 100, repeats: 4 });
+    const d = await sampleRun(dir, rs().port, { tasks: 100, repeats: 4 });
     const workers = [await startWorkerProcess(temporal.env), await startWorkerProcess(temporal.env)];
     try {
       const result = await runCommand(
@@ -49,7 +39,7 @@ describe('several processes', () => {
     expect(new Set(keys).size).toBe(400);
     expect(keys).toHaveLength(400);
     // Which worker ran each batch is in the history (the identity of ActivityTaskStarted).
-    const history = await client.workflow.getHandle(workflowIdForOutput(d.output)).fetchHistory();
+    const history = await client().workflow.getHandle(workflowIdForOutput(d.output)).fetchHistory();
     const identities = new Set((history.events ?? []).map((e) => e.activityTaskStartedEventAttributes?.identity).filter(Boolean));
     expect(identities.size).toBe(2);
   });
@@ -59,8 +49,8 @@ describe('several processes', () => {
     const stateDir = tempDir('reverify-state-');
     const ports = { REVERIFY_TEMPORAL_PORT: String(await freePort()), REVERIFY_TEMPORAL_UI_PORT: String(await freePort()) };
     const env = { ...process.env, ...ports, REVERIFY_STATE_DIR: stateDir, TEMPORAL_ADDRESS: '', REVERIFY_TASK_QUEUE: 'reverify' };
-    const d = await sampleRun(dir, rs.port, { tasks: 100, repeats: 4 });
-    rs.resetStats();
+    const d = await sampleRun(dir, rs().port, { tasks: 100, repeats: 4 });
+    rs().resetStats();
     const cli = spawn(
       process.execPath,
       [reverifyBin, 'run', '--inputs', d.inputsPath, '--rollouts', d.rolloutsPath, '-o', d.output, '--config', d.config, '--concurrency', '4', '--batch-size', '10', '--no-rejudge'],
@@ -71,7 +61,7 @@ describe('several processes', () => {
     cli.stderr.on('data', (c) => (log += c));
     const exited = new Promise<number>((r) => cli.on('exit', (code) => r(code ?? -1)));
     try {
-      while (rs.stats().requests.verify < 80) await new Promise((r) => setTimeout(r, 50));
+      while (rs().stats().requests.verify < 80) await new Promise((r) => setTimeout(r, 50));
       const server = await ensureDevServer({ stateDir, port: Number(ports.REVERIFY_TEMPORAL_PORT), uiPort: Number(ports.REVERIFY_TEMPORAL_UI_PORT) });
       expect(server.started).toBe(false); // the CLI's own server
       process.kill(server.pid, 'SIGKILL');

@@ -1,65 +1,32 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Client, Connection } from '@temporalio/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { describeFailure } from '../../src/cli/exit-codes.js';
-import { runCommand } from '../../src/cli/run-command.js';
+import { describe, expect, it } from 'vitest';
 import { workflowIdForOutput } from '../../src/temporal/workflow-id.js';
-import { captureIo, keysOf, readRows, sampleRun } from '../helpers/run-fixtures.js';
-import { tempDir, useSharedTemporal } from '../helpers/temporal-env.js';
+import { closedAfterEach } from '../helpers/hooks.js';
+import { keysOf, readRows, runInProcess as run, sampleRun } from '../helpers/run-fixtures.js';
+import { emptyMetrics, reward, startScriptedServer } from '../helpers/scripted-server.js';
+import { tempDir, useSharedTemporal, useTemporalClient } from '../helpers/temporal-env.js';
 
 const temporal = useSharedTemporal('rejudge');
-const proc = { worker: true, heartbeatTimeoutMs: 10_000 };
-const servers: Server[] = [];
-let client: Client;
-beforeAll(async () => {
-  client = new Client({ connection: await Connection.connect({ address: temporal.address }), namespace: temporal.namespace });
-});
-afterAll(async () => {
-  servers.forEach((s) => s.close());
-  await client.connection.close();
-});
+const client = useTemporalClient(temporal);
+const server = closedAfterEach(startScriptedServer);
 
 /**
  * A stateless resources server whose judge fails a key's first `failures(task)` attempts, then
  * grades it 1.0 — so the outcome of every attempt is known in advance, whatever the order.
  */
 async function flakyJudge(failures: (task: number) => number): Promise<number> {
-  const attempts = new Map<string, number>();
-  const server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => (body += c));
-    req.on('end', () => {
-      const send = (value: unknown) => {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify(value));
-      };
-      if (req.url === '/reverify_mode') return send('stateless');
-      if (req.url === '/aggregate_metrics') return send({ agent_metrics: {}, key_metrics: {}, group_level_metrics: [] });
-      const row = JSON.parse(body);
-      const key = `${row._ng_task_index}:${row._ng_rollout_index}`;
-      const n = (attempts.get(key) ?? 0) + 1;
-      attempts.set(key, n);
-      if (n <= failures(row._ng_task_index)) {
-        return send({ reward: 0.0, _ng_failure_class: 'judge_failed', _ng_failure_judge_error: `JudgeError: attempt ${n}` });
+  const judge = await server({
+    aggregate: emptyMetrics,
+    verify: (row, attempt) => {
+      const n = attempt + 1;
+      if (n <= failures(row._ng_task_index as number)) {
+        return reward(0.0, { _ng_failure_class: 'judge_failed', _ng_failure_judge_error: `JudgeError: attempt ${n}` });
       }
-      send({ reward: 1.0, attempt: n });
-    });
+      return reward(1.0, { attempt: n });
+    },
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  servers.push(server);
-  return (server.address() as AddressInfo).port;
-}
-
-async function run(raw: Record<string, unknown>) {
-  const io = captureIo();
-  try {
-    return { result: await runCommand(raw, proc, io), lines: io.lines, error: null };
-  } catch (err) {
-    return { result: null, lines: io.lines, error: describeFailure(err) };
-  }
+  return judge.port;
 }
 
 const sorted = (path: string) => readFileSync(path, 'utf8').split('\n').filter(Boolean).sort();
@@ -85,7 +52,7 @@ describe('automatic re-judgment rounds', () => {
     expect(lines.filter((l) => l.startsWith('Re-judging:'))).toHaveLength(2);
 
     // Every round is its own activities in the history, with a readable summary.
-    const history = await client.workflow.getHandle(workflowIdForOutput(d.output)).fetchHistory();
+    const history = await client().workflow.getHandle(workflowIdForOutput(d.output)).fetchHistory();
     const summaries = (history.events ?? [])
       .filter((e) => e.activityTaskScheduledEventAttributes)
       .map((e) => Buffer.from(e.userMetadata?.summary?.data ?? new Uint8Array()).toString());

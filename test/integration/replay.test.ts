@@ -1,34 +1,24 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Client, Connection } from '@temporalio/client';
 import { historyFromJSON, historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import { Worker } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { buildRunSpec } from '../../src/cli/build-spec.js';
 import { parseRunOptions } from '../../src/config/run-options.js';
 import type { RunResult } from '../../src/contract/run-spec.js';
-import { startReferenceServer, type ReferenceServer } from '../../src/reference-server/server.js';
 import { cacheDir } from '../../src/temporal/connection.js';
 import { createReverifyWorker } from '../../src/temporal/worker.js';
 import { workflowBundlePath } from '../../src/temporal/workflow-bundle.js';
 import type { reverifyRun } from '../../workflows/reverify-run.js';
-import { keysOf, readRows, sampleRun } from '../helpers/run-fixtures.js';
+import { keysOf, readRows, sampleRun, useReferenceServer } from '../helpers/run-fixtures.js';
 import { projectRoot } from '../helpers/worker-process.js';
-import { tempDir, useSharedTemporal } from '../helpers/temporal-env.js';
+import { tempDir, useSharedTemporal, useTemporalClient } from '../helpers/temporal-env.js';
 
 const temporal = useSharedTemporal('replay');
 const fixtures = join(projectRoot, 'test', 'fixtures', 'histories');
 
-let rs: ReferenceServer;
-let client: Client;
-beforeAll(async () => {
-  rs = await startReferenceServer({ port: 0, judgeFailRate: 0.2, seed: 9 });
-  client = new Client({ connection: await Connection.connect({ address: temporal.address }), namespace: temporal.namespace });
-});
-afterAll(async () => {
-  await rs.close();
-  await client.connection.close();
-});
+const rs = useReferenceServer({ port: 0, judgeFailRate: 0.2, seed: 9 });
+const client = useTemporalClient(temporal);
 
 async function replay(history: unknown, workflowId: string): Promise<void> {
   await Worker.runReplayHistory({ workflowBundle: { codePath: await workflowBundlePath(cacheDir()) } }, history, workflowId);
@@ -37,7 +27,7 @@ async function replay(history: unknown, workflowId: string): Promise<void> {
 describe('determinism: recorded histories replay against the current workflow code', () => {
   it('a fresh run that continues-as-new and re-judges completes correctly, and every run of its chain replays', async () => {
     const dir = tempDir();
-    const d = await sampleRun(dir, rs.port, { tasks: 12, repeats: 4 });
+    const d = await sampleRun(dir, rs().port, { tasks: 12, repeats: 4 });
     const opts = parseRunOptions({
       inputs: d.inputsPath,
       rollouts: d.rolloutsPath,
@@ -50,7 +40,7 @@ describe('determinism: recorded histories replay against the current workflow co
     const spec = { ...(await buildRunSpec(opts, { heartbeatTimeoutMs: 10_000, maxAttempts: 3 })), continueAsNewAfterBatches: 2 };
     const workflowId = `replay-${process.pid}-${Date.now()}`;
     const w = await createReverifyWorker({ address: temporal.address, namespace: temporal.namespace, cacheDir: cacheDir() });
-    const handle = await client.workflow.start<typeof reverifyRun>('reverifyRun', { workflowId, taskQueue: temporal.taskQueue, args: [spec] });
+    const handle = await client().workflow.start<typeof reverifyRun>('reverifyRun', { workflowId, taskQueue: temporal.taskQueue, args: [spec] });
     const result: RunResult = await w.worker.runUntil(handle.result());
     await w.close();
     const main = keysOf(readRows(d.output));
@@ -64,7 +54,7 @@ describe('determinism: recorded histories replay against the current workflow co
     const runs: Array<{ runId: string; history: History }> = [];
     let runId: string | null | undefined = handle.firstExecutionRunId;
     while (runId) {
-      const history: History = await client.workflow.getHandle(workflowId, runId).fetchHistory();
+      const history: History = await client().workflow.getHandle(workflowId, runId).fetchHistory();
       runs.push({ runId, history });
       const events = history.events ?? [];
       runId = events[events.length - 1]?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId;

@@ -1,40 +1,17 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCommand } from '../../src/cli/run-command.js';
-import { describeFailure } from '../../src/cli/exit-codes.js';
-import { startReferenceServer, type ReferenceServer } from '../../src/reference-server/server.js';
-import { captureIo, keysOf, readRows, sampleRun } from '../helpers/run-fixtures.js';
+import { describe, expect, it } from 'vitest';
+import { startReferenceServer } from '../../src/reference-server/server.js';
+import { keysOf, readRows, runReverify as run, sampleRun, useReferenceServer } from '../helpers/run-fixtures.js';
 import { tempDir, useSharedTemporal } from '../helpers/temporal-env.js';
 
 useSharedTemporal('run');
-const proc = { worker: true, heartbeatTimeoutMs: 10_000 };
-
-let rs: ReferenceServer;
-beforeAll(async () => {
-  rs = await startReferenceServer({ port: 0, judgeFailRate: 0.1, seed: 5 });
-});
-afterAll(async () => rs.close());
-
-/**
- * Runs `reverify run` in-process; returns the result or the one-line error and its exit code.
- * A single pass (`--max-attempts 1`, NeMo Gym's behaviour) unless a test says otherwise: the
- * re-judgment rounds have their own tests (rejudge.test.ts).
- */
-async function run(raw: Record<string, unknown>) {
-  const io = captureIo();
-  try {
-    const result = await runCommand({ maxAttempts: 1, ...raw }, proc, io);
-    return { result, lines: io.lines, error: null as null | { line: string; code: number } };
-  } catch (err) {
-    return { result: null, lines: io.lines, error: describeFailure(err) };
-  }
-}
+const rs = useReferenceServer({ port: 0, judgeFailRate: 0.1, seed: 5 });
 
 describe('reverify run end to end (real Temporal dev server, real resources server)', () => {
   it('writes every key exactly once to the output or the sidecar, stamped, with aggregate metrics per agent', async () => {
     const dir = tempDir();
-    const d = await sampleRun(dir, rs.port, { tasks: 30, repeats: 4 });
+    const d = await sampleRun(dir, rs().port, { tasks: 30, repeats: 4 });
     const { result, lines, error } = await run({
       inputs: d.inputsPath,
       rollouts: d.rolloutsPath,
@@ -90,7 +67,7 @@ describe('reverify run end to end (real Temporal dev server, real resources serv
 
   it('refuses an existing output without --overwrite and leaves it untouched; --overwrite replaces it', async () => {
     const dir = tempDir();
-    const d = await sampleRun(dir, rs.port, { tasks: 5, repeats: 2 });
+    const d = await sampleRun(dir, rs().port, { tasks: 5, repeats: 2 });
     writeFileSync(d.output, 'old\n');
     const base = { inputs: d.inputsPath, rollouts: d.rolloutsPath, output: d.output, configs: [d.config] };
     const refused = await run(base);
@@ -107,7 +84,7 @@ describe('reverify run end to end (real Temporal dev server, real resources serv
 
   it('refuses a sidecar that exists alone (§6.85)', async () => {
     const dir = tempDir();
-    const d = await sampleRun(dir, rs.port, { tasks: 3, repeats: 1 });
+    const d = await sampleRun(dir, rs().port, { tasks: 3, repeats: 1 });
     writeFileSync(join(dir, 'out_failures.jsonl'), '');
     const { error } = await run({ inputs: d.inputsPath, rollouts: d.rolloutsPath, output: d.output, configs: [d.config] });
     expect(error?.line).toContain(`Output file already exists: '${join(dir, 'out_failures.jsonl')}'`);
@@ -135,7 +112,7 @@ describe('reverify run end to end (real Temporal dev server, real resources serv
 
   it('reports a rollout without a materialized input row, naming file:line and the key', async () => {
     const dir = tempDir();
-    const d = await sampleRun(dir, rs.port, { tasks: 3, repeats: 2 });
+    const d = await sampleRun(dir, rs().port, { tasks: 3, repeats: 2 });
     const inputs = readFileSync(d.inputsPath, 'utf8').split('\n').filter((l) => l.trim());
     writeFileSync(d.inputsPath, inputs.slice(1).join('\n') + '\n'); // drop key (0, 0)
     const rolloutLines = readFileSync(d.rolloutsPath, 'utf8').split('\n');
@@ -188,7 +165,7 @@ describe('reverify run end to end (real Temporal dev server, real resources serv
 
   it('--limit verifies only the first N rollouts of the file', async () => {
     const dir = tempDir();
-    const d = await sampleRun(dir, rs.port, { tasks: 10, repeats: 2 });
+    const d = await sampleRun(dir, rs().port, { tasks: 10, repeats: 2 });
     const { result, error } = await run({ inputs: d.inputsPath, rollouts: d.rolloutsPath, output: d.output, configs: [d.config], limit: 7 });
     expect(error).toBeNull();
     const firstSeven = keysOf(readRows(d.rolloutsPath).slice(0, 7)).sort();
@@ -199,7 +176,7 @@ describe('reverify run end to end (real Temporal dev server, real resources serv
 
   it('--disable-aggregation writes no metrics file and prints the notice', async () => {
     const dir = tempDir();
-    const d = await sampleRun(dir, rs.port, { tasks: 3, repeats: 2 });
+    const d = await sampleRun(dir, rs().port, { tasks: 3, repeats: 2 });
     const { lines, error } = await run({ inputs: d.inputsPath, rollouts: d.rolloutsPath, output: d.output, configs: [d.config], disableAggregation: true });
     expect(error).toBeNull();
     expect(existsSync(join(dir, 'out_aggregate_metrics.json'))).toBe(false);
@@ -209,7 +186,7 @@ describe('reverify run end to end (real Temporal dev server, real resources serv
 
   it('an output directory that cannot be created is one line, exit 1', async () => {
     const dir = tempDir();
-    const d = await sampleRun(dir, rs.port, { tasks: 2, repeats: 1 });
+    const d = await sampleRun(dir, rs().port, { tasks: 2, repeats: 1 });
     const output = join(d.config, 'out.jsonl'); // a path below a regular file
     const { error } = await run({ inputs: d.inputsPath, rollouts: d.rolloutsPath, output, configs: [d.config] });
     expect(error?.code).toBe(1);

@@ -6,8 +6,11 @@
  * server receives on /verify. (The pure parts — 27–28, 32, 35–42, 51–53, 62–63 — are unit-tested.)
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { keyText, reward, startScriptedServer, type ScriptedServer, type ScriptedServerOptions } from '../helpers/scripted-server.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { resumeSummary, seededLine } from '../helpers/expected-lines.js';
+import { closedAfterEach } from '../helpers/hooks.js';
+import type { RunOutcome } from '../helpers/run-fixtures.js';
+import { keyText, reward, startScriptedServer, type ScriptedServer } from '../helpers/scripted-server.js';
 import {
   failureLine,
   inputLine,
@@ -15,49 +18,19 @@ import {
   lines,
   responseText,
   rows,
-  runReverify,
   successLine,
   tasks,
   timeoutLine,
+  withResponseId,
   writeFixture,
   writeLines,
-  type Fixture,
-  type RunOutcome,
 } from '../helpers/spec-fixtures.js';
+import { plain, recover, sentKeys } from '../helpers/spec-run.js';
 import { tempDir, useSharedTemporal } from '../helpers/temporal-env.js';
 
 useSharedTemporal('spec-checklist-plan');
 
-const opened: ScriptedServer[] = [];
-async function server(opts: ScriptedServerOptions = {}): Promise<ScriptedServer> {
-  const s = await startScriptedServer(opts);
-  opened.push(s);
-  return s;
-}
-afterEach(async () => {
-  await Promise.all(opened.splice(0).map((s) => s.close()));
-});
-
-const sentKeys = (s: ScriptedServer) => s.verifyBodies.map(keyText).sort();
-const seededLine = (n: number, f: Fixture) => `Recovery mode: seeded ${n} successful rollout(s) into ${f.output}`;
-const resumeSummary = (total: number, done: number, terminal: number, maxed: number, remaining: number) =>
-  [
-    'Resumed from cache. Found:',
-    `- ${total} total rows to be re-verified`,
-    `- ${done} rows already done (in main jsonl)`,
-    `- ${terminal} sidecar-terminal (timeout_exceeded / skipped) → not retried`,
-    `- ${maxed} hit max_attempts → not retried`,
-    `- ${remaining} rows that still need to be run`,
-  ].join('\n');
-
-function plain(f: Fixture, rs: ScriptedServer, extra: Record<string, unknown> = {}): Promise<RunOutcome> {
-  return runReverify({ inputs: f.inputs, rollouts: f.rollouts, output: f.output, servers: [rs.flag('rs')], ...extra });
-}
-function recover(f: Fixture, rs: ScriptedServer, extra: Record<string, unknown> = {}): Promise<RunOutcome> {
-  return plain(f, rs, { judgeFailedOnly: true, ...extra });
-}
-/** A sidecar row of `line` with a different stored response id, to tell which row a payload came from. */
-const withResponseId = (line: string, id: string) => line.replace(/"id":"resp_\d+_\d+"/, `"id":"${id}"`);
+const server = closedAfterEach(startScriptedServer);
 
 describe('§6 join / pairing and limit (29, 31, 33–34, 65)', () => {
   it('§6.29 given 5 rows and limit 3, the first 3 rollouts (of the rollouts file) are paired', async () => {

@@ -9,56 +9,33 @@
  */
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { recoveryWarning } from '../../src/contract/messages.js';
+import { seededLine } from '../helpers/expected-lines.js';
+import { closedAfterEach } from '../helpers/hooks.js';
+import { runReverify, type RunOutcome } from '../helpers/run-fixtures.js';
+import { byTask, judgeFailed, reward, startScriptedServer, type ScriptedServer } from '../helpers/scripted-server.js';
 import {
-  byTask,
-  judgeFailed,
-  keyText,
-  reward,
-  startScriptedServer,
-  type ScriptedServer,
-  type ScriptedServerOptions,
-} from '../helpers/scripted-server.js';
-import {
+  agentRef,
   failureLine,
   inputLine,
   keys,
   lines,
   responseText,
   rows,
-  runReverify,
   successLine,
   tasks,
   timeoutLine,
   writeFixture,
   writeLines,
   type Fixture,
-  type RunOutcome,
 } from '../helpers/spec-fixtures.js';
+import { aggregatedKeys, recover, sentKeys } from '../helpers/spec-run.js';
 import { tempDir, useSharedTemporal } from '../helpers/temporal-env.js';
 
 useSharedTemporal('spec-checklist-recovery');
 
-const opened: ScriptedServer[] = [];
-async function server(opts: ScriptedServerOptions = {}): Promise<ScriptedServer> {
-  const s = await startScriptedServer(opts);
-  opened.push(s);
-  return s;
-}
-afterEach(async () => {
-  await Promise.all(opened.splice(0).map((s) => s.close()));
-});
-
-const AGENT_REF = { type: 'responses_api_agents', name: 'agent_a' };
-const sentKeys = (s: ScriptedServer) => s.verifyBodies.map(keyText).sort();
-const aggregatedKeys = (s: ScriptedServer) => s.aggregateBodies.map((b) => b.verify_responses.map(keyText));
-const seededLine = (n: number, f: Fixture) => `Recovery mode: seeded ${n} successful rollout(s) into ${f.output}`;
-
-/** `reverify run --judge-failed-only` on a fixture. */
-function recover(f: Fixture, rs: ScriptedServer, extra: Record<string, unknown> = {}): Promise<RunOutcome> {
-  return runReverify({ inputs: f.inputs, rollouts: f.rollouts, output: f.output, servers: [rs.flag('rs')], judgeFailedOnly: true, ...extra });
-}
+const server = closedAfterEach(startScriptedServer);
 
 describe('§6 guard and output preparation in recovery mode (89, 100)', () => {
   it('§6.100 judge_failed_only: the guard passes without contacting any server (an unsupported RS is not asked, nothing is prefixed)', async () => {
@@ -119,7 +96,7 @@ describe('§6 judge-failed-only end to end (119–131)', () => {
       expect(out.slice(0, 2)).toEqual([successLine({ t: 0 }), successLine({ t: 1 })]);
       expect(keys(rows(f.output)).sort()).toEqual(['0:0', '1:0', '2:0', '3:0']);
       for (const r of rows(f.output).filter((r) => (r._ng_task_index as number) >= 2)) {
-        expect(r).toEqual({ reward: 0.9, _ng_task_index: r._ng_task_index, _ng_rollout_index: 0, agent_ref: AGENT_REF });
+        expect(r).toEqual({ reward: 0.9, _ng_task_index: r._ng_task_index, _ng_rollout_index: 0, agent_ref: agentRef() });
       }
       expect(rows(f.outputSidecar)).toEqual([]);
       expect(aggregatedKeys(rs)).toEqual([['0:0', '1:0', '2:0', '3:0']]);

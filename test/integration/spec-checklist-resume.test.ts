@@ -7,24 +7,17 @@
  * the resources server receives on /aggregate_metrics (the same sorted reload, §4.11).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { afterEach, describe, expect, it } from 'vitest';
-import { keyText, reward, startScriptedServer, type ScriptedServer, type ScriptedServerOptions } from '../helpers/scripted-server.js';
-import { keys, lines, rows, runReverify, successLine, tasks, timeoutLine, writeFixture, writeLines } from '../helpers/spec-fixtures.js';
+import { describe, expect, it } from 'vitest';
+import { closedAfterEach } from '../helpers/hooks.js';
+import { keyText, reward, startScriptedServer, type ScriptedServer } from '../helpers/scripted-server.js';
+import { keys, lines, rows, successLine, tasks, timeoutLine, writeFixture, writeLines } from '../helpers/spec-fixtures.js';
+import { plain, sentKeys } from '../helpers/spec-run.js';
 import { tempDir, useSharedTemporal } from '../helpers/temporal-env.js';
 
 useSharedTemporal('spec-checklist-resume');
 
-const opened: ScriptedServer[] = [];
-async function server(opts: ScriptedServerOptions = {}): Promise<ScriptedServer> {
-  const s = await startScriptedServer(opts);
-  opened.push(s);
-  return s;
-}
-afterEach(async () => {
-  await Promise.all(opened.splice(0).map((s) => s.close()));
-});
+const server = closedAfterEach(startScriptedServer);
 
-const sentKeys = (s: ScriptedServer) => s.verifyBodies.map(keyText).sort();
 const aggregated = (s: ScriptedServer) => s.aggregateBodies.map((b) => b.verify_responses.map((r) => [keyText(r), r.reward]));
 
 describe('§6 output path preparation with --resume (88)', () => {
@@ -35,14 +28,7 @@ describe('§6 output path preparation with --resume (88)', () => {
     const oldSide = timeoutLine({ t: 1 }) + '\n';
     writeFileSync(f.output, oldMain);
     writeFileSync(f.outputSidecar, oldSide);
-    const { lines: printed, error } = await runReverify({
-      inputs: f.inputs,
-      rollouts: f.rollouts,
-      output: f.output,
-      servers: [rs.flag('rs')],
-      resume: true,
-      overwrite: true,
-    });
+    const { lines: printed, error } = await plain(f, rs, { resume: true, overwrite: true });
     expect(error).toBeNull();
     expect(printed.filter((l) => l.startsWith('Deleted existing output file'))).toEqual([]);
     expect(sentKeys(rs)).toEqual(['2:0']);
@@ -57,7 +43,7 @@ describe('§6 resume end to end (114–118)', () => {
     const rs = await server({ verify: () => reward(0.5) });
     const f = writeFixture(tempDir(), { inputs: tasks([0, 1]) });
     writeLines(f.output, [successLine({ t: 0 })]);
-    const { lines: printed, error } = await runReverify({ inputs: f.inputs, rollouts: f.rollouts, output: f.output, servers: [rs.flag('rs')], resume: true });
+    const { lines: printed, error } = await plain(f, rs, { resume: true });
     expect(error).toBeNull();
     expect(sentKeys(rs)).toEqual(['1:0']);
     const out = lines(f.output);
@@ -88,7 +74,7 @@ describe('§6 resume end to end (114–118)', () => {
     const rs = await server({ verify: () => reward(0.5) });
     const f = writeFixture(tempDir(), { inputs: tasks([0, 1]) });
     writeLines(f.output, [successLine({ t: 0 })]);
-    const { result, error } = await runReverify({ inputs: f.inputs, rollouts: f.rollouts, output: f.output, servers: [rs.flag('rs')], overwrite: true });
+    const { result, error } = await plain(f, rs, { overwrite: true });
     expect(error).toBeNull();
     expect(sentKeys(rs)).toEqual(['0:0', '1:0']);
     expect(rows(f.output).map((r) => [keyText(r), r.reward]).sort()).toEqual([
@@ -109,7 +95,7 @@ describe('§6 resume end to end (114–118)', () => {
     const f = writeFixture(tempDir(), { inputs: tasks([0, 1]) });
     writeLines(f.output, [successLine({ t: 0 })]);
     const before = readFileSync(f.output);
-    const { error } = await runReverify({ inputs: f.inputs, rollouts: f.rollouts, output: f.output, servers: [rs.flag('rs')] });
+    const { error } = await plain(f, rs);
     expect(error?.code).toBe(1);
     expect(error?.line).toContain(`Output file already exists: '${f.output}'`);
     expect(rs.verifyBodies).toHaveLength(0);
@@ -122,7 +108,7 @@ describe('§6 resume end to end (114–118)', () => {
     const f = writeFixture(tempDir(), { inputs: tasks([0, 1, 2]) });
     writeLines(f.output, [successLine({ t: 2 }), successLine({ t: 0 }, '0.0'), successLine({ t: 1 })]);
     const before = readFileSync(f.output);
-    const { result, lines: printed, error } = await runReverify({ inputs: f.inputs, rollouts: f.rollouts, output: f.output, servers: [rs.flag('rs')], resume: true });
+    const { result, lines: printed, error } = await plain(f, rs, { resume: true });
     expect(error).toBeNull();
     expect(rs.verifyBodies).toHaveLength(0);
     expect(readFileSync(f.output).equals(before)).toBe(true);
@@ -141,7 +127,7 @@ describe('§6 resume end to end (114–118)', () => {
     const rs = await server({ verify: () => reward(0.5) });
     const f = writeFixture(tempDir(), { inputs: tasks([0, 1, 2]) });
     writeLines(f.output, [successLine({ t: 1 }), successLine({ t: 0 })]);
-    const { error } = await runReverify({ inputs: f.inputs, rollouts: f.rollouts, output: f.output, servers: [rs.flag('rs')], resume: true });
+    const { error } = await plain(f, rs, { resume: true });
     expect(error).toBeNull();
     expect(sentKeys(rs)).toEqual(['2:0']);
     expect(aggregated(rs)).toEqual([

@@ -11,26 +11,19 @@
  */
 import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { guardWarning } from '../../src/contract/messages.js';
+import { closedAfterEach } from '../helpers/hooks.js';
+import { runReverify } from '../helpers/run-fixtures.js';
+import { byTask, echo, judgeFailed, keyText, reward, startScriptedServer, type Row, type ScriptedServer } from '../helpers/scripted-server.js';
 import {
-  byTask,
-  echo,
-  judgeFailed,
-  keyText,
-  reward,
-  startScriptedServer,
-  type Row,
-  type ScriptedServer,
-  type ScriptedServerOptions,
-} from '../helpers/scripted-server.js';
-import {
+  agentRef,
   inputLine,
   keys,
   lines,
+  payload,
   responseText,
   rows,
-  runReverify,
   successLine,
   tasks,
   writeAgentsConfig,
@@ -38,28 +31,14 @@ import {
   writeLines,
   writeResourcesOnlyConfig,
 } from '../helpers/spec-fixtures.js';
+import { aggregatedKeys, plain, sentKeys } from '../helpers/spec-run.js';
 import { tempDir, useSharedTemporal } from '../helpers/temporal-env.js';
 
 useSharedTemporal('spec-checklist');
 
-const opened: ScriptedServer[] = [];
-async function server(opts: ScriptedServerOptions = {}): Promise<ScriptedServer> {
-  const s = await startScriptedServer(opts);
-  opened.push(s);
-  return s;
-}
-afterEach(async () => {
-  await Promise.all(opened.splice(0).map((s) => s.close()));
-});
+const server = closedAfterEach(startScriptedServer);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const AGENT_REF = (name: string) => ({ type: 'responses_api_agents', name });
-/** Keys of the rows a server received on /verify, sorted. */
-const sentKeys = (s: ScriptedServer) => s.verifyBodies.map(keyText).sort();
-/** Keys of each /aggregate_metrics call a server received, in the order sent. */
-const aggregatedKeys = (s: ScriptedServer) => s.aggregateBodies.map((b) => b.verify_responses.map(keyText));
-/** The payload NeMo Gym sends for key t: the materialized input row with the rollout's response. */
-const payload = (t: number, agent = 'agent_a') => ({ ...JSON.parse(inputLine({ t, agent })), response: JSON.parse(responseText(t)) });
 /** A reply that waits until `n` /verify requests are in flight (at most `maxMs`), so a peak shows. */
 function barrier(get: () => ScriptedServer, n: number, maxMs = 3000) {
   return async () => {
@@ -74,12 +53,12 @@ describe('§6 dispatch (72–81)', () => {
   it('§6.72 given 3 payloads and a 200 {"reward":0.5}, each yields (payload, that JSON): /verify receives input ∪ {response}; each output row is that JSON, stamped', async () => {
     const rs = await server({ verify: () => reward(0.5) });
     const f = writeFixture(tempDir(), { inputs: tasks([0, 1, 2]) });
-    const { result, error } = await runReverify({ inputs: f.inputs, rollouts: f.rollouts, output: f.output, servers: [rs.flag('rs')] });
+    const { result, error } = await plain(f, rs);
     expect(error).toBeNull();
     const sent = [...rs.verifyBodies].sort((a, b) => (a._ng_task_index as number) - (b._ng_task_index as number));
     expect(sent).toEqual([0, 1, 2].map((t) => payload(t)));
     const out = rows(f.output).sort((a, b) => (a._ng_task_index as number) - (b._ng_task_index as number));
-    expect(out).toEqual([0, 1, 2].map((t) => ({ reward: 0.5, _ng_task_index: t, _ng_rollout_index: 0, agent_ref: AGENT_REF('agent_a') })));
+    expect(out).toEqual([0, 1, 2].map((t) => ({ reward: 0.5, _ng_task_index: t, _ng_rollout_index: 0, agent_ref: agentRef('agent_a') })));
     expect(rows(f.outputSidecar)).toEqual([]);
     expect(result!.done).toBe(3);
   });
@@ -94,8 +73,8 @@ describe('§6 dispatch (72–81)', () => {
     expect(error).toBeNull();
     expect(sentKeys(rsA)).toEqual(['0:0', '2:0']);
     expect(sentKeys(rsB)).toEqual(['1:0', '3:0']);
-    for (const b of rsA.verifyBodies) expect(b.agent_ref).toEqual(AGENT_REF('agent_a'));
-    for (const b of rsB.verifyBodies) expect(b.agent_ref).toEqual(AGENT_REF('agent_b'));
+    for (const b of rsA.verifyBodies) expect(b.agent_ref).toEqual(agentRef('agent_a'));
+    for (const b of rsB.verifyBodies) expect(b.agent_ref).toEqual(agentRef('agent_b'));
     const rewardOf = new Map(rows(f.output).map((r) => [keyText(r), r.reward]));
     expect(Object.fromEntries(rewardOf)).toEqual({ '0:0': 0.25, '2:0': 0.25, '1:0': 0.75, '3:0': 0.75 });
   });
@@ -113,7 +92,7 @@ describe('§6 dispatch (72–81)', () => {
         }),
       });
       f = writeFixture(tempDir(), { inputs: tasks([0, 1, 2]) });
-      outcome = await runReverify({ inputs: f.inputs, rollouts: f.rollouts, output: f.output, servers: [rs.flag('rs')] });
+      outcome = await plain(f, rs);
       await rs.close();
     });
 
@@ -133,7 +112,7 @@ describe('§6 dispatch (72–81)', () => {
         verify_status: 422,
         _ng_task_index: 2,
         _ng_rollout_index: 0,
-        agent_ref: AGENT_REF('agent_a'),
+        agent_ref: agentRef('agent_a'),
       });
       expect(outcome.result!.rejected).toBe(1);
     });
@@ -153,7 +132,7 @@ describe('§6 dispatch (72–81)', () => {
     let rs!: ScriptedServer;
     rs = await server({ verify: barrier(() => rs, 5) });
     const f = writeFixture(tempDir(), { inputs: tasks([0, 1, 2, 3, 4]) });
-    const { lines: printed, error } = await runReverify({ inputs: f.inputs, rollouts: f.rollouts, output: f.output, servers: [rs.flag('rs')] });
+    const { lines: printed, error } = await plain(f, rs);
     expect(error).toBeNull();
     expect(rs.peakInFlight).toBe(5);
     expect(printed).toContain('Verifying with 32 concurrent requests');
@@ -175,14 +154,7 @@ describe('§6 dispatch (72–81)', () => {
   it.each([200, 1])('§6.79 given concurrency 2 and 6 payloads, never more than 2 in flight (batch size %i)', async (batchSize) => {
     const rs = await server({ verify: () => ({ ...reward(1.0), delayMs: 120 }) });
     const f = writeFixture(tempDir(), { inputs: tasks([0, 1, 2, 3, 4, 5]) });
-    const { lines: printed, error } = await runReverify({
-      inputs: f.inputs,
-      rollouts: f.rollouts,
-      output: f.output,
-      servers: [rs.flag('rs')],
-      concurrency: 2,
-      batchSize,
-    });
+    const { lines: printed, error } = await plain(f, rs, { concurrency: 2, batchSize });
     expect(error).toBeNull();
     expect(rs.verifyBodies).toHaveLength(6);
     expect(rs.peakInFlight).toBeLessThanOrEqual(2);
@@ -201,14 +173,7 @@ describe('§6 dispatch (72–81)', () => {
       ),
     });
     const f = writeFixture(tempDir(), { inputs: tasks([0, 1, 2, 3, 4, 5, 6, 7]) });
-    const { result, error } = await runReverify({
-      inputs: f.inputs,
-      rollouts: f.rollouts,
-      output: f.output,
-      servers: [rs.flag('rs')],
-      concurrency: 2,
-      batchSize: 1,
-    });
+    const { result, error } = await plain(f, rs, { concurrency: 2, batchSize: 1 });
     expect(error).toBeNull();
     expect(result!.done + result!.failed).toBe(8);
     expect([...keys(rows(f.output)), ...keys(rows(f.outputSidecar))].sort()).toEqual(tasks([0, 1, 2, 3, 4, 5, 6, 7]).map((r) => `${r.t}:0`));
@@ -235,7 +200,7 @@ describe('§6 output path preparation (84–87)', () => {
     const rs = await server();
     const f = writeFixture(tempDir(), { inputs: tasks([0, 1]) });
     writeFileSync(f.output, 'old bytes\n');
-    const { error } = await runReverify({ inputs: f.inputs, rollouts: f.rollouts, output: f.output, servers: [rs.flag('rs')] });
+    const { error } = await plain(f, rs);
     expect(error).toEqual({
       line: `Error: Output file already exists: '${f.output}'. Pass --overwrite to delete it and start fresh, or --resume to continue from it.`,
       code: 1,
@@ -250,13 +215,7 @@ describe('§6 output path preparation (84–87)', () => {
     const f = writeFixture(tempDir(), { inputs: tasks([0, 1]) });
     writeLines(f.output, [successLine({ t: 7 })]);
     writeLines(f.outputSidecar, [judgeFailedRow(8)]);
-    const { lines: printed, error } = await runReverify({
-      inputs: f.inputs,
-      rollouts: f.rollouts,
-      output: f.output,
-      servers: [rs.flag('rs')],
-      overwrite: true,
-    });
+    const { lines: printed, error } = await plain(f, rs, { overwrite: true });
     expect(error).toBeNull();
     expect(printed).toContain(`Deleted existing output file: '${f.output}'`);
     expect(printed).toContain(`Deleted existing output file: '${f.outputSidecar}'`);
@@ -267,7 +226,7 @@ describe('§6 output path preparation (84–87)', () => {
   it('§6.87 given no existing files, no error without overwrite (and nothing is reported deleted)', async () => {
     const rs = await server();
     const f = writeFixture(tempDir(), { inputs: tasks([0]) });
-    const { lines: printed, error } = await runReverify({ inputs: f.inputs, rollouts: f.rollouts, output: f.output, servers: [rs.flag('rs')] });
+    const { lines: printed, error } = await plain(f, rs);
     expect(error).toBeNull();
     expect(printed.filter((l) => l.startsWith('Deleted existing output file'))).toEqual([]);
     expect(existsSync(f.output)).toBe(true);
@@ -358,7 +317,7 @@ describe('§6 aggregation call (92–95)', () => {
       aggregate: () => ({ status: 200, body: { agent_metrics: { 'mean/reward': 0.5 }, key_metrics: { 'mean/reward': 0.5 }, group_level_metrics: [{ _ng_task_index: 0 }] } }),
     });
     const f = writeFixture(tempDir(), { inputs: tasks([0, 1]) });
-    const { result, lines: printed, error } = await runReverify({ inputs: f.inputs, rollouts: f.rollouts, output: f.output, servers: [rs.flag('rs')] });
+    const { result, lines: printed, error } = await plain(f, rs);
     expect(error).toBeNull();
     // The output rows themselves keep what the RS echoed.
     expect(rows(f.output).every((r) => 'responses_create_params' in r && 'response' in r)).toBe(true);
@@ -370,10 +329,10 @@ describe('§6 aggregation call (92–95)', () => {
         extracted_answer: 'A',
         _ng_task_index: 0,
         _ng_rollout_index: 0,
-        agent_ref: AGENT_REF('agent_a'),
+        agent_ref: agentRef('agent_a'),
         response: { usage: JSON.parse(responseText(0)).usage },
       },
-      { reward: 0, judgement: 'no', _ng_task_index: 1, _ng_rollout_index: 0, agent_ref: AGENT_REF('agent_a') },
+      { reward: 0, judgement: 'no', _ng_task_index: 1, _ng_rollout_index: 0, agent_ref: agentRef('agent_a') },
     ]);
     expect(result!.metricsPath).toBe(f.metrics);
     expect(readdirSync(f.dir)).toContain('out_aggregate_metrics.json');
@@ -391,7 +350,7 @@ describe('§6 aggregation call (92–95)', () => {
   it('§6.94 given no results (every row judge-failed), no call, no file, none returned', async () => {
     const rs = await server({ verify: () => judgeFailed() });
     const f = writeFixture(tempDir(), { inputs: tasks([0, 1]) });
-    const { result, lines: printed, error } = await runReverify({ inputs: f.inputs, rollouts: f.rollouts, output: f.output, servers: [rs.flag('rs')] });
+    const { result, lines: printed, error } = await plain(f, rs);
     expect(error).toBeNull();
     expect(rows(f.output)).toEqual([]);
     expect(keys(rows(f.outputSidecar)).sort()).toEqual(['0:0', '1:0']);
@@ -447,7 +406,7 @@ describe('§6 reverify-mode check and guard (98–104)', () => {
   it('§6.101 no offenders: the guard passes with no warning and no prefix', async () => {
     const rs = await server();
     const f = writeFixture(tempDir(), { inputs: tasks([0]) });
-    const { result, lines: printed, error } = await runReverify({ inputs: f.inputs, rollouts: f.rollouts, output: f.output, servers: [rs.flag('rs')] });
+    const { result, lines: printed, error } = await plain(f, rs);
     expect(error).toBeNull();
     expect(printed.filter((l) => l.includes('reverify_mode'))).toEqual([]);
     expect(result!.forceWarning).toBeNull();
@@ -500,7 +459,7 @@ describe('§6 end-to-end run (105–110)', () => {
       }),
     });
     const f = writeFixture(tempDir(), { inputs: tasks([0, 1, 2]), skills: (r) => r.t === 0 });
-    const { result, error } = await runReverify({ inputs: f.inputs, rollouts: f.rollouts, output: f.output, servers: [rs.flag('rs')] });
+    const { result, error } = await plain(f, rs);
     expect(error).toBeNull();
     const main = rows(f.output);
     expect(main).toHaveLength(1);
@@ -509,7 +468,7 @@ describe('§6 end-to-end run (105–110)', () => {
       reward: 1,
       _ng_task_index: 0,
       _ng_rollout_index: 0,
-      agent_ref: AGENT_REF('agent_a'),
+      agent_ref: agentRef('agent_a'),
       skills_ref: JSON.parse(inputLine({ t: 0 }, { skills: true })).skills_ref,
     });
     const side = rows(f.outputSidecar);
@@ -527,7 +486,7 @@ describe('§6 end-to-end run (105–110)', () => {
       verify: byTask({ 0: { ...reward(0.0), delayMs: 900 }, 1: { ...reward(0.5), delayMs: 450 }, 2: reward(1.0) }),
     });
     const f = writeFixture(tempDir(), { inputs: tasks([0, 1, 2]) });
-    const { error } = await runReverify({ inputs: f.inputs, rollouts: f.rollouts, output: f.output, servers: [rs.flag('rs')], concurrency: 3 });
+    const { error } = await plain(f, rs, { concurrency: 3 });
     expect(error).toBeNull();
     expect(keys(rows(f.output))).toEqual(['2:0', '1:0', '0:0']);
     expect(aggregatedKeys(rs)).toEqual([['0:0', '1:0', '2:0']]);
@@ -537,7 +496,7 @@ describe('§6 end-to-end run (105–110)', () => {
     let rs!: ScriptedServer;
     rs = await server({ verify: barrier(() => rs, 3, 1000) });
     const f = writeFixture(tempDir(), { inputs: tasks([0, 1, 2, 3, 4, 5, 6, 7, 8]) });
-    const { lines: printed, error } = await runReverify({ inputs: f.inputs, rollouts: f.rollouts, output: f.output, servers: [rs.flag('rs')], concurrency: 3 });
+    const { lines: printed, error } = await plain(f, rs, { concurrency: 3 });
     expect(error).toBeNull();
     expect(rs.verifyBodies).toHaveLength(9);
     expect(rs.peakInFlight).toBe(3);
@@ -548,7 +507,7 @@ describe('§6 end-to-end run (105–110)', () => {
     let rs!: ScriptedServer;
     rs = await server({ verify: barrier(() => rs, 32, 3000) });
     const f = writeFixture(tempDir(), { inputs: tasks(Array.from({ length: 40 }, (_, i) => i)) });
-    const { lines: printed, error } = await runReverify({ inputs: f.inputs, rollouts: f.rollouts, output: f.output, servers: [rs.flag('rs')] });
+    const { lines: printed, error } = await plain(f, rs);
     expect(error).toBeNull();
     expect(rs.verifyBodies).toHaveLength(40);
     expect(rs.peakInFlight).toBe(32);
@@ -558,13 +517,7 @@ describe('§6 end-to-end run (105–110)', () => {
   it('§6.109 disable_aggregation: no /aggregate_metrics call and no metrics file; the output is still written and its rows counted', async () => {
     const rs = await server({ verify: () => reward(0.5) });
     const f = writeFixture(tempDir(), { inputs: tasks([0, 1]) });
-    const { result, lines: printed, error } = await runReverify({
-      inputs: f.inputs,
-      rollouts: f.rollouts,
-      output: f.output,
-      servers: [rs.flag('rs')],
-      disableAggregation: true,
-    });
+    const { result, lines: printed, error } = await plain(f, rs, { disableAggregation: true });
     expect(error).toBeNull();
     expect(rs.aggregateBodies).toHaveLength(0);
     expect(existsSync(f.metrics)).toBe(false);
@@ -600,7 +553,7 @@ describe('§6 force / prefix (111–113)', () => {
     const rs = await server();
     const dir = tempDir();
     const f = writeFixture(dir, { inputs: tasks([0]), outputName: 'output' });
-    const { error } = await runReverify({ inputs: f.inputs, rollouts: f.rollouts, output: f.output, servers: [rs.flag('rs')], force: true });
+    const { error } = await plain(f, rs, { force: true });
     expect(error).toBeNull();
     expect(existsSync(join(dir, 'output.jsonl'))).toBe(true);
     expect(readdirSync(dir).filter((n) => n.startsWith('unsafe_'))).toEqual([]);

@@ -18,63 +18,35 @@
  * - integers above 2^53 in an output resumed from NeMo Gym: rejudge.test.ts
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { setFields, topLevelSpans } from '../../src/contract/json-spans.js';
-import { keyText, reward, startScriptedServer, type ScriptedServer, type ScriptedServerOptions } from '../helpers/scripted-server.js';
+import { resumeSummary, seededLine } from '../helpers/expected-lines.js';
+import { closedAfterEach } from '../helpers/hooks.js';
+import { runReverify, type RunOutcome } from '../helpers/run-fixtures.js';
+import { reward, startScriptedServer, type ScriptedServer } from '../helpers/scripted-server.js';
 import {
+  agentRef,
   failureLine,
   inputLine,
   keys,
   lines,
+  payload,
   responseText,
   rows,
-  runReverify,
   successLine,
   tasks,
+  withResponseId,
   writeFixture,
   writeLines,
   type Fixture,
-  type RunOutcome,
 } from '../helpers/spec-fixtures.js';
+import { aggregatedKeys, plain, recover, sentKeys } from '../helpers/spec-run.js';
 import { tempDir, useSharedTemporal } from '../helpers/temporal-env.js';
 
 useSharedTemporal('spec-edge-cases');
 
-const opened: Array<{ close(): Promise<void> }> = [];
-async function server(opts: ScriptedServerOptions = {}): Promise<ScriptedServer> {
-  const s = await startScriptedServer(opts);
-  opened.push(s);
-  return s;
-}
-afterEach(async () => {
-  await Promise.all(opened.splice(0).map((s) => s.close()));
-});
-
-const AGENT_REF = (name = 'agent_a') => ({ type: 'responses_api_agents', name });
-const sentKeys = (s: ScriptedServer) => s.verifyBodies.map(keyText).sort();
-const aggregatedKeys = (s: ScriptedServer) => s.aggregateBodies.map((b) => b.verify_responses.map(keyText));
-const seededLine = (n: number, f: Fixture) => `Recovery mode: seeded ${n} successful rollout(s) into ${f.output}`;
-const resumeSummary = (total: number, done: number, terminal: number, maxed: number, remaining: number) =>
-  [
-    'Resumed from cache. Found:',
-    `- ${total} total rows to be re-verified`,
-    `- ${done} rows already done (in main jsonl)`,
-    `- ${terminal} sidecar-terminal (timeout_exceeded / skipped) → not retried`,
-    `- ${maxed} hit max_attempts → not retried`,
-    `- ${remaining} rows that still need to be run`,
-  ].join('\n');
-/** The payload NeMo Gym sends for key t: the materialized input row with the rollout's response. */
-const payload = (t: number) => ({ ...JSON.parse(inputLine({ t })), response: JSON.parse(responseText(t)) });
-
-function plain(f: Fixture, rs: ScriptedServer, extra: Record<string, unknown> = {}): Promise<RunOutcome> {
-  return runReverify({ inputs: f.inputs, rollouts: f.rollouts, output: f.output, servers: [rs.flag('rs')], ...extra });
-}
-function recover(f: Fixture, rs: ScriptedServer, extra: Record<string, unknown> = {}): Promise<RunOutcome> {
-  return plain(f, rs, { judgeFailedOnly: true, ...extra });
-}
+const server = closedAfterEach(startScriptedServer);
 
 /** The run stopped with exit 1 and `Error: <where>: <what>` before any /verify request and before any output file exists. */
 function expectStoppedBeforeWork(outcome: RunOutcome, rs: ScriptedServer, f: Fixture, where: string, what: string | RegExp): void {
@@ -308,7 +280,7 @@ describe('§7 duplicate keys', () => {
     const sent = rs.verifyBodies.find((b) => b._ng_task_index === 0)!;
     expect(sent).toEqual({ ...JSON.parse(last), response: JSON.parse(responseText(0)) });
     const out = rows(f.output).find((r) => r._ng_task_index === 0)!;
-    expect(out.agent_ref).toEqual(AGENT_REF('agent_b'));
+    expect(out.agent_ref).toEqual(agentRef('agent_b'));
   });
 
   it('§7 duplicate keys in --rollouts (plain run): the first row is verified, later duplicates are skipped with one "WARNING: skipped N source row(s) whose key appeared earlier in the file …" line, and the output holds each key once (NeMo Gym verifies every copy, then its aggregation fails)', async () => {
@@ -446,7 +418,7 @@ describe('§7 servers', () => {
   ] as const)(
     '§7 GET /reverify_mode %s: one line naming the server, exit 1, before any file is touched — an existing output survives --overwrite (NeMo Gym crashes with a traceback)',
     async (_what, status, body, message) => {
-      const mode = await startModeServer(status, body);
+      const mode = await server({ mode: { status, raw: body } });
       const f = writeFixture(tempDir(), { inputs: tasks([0, 1]) });
       writeLines(f.output, [successLine({ t: 0 })]);
       const before = readFileSync(f.output);
@@ -455,7 +427,7 @@ describe('§7 servers', () => {
       expect(error?.line).toContain(`resources server 'my_rs'`);
       expect(error?.line).toMatch(message);
       expect(error?.line.split('\n')).toHaveLength(1);
-      expect(mode.requests).toEqual(['GET /reverify_mode']);
+      expect(mode.requests.map((r) => `${r.method} ${r.url}`)).toEqual(['GET /reverify_mode']);
       expect(readFileSync(f.output).equals(before)).toBe(true);
       expect(existsSync(f.outputSidecar)).toBe(false);
       expect(existsSync(join(f.dir, '.out.jsonl.reverify'))).toBe(false);
@@ -581,46 +553,10 @@ function withoutField(line: string, key: string): string {
   return setFields(line, [], [key]);
 }
 
-/** A sidecar/rollouts row with a different stored response id, to tell which row a payload came from. */
-function withResponseId(line: string, id: string): string {
-  return line.replace(/"id":"resp_\d+_\d+"/, `"id":"${id}"`);
-}
-
 /** `line` as bytes with two bytes that are not UTF-8 (0xff 0xfe) inserted right after `after` (inside a JSON string). */
 function withInvalidUtf8(line: string, after: string): Buffer {
   const at = line.indexOf(after);
   expect(at).toBeGreaterThanOrEqual(0);
   const cut = at + after.length;
   return Buffer.concat([Buffer.from(line.slice(0, cut)), Buffer.from([0xff, 0xfe]), Buffer.from(line.slice(cut))]);
-}
-
-/** A resources server whose GET /reverify_mode answers `status` with `body`; records `METHOD path` of each request. */
-async function startModeServer(status: number, body: string): Promise<{ url: string; requests: string[]; close(): Promise<void> }> {
-  const requests: string[] = [];
-  const srv: Server = createServer((req, res) => {
-    requests.push(`${req.method} ${req.url}`);
-    req.resume();
-    req.on('end', () => {
-      if (req.url === '/reverify_mode') {
-        res.writeHead(status, { 'content-type': 'application/json' });
-        res.end(body);
-      } else {
-        res.writeHead(404, { 'content-type': 'application/json' });
-        res.end('{"detail":"Not Found"}');
-      }
-    });
-  });
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const url = `http://127.0.0.1:${(srv.address() as AddressInfo).port}`;
-  const handle = {
-    url,
-    requests,
-    close: () =>
-      new Promise<void>((resolve) => {
-        srv.closeAllConnections();
-        srv.close(() => resolve());
-      }),
-  };
-  opened.push(handle);
-  return handle;
 }

@@ -1,46 +1,24 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { describeFailure } from '../../src/cli/exit-codes.js';
-import { runCommand } from '../../src/cli/run-command.js';
+import { describe, expect, it } from 'vitest';
 import { startReferenceServer } from '../../src/reference-server/server.js';
-import { captureIo, keysOf, readRows, sampleRun } from '../helpers/run-fixtures.js';
+import { closedAfterEach } from '../helpers/hooks.js';
+import { keysOf, readRows, runInProcess as run, sampleRun } from '../helpers/run-fixtures.js';
+import { emptyMetrics, startScriptedServer } from '../helpers/scripted-server.js';
 import { tempDir, useSharedTemporal } from '../helpers/temporal-env.js';
 
 useSharedTemporal('verify-failures');
-const proc = { worker: true, heartbeatTimeoutMs: 10_000 };
-const servers: Server[] = [];
-afterAll(() => servers.forEach((s) => s.close()));
+const server = closedAfterEach(startScriptedServer);
 
 /** A stateless resources server that answers /verify with `reply(body)`: [status, body]. */
 async function scriptedServer(reply: (row: Record<string, unknown>) => [number, unknown]): Promise<number> {
-  const server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => (body += c));
-    req.on('end', () => {
-      const send = (status: number, value: unknown) => {
-        res.writeHead(status, { 'content-type': 'application/json' });
-        res.end(JSON.stringify(value));
-      };
-      if (req.url === '/reverify_mode') return send(200, 'stateless');
-      if (req.url === '/aggregate_metrics') return send(200, { agent_metrics: {}, key_metrics: {}, group_level_metrics: [] });
-      const [status, value] = reply(JSON.parse(body));
-      send(status, value);
-    });
+  const s = await server({
+    aggregate: emptyMetrics,
+    verify: (row) => {
+      const [status, body] = reply(row);
+      return { status, body };
+    },
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  servers.push(server);
-  return (server.address() as AddressInfo).port;
-}
-
-async function run(raw: Record<string, unknown>) {
-  const io = captureIo();
-  try {
-    return { result: await runCommand(raw, proc, io), error: null };
-  } catch (err) {
-    return { result: null, error: describeFailure(err) };
-  }
+  return s.port;
 }
 
 describe('/verify failure policy', () => {

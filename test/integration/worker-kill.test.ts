@@ -1,27 +1,16 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Client, Connection } from '@temporalio/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runCommand } from '../../src/cli/run-command.js';
 import { workflowIdForOutput } from '../../src/temporal/workflow-id.js';
-import { startReferenceServer, type ReferenceServer } from '../../src/reference-server/server.js';
 import { progressQuery } from '../../workflows/definitions.js';
-import { captureIo, keysOf, readRows, sampleRun } from '../helpers/run-fixtures.js';
-import { tempDir, useSharedTemporal } from '../helpers/temporal-env.js';
+import { captureIo, keysOf, readRows, sampleRun, useReferenceServer } from '../helpers/run-fixtures.js';
+import { tempDir, useSharedTemporal, useTemporalClient } from '../helpers/temporal-env.js';
 import { sigkill, startWorkerProcess } from '../helpers/worker-process.js';
 
 const temporal = useSharedTemporal('kill');
-
-let rs: ReferenceServer;
-let client: Client;
-beforeAll(async () => {
-  rs = await startReferenceServer({ port: 0, latencyMs: 40, seed: 2 });
-  client = new Client({ connection: await Connection.connect({ address: temporal.address }), namespace: temporal.namespace });
-});
-afterAll(async () => {
-  await rs.close();
-  await client.connection.close();
-});
+const rs = useReferenceServer({ port: 0, latencyMs: 40, seed: 2 });
+const client = useTemporalClient(temporal);
 
 const sortedLines = (path: string) => readFileSync(path, 'utf8').split('\n').filter(Boolean).sort();
 
@@ -40,13 +29,13 @@ describe('workers SIGKILLed in the middle of a run', () => {
   it('5 kills at random moments lose no row and duplicate none; only rows in flight at a kill are verified twice', { timeout: 300_000 }, async () => {
     const rows = 400;
     const dir = tempDir();
-    const d = await sampleRun(dir, rs.port, { tasks: 100, repeats: 4 });
+    const d = await sampleRun(dir, rs().port, { tasks: 100, repeats: 4 });
     const base = { inputs: d.inputsPath, rollouts: d.rolloutsPath, configs: [d.config], concurrency: 4, batchSize: 10, maxAttempts: 1 };
 
     // Undisturbed run, in-process worker.
     const calm = join(dir, 'calm.jsonl');
     await runCommand({ ...base, output: calm }, { worker: true, heartbeatTimeoutMs: 3000 }, captureIo());
-    rs.resetStats();
+    rs().resetStats();
 
     // Disturbed run: the work is done by separate worker processes, killed at 5 random moments.
     const random = seeded(42);
@@ -54,7 +43,7 @@ describe('workers SIGKILLed in the middle of a run', () => {
     const output = join(dir, 'killed.jsonl');
     let worker = await startWorkerProcess(temporal.env);
     const running = runCommand({ ...base, output }, { worker: false, heartbeatTimeoutMs: 3000 }, captureIo());
-    const handle = client.workflow.getHandle(workflowIdForOutput(output));
+    const handle = client().workflow.getHandle(workflowIdForOutput(output));
     const inFlightAtKills: number[] = [];
     try {
       for (const moment of moments) {
@@ -84,8 +73,8 @@ describe('workers SIGKILLed in the middle of a run', () => {
     expect(sortedLines(output)).toEqual(sortedLines(calm));
     expect(readFileSync(join(dir, 'killed_failures.jsonl'), 'utf8')).toBe('');
     const inFlightTotal = inFlightAtKills.reduce((a, b) => a + b, 0);
-    expect(rs.stats().verify_repeats).toBeLessThanOrEqual(inFlightTotal);
-    expect(rs.stats().requests.verify).toBeLessThanOrEqual(rows + inFlightTotal);
-    console.log(`${new Date().toISOString()} kills at ${moments.join(', ')} rows; in flight ${inFlightAtKills.join(', ')}; verified twice: ${rs.stats().verify_repeats}`);
+    expect(rs().stats().verify_repeats).toBeLessThanOrEqual(inFlightTotal);
+    expect(rs().stats().requests.verify).toBeLessThanOrEqual(rows + inFlightTotal);
+    console.log(`${new Date().toISOString()} kills at ${moments.join(', ')} rows; in flight ${inFlightAtKills.join(', ')}; verified twice: ${rs().stats().verify_repeats}`);
   });
 });

@@ -1,25 +1,11 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { fsyncDir, publishFile, writeFileAtomic } from '../../src/io/atomic-file.js';
-
-let root: string;
-let seq = 0;
-
-beforeAll(() => {
-  root = mkdtempSync(join(tmpdir(), 'reverify-atomic-'));
-});
-afterAll(() => {
-  rmSync(root, { recursive: true, force: true });
-});
+import { useTempRoot } from '../helpers/temp-dirs.js';
 
 /** A fresh empty directory per test, so "no temp file left" is a listing of exactly one name. */
-function freshDir(): string {
-  const d = join(root, `d${seq++}`);
-  mkdirSync(d);
-  return d;
-}
+const { freshDir } = useTempRoot('reverify-atomic-');
 
 describe('writeFileAtomic', () => {
   it('writes a string; no temp file is left beside it', async () => {

@@ -1,25 +1,11 @@
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { appendFileSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/contract/errors.js';
 import { commitParts } from '../../src/io/committer.js';
+import { useTempRoot } from '../helpers/temp-dirs.js';
 
-let root: string;
-let seq = 0;
-
-beforeAll(() => {
-  root = mkdtempSync(join(tmpdir(), 'reverify-committer-'));
-});
-afterAll(() => {
-  rmSync(root, { recursive: true, force: true });
-});
-
-function freshDir(): string {
-  const d = join(root, `d${seq++}`);
-  mkdirSync(d);
-  return d;
-}
+const { freshDir } = useTempRoot('reverify-committer-');
 
 function part(dir: string, name: string, content: string): string {
   const p = join(dir, name);

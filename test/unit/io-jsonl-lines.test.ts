@@ -1,24 +1,16 @@
 import { isUtf8 } from 'node:buffer';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { isBlank, jsonlLines, type JsonlLine } from '../../src/io/jsonl-lines.js';
+import { tempDir, useTempRoot } from '../helpers/temp-dirs.js';
 
 const MiB = 1 << 20;
 
-let dir: string;
-let seq = 0;
-
-beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), 'reverify-jsonl-lines-'));
-});
-afterAll(() => {
-  rmSync(dir, { recursive: true, force: true });
-});
+const tmp = useTempRoot('reverify-jsonl-lines-');
 
 function file(content: string | Buffer): string {
-  const p = join(dir, `f${seq++}.jsonl`);
+  const p = tmp.unique('f', '.jsonl');
   writeFileSync(p, content);
   return p;
 }
@@ -232,7 +224,7 @@ describe('jsonlLines', () => {
   });
 
   it('a missing file rejects', async () => {
-    await expect(collect(join(dir, 'missing.jsonl'))).rejects.toThrow(/ENOENT/);
+    await expect(collect(join(tmp.path, 'missing.jsonl'))).rejects.toThrow(/ENOENT/);
   });
 });
 
@@ -248,7 +240,7 @@ describe('isBlank', () => {
 
 describe('jsonlLines: encoding', () => {
   it('flags a line whose bytes are not valid UTF-8 (and only that line)', async () => {
-    const p = join(mkdtempSync(join(tmpdir(), 'jsonl-utf8-')), 'bad.jsonl');
+    const p = join(tempDir('jsonl-utf8-'), 'bad.jsonl');
     writeFileSync(p, Buffer.concat([Buffer.from('{"a":"ok"}\n{"a":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}\n{"a":"é"}')]));
     const lines = [];
     for await (const line of jsonlLines(p)) lines.push(line.utf8);

@@ -1,7 +1,6 @@
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   decodePlanRecord,
   encodePlanRecord,
@@ -10,18 +9,10 @@ import {
   readPlanRange,
   type PlanRecord,
 } from '../../src/io/plan-file.js';
+import { useTempRoot } from '../helpers/temp-dirs.js';
 
-let dir: string;
-let seq = 0;
-
-beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), 'reverify-plan-'));
-});
-afterAll(() => {
-  rmSync(dir, { recursive: true, force: true });
-});
-
-const planPath = () => join(dir, `plan-${seq++}.bin`);
+const tmp = useTempRoot('reverify-plan-');
+const planPath = () => tmp.unique('plan-', '.bin');
 
 /** A distinct, checkable record for index i, with offsets far beyond 2^32. */
 function rec(i: number): PlanRecord {
@@ -174,7 +165,7 @@ describe('PlanWriter + readPlanRange', () => {
   });
 
   it('a missing plan file rejects', async () => {
-    await expect(readPlanRange(join(dir, 'nope.bin'), 0, 1)).rejects.toThrow(/ENOENT/);
+    await expect(readPlanRange(join(tmp.path, 'nope.bin'), 0, 1)).rejects.toThrow(/ENOENT/);
   });
 
   it('PlanWriter.create truncates an existing file', async () => {

@@ -1,25 +1,11 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readRange } from '../../src/io/read-range.js';
+import { useTempRoot } from '../helpers/temp-dirs.js';
 
-let root: string;
-let seq = 0;
-
-beforeAll(() => {
-  root = mkdtempSync(join(tmpdir(), 'reverify-read-range-'));
-});
-afterAll(() => {
-  rmSync(root, { recursive: true, force: true });
-});
-
-function freshDir(): string {
-  const d = join(root, `d${seq++}`);
-  mkdirSync(d);
-  return d;
-}
+const { freshDir } = useTempRoot('reverify-read-range-');
 
 describe('readRange', () => {
   it('reads exactly length bytes at offset, decoding multi-byte UTF-8', async () => {
