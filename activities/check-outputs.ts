@@ -7,6 +7,7 @@ import { outputExists } from '../src/contract/messages.js';
 import type { OutputPaths } from '../src/contract/run-spec.js';
 import { exists } from '../src/io/file-exists.js';
 import { outputPathsFor, type OutputRules } from './output-paths.js';
+import { whileHeartbeating } from './heartbeating.js';
 import { failFastOnUserError } from './user-errors.js';
 
 /** The files a run reads; --overwrite must never delete one of them. */
@@ -55,7 +56,7 @@ async function refuseToDeleteInputs(paths: OutputPaths, inputs: InputFiles): Pro
  */
 export function checkOutputs() {
   return (outputPath: string, prefix: string, rules: OutputRules, inputs: InputFiles): Promise<OutputPaths> =>
-    failFastOnUserError(async () => {
+    failFastOnUserError(() => whileHeartbeating(async () => {
       const paths = outputPathsFor(outputPath, prefix);
       if (rules.overwrite && !rules.resume && !rules.append) await refuseToDeleteInputs(paths, inputs);
       const dir = dirname(paths.output);
@@ -79,5 +80,5 @@ export function checkOutputs() {
         }
       }
       return paths;
-    });
+    }));
 }

@@ -1,6 +1,7 @@
 import { rm } from 'node:fs/promises';
 import { commitParts } from '../src/io/committer.js';
 import type { OutputPaths } from '../src/contract/run-spec.js';
+import { whileHeartbeating } from './heartbeating.js';
 import { failFastOnUserError } from './user-errors.js';
 
 export interface CommitRequest {
@@ -23,10 +24,10 @@ export interface CommitRequest {
  */
 export function commitBatches() {
   return (req: CommitRequest): Promise<{ mainLength: number; sidecarLength: number }> =>
-    failFastOnUserError(async () => {
+    failFastOnUserError(() => whileHeartbeating(async () => {
       await Promise.all(req.obsolete.map((p) => rm(p, { force: true })));
       const mainLength = await commitParts(req.outputs.output, req.mainLength, req.mainParts);
       const sidecarLength = await commitParts(req.outputs.sidecar, req.sidecarLength, req.sidecarParts);
       return { mainLength, sidecarLength };
-    });
+    }));
 }

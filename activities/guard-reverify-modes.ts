@@ -1,6 +1,7 @@
 import { ConfigError } from '../src/contract/errors.js';
 import { guardError, guardWarning } from '../src/contract/messages.js';
 import type { ActivityDeps } from './deps.js';
+import { whileHeartbeating } from './heartbeating.js';
 import { failFastOnUserError } from './user-errors.js';
 
 /** What the guard decided: the output prefix and the warning to print at start and end. */
@@ -16,7 +17,7 @@ export interface GuardDecision {
  */
 export function guardReverifyModes(deps: ActivityDeps) {
   return (servers: Array<{ name: string; url: string }>, force: boolean, timeoutMs: number): Promise<GuardDecision> =>
-    failFastOnUserError(async () => {
+    failFastOnUserError(() => whileHeartbeating(async () => {
       const client = deps.verifier(timeoutMs);
       const offenders: string[] = [];
       for (const { name, url } of servers) {
@@ -27,5 +28,5 @@ export function guardReverifyModes(deps: ActivityDeps) {
       // The spec's exact text names NeMo Gym's Hydra override; say what to pass here as well.
       if (!force) throw new ConfigError(`${guardError(offenders)} With reverify, pass --force.`);
       return { prefix: 'unsafe_', warning: guardWarning(offenders) };
-    });
+    }));
 }

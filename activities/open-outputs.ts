@@ -4,6 +4,7 @@ import type { OutputPaths } from '../src/contract/run-spec.js';
 import { exists } from '../src/io/file-exists.js';
 import { endWithWholeLine } from '../src/io/whole-line-tail.js';
 import type { OutputRules } from './output-paths.js';
+import { whileHeartbeating } from './heartbeating.js';
 import { failFastOnUserError } from './user-errors.js';
 
 /**
@@ -13,7 +14,7 @@ import { failFastOnUserError } from './user-errors.js';
  */
 export function openOutputs() {
   return (paths: OutputPaths, rules: OutputRules): Promise<{ mainLength: number; sidecarLength: number; messages: string[] }> =>
-    failFastOnUserError(async () => {
+    failFastOnUserError(() => whileHeartbeating(async () => {
       const messages: string[] = [];
       if (rules.overwrite && !rules.resume && !rules.append) {
         for (const p of [paths.output, paths.sidecar]) {
@@ -35,5 +36,5 @@ export function openOutputs() {
       }
       await mkdir(paths.workDir, { recursive: true });
       return { mainLength: lengths[0], sidecarLength: lengths[1], messages };
-    });
+    }));
 }

@@ -1,8 +1,7 @@
 import { rm } from 'node:fs/promises';
+import { whileHeartbeating } from './heartbeating.js';
 
 /** Removes the run's work directory once its results are committed. */
 export function removeWorkDir() {
-  return async (workDir: string): Promise<void> => {
-    await rm(workDir, { recursive: true, force: true });
-  };
+  return (workDir: string): Promise<void> => whileHeartbeating(() => rm(workDir, { recursive: true, force: true }));
 }

@@ -46,8 +46,13 @@ const TERMINAL_TYPES = ['ConfigError', 'VerifyRejected'];
 /** Replies of a run that, if all are 4xx rejections, stop it (the server or config is wrong). */
 const REJECT_GUARD_REPLIES = 20;
 
+/**
+ * Short activities. They heartbeat on a timer too: without a heartbeat timeout, a worker killed
+ * in the middle of one (a commit, say) would be noticed only when startToClose runs out.
+ */
 const quick = proxyActivities<ReverifyActivities>({
   startToCloseTimeout: '10 minutes',
+  heartbeatTimeout: '30 seconds',
   retry: { initialInterval: '1s', maximumInterval: '30s', nonRetryableErrorTypes: TERMINAL_TYPES },
 });
 
@@ -272,7 +277,7 @@ async function start(spec: RunSpec, st: RunState): Promise<void> {
     const seed = await long.seedSuccesses.executeWithOptions({ summary: 'seed: copy the successful rollouts' }, [
       { rolloutsPath: spec.rolloutsPath, output: outputs.output, workDir: outputs.workDir },
     ]);
-    await appendParts(st, [seed.part], [], 'commit seeded successes');
+    await appendParts(spec, st, [seed.part], [], 'commit seeded successes');
     st.seeded = seed.seeded;
     st.messages.push(seededSuccesses(seed.seeded, outputs.output));
   }
@@ -384,7 +389,7 @@ async function verifyRound(spec: RunSpec, st: RunState, inflight: Map<number, In
     // (A later change: runs recorded before it commit first, and must replay that way.)
     if (patched('launch-before-commit')) launchAll();
     // Whatever finished is committed, even when the run is about to fail: committed rows are kept.
-    if (ready.length > 0) await commit(st, ready.splice(0, ready.length));
+    if (ready.length > 0) await commit(spec, st, ready.splice(0, ready.length));
     if (failure !== null) throw failure;
     const suggested = workflowInfo().continueAsNewSuggested;
     const byCount = spec.continueAsNewAfterBatches !== undefined && launchedThisGeneration >= spec.continueAsNewAfterBatches;
@@ -398,8 +403,10 @@ async function verifyRound(spec: RunSpec, st: RunState, inflight: Map<number, In
 }
 
 /** Appends part files to the outputs exactly once and records the new lengths. */
-async function appendParts(st: RunState, mainParts: string[], sidecarParts: string[], summary: string): Promise<void> {
-  const lengths = await quick.commitBatches.executeWithOptions({ summary }, [
+async function appendParts(spec: RunSpec, st: RunState, mainParts: string[], sidecarParts: string[], summary: string): Promise<void> {
+  // A commit is frequent: a worker killed in the middle of one is noticed as fast as in a batch.
+  const heartbeatTimeout = Math.min(spec.heartbeatTimeoutMs, 30_000);
+  const lengths = await quick.commitBatches.executeWithOptions({ summary, heartbeatTimeout }, [
     {
       outputs: st.outputs!,
       mainLength: st.mainLength,
@@ -415,9 +422,10 @@ async function appendParts(st: RunState, mainParts: string[], sidecarParts: stri
 }
 
 /** Commits finished batches and adds their counts. */
-async function commit(st: RunState, batches: BatchResult[]): Promise<void> {
+async function commit(spec: RunSpec, st: RunState, batches: BatchResult[]): Promise<void> {
   batches.sort((a, b) => a.batch - b.batch);
   await appendParts(
+    spec,
     st,
     batches.map((b) => b.mainPart),
     batches.map((b) => b.sidecarPart),

@@ -1,6 +1,8 @@
-import { open, readFile } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
 import { ConfigError } from '../contract/errors.js';
 import { writeFully } from './write-fully.js';
+
+const CHUNK = 8 * 1024 * 1024;
 
 /**
  * Appends part files to an output exactly once. The caller (the workflow) owns `expectedLength`:
@@ -20,12 +22,21 @@ export async function commitParts(target: string, expectedLength: number, parts:
     }
     if (size > expectedLength) await fh.truncate(expectedLength);
     let length = expectedLength;
+    const chunk = Buffer.allocUnsafe(CHUNK);
     for (const part of parts) {
-      const data = await readFile(part);
-      if (data.length === 0) continue;
-      // 'a+' appends at the end whatever the position; the truncate above made the end ours.
-      await writeFully(fh, data, null);
-      length += data.length;
+      // Streamed in chunks: a part can be large (the seeded successes of a big run).
+      const src = await open(part, 'r');
+      try {
+        for (;;) {
+          const { bytesRead } = await src.read(chunk, 0, CHUNK, null);
+          if (bytesRead === 0) break;
+          // 'a+' appends at the end whatever the position; the truncate above made the end ours.
+          await writeFully(fh, chunk.subarray(0, bytesRead), null);
+          length += bytesRead;
+        }
+      } finally {
+        await src.close();
+      }
     }
     await fh.sync();
     return length;

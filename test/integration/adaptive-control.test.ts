@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { controlCommand } from '../../src/cli/control-command.js';
+import { queryProgress } from '../../src/cli/query-progress.js';
 import { runCommand } from '../../src/cli/run-command.js';
 import type { Progress } from '../../src/contract/run-spec.js';
 import { startReferenceServer } from '../../src/reference-server/server.js';
 import { workflowIdForOutput } from '../../src/temporal/workflow-id.js';
-import { progressQuery } from '../../workflows/definitions.js';
 import { closedAfterEach } from '../helpers/hooks.js';
 import { captureIo, keysOf, readRows, sampleRun } from '../helpers/run-fixtures.js';
 import { emptyMetrics, reward, startScriptedServer, type Reply } from '../helpers/scripted-server.js';
@@ -46,7 +46,7 @@ function watch(output: string, done: Promise<unknown>): Promise<Progress[]> {
   return (async () => {
     const handle = client().workflow.getHandle(workflowIdForOutput(output));
     while (!over) {
-      const p = await handle.query(progressQuery).catch(() => null);
+      const p = await queryProgress(handle);
       if (p) seen.push(p);
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -83,7 +83,7 @@ describe('adaptive concurrency and operator control', () => {
       await new Promise((r) => setTimeout(r, 1000));
       expect(rs.stats().requests.verify).toBe(frozen); // nothing new starts while paused
       expect(frozen).toBeLessThan(400);
-      const p = await client().workflow.getHandle(workflowIdForOutput(d.output)).query(progressQuery);
+      const p = (await queryProgress(client().workflow.getHandle(workflowIdForOutput(d.output)), 10_000))!;
       expect(p).toMatchObject({ paused: true, concurrency: 4 });
       rs.resetStats();
       await controlCommand({ output: d.output, unpause: true }, (l) => out.push(l));
