@@ -1,5 +1,6 @@
 import { ConfigError } from '../src/contract/errors.js';
 import { guardError, guardWarning } from '../src/contract/messages.js';
+import { guardOffenders, type ReverifyMode } from '../src/contract/reverify-mode.js';
 import type { ActivityDeps } from './deps.js';
 import { whileHeartbeating } from './heartbeating.js';
 import { failFastOnUserError } from './user-errors.js';
@@ -19,11 +20,9 @@ export function guardReverifyModes(deps: ActivityDeps) {
   return (servers: Array<{ name: string; url: string }>, force: boolean, timeoutMs: number): Promise<GuardDecision> =>
     failFastOnUserError(() => whileHeartbeating(async () => {
       const client = deps.verifier(timeoutMs);
-      const offenders: string[] = [];
-      for (const { name, url } of servers) {
-        if ((await client.reverifyMode(name, url)) !== 'stateless') offenders.push(name);
-      }
-      offenders.sort();
+      const modes: Record<string, ReverifyMode> = {};
+      for (const { name, url } of servers) modes[name] = await client.reverifyMode(name, url);
+      const offenders = guardOffenders(modes);
       if (offenders.length === 0) return { prefix: '', warning: null };
       // The spec's exact text names NeMo Gym's Hydra override; say what to pass here as well.
       if (!force) throw new ConfigError(`${guardError(offenders)} With reverify, pass --force.`);

@@ -5,7 +5,7 @@ import { ConfigError } from '../contract/errors.js';
 import { maxRolloutAttempts } from '../contract/attempts.js';
 import type { RunSpec } from '../contract/run-spec.js';
 import { loadGymConfigs } from '../config/gym-config.js';
-import { guardServerNames, parseServerFlag, routingFromGymConfig, routingFromServerFlags, type RoutingTable } from '../config/routing.js';
+import { guardServerNames, parseServerFlags, routingFromGymConfig, routingFromServerFlags, type RoutingTable } from '../config/routing.js';
 import type { RunOptions } from '../config/run-options.js';
 
 /** Checks that an input file exists and is readable; one line naming the flag otherwise. */
@@ -26,11 +26,7 @@ export async function requireReadableFile(flag: string, path: string): Promise<s
 
 /** Routing from `--config` files and/or `--server NAME=URL` flags (spec §4.2). */
 export async function routingFromFlags(configs: string[], servers: string[]): Promise<RoutingTable> {
-  const overrides: Record<string, string> = {};
-  for (const s of servers) {
-    const [name, url] = parseServerFlag(s);
-    overrides[name] = url;
-  }
+  const overrides = parseServerFlags(servers);
   if (configs.length > 0) return routingFromGymConfig(await loadGymConfigs(configs.map((c) => resolve(c))), overrides);
   if (servers.length > 0) return routingFromServerFlags(overrides);
   throw new ConfigError('no resources server given: pass --config <gym config.yaml> or --server NAME=URL');

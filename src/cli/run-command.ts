@@ -1,5 +1,5 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import { catchAllWarning } from '../contract/messages.js';
+import { catchAllWarning, keyMetricsFor } from '../contract/messages.js';
 import type { RunResult, RunSpec } from '../contract/run-spec.js';
 import { parseRunOptions } from '../config/run-options.js';
 import { cacheDir, connectClient, resolveTemporal, runUiUrl, taskQueue } from '../temporal/connection.js';
@@ -31,7 +31,7 @@ export interface RunProcessOptions {
 /** Prints the end-of-run summary (spec §4.13, §4.14) and the UI link. */
 export function printSummary(result: RunResult, uiUrl: string | null, io: RunCommandIo): void {
   for (const { agent, keyMetrics } of result.keyMetrics) {
-    io.out(`Key metrics for ${agent}:`);
+    io.out(keyMetricsFor(agent));
     io.out(JSON.stringify(keyMetrics, null, 2));
   }
   const rounds = result.rounds > 1 ? ` in ${result.rounds} rounds` : '';
