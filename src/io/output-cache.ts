@@ -39,16 +39,39 @@ function keyOfOutputLine(path: string, line: JsonlLine, policy: TailPolicy): str
   }
 }
 
-/** The keys present in a main output (spec §4.8 `successful_keys`, §4.6 present-set). */
-export async function readOutputKeys(path: string, policy: TailPolicy): Promise<Set<string>> {
-  const keys = new Set<string>();
-  if (!existsSync(path)) return keys;
+/** The key ids of a main output's lines, in file order (keyless lines left out); streams. */
+export async function* outputKeyIds(path: string, policy: TailPolicy): AsyncGenerator<string> {
+  if (!existsSync(path)) return;
   for await (const line of jsonlLines(path)) {
     if (isBlank(line.text)) continue;
     const id = keyOfOutputLine(path, line, policy);
-    if (id !== null && id !== 'skip') keys.add(id);
+    if (id !== null && id !== 'skip') yield id;
   }
+}
+
+/** The keys present in a main output (spec §4.8 `successful_keys`, §4.6 present-set). */
+export async function readOutputKeys(path: string, policy: TailPolicy): Promise<Set<string>> {
+  const keys = new Set<string>();
+  for await (const id of outputKeyIds(path, policy)) keys.add(id);
   return keys;
+}
+
+/** One failed attempt recorded in a sidecar: its key id, and whether it was terminal. */
+export interface SidecarAttempt {
+  id: string;
+  terminal: boolean;
+}
+
+/** The attempts a sidecar records, in file order (keyless lines left out); streams. */
+export async function* sidecarAttemptLines(path: string, policy: TailPolicy): AsyncGenerator<SidecarAttempt> {
+  if (!existsSync(path)) return;
+  for await (const line of jsonlLines(path)) {
+    if (isBlank(line.text)) continue;
+    const id = keyOfOutputLine(path, line, policy);
+    if (id === null || id === 'skip') continue;
+    const span = topLevelSpans(line.text).get(FAILURE_TERMINAL_KEY);
+    yield { id, terminal: span !== undefined && rawTruthy(line.text.slice(span.start, span.end)) };
+  }
 }
 
 /** Failed attempts per key and the keys with a terminal failure, from a sidecar (spec §4.8). */
@@ -60,14 +83,9 @@ export interface SidecarAttempts {
 export async function readSidecarAttempts(path: string, policy: TailPolicy): Promise<SidecarAttempts> {
   const attempts = new Map<string, number>();
   const terminal = new Set<string>();
-  if (!existsSync(path)) return { attempts, terminal };
-  for await (const line of jsonlLines(path)) {
-    if (isBlank(line.text)) continue;
-    const id = keyOfOutputLine(path, line, policy);
-    if (id === null || id === 'skip') continue;
-    attempts.set(id, (attempts.get(id) ?? 0) + 1);
-    const span = topLevelSpans(line.text).get(FAILURE_TERMINAL_KEY);
-    if (span && rawTruthy(line.text.slice(span.start, span.end))) terminal.add(id);
+  for await (const a of sidecarAttemptLines(path, policy)) {
+    attempts.set(a.id, (attempts.get(a.id) ?? 0) + 1);
+    if (a.terminal) terminal.add(a.id);
   }
   return { attempts, terminal };
 }
