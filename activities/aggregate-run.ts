@@ -3,15 +3,13 @@ import { InputError } from '../src/contract/errors.js';
 import { keyOf } from '../src/contract/row-key.js';
 import type { AgentKeyMetrics } from '../src/contract/run-spec.js';
 import { resolveServer, type RoutingTable } from '../src/config/routing.js';
-import {
-  AggregateGroups,
-  aggregateToMetricsFile,
-  aggregationTargetOf,
-  type AggregateGroup,
-} from '../src/io/aggregate-metrics-file.js';
+import { AggregateGroups, type SortedGroup } from '../src/io/aggregate-groups.js';
+import { aggregateToMetricsFile, aggregationTargetOf, type PostAggregateMetrics } from '../src/io/aggregate-metrics-file.js';
 import { isBlank, jsonlLines } from '../src/io/jsonl-lines.js';
+import { withScratchDir } from '../src/io/scratch-dir.js';
 import type { ActivityDeps } from './deps.js';
 import { whileHeartbeating } from './heartbeating.js';
+import { outputPathsFor } from './output-paths.js';
 import { failFastOnUserError } from './user-errors.js';
 
 export interface AggregateRequest {
@@ -21,9 +19,18 @@ export interface AggregateRequest {
   timeoutMs: number;
 }
 
-/** Groups the main output's rows by (agent, resources server), in first-seen order (spec §4.13). */
-async function groupRows(output: string, routing: RoutingTable): Promise<AggregateGroup[]> {
-  const groups = new AggregateGroups();
+/** Tuning of the aggregation sort (tests force it to spill to disk). */
+export interface AggregateOptions {
+  /** Records the sort holds in memory before it writes a run file. */
+  maxRecords?: number;
+}
+
+/**
+ * Groups the main output's rows by (agent, resources server), in first-seen order (spec §4.13),
+ * each group's places sorted by key into a place file in `dir`.
+ */
+async function groupRows(output: string, routing: RoutingTable, dir: string, opts: AggregateOptions): Promise<SortedGroup[]> {
+  const groups = new AggregateGroups({ dir, maxRecords: opts.maxRecords });
   for await (const line of jsonlLines(output)) {
     if (isBlank(line.text)) continue;
     let row: Record<string, unknown>;
@@ -35,29 +42,38 @@ async function groupRows(output: string, routing: RoutingTable): Promise<Aggrega
     const target = aggregationTargetOf(row);
     if (target === null) continue;
     const server = resolveServer(routing, target.agent, target.taskSource);
-    groups.add(target.agent, server, { key: keyOf(row) ?? { task: null, rollout: null }, file: 0, offset: line.offset, length: line.length });
+    await groups.add(target.agent, server, { key: keyOf(row) ?? { task: null, rollout: null }, file: 0, offset: line.offset, length: line.length });
   }
-  return groups.list();
+  return groups.sorted();
+}
+
+/**
+ * The aggregate phase's work (see `aggregateRun`) with the POST given: groups the rows, sends each
+ * group's body and writes the metrics file. Memory is flat in the number of rows: the grouping is
+ * an external sort whose run and place files go to a scratch directory in the run's work
+ * directory (`.<output>.reverify/`, derived from `req.output`), removed when done.
+ */
+export async function aggregateOutput(
+  req: AggregateRequest,
+  post: PostAggregateMetrics,
+  opts: AggregateOptions = {},
+): Promise<{ metricsPath: string | null; keyMetrics: AgentKeyMetrics[] }> {
+  return withScratchDir(outputPathsFor(req.output, '').workDir, 'aggregate-', async (dir) => {
+    const groups = await groupRows(req.output, req.routing, dir, opts);
+    return aggregateToMetricsFile({ files: [req.output], groups, strip: stripForAggregation, post, metricsPath: req.metrics });
+  });
 }
 
 /**
  * Aggregate phase (spec §4.13, §1.7): per agent, POST the stripped main-output rows, sorted by key,
  * to its resources server's `/aggregate_metrics`, and write `<out>_aggregate_metrics.json` with the
  * entries in completion order. No rows: no call and no file. The grouping, body streaming and file
- * writing are shared with `reverify aggregate` (src/io/aggregate-metrics-file.ts).
+ * writing are shared with `reverify aggregate` (src/io/aggregate-groups.ts, aggregate-metrics-file.ts).
  */
 export function aggregateRun(deps: ActivityDeps) {
   return (req: AggregateRequest): Promise<{ metricsPath: string | null; keyMetrics: AgentKeyMetrics[] }> =>
     failFastOnUserError(() => whileHeartbeating(async () => {
-      const groups = await groupRows(req.output, req.routing);
-      if (groups.length === 0) return { metricsPath: null, keyMetrics: [] };
-      const client = deps.verifier(req.timeoutMs);
-      return aggregateToMetricsFile({
-        files: [req.output],
-        groups,
-        strip: stripForAggregation,
-        post: (server, body) => client.aggregateMetrics(server, req.routing.servers[server], body),
-        metricsPath: req.metrics,
-      });
+      const post: PostAggregateMetrics = (server, body) => deps.verifier(req.timeoutMs).aggregateMetrics(server, req.routing.servers[server], body);
+      return aggregateOutput(req, post);
     }));
 }

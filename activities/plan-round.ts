@@ -3,9 +3,12 @@ import { join } from 'node:path';
 import { lineKeyId } from '../src/contract/row-key.js';
 import type { PlanSummary } from '../src/contract/run-spec.js';
 import { writeFileAtomic } from '../src/io/atomic-file.js';
-import { readSidecarAttempts } from '../src/io/output-cache.js';
-import { PlanWriter, withPlanReader } from '../src/io/plan-file.js';
+import { ExternalSorter } from '../src/io/external-sort.js';
+import { compareKeyedRecords, keyedRecordCodec, type KeyedRecord } from '../src/io/keyed-records.js';
+import { sidecarAttemptLines } from '../src/io/output-cache.js';
+import { PlanWriter, withPlanReader, type PlanRecord } from '../src/io/plan-file.js';
 import { readRange } from '../src/io/read-range.js';
+import { withScratchDir } from '../src/io/scratch-dir.js';
 import { whileHeartbeating } from './heartbeating.js';
 import { failFastOnUserError } from './user-errors.js';
 
@@ -23,6 +26,114 @@ export interface RoundRequest {
   maxAttempts: number;
 }
 
+/** Tuning of the round's sorts (tests force them to spill to disk). */
+export interface RoundOptions {
+  /** Records an external sort holds in memory before it writes a run file. */
+  maxRecords?: number;
+}
+
+/** Record kinds of the key join (`nums[0]`): a key's sidecar attempts sort before its rows. */
+const Kind = {
+  /** A sidecar line (a failed attempt): `[Attempt, terminal 0|1]`. */
+  Attempt: 0,
+  /** A judge-failed row of the round: `[Row, plan index, ...its plan record]`. */
+  Row: 1,
+} as const;
+
+/** A plan record as sort numbers, after its plan index: `[index, ...planFields(rec)]`. */
+function planFields(r: PlanRecord): number[] {
+  return [r.sourceOffset, r.sourceLength, r.sourceLine, r.inputOffset, r.inputLength, r.agent, r.server];
+}
+
+function planRecordOf(n: readonly number[], at: number): PlanRecord {
+  const [sourceOffset, sourceLength, sourceLine, inputOffset, inputLength, agent, server] = n.slice(at, at + 7);
+  return { sourceOffset, sourceLength, sourceLine, inputOffset, inputLength, agent, server };
+}
+
+/** The rejudge lists of round `round`, by file name (each is one batch's rows: small). */
+async function rejudgeLists(workDir: string, round: number): Promise<string[]> {
+  const prefix = `r${round}-b`;
+  return (await readdir(workDir)).filter((f) => f.startsWith(prefix) && f.endsWith('.rejudge.json')).map((f) => join(workDir, f));
+}
+
+/** Adds every judge-failed row of the round that has a key, as a `Row` record, to `keys`. */
+async function addRows(req: RoundRequest, lists: readonly string[], keys: ExternalSorter<KeyedRecord>): Promise<void> {
+  const source = await open(req.plan.sourcePath, 'r');
+  try {
+    await withPlanReader(req.plan.planPath, async (read) => {
+      for (const list of lists) {
+        for (const i of JSON.parse(await readFile(list, 'utf8')) as number[]) {
+          const rec = await read(i);
+          const id = lineKeyId(await readRange(source, rec.sourceOffset, rec.sourceLength));
+          if (id !== null) await keys.add({ key: id, nums: [Kind.Row, i, ...planFields(rec)], text: null });
+        }
+      }
+    });
+  } finally {
+    await source.close();
+  }
+}
+
+/**
+ * The key join: each key's attempts arrive before its rows, so a row is kept when its key has
+ * fewer attempts than the cap and no terminal one. Kept rows go to `kept` as `[index, ...record]`.
+ */
+async function keepRetryable(keys: ExternalSorter<KeyedRecord>, maxAttempts: number, kept: ExternalSorter<KeyedRecord>): Promise<void> {
+  let key: string | null = null;
+  let attempts = 0;
+  let terminal = false;
+  for await (const r of keys.sorted()) {
+    if (r.key !== key) {
+      key = r.key;
+      attempts = 0;
+      terminal = false;
+    }
+    if (r.nums[0] === Kind.Attempt) {
+      attempts++;
+      if (r.nums[1] === 1) terminal = true;
+    } else if (!terminal && attempts < maxAttempts) {
+      await kept.add({ key: '', nums: r.nums.slice(1), text: null });
+    }
+  }
+}
+
+/**
+ * Writes round `req.round + 1`'s plan file `planPath` (see `planRound`): the kept rows in plan
+ * index order. Memory is flat in the number of rows: the join of the sidecar's attempts with the
+ * rows' keys, and the return to plan order, are external sorts in a scratch directory of the work
+ * directory. Returns the rows written per agent, in first-written order.
+ */
+export async function writeRoundPlan(req: RoundRequest, planPath: string, opts: RoundOptions = {}): Promise<{ rows: number; rowsPerAgent: Record<string, number> }> {
+  const lists = await rejudgeLists(req.workDir, req.round);
+  return withScratchDir(req.workDir, `round-${req.round + 1}-`, async (dir) => {
+    const sorter = (name: string) =>
+      new ExternalSorter<KeyedRecord>({ dir, name, compare: compareKeyedRecords, codec: keyedRecordCodec, maxRecords: opts.maxRecords });
+    const keys = sorter('round-keys');
+    const kept = sorter('round-kept');
+    let writer: PlanWriter | null = null;
+    try {
+      for await (const a of sidecarAttemptLines(req.sidecar, { repairTruncated: true })) {
+        await keys.add({ key: a.id, nums: [Kind.Attempt, a.terminal ? 1 : 0], text: null });
+      }
+      await addRows(req, lists, keys);
+      await keepRetryable(keys, req.maxAttempts, kept);
+      writer = await PlanWriter.create(planPath);
+      const rowsPerAgent: Record<string, number> = {};
+      for await (const r of kept.sorted()) {
+        const rec = planRecordOf(r.nums, 1);
+        await writer.add(rec);
+        const agent = req.plan.agents[rec.agent];
+        rowsPerAgent[agent] = (rowsPerAgent[agent] ?? 0) + 1;
+      }
+      return { rows: writer.count, rowsPerAgent };
+    } finally {
+      await writer?.close();
+      await keys.dispose();
+      await kept.dispose();
+    }
+  });
+}
+
 /**
  * Re-judgment: plans round `round + 1` from the rows that judge-failed in `round`, keeping only
  * keys that may still be attempted — fewer sidecar rows (failed attempts) than the cap and no
@@ -31,33 +142,10 @@ export interface RoundRequest {
 export function planRound() {
   return (req: RoundRequest): Promise<PlanSummary> =>
     failFastOnUserError(() => whileHeartbeating(async () => {
-      const prefix = `r${req.round}-b`;
-      const lists = (await readdir(req.workDir)).filter((f) => f.startsWith(prefix) && f.endsWith('.rejudge.json'));
-      const rows: number[] = [];
-      for (const f of lists) rows.push(...(JSON.parse(await readFile(join(req.workDir, f), 'utf8')) as number[]));
-      rows.sort((a, b) => a - b);
-      const { attempts, terminal } = await readSidecarAttempts(req.sidecar, { repairTruncated: true });
       const planPath = join(req.workDir, `plan-r${req.round + 1}.bin`);
-      const writer = await PlanWriter.create(`${planPath}.tmp`);
-      const rowsPerAgent: Record<string, number> = {};
-      const source = await open(req.plan.sourcePath, 'r');
-      try {
-        await withPlanReader(req.plan.planPath, async (read) => {
-          for (const i of rows) {
-            const rec = await read(i);
-            const id = lineKeyId(await readRange(source, rec.sourceOffset, rec.sourceLength));
-            if (id === null || terminal.has(id) || (attempts.get(id) ?? 0) >= req.maxAttempts) continue;
-            await writer.add(rec);
-            const agent = req.plan.agents[rec.agent];
-            rowsPerAgent[agent] = (rowsPerAgent[agent] ?? 0) + 1;
-          }
-        });
-      } finally {
-        await source.close();
-        await writer.close();
-      }
+      const { rows, rowsPerAgent } = await writeRoundPlan(req, `${planPath}.tmp`);
       await rename(`${planPath}.tmp`, planPath);
-      const summary: PlanSummary = { ...req.plan, planPath, rows: writer.count, rowsPerAgent };
+      const summary: PlanSummary = { ...req.plan, planPath, rows, rowsPerAgent };
       await writeFileAtomic(join(req.workDir, `plan-r${req.round + 1}.json`), JSON.stringify(summary));
       return summary;
     }));

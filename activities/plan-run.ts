@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdir, rename, rm, rmdir } from 'node:fs/promises';
+import { mkdir, open, rename, rm, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { InputError } from '../src/contract/errors.js';
 import { sidecarPath } from '../src/contract/file-names.js';
@@ -11,9 +11,13 @@ import type { OutputPaths, PlanSummary } from '../src/contract/run-spec.js';
 import { resolveServer, type RoutingTable } from '../src/config/routing.js';
 import { writeFileAtomic } from '../src/io/atomic-file.js';
 import { isBlank, jsonlLines, type JsonlLine } from '../src/io/jsonl-lines.js';
-import { readOutputKeys, readResumeCache, resumeSkipReason, type ResumeCache } from '../src/io/output-cache.js';
+import { ExternalSorter, groupsOf } from '../src/io/external-sort.js';
+import { compareKeyedRecords, keyedRecordCodec, type KeyedRecord } from '../src/io/keyed-records.js';
+import { outputKeyIds, sidecarAttemptLines } from '../src/io/output-cache.js';
 import { PlanWriter } from '../src/io/plan-file.js';
-import { InputIndex } from './input-index.js';
+import { readRange } from '../src/io/read-range.js';
+import { decideKey, Kind, type JoinProblem, type VerdictSink } from './plan-keys.js';
+import { Verdict, VerdictFile } from './plan-verdicts.js';
 import { whileHeartbeating } from './heartbeating.js';
 import { failFastOnUserError } from './user-errors.js';
 
@@ -32,6 +36,8 @@ export interface PlanRequest {
   outputsCleared: boolean;
   maxAttempts: number;
   repairTruncated: boolean;
+  /** Records the key join holds in memory before it sorts them to disk (tests make it small). */
+  sortMaxRecords?: number;
 }
 
 /** What the plan phase found, and what to tell the user about it. */
@@ -72,11 +78,14 @@ class Names {
 }
 
 /**
- * Plan phase (spec §4.5–§4.8): index the materialized inputs by key (byte offsets, last duplicate
- * wins), stream the source rows once in file order (the rollouts, or in recovery mode the judge
- * failures of their sidecar), join each with its input, resolve its resources server, apply `limit`
- * and then the resume cache, and write the plan file. Every line is validated here, so bad input
- * stops the run with `file:line: reason` before anything is written or sent. Returns counts only.
+ * Plan phase (spec §4.5–§4.8), in memory flat in the number of rows: everything keyed — the
+ * materialized inputs (byte places; the last duplicate wins), the output's and sidecar's keys
+ * (resume), --rollouts' keys (recovery) and the source rows (the rollouts, or in recovery mode the
+ * judge failures of their sidecar) — is sorted by key on disk (`ExternalSorter`), each key's group
+ * decides its source rows' verdicts (`decideKey`), and a last pass over the verdicts in file order
+ * applies `limit`, stops at the first bad row, and writes the plan file. Every line is validated
+ * here, so bad input stops the run with `file:line: reason` before anything is written or sent.
+ * Returns counts only.
  */
 export function planRun() {
   return (req: PlanRequest): Promise<PlanOutcome> =>
@@ -93,8 +102,8 @@ export function planRun() {
     });
 }
 
-async function indexInputs(req: PlanRequest, agents: Names, servers: Names): Promise<InputIndex> {
-  const index = new InputIndex();
+/** Facts about keys, read before the source (errors in these files come first, in this order). */
+async function addKeyFacts(req: PlanRequest, sorter: ExternalSorter<KeyedRecord>, agents: Names, servers: Names): Promise<ResumeFound> {
   for await (const line of jsonlLines(req.inputsPath)) {
     if (isBlank(line.text)) continue;
     const row = parseLine(req.inputsPath, line);
@@ -108,24 +117,46 @@ async function indexInputs(req: PlanRequest, agents: Names, servers: Names): Pro
     } catch (err) {
       throw new InputError(`${req.inputsPath}:${line.lineNo}: ${(err as Error).message}`);
     }
-    index.set(keyId(keyOf(row)!), line.offset, line.length, agents.id(agentName), servers.id(server));
+    const nums = [Kind.Input, line.lineNo, line.offset, line.length, agents.id(agentName), servers.id(server)];
+    await sorter.add({ key: keyId(keyOf(row)!), nums, text: null });
   }
-  return index;
+  // The output's keys: recovery's present-set (§4.6.3) unless the outputs are cleared, and
+  // --resume's done keys (§4.8; --resume never clears).
+  if (req.resume || (req.judgeFailedOnly && !req.outputsCleared)) {
+    for await (const id of outputKeyIds(req.outputs.output, req)) await sorter.add({ key: id, nums: [Kind.Output], text: null });
+  }
+  // Recovery: every keyed line of --rollouts is present once seeded. Malformed lines stop the run,
+  // since seeding would copy them verbatim.
+  if (req.judgeFailedOnly) {
+    for await (const line of jsonlLines(req.rolloutsPath)) {
+      if (isBlank(line.text)) continue;
+      const key = keyOf(parseLine(req.rolloutsPath, line));
+      if (key) await sorter.add({ key: keyId(key), nums: [Kind.Rollouts], text: null });
+    }
+  }
+  if (req.resume) {
+    for await (const a of sidecarAttemptLines(req.outputs.sidecar, req)) {
+      await sorter.add({ key: a.id, nums: [Kind.Sidecar, a.terminal ? 1 : 0], text: null });
+    }
+  }
+  return { found: existsSync(req.outputs.output) || existsSync(req.outputs.sidecar) };
 }
 
-/**
- * Recovery's present-set (spec §4.6.3): keys the output will hold once the successes are seeded —
- * those already in the output plus every keyed line of --rollouts. Malformed lines stop the run,
- * since seeding would copy them verbatim.
- */
-async function presentAfterSeeding(req: PlanRequest): Promise<Set<string>> {
-  const present = req.outputsCleared ? new Set<string>() : await readOutputKeys(req.outputs.output, req);
-  for await (const line of jsonlLines(req.rolloutsPath)) {
-    if (isBlank(line.text)) continue;
-    const key = keyOf(parseLine(req.rolloutsPath, line));
-    if (key) present.add(keyId(key));
+interface ResumeFound {
+  /** False when neither the output nor its sidecar exists ("Skipping resume_from_cache ..."). */
+  found: boolean;
+}
+
+/** The first row (in file order) that stops the run, of one kind. */
+class FirstAt<T> {
+  ordinal = Infinity;
+  value: T | undefined;
+  offer(ordinal: number, value: T): void {
+    if (ordinal < this.ordinal) {
+      this.ordinal = ordinal;
+      this.value = value;
+    }
   }
-  return present;
 }
 
 async function writePlan(req: PlanRequest): Promise<PlanOutcome> {
@@ -138,79 +169,109 @@ async function writePlan(req: PlanRequest): Promise<PlanOutcome> {
       `No such file or directory: '${sourcePath}': --judge-failed-only re-verifies the judge failures in the sidecar of --rollouts`,
     );
   }
-  const index = await indexInputs(req, agents, servers);
-  const present = req.judgeFailedOnly ? await presentAfterSeeding(req) : null;
-  const kept = new Set<string>();
-  // A key may be verified once per run: later duplicates in the source are skipped (first wins).
-  const planned = new Map<string, number>();
-  let duplicates = 0;
-  let firstDuplicate = '';
-  const cache: ResumeCache | null = req.resume
-    ? await readResumeCache(req.outputs.output, req.outputs.sidecar, req.maxAttempts, req)
-    : null;
-  const skipped = { done: 0, terminal: 0, maxed: 0 };
-
-  const planPath = join(req.workDir, 'plan.bin');
-  const tmpPath = `${planPath}.tmp`;
-  const writer = await PlanWriter.create(tmpPath);
-  const rowsPerAgent: Record<string, number> = {};
-  let yielded = 0;
+  const sorter = new ExternalSorter<KeyedRecord>({ dir: req.workDir, name: 'plan-keys', compare: compareKeyedRecords, codec: keyedRecordCodec, maxRecords: req.sortMaxRecords });
+  const verdicts = new VerdictFile(join(req.workDir, 'plan.verdicts'));
   try {
+    const { found } = await addKeyFacts(req, sorter, agents, servers);
+
+    // Source rows, in file order. Lines that stop the run whatever the keys say (unparseable lines;
+    // outside recovery, every shape problem) are decided here; the rest go to the key join.
+    const lineErrors = new FirstAt<string>();
+    let ordinals = 0;
     for await (const line of jsonlLines(sourcePath)) {
-      if (req.limit !== null && yielded >= req.limit) break;
+      // Outside recovery every non-blank line is yielded, so the limit is a count of lines.
+      if (!req.judgeFailedOnly && req.limit !== null && ordinals >= req.limit) break;
       if (isBlank(line.text)) continue;
-      const row = parseLine(sourcePath, line);
-      if (present) {
-        // The recovery predicate (spec §4.6.4): judge failures only, not already present, first per key.
-        if (!isJudgeFailure(row)) continue;
-        const id = keyId(keyWithNullDefaults(row));
-        if (present.has(id) || kept.has(id)) continue;
-        kept.add(id);
+      const ordinal = ordinals++;
+      let row: Record<string, unknown>;
+      try {
+        row = parseLine(sourcePath, line);
+      } catch (err) {
+        verdicts.set(ordinal, Verdict.Error);
+        lineErrors.offer(ordinal, (err as Error).message);
+        continue;
       }
-      yielded++;
+      if (req.judgeFailedOnly && !isJudgeFailure(row)) continue;
       const problem = describeRolloutRowProblem(row);
-      if (problem) throw new InputError(`${sourcePath}:${line.lineNo}: ${problem}`);
-      const key = keyOf(row)!;
-      const id = keyId(key);
-      const input = index.get(id);
-      if (!input) throw new InputError(noMatchingInput(sourcePath, line.lineNo, key, req.inputsPath));
-      const firstLine = planned.get(id);
-      if (firstLine !== undefined) {
-        if (duplicates++ === 0) firstDuplicate = `${sourcePath}:${line.lineNo} repeats the key of line ${firstLine}`;
+      const shape = problem ? `${sourcePath}:${line.lineNo}: ${problem}` : null;
+      if (shape && !req.judgeFailedOnly) {
+        verdicts.set(ordinal, Verdict.Error);
+        lineErrors.offer(ordinal, shape);
         continue;
       }
-      planned.set(id, line.lineNo);
-      const reason = cache ? resumeSkipReason(cache, id) : null;
-      if (reason) {
-        skipped[reason]++;
-        continue;
-      }
-      await writer.add({
-        sourceOffset: line.offset,
-        sourceLength: line.length,
-        sourceLine: line.lineNo,
-        inputOffset: input.offset,
-        inputLength: input.length,
-        agent: input.agent,
-        server: input.server,
-      });
-      const agent = agents.list[input.agent];
-      rowsPerAgent[agent] = (rowsPerAgent[agent] ?? 0) + 1;
+      // Recovery keys rows with missing indices as null (§4.6.4); the row then fails its shape check.
+      const key = req.judgeFailedOnly ? keyWithNullDefaults(row) : keyOf(row)!;
+      await sorter.add({ key: keyId(key), nums: [Kind.Source, ordinal, line.offset, line.length, line.lineNo], text: shape });
     }
+
+    const joinErrors = new FirstAt<JoinProblem>();
+    const firstDuplicate = new FirstAt<string>();
+    const policy = { recovery: req.judgeFailedOnly, resume: req.resume, maxAttempts: req.maxAttempts };
+    const sink: VerdictSink = {
+      verdict: (ordinal, verdict, plan) => verdicts.set(ordinal, verdict, plan),
+      problem: (ordinal, problem) => joinErrors.offer(ordinal, problem),
+      duplicate: (ordinal, line, firstLine) => firstDuplicate.offer(ordinal, `${sourcePath}:${line} repeats the key of line ${firstLine}`),
+    };
+    for await (const group of groupsOf(sorter.sorted(), (r) => r.key)) decideKey(group, policy, sink);
+
+    // The verdicts in file order: apply the limit, stop at the first error, write the plan.
+    const planPath = join(req.workDir, 'plan.bin');
+    const tmpPath = `${planPath}.tmp`;
+    const writer = await PlanWriter.create(tmpPath);
+    const rowsPerAgent: Record<string, number> = {};
+    const skipped = { done: 0, terminal: 0, maxed: 0 };
+    let yielded = 0;
+    let duplicates = 0;
+    try {
+      for (const { ordinal, verdict, plan } of verdicts.inOrder(ordinals)) {
+        if (req.limit !== null && yielded >= req.limit) break;
+        if (verdict === Verdict.NotYielded) continue;
+        if (verdict === Verdict.Error) {
+          if (lineErrors.ordinal === ordinal) throw new InputError(lineErrors.value!);
+          throw new InputError(await joinErrorMessage(req, sourcePath, joinErrors.value!));
+        }
+        yielded++;
+        if (verdict === Verdict.Duplicate) duplicates++;
+        else if (verdict === Verdict.SkipDone) skipped.done++;
+        else if (verdict === Verdict.SkipTerminal) skipped.terminal++;
+        else if (verdict === Verdict.SkipMaxed) skipped.maxed++;
+        else {
+          await writer.add(plan);
+          const agent = agents.list[plan.agent];
+          rowsPerAgent[agent] = (rowsPerAgent[agent] ?? 0) + 1;
+        }
+      }
+    } finally {
+      await writer.close();
+    }
+    await rename(tmpPath, planPath);
+    if (duplicates > 0) {
+      messages.push(
+        `WARNING: skipped ${duplicates} source row(s) whose key appeared earlier in the file (the first is verified; ` +
+          `first repeat: ${firstDuplicate.value}). NeMo Gym would verify and write each copy.`,
+      );
+    }
+    // In recovery the output always exists when NeMo Gym reads the cache: seeding has created it.
+    if (req.resume && !found && !req.judgeFailedOnly) messages.push(skippingResume());
+    else if (req.resume) messages.push(resumeSummary({ total: yielded, ...skipped, remaining: writer.count }));
+    const summary: PlanSummary = { planPath, sourcePath, rows: writer.count, agents: agents.list, servers: servers.list, rowsPerAgent };
+    await writeFileAtomic(join(req.workDir, 'plan.json'), JSON.stringify(summary));
+    return { ...summary, messages };
   } finally {
-    await writer.close();
+    verdicts.close();
+    await rm(verdicts.path, { force: true });
+    await sorter.dispose();
   }
-  await rename(tmpPath, planPath);
-  if (duplicates > 0) {
-    messages.push(
-      `WARNING: skipped ${duplicates} source row(s) whose key appeared earlier in the file (the first is verified; ` +
-        `first repeat: ${firstDuplicate}). NeMo Gym would verify and write each copy.`,
-    );
+}
+
+/** The message of a join problem; a missing input names the row's key, read back from the source. */
+async function joinErrorMessage(req: PlanRequest, sourcePath: string, problem: JoinProblem): Promise<string> {
+  if (problem.kind === 'shape') return problem.message;
+  const fh = await open(sourcePath, 'r');
+  try {
+    const row = JSON.parse(await readRange(fh, problem.offset, problem.length)) as Record<string, unknown>;
+    return noMatchingInput(sourcePath, problem.line, keyOf(row)!, req.inputsPath);
+  } finally {
+    await fh.close();
   }
-  // In recovery the output always exists when NeMo Gym reads the cache: seeding has created it.
-  if (cache && !cache.found && !req.judgeFailedOnly) messages.push(skippingResume());
-  else if (cache) messages.push(resumeSummary({ total: yielded, ...skipped, remaining: writer.count }));
-  const summary: PlanSummary = { planPath, sourcePath, rows: writer.count, agents: agents.list, servers: servers.list, rowsPerAgent };
-  await writeFileAtomic(join(req.workDir, 'plan.json'), JSON.stringify(summary));
-  return { ...summary, messages };
 }

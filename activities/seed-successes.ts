@@ -1,10 +1,14 @@
-import { open } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { lineKeyId } from '../src/contract/row-key.js';
 import { publishFile } from '../src/io/atomic-file.js';
+import { ExternalSorter } from '../src/io/external-sort.js';
 import { isBlank, jsonlLines } from '../src/io/jsonl-lines.js';
-import { readOutputKeys } from '../src/io/output-cache.js';
+import { compareKeyedRecords, keyedRecordCodec, type KeyedRecord } from '../src/io/keyed-records.js';
+import { outputKeyIds } from '../src/io/output-cache.js';
 import { readRangeBytes } from '../src/io/read-range.js';
+import { withScratchDir } from '../src/io/scratch-dir.js';
+import { writeFully } from '../src/io/write-fully.js';
 import { whileHeartbeating } from './heartbeating.js';
 import { failFastOnUserError } from './user-errors.js';
 
@@ -12,6 +16,105 @@ export interface SeedRequest {
   rolloutsPath: string;
   output: string;
   workDir: string;
+}
+
+/** Tuning of the seeding sorts (tests force them to spill to disk). */
+export interface SeedOptions {
+  /** Records an external sort holds in memory before it writes a run file. */
+  maxRecords?: number;
+}
+
+/** Record kinds of the key join (`nums[0]`): a key's output records sort before its --rollouts lines. */
+const Kind = {
+  /** The main output holds the key: `[Output]`. */
+  Output: 0,
+  /** A keyed non-blank line of --rollouts: `[Rollouts, line, offset, rawLength]`. */
+  Rollouts: 1,
+} as const;
+
+/** A line to copy, `[line, offset, rawLength]`, sorted back into file order by its line number. */
+type CopyRecord = KeyedRecord;
+
+const COPY_BUFFER_BYTES = 1 << 20;
+
+/**
+ * The --rollouts lines to copy, into `copies`: keyless non-blank lines always; of each key the
+ * first line, unless the output holds the key. A key join in flat memory: the output's keys and
+ * the keyed lines are sorted by key, so each key's records arrive together, output first.
+ */
+async function chooseLines(req: SeedRequest, dir: string, opts: SeedOptions, copies: ExternalSorter<CopyRecord>): Promise<void> {
+  const keys = new ExternalSorter<KeyedRecord>({ dir, name: 'seed-keys', compare: compareKeyedRecords, codec: keyedRecordCodec, maxRecords: opts.maxRecords });
+  try {
+    for await (const id of outputKeyIds(req.output, { repairTruncated: true })) await keys.add({ key: id, nums: [Kind.Output], text: null });
+    for await (const line of jsonlLines(req.rolloutsPath)) {
+      if (isBlank(line.text)) continue;
+      const id = lineKeyId(line.text);
+      const place = [line.lineNo, line.offset, line.rawLength];
+      if (id === null) await copies.add({ key: '', nums: place, text: null });
+      else await keys.add({ key: id, nums: [Kind.Rollouts, ...place], text: null });
+    }
+    let previous: string | null = null;
+    for await (const r of keys.sorted()) {
+      const firstOfKey = r.key !== previous;
+      previous = r.key;
+      if (firstOfKey && r.nums[0] === Kind.Rollouts) await copies.add({ key: '', nums: r.nums.slice(1), text: null });
+    }
+  } finally {
+    await keys.dispose();
+  }
+}
+
+/** Copies the chosen lines of `source`, in file order, each ended by `\n`; returns how many. */
+async function copyLines(source: FileHandle, out: FileHandle, copies: ExternalSorter<CopyRecord>): Promise<number> {
+  const buf = Buffer.allocUnsafe(COPY_BUFFER_BYTES);
+  let used = 0;
+  let copied = 0;
+  const flush = async () => {
+    await writeFully(out, buf.subarray(0, used), null);
+    used = 0;
+  };
+  for await (const r of copies.sorted()) {
+    const [, offset, length] = r.nums;
+    if (used + length + 1 > buf.length) await flush();
+    if (length + 1 > buf.length) {
+      await writeFully(out, Buffer.concat([await readRangeBytes(source, offset, length), Buffer.from('\n')]), null);
+    } else {
+      (await readRangeBytes(source, offset, length)).copy(buf, used);
+      buf[used + length] = 0x0a;
+      used += length + 1;
+    }
+    copied++;
+  }
+  await flush();
+  return copied;
+}
+
+/**
+ * Writes the seeding part file `part` (see `seedSuccesses`) and returns how many lines it holds.
+ * Memory is flat in the number of rows: the key join and the copy order are external sorts whose
+ * run files go to a scratch directory in `req.workDir`.
+ */
+export async function writeSeedPart(req: SeedRequest, part: string, opts: SeedOptions = {}): Promise<number> {
+  return withScratchDir(req.workDir, 'seed-', async (dir) => {
+    const copies = new ExternalSorter<CopyRecord>({ dir, name: 'seed-lines', compare: compareKeyedRecords, codec: keyedRecordCodec, maxRecords: opts.maxRecords });
+    try {
+      await chooseLines(req, dir, opts, copies);
+      const partial = `${part}.partial`;
+      const out = await open(partial, 'w');
+      const source = await open(req.rolloutsPath, 'r');
+      let seeded: number;
+      try {
+        seeded = await copyLines(source, out, copies);
+      } finally {
+        await source.close();
+        await out.close();
+      }
+      await publishFile(partial, part);
+      return seeded;
+    } finally {
+      await copies.dispose();
+    }
+  });
 }
 
 /**
@@ -23,28 +126,7 @@ export interface SeedRequest {
 export function seedSuccesses() {
   return (req: SeedRequest): Promise<{ part: string; seeded: number }> =>
     failFastOnUserError(() => whileHeartbeating(async () => {
-      const present = await readOutputKeys(req.output, { repairTruncated: true });
       const part = join(req.workDir, 'seed.main.part');
-      const partial = `${part}.partial`;
-      const out = await open(partial, 'w');
-      const source = await open(req.rolloutsPath, 'r');
-      let seeded = 0;
-      try {
-        for await (const line of jsonlLines(req.rolloutsPath)) {
-          if (isBlank(line.text)) continue;
-          const id = lineKeyId(line.text);
-          if (id !== null) {
-            if (present.has(id)) continue;
-            present.add(id);
-          }
-          await out.write(Buffer.concat([await readRangeBytes(source, line.offset, line.rawLength), Buffer.from('\n')]));
-          seeded++;
-        }
-      } finally {
-        await source.close();
-        await out.close();
-      }
-      await publishFile(partial, part);
-      return { part, seeded };
+      return { part, seeded: await writeSeedPart(req, part) };
     }));
 }

@@ -12,17 +12,22 @@
  *   anything is written or sent (NeMo Gym: the server's duplicate-key 500, or a sort crash).
  * - The merged file is written atomically with each row's bytes copied verbatim.
  */
-import { resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, dirname, resolve } from 'node:path';
 import { z } from 'zod';
 import { stripForShardAggregation } from '../contract/aggregate-request.js';
 import { ConfigError } from '../contract/errors.js';
 import { aggregateMetricsPath, sidecarPath } from '../contract/file-names.js';
 import { catchAllWarning, computingAggregateMetrics, keyMetricsFor, noShardsMatched, resultPaths } from '../contract/messages.js';
 import type { AgentKeyMetrics } from '../contract/run-spec.js';
-import { resolveServer } from '../config/routing.js';
-import { AggregateGroups, aggregateToMetricsFile, aggregationTargetOf } from '../io/aggregate-metrics-file.js';
+import { resolveServer, type RoutingTable } from '../config/routing.js';
+import { AggregateGroups, type SortedGroup } from '../io/aggregate-groups.js';
+import { aggregateToMetricsFile, aggregationTargetOf } from '../io/aggregate-metrics-file.js';
+import { DuplicateKeyFinder, duplicateKeyMessage } from '../io/duplicate-keys.js';
+import { withScratchDir } from '../io/scratch-dir.js';
 import { isFailuresSidecar, matchShardGlobs } from '../io/shard-glob.js';
-import { duplicateKeyMessage, findDuplicateKey, readShardRows, sortShardRows, writeMergedRows, type ShardRow } from '../io/shard-rows.js';
+import { readShardRows, shardRowSorter, writeMergedRows, type ShardSortOptions } from '../io/shard-rows.js';
 import { AggregateMetricsError } from '../verifier/errors.js';
 import { VerifierClient } from '../verifier/client.js';
 import { routingFromFlags } from './build-spec.js';
@@ -77,12 +82,25 @@ export interface AggregateResult {
   keyMetrics: AgentKeyMetrics[];
 }
 
+/** Tuning of the command's external sorts (tests force them to spill to disk). */
+export interface AggregateCommandLimits {
+  /** Records a sort holds in memory before it writes a run file. */
+  maxRecords?: number;
+}
+
 /**
  * `reverify aggregate`: glob the shards, read and check every row, merge them sorted by key into
  * `--output` (unless `merge: false`), and aggregate per (agent, resources server) into
  * `<output stem>_aggregate_metrics.json`. User errors are `ConfigError`s (one line, exit 1).
+ * Memory is flat in the number of rows: rows are sorted (for the merge, the duplicate check and
+ * the groups) by external sorts in a hidden scratch directory next to the output (or in the
+ * system's temporary directory if the output's directory does not exist yet), removed at the end.
  */
-export async function aggregateCommand(raw: unknown, io: AggregateCommandIo = stdoutIo): Promise<AggregateResult> {
+export async function aggregateCommand(
+  raw: unknown,
+  io: AggregateCommandIo = stdoutIo,
+  limits: AggregateCommandLimits = {},
+): Promise<AggregateResult> {
   const opts = parseAggregateOptions(raw);
   const output = resolve(opts.output);
   const metricsPath = aggregateMetricsPath(output);
@@ -103,56 +121,92 @@ export async function aggregateCommand(raw: unknown, io: AggregateCommandIo = st
   const routing = await routingFromFlags(opts.configs, opts.servers);
   if (routing.catchAll !== null) io.out(catchAllWarning(routing.catchAll));
 
-  const rows: ShardRow[] = [];
-  const groups = new AggregateGroups();
-  let unnamed = 0;
-  await readShardRows(shards, (row, place) => {
-    rows.push(place);
-    const target = aggregationTargetOf(row);
-    if (target === null) unnamed++;
-    else groups.add(target.agent, resolveServer(routing, target.agent, target.taskSource), place);
+  const parent = existsSync(dirname(output)) ? dirname(output) : tmpdir();
+  return withScratchDir(parent, `.${basename(output)}.aggregate-`, async (dir) => {
+    const sort = { dir, maxRecords: limits.maxRecords };
+    const { rows, groups } = await readAndMerge({ merge: opts.merge, output, shards, routing, sort, io });
+    io.out(computingAggregateMetrics());
+    const agg = await aggregateGroups({ merge: opts.merge, output, shards, routing, groups, metricsPath });
+    for (const { agent, keyMetrics } of agg.keyMetrics) {
+      io.out(keyMetricsFor(agent));
+      io.out(JSON.stringify(keyMetrics, null, 2));
+    }
+    const paths = resultPaths(output, agg.metricsPath).split('\n');
+    if (!opts.merge) paths[0] = 'Re-verified rollouts: not merged (--no-merge)';
+    for (const line of paths) io.out(line);
+    return { shards, excluded: [...failures, ...own], rows, output: opts.merge ? output : null, ...agg };
   });
-  io.out(`Read ${rows.length} row(s) from ${shards.length} shard(s)`);
-  if (unnamed > 0) io.out(`${unnamed} row(s) have no agent_ref.name: merged, but not aggregated`);
+}
 
-  sortShardRows(rows);
-  const dup = await findDuplicateKey(shards, rows);
-  if (dup) throw new ConfigError(duplicateKeyMessage(shards, dup));
-
-  if (opts.merge) {
-    await writeMergedRows(output, shards, rows);
-    io.out(`Merged ${rows.length} row(s) sorted by key into ${output}`);
-  } else {
-    io.out(`Not merging (--no-merge): ${output} is not written`);
-  }
-
-  io.out(computingAggregateMetrics());
-  const client = new VerifierClient({ connectionsPerServer: 4, requestTimeoutMs: 600_000 });
-  let agg: { metricsPath: string | null; keyMetrics: AgentKeyMetrics[] };
+/**
+ * Reads and checks every shard row, refuses duplicate keys, and writes the merged file (unless
+ * `merge` is false). Returns the row count and the groups, sorted, for aggregation.
+ */
+async function readAndMerge(a: {
+  merge: boolean;
+  output: string;
+  shards: string[];
+  routing: RoutingTable;
+  sort: ShardSortOptions;
+  io: AggregateCommandIo;
+}): Promise<{ rows: number; groups: SortedGroup[] }> {
+  const mergeSort = a.merge ? shardRowSorter(a.sort) : null;
+  const duplicates = new DuplicateKeyFinder(a.sort);
+  const groups = new AggregateGroups(a.sort);
+  let rows = 0;
+  let unnamed = 0;
   try {
-    agg = await aggregateToMetricsFile({
-      files: shards,
-      groups: groups.list(),
+    await readShardRows(a.shards, async (row, place) => {
+      rows++;
+      await duplicates.add(place);
+      await mergeSort?.add(place);
+      const target = aggregationTargetOf(row);
+      if (target === null) unnamed++;
+      else await groups.add(target.agent, resolveServer(a.routing, target.agent, target.taskSource), place);
+    });
+    a.io.out(`Read ${rows} row(s) from ${a.shards.length} shard(s)`);
+    if (unnamed > 0) a.io.out(`${unnamed} row(s) have no agent_ref.name: merged, but not aggregated`);
+
+    const dup = await duplicates.find();
+    if (dup) throw new ConfigError(duplicateKeyMessage(a.shards, dup));
+
+    if (mergeSort) {
+      await writeMergedRows(a.output, a.shards, mergeSort.sorted());
+      a.io.out(`Merged ${rows} row(s) sorted by key into ${a.output}`);
+    } else {
+      a.io.out(`Not merging (--no-merge): ${a.output} is not written`);
+    }
+  } finally {
+    await mergeSort?.dispose();
+  }
+  return { rows, groups: await groups.sorted() };
+}
+
+/** POSTs each group to its resources server and writes the metrics file; a failed POST is a `ConfigError`. */
+async function aggregateGroups(a: {
+  merge: boolean;
+  output: string;
+  shards: string[];
+  routing: RoutingTable;
+  groups: SortedGroup[];
+  metricsPath: string;
+}): Promise<{ metricsPath: string | null; keyMetrics: AgentKeyMetrics[] }> {
+  const client = new VerifierClient({ connectionsPerServer: 4, requestTimeoutMs: 600_000 });
+  try {
+    return await aggregateToMetricsFile({
+      files: a.shards,
+      groups: a.groups,
       strip: stripForShardAggregation,
-      post: (server, body) => client.aggregateMetrics(server, routing.servers[server], body),
-      metricsPath,
+      post: (server, body) => client.aggregateMetrics(server, a.routing.servers[server], body),
+      metricsPath: a.metricsPath,
     });
   } catch (err) {
     if (!(err instanceof AggregateMetricsError)) throw err;
-    const merged = opts.merge ? `; the merged rows are in ${output}` : '';
+    const merged = a.merge ? `; the merged rows are in ${a.output}` : '';
     throw new ConfigError(
       `${err.message}${merged}. Check that the server is running and reachable (--config host/port or --server ${err.serverName}=URL), then run \`reverify aggregate\` again`,
     );
   } finally {
     await client.close();
   }
-
-  for (const { agent, keyMetrics } of agg.keyMetrics) {
-    io.out(keyMetricsFor(agent));
-    io.out(JSON.stringify(keyMetrics, null, 2));
-  }
-  const paths = resultPaths(output, agg.metricsPath).split('\n');
-  if (!opts.merge) paths[0] = 'Re-verified rollouts: not merged (--no-merge)';
-  for (const line of paths) io.out(line);
-  return { shards, excluded: [...failures, ...own], rows: rows.length, output: opts.merge ? output : null, ...agg };
 }

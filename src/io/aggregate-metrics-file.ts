@@ -1,29 +1,22 @@
 /**
  * Aggregation shared by a run's aggregate phase (spec §4.13) and `reverify aggregate` (§4.15):
- * rows grouped by (agent, resources server) in first-seen order, each group's rows stripped and
- * streamed from disk in key order as one `/aggregate_metrics` body, and the metrics file (§1.7)
- * with one entry per group in completion order. Rows are referred to by their place (file, byte
- * offset, length) and read back when sent, so memory holds places, never rows.
+ * rows grouped by (agent, resources server) in first-seen order (`aggregate-groups.ts`), each
+ * group's rows stripped and streamed from disk in key order as one `/aggregate_metrics` body, and
+ * the metrics file (§1.7) with one entry per group in completion order. Rows are referred to by
+ * their place (file, byte offset, length) and read back when sent; places wait in files sorted by
+ * key, so memory holds neither rows nor places: it is flat in the number of rows.
  */
 import { readSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
-import { compareKeys, type RowKey } from '../contract/row-key.js';
+import type { RowKey } from '../contract/row-key.js';
 import type { AgentKeyMetrics } from '../contract/run-spec.js';
+import type { SortedGroup } from './aggregate-groups.js';
 import { writeFileAtomic } from './atomic-file.js';
+import { readPlaceFile, type Place } from './place-file.js';
 
-/** Where one row sits: `files[file]`, bytes `[offset, offset + length)` (no line terminator). */
-export interface RowPlace {
+/** A row's key and where it sits: `files[file]`, bytes `[offset, offset + length)` (no line terminator). */
+export interface RowPlace extends Place {
   key: RowKey;
-  file: number;
-  offset: number;
-  length: number;
-}
-
-/** The rows of one agent that go to one resources server. */
-export interface AggregateGroup {
-  agent: string;
-  server: string;
-  rows: RowPlace[];
 }
 
 /** What aggregation reads from a parsed row: `agent_ref.name` and `task_source` (for `resolveServer`). */
@@ -42,44 +35,31 @@ export function aggregationTargetOf(row: Record<string, unknown>): AggregationTa
   return { agent, taskSource: typeof row.task_source === 'string' ? row.task_source : undefined };
 }
 
-/** Groups rows by (agent, server), keeping the order in which groups are first seen. */
-export class AggregateGroups {
-  private readonly byId = new Map<string, AggregateGroup>();
-
-  /** Adds a row to the group of (agent, server). */
-  add(agent: string, server: string, place: RowPlace): void {
-    const id = `${agent}\u0000${server}`;
-    let g = this.byId.get(id);
-    if (!g) this.byId.set(id, (g = { agent, server, rows: [] }));
-    g.rows.push(place);
-  }
-
-  /** The groups, in first-seen order. */
-  list(): AggregateGroup[] {
-    return [...this.byId.values()];
-  }
-}
-
 /** Rows read per batch at most. */
 export const READ_BATCH_ROWS = 256;
 /** Bytes read per batch at most (a batch always holds at least one row). */
 const READ_BATCH_BYTES = 8 << 20;
 
 /**
- * Splits `rows[from..]` into the next read batch: at most `READ_BATCH_ROWS` rows and `maxBytes`
- * bytes, at least one row. Returns the end index (exclusive).
+ * Splits a stream of places into read batches, in order: each at most `READ_BATCH_ROWS` rows and
+ * `maxBytes` bytes, and at least one row (a row larger than `maxBytes` is a batch of its own).
  */
-export function readBatchEnd(rows: readonly RowPlace[], from: number, maxBytes = READ_BATCH_BYTES): number {
-  let end = from;
+export async function* readBatches<P extends Place>(places: AsyncIterable<P>, maxBytes = READ_BATCH_BYTES): AsyncGenerator<P[]> {
+  let batch: P[] = [];
   let bytes = 0;
-  while (end < rows.length && end - from < READ_BATCH_ROWS && (end === from || bytes + rows[end].length <= maxBytes)) {
-    bytes += rows[end].length;
-    end++;
+  for await (const p of places) {
+    if (batch.length > 0 && (batch.length === READ_BATCH_ROWS || bytes + p.length > maxBytes)) {
+      yield batch;
+      batch = [];
+      bytes = 0;
+    }
+    batch.push(p);
+    bytes += p.length;
   }
-  return end;
+  if (batch.length > 0) yield batch;
 }
 
-function readExact(fh: FileHandle, path: string, place: RowPlace, buf: Buffer, at: number): void {
+function readExact(fh: FileHandle, path: string, place: Place, buf: Buffer, at: number): void {
   let done = 0;
   while (done < place.length) {
     const n = readSync(fh.fd, buf, at + done, place.length - done, place.offset + done);
@@ -91,13 +71,13 @@ function readExact(fh: FileHandle, path: string, place: RowPlace, buf: Buffer, a
 }
 
 /**
- * Reads rows by place from a set of files, a batch of rows at a time. Rows in key order are
- * scattered over the files, so this is one positioned read per row; they are SYNCHRONOUS reads:
- * from the page cache a `readSync` takes a few µs where an async `FileHandle.read` round trip
- * through libuv's thread pool takes 25–125 µs, which made reading dominate aggregation. A batch
- * (at most `READ_BATCH_ROWS` rows / 8 MiB) blocks the event loop for about a millisecond when
- * cached; callers await between batches. Keeps at most `maxOpen` files open (least recently used
- * closed first), so thousands of shards do not exhaust file descriptors.
+ * Reads rows by place from a set of files, a batch of rows at a time (see `readBatches`). Rows in
+ * key order are scattered over the files, so this is one positioned read per row; they are
+ * SYNCHRONOUS reads: from the page cache a `readSync` takes a few µs where an async
+ * `FileHandle.read` round trip through libuv's thread pool takes 25–125 µs, which made reading
+ * dominate aggregation. A batch (at most `READ_BATCH_ROWS` rows / 8 MiB) blocks the event loop for
+ * about a millisecond when cached; callers await between batches. Keeps at most `maxOpen` files
+ * open (least recently used closed first), so thousands of shards do not exhaust file descriptors.
  */
 export class RowReader {
   private readonly handles = new Map<number, FileHandle>();
@@ -126,8 +106,8 @@ export class RowReader {
     }
   }
 
-  /** Reads `places` (a batch, see `readBatchEnd`) into `buf` at `at[i]` (room for each row's bytes). */
-  async bytesInto(places: readonly RowPlace[], buf: Buffer, at: readonly number[]): Promise<void> {
+  /** Reads `places` (a batch, see `readBatches`) into `buf` at `at[i]` (room for each row's bytes). */
+  async bytesInto(places: readonly Place[], buf: Buffer, at: readonly number[]): Promise<void> {
     for (let i = 0; i < places.length; i++) {
       const p = places[i];
       readExact(await this.handle(p.file), this.files[p.file], p, buf, at[i]);
@@ -136,7 +116,7 @@ export class RowReader {
   }
 
   /** The rows' texts (UTF-8), in order. */
-  async texts(places: readonly RowPlace[]): Promise<string[]> {
+  async texts(places: readonly Place[]): Promise<string[]> {
     const at: number[] = [];
     let total = 0;
     for (const p of places) {
@@ -149,7 +129,7 @@ export class RowReader {
   }
 
   /** One row's text (UTF-8). */
-  async text(place: RowPlace): Promise<string> {
+  async text(place: Place): Promise<string> {
     return (await this.texts([place]))[0];
   }
 
@@ -165,21 +145,20 @@ export class RowReader {
 const BODY_CHUNK_CHARS = 256 * 1024;
 
 /**
- * The `/aggregate_metrics` body of `rows`, each read from disk and stripped, streamed in order
- * (spec §2.3) in chunks of about `BODY_CHUNK_CHARS`.
+ * The `/aggregate_metrics` body of `rows` (places, in the order to send), each read from disk and
+ * stripped, streamed in order (spec §2.3) in chunks of about `BODY_CHUNK_CHARS`.
  */
 export async function* aggregateRequestBody(
   files: readonly string[],
-  rows: readonly RowPlace[],
+  rows: AsyncIterable<Place>,
   strip: (rowRaw: string) => string,
 ): AsyncGenerator<string> {
   const reader = new RowReader(files);
   try {
     let chunk = '{"verify_responses":[';
-    for (let i = 0; i < rows.length; ) {
-      const end = readBatchEnd(rows, i);
-      const texts = await reader.texts(rows.slice(i, end));
-      for (const text of texts) {
+    let i = 0;
+    for await (const batch of readBatches(rows)) {
+      for (const text of await reader.texts(batch)) {
         chunk += (i++ ? ',' : '') + strip(text);
         if (chunk.length >= BODY_CHUNK_CHARS) {
           yield chunk;
@@ -209,14 +188,14 @@ export interface AggregateMetricsEntry extends AggregateReply {
 export type PostAggregateMetrics = (server: string, body: AsyncIterable<string>) => Promise<AggregateReply>;
 
 /**
- * Per group, concurrently: sort its rows by key (stable, so equal keys keep file order), POST the
- * stripped rows, and record the reply; then write `metricsPath` (a JSON array, 2-space indent, no
- * trailing newline, entries in completion order) atomically. No groups: no request and no file,
+ * Per group, concurrently: POST its stripped rows, read in key order from its place file (see
+ * `AggregateGroups.sorted`), and record the reply; then write `metricsPath` (a JSON array, 2-space
+ * indent, no trailing newline, entries in completion order) atomically. No groups: no request and no file,
  * `metricsPath: null`. A failed request rejects, and the file is not written.
  */
 export async function aggregateToMetricsFile(args: {
   files: readonly string[];
-  groups: AggregateGroup[];
+  groups: readonly SortedGroup[];
   strip: (rowRaw: string) => string;
   post: PostAggregateMetrics;
   metricsPath: string;
@@ -226,8 +205,7 @@ export async function aggregateToMetricsFile(args: {
   const keyMetrics: AgentKeyMetrics[] = [];
   await Promise.all(
     args.groups.map(async (g) => {
-      g.rows.sort((a, b) => compareKeys(a.key, b.key));
-      const m = await args.post(g.server, aggregateRequestBody(args.files, g.rows, args.strip));
+      const m = await args.post(g.server, aggregateRequestBody(args.files, readPlaceFile(g.placesPath), args.strip));
       entries.push({
         agent_ref: { name: g.agent },
         agent_metrics: m.agent_metrics,

@@ -1,22 +1,74 @@
 /**
  * The rows of sharded outputs for `reverify aggregate` (spec §4.15): read every non-blank line of
- * every shard once, keep only its place (shard, byte offset, length, line number) and key, find
- * duplicate keys before anything is written or sent, and write the merged file sorted by key with
- * every line copied byte for byte. Memory holds one small record per row, never the rows.
+ * every shard once, keep only its place (shard, byte offset, length, line number) and key, and
+ * write the merged file sorted by key with every line copied byte for byte. Rows are sorted by an
+ * external sort (`shardRowSorter`), so memory is flat in the number of rows; duplicate keys are
+ * found the same way (`duplicate-keys.ts`) before anything is written or sent.
  */
 import { mkdir, open, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { ConfigError, InputError } from '../contract/errors.js';
 import { ROLLOUT_INDEX_KEY, TASK_INDEX_KEY } from '../contract/keys.js';
 import { malformedShard } from '../contract/messages.js';
-import { compareKeys, formatKey, keyId, keyOf, lineKeyId, type RowKey } from '../contract/row-key.js';
+import { compareKeys, keyId, keyOf, lineKeyId, type RowKey } from '../contract/row-key.js';
 import { fsyncDir } from './atomic-file.js';
-import { READ_BATCH_ROWS, readBatchEnd, RowReader, type RowPlace } from './aggregate-metrics-file.js';
+import { READ_BATCH_ROWS, readBatches, RowReader, type RowPlace } from './aggregate-metrics-file.js';
+import { ExternalSorter, type RecordCodec } from './external-sort.js';
 import { isBlank, jsonlLines } from './jsonl-lines.js';
+import { readRowKey, readString, rowKeySize, stringSize, writeRowKey, writeString } from './row-key-codec.js';
 
-/** One shard row: its place plus its 1-based line number (for `file:line` messages). */
+/** One shard row: its place plus its 1-based line number (for `file:line` messages) and exact key id. */
 export interface ShardRow extends RowPlace {
   line: number;
+  /**
+   * The key's canonical id (`keyId`): equal exactly when Python's tuples are equal (`1`, `1.0` and
+   * `true` are one key; `"1"` differs), and exact for integers above 2^53, whose id is computed from
+   * the line's raw text (`lineKeyId`) since `key` holds them rounded.
+   */
+  id: string;
+}
+
+/** How a shard row is written to an external sort's run file (lossless). */
+export const shardRowCodec: RecordCodec<ShardRow> = {
+  size: (r) => 20 + stringSize(r.id) + rowKeySize(r.key),
+  write(r, buf, at) {
+    buf.writeUInt32LE(r.file, at);
+    buf.writeDoubleLE(r.offset, at + 4);
+    buf.writeUInt32LE(r.length, at + 12);
+    buf.writeUInt32LE(r.line, at + 16);
+    writeRowKey(r.key, buf, writeString(r.id, buf, at + 20));
+  },
+  read(buf, at) {
+    const [id, p] = readString(buf, at + 20);
+    const [key] = readRowKey(buf, p);
+    return { file: buf.readUInt32LE(at), offset: buf.readDoubleLE(at + 4), length: buf.readUInt32LE(at + 12), line: buf.readUInt32LE(at + 16), id, key };
+  },
+};
+
+/** Where an external sort of shard rows puts its run files, and how much it holds in memory. */
+export interface ShardSortOptions {
+  /** A scratch directory the caller removes afterwards. */
+  dir: string;
+  /** Records held in memory before a run file is written. */
+  maxRecords?: number;
+}
+
+/**
+ * An external sort of shard rows by key (spec §4.11 order, `compareKeys`). Stable: equal keys keep
+ * the order rows were added (shard order, then line order), as the merged file lists them.
+ */
+export function shardRowSorter(opts: ShardSortOptions): ExternalSorter<ShardRow> {
+  return new ExternalSorter({ ...opts, name: 'merged-rows', compare: (a, b) => compareKeys(a.key, b.key), codec: shardRowCodec });
+}
+
+function isUnsafeNumber(p: unknown): boolean {
+  return typeof p === 'number' && !Number.isSafeInteger(p) && Number.isInteger(p);
+}
+
+/** `ShardRow.id` of a row whose parsed key is `key` and whose line text is `text`. */
+function exactKeyId(key: RowKey, text: string): string {
+  const exact = isUnsafeNumber(key.task) || isUnsafeNumber(key.rollout);
+  return exact ? (lineKeyId(text) ?? keyId(key)) : keyId(key);
 }
 
 const MAX_DETAIL_CHARS = 300;
@@ -37,11 +89,11 @@ function kindOf(v: unknown): string {
  * object, is a `ConfigError` `malformedShard(path, line, detail)`. A row without both indices (or
  * with a `null` or non-scalar one) is an `InputError` naming `path:line`: NeMo Gym would read the
  * missing index as null and then fail to sort it among numbers, or count the row as key (0, 0).
- * `visit` gets each row with its place (key set) and may throw to stop.
+ * `visit` gets each row with its place (key and id set), is awaited, and may throw to stop.
  */
 export async function readShardRows(
   shards: readonly string[],
-  visit: (row: Record<string, unknown>, place: ShardRow) => void,
+  visit: (row: Record<string, unknown>, place: ShardRow) => void | Promise<void>,
 ): Promise<void> {
   for (let file = 0; file < shards.length; file++) {
     const path = shards[file];
@@ -64,91 +116,10 @@ export async function readShardRows(
         );
       }
       // `rawLength`: a `\r` before the `\n` is part of the verbatim copy (as in seeding).
-      visit(row as Record<string, unknown>, { key, file, offset: line.offset, length: line.rawLength, line: line.lineNo });
+      const place = { key, id: exactKeyId(key, line.text), file, offset: line.offset, length: line.rawLength, line: line.lineNo };
+      await visit(row as Record<string, unknown>, place);
     }
   }
-}
-
-/** Sorts rows by key; equal keys keep their reading order (shard order, then line order). */
-export function sortShardRows<T extends RowPlace>(rows: T[]): T[] {
-  return rows.sort((a, b) => compareKeys(a.key, b.key));
-}
-
-/** A key found more than once: its first two places and how many other keys are duplicated too. */
-export interface DuplicateKey {
-  key: RowKey;
-  first: ShardRow;
-  second: ShardRow;
-  /** Distinct duplicated keys besides `key`. */
-  more: number;
-  /** True when every duplicated key is in the same two files as `key` (one shard repeats another). */
-  samePair: boolean;
-}
-
-function isUnsafeNumber(p: unknown): boolean {
-  return typeof p === 'number' && !Number.isSafeInteger(p) && Number.isInteger(p);
-}
-
-/**
- * The first duplicated key of rows SORTED by `sortShardRows`, or `null`. Equality is Python's
- * (`1`, `1.0` and `true` are one key; `"1"` differs), and exact for integers above 2^53: their
- * ids are recomputed from the raw line text, which is read back only for such keys.
- */
-export async function findDuplicateKey(shards: readonly string[], rows: readonly ShardRow[]): Promise<DuplicateKey | null> {
-  const reader = new RowReader(shards);
-  try {
-    let found: DuplicateKey | null = null;
-    let duplicated = 0;
-    const pairs = new Set<string>();
-    for (let start = 0; start < rows.length; ) {
-      let end = start + 1;
-      while (end < rows.length && compareKeys(rows[start].key, rows[end].key) === 0) end++;
-      if (end - start > 1) {
-        const firstById = new Map<string, ShardRow>();
-        const counted = new Set<string>();
-        for (let i = start; i < end; i++) {
-          const r = rows[i];
-          const exact = isUnsafeNumber(r.key.task) || isUnsafeNumber(r.key.rollout);
-          const id = exact ? (lineKeyId(await reader.text(r)) ?? keyId(r.key)) : keyId(r.key);
-          const first = firstById.get(id);
-          if (first === undefined) {
-            firstById.set(id, r);
-            continue;
-          }
-          if (counted.has(id)) continue;
-          counted.add(id);
-          duplicated++;
-          pairs.add(`${first.file},${r.file}`);
-          found ??= { key: r.key, first, second: r, more: 0, samePair: true };
-        }
-      }
-      start = end;
-    }
-    if (found) {
-      found.more = duplicated - 1;
-      found.samePair = pairs.size === 1;
-    }
-    return found;
-  } finally {
-    await reader.close();
-  }
-}
-
-/** The one-line error for a duplicate key: the key, both `file:line` places, and what to do. */
-export function duplicateKeyMessage(shards: readonly string[], d: DuplicateKey): string {
-  const a = shards[d.first.file];
-  const b = shards[d.second.file];
-  let more = '';
-  if (d.more > 0) {
-    more = ` (and ${d.more} more duplicated key${d.more === 1 ? '' : 's'}`;
-    if (d.samePair) more += a === b ? `, all within ${a}` : `, all in both ${a} and ${b}: is one a copy of the other?`;
-    more += ')';
-  }
-  return (
-    `Duplicate key (${TASK_INDEX_KEY}, ${ROLLOUT_INDEX_KEY}) = ${formatKey(d.key)} at ${a}:${d.first.line} and ${b}:${d.second.line}${more}; ` +
-    'each key must appear once across all shards. Remove the duplicate shard or the duplicate row, then run again ' +
-    '(nothing was written or sent)'
-  );
 }
 
 const WRITE_BUFFER_BYTES = 8 << 20;
@@ -159,7 +130,7 @@ const WRITE_BUFFER_BYTES = 8 << 20;
  * with `\n`. Atomic: a temp file next to `output`, fsync, rename, fsync of the directory; parent
  * directories are created. Memory: one 8 MiB buffer (or one row, if larger).
  */
-export async function writeMergedRows(output: string, shards: readonly string[], rows: readonly RowPlace[]): Promise<void> {
+export async function writeMergedRows(output: string, shards: readonly string[], rows: AsyncIterable<RowPlace>): Promise<void> {
   await mkdir(dirname(output), { recursive: true });
   const tmp = `${output}.tmp-${process.pid}`;
   const reader = new RowReader(shards);
@@ -167,10 +138,8 @@ export async function writeMergedRows(output: string, shards: readonly string[],
   let ok = false;
   try {
     const buf = Buffer.allocUnsafe(WRITE_BUFFER_BYTES);
-    for (let i = 0; i < rows.length; ) {
-      // Room for each row and its `\n`: the batch's bytes plus one newline per row.
-      const end = readBatchEnd(rows, i, WRITE_BUFFER_BYTES - READ_BATCH_ROWS);
-      const batch = rows.slice(i, end);
+    // Room for each row and its `\n`: the batch's bytes plus one newline per row.
+    for await (const batch of readBatches(rows, WRITE_BUFFER_BYTES - READ_BATCH_ROWS)) {
       const at: number[] = [];
       let used = 0;
       for (const r of batch) {
@@ -181,7 +150,6 @@ export async function writeMergedRows(output: string, shards: readonly string[],
       await reader.bytesInto(batch, target, at);
       for (let j = 0; j < batch.length; j++) target[at[j] + batch[j].length] = 0x0a;
       for (let w = 0; w < used; ) w += (await fh.write(target, w, used - w)).bytesWritten;
-      i = end;
     }
     await fh.sync();
     ok = true;

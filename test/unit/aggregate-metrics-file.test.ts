@@ -1,7 +1,29 @@
+import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { AggregateGroups, aggregationTargetOf, READ_BATCH_ROWS, readBatchEnd, type RowPlace } from '../../src/io/aggregate-metrics-file.js';
+import { compareKeys, type RowKey } from '../../src/contract/row-key.js';
+import { AggregateGroups } from '../../src/io/aggregate-groups.js';
+import { aggregationTargetOf, READ_BATCH_ROWS, readBatches, type RowPlace } from '../../src/io/aggregate-metrics-file.js';
+import { readPlaceFile, type Place } from '../../src/io/place-file.js';
+import { useTempRoot } from '../helpers/temp-dirs.js';
+
+const tmp = useTempRoot('reverify-aggregate-groups-');
 
 const place = (length: number, task = 0): RowPlace => ({ key: { task, rollout: 0 }, file: 0, offset: 0, length });
+
+async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const x of it) out.push(x);
+  return out;
+}
+
+async function* stream<T>(items: readonly T[]): AsyncGenerator<T> {
+  yield* items;
+}
+
+/** Batch sizes `readBatches` makes of places of these lengths. */
+async function batchSizes(lengths: number[], maxBytes?: number): Promise<number[]> {
+  return (await collect(readBatches(stream(lengths.map((n) => place(n))), maxBytes))).map((b) => b.length);
+}
 
 describe('aggregationTargetOf (spec §4.13 step 2)', () => {
   it('reads agent_ref.name and a string task_source', () => {
@@ -18,34 +40,63 @@ describe('aggregationTargetOf (spec §4.13 step 2)', () => {
 });
 
 describe('AggregateGroups', () => {
-  it('groups by (agent, server) in first-seen order, rows in insertion order', () => {
-    const g = new AggregateGroups();
-    const [p1, p2, p3, p4] = [place(1, 1), place(1, 2), place(1, 3), place(1, 4)];
-    g.add('b', 'rs1', p1);
-    g.add('a', 'rs1', p2);
-    g.add('b', 'rs1', p3);
-    g.add('b', 'rs2', p4);
-    expect(g.list()).toEqual([
-      { agent: 'b', server: 'rs1', rows: [p1, p3] },
-      { agent: 'a', server: 'rs1', rows: [p2] },
-      { agent: 'b', server: 'rs2', rows: [p4] },
+  /** The groups and, per group, its places as read back from its place file. */
+  async function sortedGroups(rows: Array<[string, string, RowPlace]>, maxRecords?: number) {
+    const dir = tmp.freshDir();
+    const g = new AggregateGroups({ dir, maxRecords });
+    for (const [agent, server, p] of rows) await g.add(agent, server, p);
+    const groups = await g.sorted();
+    const placesOf = await Promise.all(groups.map((s) => collect(readPlaceFile(s.placesPath))));
+    return { dir, groups, placesOf };
+  }
+
+  const at = (offset: number): Place => ({ file: offset % 3, offset, length: 10 + offset });
+
+  it('groups by (agent, server) in first-seen order, rows in insertion order for equal keys', async () => {
+    const [p1, p2, p3, p4] = [1, 2, 3, 4].map((o) => ({ ...at(o), key: { task: 0, rollout: 0 } }));
+    const { groups, placesOf } = await sortedGroups([
+      ['b', 'rs1', p1],
+      ['a', 'rs1', p2],
+      ['b', 'rs1', p3],
+      ['b', 'rs2', p4],
     ]);
+    expect(groups.map(({ agent, server, rows }) => ({ agent, server, rows }))).toEqual([
+      { agent: 'b', server: 'rs1', rows: 2 },
+      { agent: 'a', server: 'rs1', rows: 1 },
+      { agent: 'b', server: 'rs2', rows: 1 },
+    ]);
+    const strip = ({ file, offset, length }: Place) => ({ file, offset, length });
+    expect(placesOf).toEqual([[strip(p1), strip(p3)], [strip(p2)], [strip(p4)]]);
+  });
+
+  it('sorts each group by key (stable), the same whether the sort spills to disk or not', async () => {
+    const parts: RowKey['task'][] = [3, 1, 1.0, true, 'b', 'a', null, 2, 0, false, -1, 'é', 2 ** 60];
+    const rows: Array<[string, string, RowPlace]> = Array.from({ length: 600 }, (_, i) => [
+      `agent${i % 3}`,
+      i % 5 === 0 ? 'rs2' : 'rs1',
+      { ...at(i), key: { task: parts[(i * 7) % parts.length], rollout: parts[(i * 11) % parts.length] } },
+    ]);
+    const inMemory = await sortedGroups(rows);
+    const spilled = await sortedGroups(rows, 7);
+    expect(spilled.placesOf).toEqual(inMemory.placesOf);
+    expect(spilled.groups.map((g) => g.rows)).toEqual(inMemory.groups.map((g) => g.rows));
+    expect(readdirSync(spilled.dir).filter((f) => !f.endsWith('.places'))).toEqual([]); // run files removed
+    // Expected: each group's rows in insertion order, stably sorted by key.
+    const byGroup = new Map<string, RowPlace[]>();
+    for (const [agent, server, p] of rows) byGroup.set(`${agent}/${server}`, [...(byGroup.get(`${agent}/${server}`) ?? []), p]);
+    const expected = [...byGroup.values()].map((ps) => [...ps].sort((a, b) => compareKeys(a.key, b.key)).map(({ file, offset, length }) => ({ file, offset, length })));
+    expect(spilled.placesOf).toEqual(expected);
   });
 });
 
-describe('readBatchEnd', () => {
-  it('takes at most READ_BATCH_ROWS rows', () => {
-    const rows = Array.from({ length: READ_BATCH_ROWS * 2 + 3 }, () => place(10));
-    expect(readBatchEnd(rows, 0)).toBe(READ_BATCH_ROWS);
-    expect(readBatchEnd(rows, READ_BATCH_ROWS * 2)).toBe(READ_BATCH_ROWS * 2 + 3);
-    expect(readBatchEnd(rows, rows.length)).toBe(rows.length);
+describe('readBatches', () => {
+  it('takes at most READ_BATCH_ROWS rows', async () => {
+    expect(await batchSizes(Array(READ_BATCH_ROWS * 2 + 3).fill(10))).toEqual([READ_BATCH_ROWS, READ_BATCH_ROWS, 3]);
+    expect(await batchSizes([])).toEqual([]);
   });
 
-  it('stops before maxBytes, but always takes one row', () => {
-    const rows = [place(40), place(40), place(40), place(500), place(1)];
-    expect(readBatchEnd(rows, 0, 100)).toBe(2);
-    expect(readBatchEnd(rows, 2, 100)).toBe(3);
-    expect(readBatchEnd(rows, 3, 100)).toBe(4); // one row larger than the limit
-    expect(readBatchEnd(rows, 4, 100)).toBe(5);
+  it('stops before maxBytes, but always takes one row', async () => {
+    // 40+40 | 40 | 500 (one row larger than the limit) | 1
+    expect(await batchSizes([40, 40, 40, 500, 1], 100)).toEqual([2, 1, 1, 1]);
   });
 });

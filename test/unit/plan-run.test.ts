@@ -1,0 +1,134 @@
+/**
+ * The plan phase's key join on disk: with a tiny sort budget (many run files, merged in levels)
+ * the plan, counts and messages are the same bytes as when everything fits in memory, and the
+ * first bad row in file order is the one reported. Semantics are checked end to end in the §6/§7
+ * tests; this pins the disk path to the in-memory one.
+ */
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { describe, expect, it } from 'vitest';
+import { planRun, type PlanRequest } from '../../activities/plan-run.js';
+import type { RoutingTable } from '../../src/config/routing.js';
+import { failureLine, inputLine, successLine } from '../helpers/spec-fixtures.js';
+import { useTempRoot } from '../helpers/temp-dirs.js';
+
+const tmp = useTempRoot('reverify-plan-run-');
+const routing: RoutingTable = { agents: { agent_a: 'rs_a', agent_b: 'rs_b' }, catchAll: null, servers: { rs_a: 'http://a', rs_b: 'http://b' }, taskSources: [] };
+
+function rng(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/**
+ * 400 tasks × 2 rollouts: duplicate inputs (the later, agent_b, wins); shuffled rollouts with
+ * repeats and blank lines; a rollouts sidecar of judge failures (some twice, some also succeeded);
+ * a partial output and an output sidecar (maxed out and terminal keys).
+ */
+function scenario(dir: string, seed: number) {
+  const r = rng(seed);
+  const keys: Array<{ t: number; r: number }> = [];
+  for (let t = 0; t < 400; t++) for (let k = 0; k < 2; k++) keys.push({ t, r: k });
+  const inputs = keys.map((k) => inputLine(k));
+  for (const k of keys) if (r() < 0.1) inputs.push(inputLine({ ...k, agent: 'agent_b' }));
+  const judged = new Set(keys.filter(() => r() < 0.3));
+  const rollouts: string[] = [];
+  // Most judge-failed keys have no success in --rollouts (recovery sends them); a few do.
+  for (const k of [...keys].filter((k) => !judged.has(k) || r() < 0.1).sort(() => r() - 0.5)) {
+    rollouts.push(successLine(k));
+    if (r() < 0.05) rollouts.push(successLine(k, '0.0'));
+    if (r() < 0.02) rollouts.push('');
+  }
+  const failures = [...judged].flatMap((k) => (r() < 0.2 ? [failureLine(k), failureLine(k)] : [failureLine(k)]));
+  failures.push(failureLine({ t: 999 }, 'timeout_exceeded', { terminal: true }));
+  const output = keys.filter(() => r() < 0.25).map((k) => successLine(k));
+  const sidecar = keys.filter(() => r() < 0.2).flatMap((k) => (r() < 0.3 ? [failureLine(k), failureLine(k), failureLine(k)] : [failureLine(k, 'timeout_exceeded', { terminal: r() < 0.5 })]));
+  const files = { inputs: join(dir, 'inputs.jsonl'), rollouts: join(dir, 'rollouts.jsonl'), output: join(dir, 'out.jsonl'), sidecar: join(dir, 'out_failures.jsonl') };
+  writeFileSync(files.inputs, inputs.join('\n') + '\n');
+  writeFileSync(files.rollouts, rollouts.join('\n') + '\n');
+  writeFileSync(join(dir, 'rollouts_failures.jsonl'), failures.join('\n') + '\n');
+  writeFileSync(files.output, output.join('\n') + '\n');
+  writeFileSync(files.sidecar, sidecar.join('\n') + '\n');
+  return files;
+}
+
+function request(files: ReturnType<typeof scenario>, workDir: string, over: Partial<PlanRequest>): PlanRequest {
+  return {
+    inputsPath: files.inputs,
+    rolloutsPath: files.rollouts,
+    workDir,
+    routing,
+    limit: null,
+    judgeFailedOnly: false,
+    resume: false,
+    outputs: { output: files.output, sidecar: files.sidecar },
+    outputsCleared: false,
+    maxAttempts: 3,
+    repairTruncated: false,
+    ...over,
+  };
+}
+
+async function plan(req: PlanRequest) {
+  const outcome = await new MockActivityEnvironment().run(planRun(), req);
+  const bytes = readFileSync(outcome.planPath);
+  return { outcome: { ...outcome, planPath: '', sourcePath: outcome.sourcePath }, bytes, left: readdirSync(req.workDir).sort() };
+}
+
+async function planError(req: PlanRequest): Promise<string> {
+  try {
+    await new MockActivityEnvironment().run(planRun(), req);
+  } catch (err) {
+    return (err as Error).message;
+  }
+  throw new Error('the plan phase accepted bad input');
+}
+
+describe('plan phase: the key join on disk equals the join in memory', () => {
+  it.each([
+    ['a fresh run', {}],
+    ['--resume', { resume: true }],
+    ['--resume with --limit 500', { resume: true, limit: 500 }],
+    ['--judge-failed-only', { judgeFailedOnly: true }],
+    ['--judge-failed-only --resume --limit 40', { judgeFailedOnly: true, resume: true, limit: 40 }],
+  ])('%s', async (_label, over: Partial<PlanRequest>) => {
+    const dir = tmp.freshDir();
+    const files = scenario(dir, 11);
+    const memory = await plan(request(files, join(dir, 'w-memory'), over));
+    const disk = await plan(request(files, join(dir, 'w-disk'), { ...over, sortMaxRecords: 7 }));
+    expect(memory.outcome.rows).toBeGreaterThan(0);
+    expect(disk.outcome).toEqual(memory.outcome);
+    expect(disk.bytes.equals(memory.bytes)).toBe(true);
+    // Only the plan and its summary remain: no run files, no verdicts.
+    expect(disk.left).toEqual(['plan.bin', 'plan.json']);
+  });
+
+  it('reports the first bad row in file order, whatever the key order, and none past --limit', async () => {
+    const dir = tmp.freshDir();
+    const files = scenario(dir, 5);
+    const lines = readFileSync(files.rollouts, 'utf8').split('\n');
+    lines.splice(30, 0, successLine({ t: 5000 })); // line 31: no materialized input
+    lines.splice(60, 0, '{"not json'); // line 61: malformed
+    lines.splice(90, 0, '{"_ng_task_index":1}'); // line 91: a shape problem
+    writeFileSync(files.rollouts, lines.join('\n'));
+    for (const sortMaxRecords of [undefined, 3]) {
+      const req = (over: Partial<PlanRequest>) => request(files, join(dir, `w${sortMaxRecords}-${Math.random()}`), { sortMaxRecords, ...over });
+      expect(await planError(req({}))).toMatch(/rollouts\.jsonl:31: No matching materialized input row found for rollout row \(5000, 0\)/);
+      expect(await planError(req({ limit: 50 }))).toMatch(/rollouts\.jsonl:31: No matching/);
+      expect(await planError(req({ limit: 30 - lines.slice(0, 30).filter((l) => !l.trim()).length + 1 }))).toMatch(/:31: No matching/);
+      const before31 = lines.slice(0, 30).filter((l) => l.trim()).length;
+      await expect(plan(req({ limit: before31 }))).resolves.toBeDefined();
+      lines.splice(30, 1, successLine({ t: 1, r: 1 }));
+      writeFileSync(files.rollouts, lines.join('\n'));
+      expect(await planError(req({}))).toMatch(/rollouts\.jsonl:61: malformed JSON/);
+      lines.splice(30, 1, successLine({ t: 5000 }));
+      writeFileSync(files.rollouts, lines.join('\n'));
+    }
+  });
+});
