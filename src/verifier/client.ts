@@ -5,6 +5,7 @@ import { ConfigError } from '../contract/errors.js';
 import { AggregateMetricsError } from './errors.js';
 import { bodyExcerpt, truncateOneLine } from './excerpt.js';
 import { parseRetryAfterMs } from './retry-after.js';
+import { DeadlineExceeded, Deadlines, formatMs } from './deadlines.js';
 
 /**
  * The outcome of one `POST /verify`.
@@ -64,12 +65,6 @@ const AggregateReplySchema = z.object({
   key_metrics: z.record(z.string(), z.unknown()).nullish(),
 });
 
-/** Raised inside {@link withDeadline} when our own deadline fired. */
-class DeadlineExceeded extends Error {
-  constructor(readonly timeoutMs: number) {
-    super(`no complete reply within ${formatMs(timeoutMs)} (request timeout)`);
-  }
-}
 
 /**
  * HTTP client for NeMo Gym resources servers: `/verify`, `/reverify_mode`, `/aggregate_metrics`.
@@ -84,6 +79,7 @@ export class VerifierClient {
   private readonly aggregateTimeoutMs: number;
   private readonly keepAliveTimeoutMs: number;
   private closed = false;
+  private readonly deadlines = new Deadlines();
 
   constructor(options: VerifierClientOptions) {
     this.connectionsPerServer = positiveInt('connectionsPerServer', options.connectionsPerServer);
@@ -108,7 +104,7 @@ export class VerifierClient {
     const { pool, path } = this.target(serverUrl, 'verify');
     const timeoutMs = this.requestTimeoutMs;
     try {
-      return await withDeadline(timeoutMs, signal, async (s) => {
+      return await this.deadlines.run(timeoutMs, signal, async (s) => {
         const res = await pool.request({
           method: 'POST',
           path,
@@ -140,7 +136,7 @@ export class VerifierClient {
     let status: number;
     let text: string;
     try {
-      ({ status, text } = await withDeadline(this.probeTimeoutMs, undefined, async (s) => {
+      ({ status, text } = await this.deadlines.run(this.probeTimeoutMs, undefined, async (s) => {
         const res = await pool.request({
           method: 'GET',
           path,
@@ -207,7 +203,7 @@ export class VerifierClient {
     let status: number;
     let text: string;
     try {
-      ({ status, text } = await withDeadline(timeoutMs, signal, async (s) => {
+      ({ status, text } = await this.deadlines.run(timeoutMs, signal, async (s) => {
         const res = await pool.request({
           method: 'POST',
           path,
@@ -332,34 +328,6 @@ function parseJsonObject(text: string): Record<string, unknown> | null {
   }
 }
 
-/**
- * Run `fn` with an AbortSignal that fires after `timeoutMs` or when `outer` aborts.
- * Our own deadline surfaces as DeadlineExceeded; an outer abort as whatever `fn` threw.
- */
-async function withDeadline<T>(
-  timeoutMs: number,
-  outer: AbortSignal | undefined,
-  fn: (signal: AbortSignal) => Promise<T>,
-): Promise<T> {
-  outer?.throwIfAborted();
-  const controller = new AbortController();
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    controller.abort(new DeadlineExceeded(timeoutMs));
-  }, timeoutMs);
-  const onAbort = (): void => controller.abort(outer?.reason);
-  outer?.addEventListener('abort', onAbort, { once: true });
-  try {
-    return await fn(controller.signal);
-  } catch (err) {
-    if (timedOut && !outer?.aborted) throw new DeadlineExceeded(timeoutMs);
-    throw err;
-  } finally {
-    clearTimeout(timer);
-    outer?.removeEventListener('abort', onAbort);
-  }
-}
 
 async function* asBuffers(
   body: AsyncIterable<string | Uint8Array>,
@@ -418,8 +386,3 @@ function positiveInt(name: string, value: number): number {
   return Math.ceil(value);
 }
 
-function formatMs(ms: number): string {
-  if (ms < 1000) return `${ms} ms`;
-  const s = ms / 1000;
-  return Number.isInteger(s) ? `${s} s` : `${s.toFixed(1)} s`;
-}

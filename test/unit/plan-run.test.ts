@@ -8,7 +8,7 @@ import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { describe, expect, it } from 'vitest';
-import { planRun, type PlanRequest } from '../../activities/plan-run.js';
+import { planRun, type PlanOutcome, type PlanRequest } from '../../activities/plan-run.js';
 import type { RoutingTable } from '../../src/config/routing.js';
 import { failureLine, inputLine, successLine } from '../helpers/spec-fixtures.js';
 import { useTempRoot } from '../helpers/temp-dirs.js';
@@ -76,7 +76,7 @@ function request(files: ReturnType<typeof scenario>, workDir: string, over: Part
 }
 
 async function plan(req: PlanRequest) {
-  const outcome = await new MockActivityEnvironment().run(planRun(), req);
+  const outcome = (await new MockActivityEnvironment().run(planRun(), req)) as PlanOutcome;
   const bytes = readFileSync(outcome.planPath);
   return { outcome: { ...outcome, planPath: '', sourcePath: outcome.sourcePath }, bytes, left: readdirSync(req.workDir).sort() };
 }
