@@ -3,7 +3,7 @@
  *
  *   npx tsx bench/scale.ts [--sizes 1e4,1e5] [--response-bytes 2000] [--concurrency 64]
  *                          [--batch-size N] [--agents 2] [--max-activities 64] [--interval-ms 200]
- *                          [--worker-node-args=--max-old-space-size=256] [--out bench/out/scale]
+ *                          [--worker-node-args=--max-old-space-size=256] [--no-aggregation] [--out bench/out/scale]
  *
  * For each size (1e6 is opt-in: `--sizes 1e4,1e5,1e6`), on a fresh embedded Temporal dev server
  * (its own state dir), against a fresh reference server at latency 0: starts a `reverify worker`,
@@ -46,6 +46,8 @@ const { values } = parseArgs({
     'max-activities': { type: 'string', default: '64' },
     'interval-ms': { type: 'string', default: '200' },
     'worker-node-args': { type: 'string', default: '' },
+    /** Skip the aggregate phase (on by default: its memory counts too). */
+    'no-aggregation': { type: 'boolean', default: false },
     out: { type: 'string', default: join(ROOT, 'bench', 'out', 'scale') },
   },
 });
@@ -142,7 +144,8 @@ runBench(async () => {
         '--config', data.configPath,
         '--server', `${RESOURCES_SERVER}=${ref.url}`,
         '--concurrency', String(concurrency),
-        '--no-rejudge', '--disable-aggregation', '--overwrite', '--no-worker',
+        '--no-rejudge', '--overwrite', '--no-worker',
+        ...(values['no-aggregation'] ? ['--disable-aggregation'] : []),
         ...(batchSize === undefined ? [] : ['--batch-size', String(batchSize)]),
       ];
       const win = new VerifyWindow(ref.url, rows, 50);
@@ -192,6 +195,15 @@ runBench(async () => {
           return `${q * 100}%: ${fmtMiB(peakBetween(p, w.firstMs, upTo))}`;
         });
         console.log(`    ${l} peak VmRSS up to each quarter of the rows (MiB): ${at.join(', ')}`);
+      }
+      const workerRss = peaks.get('worker');
+      if (workerRss) {
+        const phases = [
+          ['start → first /verify (guard, plan)', t0, w.firstMs],
+          ['first → last /verify (verify, commit)', w.firstMs, w.lastMs],
+          ['last /verify → exit (last commits, aggregate)', w.lastMs, tEnd],
+        ] as const;
+        console.log(`    worker peak VmRSS by phase (MiB): ${phases.map(([n, a, b]) => `${n}: ${fmtMiB(peakBetween(workerRss, a, b))}`).join('; ')}`);
       }
       for (const label of PROCESSES) {
         const p = peaks.get(label);
