@@ -3,7 +3,7 @@
  * No Temporal: the subprocess tests point TEMPORAL_ADDRESS at a closed port to prove it.
  */
 import { spawn } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,7 +16,8 @@ import { aggregateRequestBody, stripForShardAggregation } from '../../src/contra
 import { catchAllWarning, malformedShard, noShardsMatched } from '../../src/contract/messages.js';
 import { compareKeys, keyOf } from '../../src/contract/row-key.js';
 import { sampleGymConfigYaml, writeSampleData } from '../../src/demo/sample-data.js';
-import { findDuplicateKey, readShardRows, sortShardRows, type ShardRow } from '../../src/io/shard-rows.js';
+import { DuplicateKeyFinder, duplicateKeyMessage } from '../../src/io/duplicate-keys.js';
+import { readShardRows } from '../../src/io/shard-rows.js';
 import { startReferenceServer, type ReferenceServer } from '../../src/reference-server/server.js';
 import { reverifyBin } from '../helpers/worker-process.js';
 
@@ -305,6 +306,7 @@ describe('reverify aggregate (real reference server, real files)', () => {
 });
 
 describe('duplicate keys are compared like Python, exactly for big integers', () => {
+  /** The duplicate found among one-row shards, the same whether the sort spills (every row) or not. */
   async function duplicateOf(rows: string[]) {
     const dir = tempDir();
     const paths = rows.map((r, i) => {
@@ -312,9 +314,14 @@ describe('duplicate keys are compared like Python, exactly for big integers', ()
       writeFileSync(p, r + '\n');
       return p;
     });
-    const places: ShardRow[] = [];
-    await readShardRows(paths, (_row, place) => places.push(place));
-    return findDuplicateKey(paths, sortShardRows(places));
+    const found = [];
+    for (const maxRecords of [undefined, 1]) {
+      const finder = new DuplicateKeyFinder({ dir, maxRecords });
+      await readShardRows(paths, (_row, place) => finder.add(place));
+      found.push(await finder.find());
+    }
+    expect(found[1]).toEqual(found[0]);
+    return found[0];
   }
 
   it('integers above 2^53 that differ are different keys; equal ones are duplicates', async () => {
@@ -332,6 +339,83 @@ describe('duplicate keys are compared like Python, exactly for big integers', ()
     expect(await duplicateOf(['{"_ng_task_index":1,"_ng_rollout_index":0}', '{"_ng_task_index":1.0,"_ng_rollout_index":0}'])).not.toBeNull();
     expect(await duplicateOf(['{"_ng_task_index":true,"_ng_rollout_index":0}', '{"_ng_task_index":1,"_ng_rollout_index":0}'])).not.toBeNull();
     expect(await duplicateOf(['{"_ng_task_index":"1","_ng_rollout_index":0}', '{"_ng_task_index":1,"_ng_rollout_index":0}'])).toBeNull();
+  });
+
+  it('reports the lowest duplicated key (ties: the earlier second row), printed as its second row has it, and counts the others', async () => {
+    const row = (t: string, r = 0) => `{"_ng_task_index":${t},"_ng_rollout_index":${r}}`;
+    const d = await duplicateOf([
+      row('5'),
+      row('9007199254740993'),
+      row('9007199254740992'),
+      row('true', 2),
+      row('5'),
+      row('9007199254740992'),
+      row('9007199254740993'),
+      row('1', 2),
+      row('"1"', 2),
+      row('5'),
+    ]);
+    expect(d).toMatchObject({ key: { task: 1, rollout: 2 }, more: 3, samePair: false });
+    expect([d!.first.file, d!.second.file]).toEqual([3, 7]);
+    const big = await duplicateOf([row('9007199254740993'), row('9007199254740992'), row('9007199254740992'), row('9007199254740993')]);
+    expect([big!.first.file, big!.second.file, big!.more, big!.samePair]).toEqual([1, 2, 1, false]);
+    const bools = await duplicateOf([row('1'), row('true')]);
+    expect(duplicateKeyMessage(['a', 'b'], bools!)).toContain('= (True, 0) at a:1 and b:1;');
+  });
+});
+
+describe('reverify aggregate in flat memory (sorts forced to spill to disk)', () => {
+  /** Runs the command twice on the same shards, sorting in memory and spilling every 4 records. */
+  async function bothWays(d: { glob: string; config: string }, output: (tag: string) => string) {
+    const inMemory = await aggregate({ inputGlob: d.glob, output: output('mem'), configs: [d.config] });
+    const spilled = await aggregateSpilling({ inputGlob: d.glob, output: output('disk'), configs: [d.config] }, 4);
+    return { inMemory, spilled };
+  }
+
+  async function aggregateSpilling(raw: Record<string, unknown>, maxRecords: number) {
+    const lines: string[] = [];
+    try {
+      const result = await aggregateCommand(raw, { out: (l) => lines.push(l) }, { maxRecords });
+      return { result, lines, error: null as null | { line: string; code: number } };
+    } catch (err) {
+      return { result: null, lines, error: describeFailure(err) };
+    }
+  }
+
+  it('merges the same bytes and gets the same metrics as the in-memory sort; leaves no scratch files', async () => {
+    const dir = tempDir();
+    const d = await shardedRun(dir, { tasks: 12, repeats: 3, shards: 3 });
+    const outputIn = (tag: string) => {
+      mkdirSync(join(dir, tag)); // the scratch directory goes next to the output
+      return join(dir, tag, 'merged.jsonl');
+    };
+    const { inMemory, spilled } = await bothWays(d, outputIn);
+    expect(inMemory.error).toBeNull();
+    expect(spilled.error).toBeNull();
+    expect(readFileSync(join(dir, 'disk', 'merged.jsonl'), 'utf8')).toBe(readFileSync(join(dir, 'mem', 'merged.jsonl'), 'utf8'));
+    const direct = await directMetrics(d.all);
+    const memMetrics = metricsByAgent(inMemory.result!.metricsPath!);
+    const diskMetrics = metricsByAgent(spilled.result!.metricsPath!);
+    expect(diskMetrics).toEqual(memMetrics);
+    for (const agent of AGENTS) {
+      const want = direct[agent] as Record<string, unknown>;
+      for (const field of ['agent_metrics', 'key_metrics', 'group_level_metrics']) expect(diskMetrics[agent][field]).toEqual(want[field]);
+    }
+    // The same lines; the key metrics come in completion order, which may differ.
+    expect(spilled.lines.map((l) => l.replaceAll('/disk/', '/mem/')).sort()).toEqual([...inMemory.lines].sort());
+    for (const tag of ['mem', 'disk']) expect(readdirSync(join(dir, tag)).sort()).toEqual(['merged.jsonl', 'merged_aggregate_metrics.json']);
+  });
+
+  it('finds the same duplicate, with the same message, as the in-memory sort', async () => {
+    const dir = tempDir();
+    const d = await shardedRun(dir, { tasks: 10, repeats: 2, shards: 2 });
+    const shard0 = linesOf(d.shardPaths[0]);
+    appendFileSync(d.shardPaths[1], [shard0[7], shard0[3], shard0[5]].join('\n') + '\n');
+    const { inMemory, spilled } = await bothWays(d, (tag) => join(dir, `${tag}.jsonl`));
+    expect(inMemory.error!.line).toMatch(/^Error: Duplicate key .* \(and 2 more duplicated keys, all in both /);
+    expect(spilled.error).toEqual(inMemory.error);
+    expect(readdirSync(dir).filter((f) => f.startsWith('.'))).toEqual([]);
+    expect(rs.stats().requests.aggregate_metrics).toBe(0);
   });
 });
 
