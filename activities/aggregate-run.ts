@@ -60,7 +60,7 @@ export async function aggregateOutput(
 ): Promise<{ metricsPath: string | null; keyMetrics: AgentKeyMetrics[] }> {
   return withScratchDir(outputPathsFor(req.output, '').workDir, 'aggregate-', async (dir) => {
     const groups = await groupRows(req.output, req.routing, dir, opts);
-    return aggregateToMetricsFile({ files: [req.output], groups, strip: stripForAggregation, post, metricsPath: req.metrics });
+    return aggregateToMetricsFile({ files: [req.output], groups, strip: stripForAggregation, post, metricsPath: req.metrics, scratchDir: dir });
   });
 }
 
@@ -73,7 +73,8 @@ export async function aggregateOutput(
 export function aggregateRun(deps: ActivityDeps) {
   return (req: AggregateRequest): Promise<{ metricsPath: string | null; keyMetrics: AgentKeyMetrics[] }> =>
     failFastOnUserError(() => whileHeartbeating(async () => {
-      const post: PostAggregateMetrics = (server, body) => deps.verifier(req.timeoutMs).aggregateMetrics(server, req.routing.servers[server], body);
+      const post: PostAggregateMetrics = (server, body, replyPath) =>
+        deps.verifier(req.timeoutMs).aggregateMetrics(server, req.routing.servers[server], body, replyPath);
       return aggregateOutput(req, post);
     }));
 }

@@ -126,7 +126,7 @@ export async function aggregateCommand(
     const sort = { dir, maxRecords: limits.maxRecords };
     const { rows, groups } = await readAndMerge({ merge: opts.merge, output, shards, routing, sort, io });
     io.out(computingAggregateMetrics());
-    const agg = await aggregateGroups({ merge: opts.merge, output, shards, routing, groups, metricsPath });
+    const agg = await aggregateGroups({ merge: opts.merge, output, shards, routing, groups, metricsPath, scratchDir: dir });
     for (const { agent, keyMetrics } of agg.keyMetrics) {
       io.out(keyMetricsFor(agent));
       io.out(JSON.stringify(keyMetrics, null, 2));
@@ -190,6 +190,7 @@ async function aggregateGroups(a: {
   routing: RoutingTable;
   groups: SortedGroup[];
   metricsPath: string;
+  scratchDir: string;
 }): Promise<{ metricsPath: string | null; keyMetrics: AgentKeyMetrics[] }> {
   const client = new VerifierClient({ connectionsPerServer: 4, requestTimeoutMs: 600_000 });
   try {
@@ -197,8 +198,9 @@ async function aggregateGroups(a: {
       files: a.shards,
       groups: a.groups,
       strip: stripForShardAggregation,
-      post: (server, body) => client.aggregateMetrics(server, a.routing.servers[server], body),
+      post: (server, body, replyPath) => client.aggregateMetrics(server, a.routing.servers[server], body, replyPath),
       metricsPath: a.metricsPath,
+      scratchDir: a.scratchDir,
     });
   } catch (err) {
     if (!(err instanceof AggregateMetricsError)) throw err;

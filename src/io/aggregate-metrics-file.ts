@@ -11,7 +11,10 @@ import { open, type FileHandle } from 'node:fs/promises';
 import type { RowKey } from '../contract/row-key.js';
 import type { AgentKeyMetrics } from '../contract/run-spec.js';
 import type { SortedGroup } from './aggregate-groups.js';
-import { writeFileAtomic } from './atomic-file.js';
+import { join } from 'node:path';
+import { AGGREGATE_FIELDS, type AggregateReplyFile } from './aggregate-reply.js';
+import { publishFile } from './atomic-file.js';
+import { copyJsonIndented, OutputBuffer } from './json-file-members.js';
 import { readPlaceFile, type Place } from './place-file.js';
 
 /** A row's key and where it sits: `files[file]`, bytes `[offset, offset + length)` (no line terminator). */
@@ -172,25 +175,49 @@ export async function* aggregateRequestBody(
   }
 }
 
-/** The three fields of a `/aggregate_metrics` reply (spec §2.3). */
-export interface AggregateReply {
-  group_level_metrics: unknown[];
-  agent_metrics: Record<string, unknown>;
-  key_metrics: Record<string, unknown>;
-}
+/**
+ * Sends one group's body to a resources server's `/aggregate_metrics`; the reply goes to the file
+ * `replyPath` (see `readAggregateReply`).
+ */
+export type PostAggregateMetrics = (server: string, body: AsyncIterable<string>, replyPath: string) => Promise<AggregateReplyFile>;
 
-/** One entry of `<out>_aggregate_metrics.json` (spec §1.7). */
-export interface AggregateMetricsEntry extends AggregateReply {
-  agent_ref: { name: string };
-}
+let tmpCounter = 0;
 
-/** Sends one group's body to a resources server's `/aggregate_metrics`. */
-export type PostAggregateMetrics = (server: string, body: AsyncIterable<string>) => Promise<AggregateReply>;
+/**
+ * Writes `<out>_aggregate_metrics.json` (spec §1.7) from replies on disk, laid out exactly as
+ * `JSON.stringify(entries, null, 2)` would (2-space indent, no trailing newline), one entry per
+ * agent: `agent_ref`, `agent_metrics`, `key_metrics`, `group_level_metrics`. Streams: memory holds
+ * a chunk, whatever the size of the replies. Atomic: temp file, fsync, rename.
+ */
+export async function writeMetricsFile(path: string, entries: ReadonlyArray<{ agent: string; reply: AggregateReplyFile }>): Promise<void> {
+  const tmp = `${path}.tmp-${process.pid}-${++tmpCounter}`;
+  const fh = await open(tmp, 'w');
+  try {
+    const out = new OutputBuffer(fh);
+    out.text('[');
+    for (const [i, { agent, reply }] of entries.entries()) {
+      out.text(`${i ? ',' : ''}\n  {\n    "agent_ref": {\n      "name": ${JSON.stringify(agent)}\n    }`);
+      for (const field of AGGREGATE_FIELDS) {
+        out.text(`,\n    "${field}": `);
+        const span = reply.spans[field];
+        if (span) await copyJsonIndented(reply.path, span, 2, out);
+        else out.text(field === 'group_level_metrics' ? '[]' : '{}');
+      }
+      out.text('\n  }');
+    }
+    out.text(entries.length ? '\n]' : ']');
+    await out.drain();
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  await publishFile(tmp, path);
+}
 
 /**
  * Per group, concurrently: POST its stripped rows, read in key order from its place file (see
- * `AggregateGroups.sorted`), and record the reply; then write `metricsPath` (a JSON array, 2-space
- * indent, no trailing newline, entries in completion order) atomically. No groups: no request and no file,
+ * `AggregateGroups.sorted`), the reply going to a file in `scratchDir`; then write `metricsPath`
+ * (entries in completion order) from the replies on disk. No groups: no request and no file,
  * `metricsPath: null`. A failed request rejects, and the file is not written.
  */
 export async function aggregateToMetricsFile(args: {
@@ -199,22 +226,18 @@ export async function aggregateToMetricsFile(args: {
   strip: (rowRaw: string) => string;
   post: PostAggregateMetrics;
   metricsPath: string;
+  /** Where the replies are written (a scratch directory the caller removes). */
+  scratchDir: string;
 }): Promise<{ metricsPath: string | null; keyMetrics: AgentKeyMetrics[] }> {
   if (args.groups.length === 0) return { metricsPath: null, keyMetrics: [] };
-  const entries: AggregateMetricsEntry[] = [];
-  const keyMetrics: AgentKeyMetrics[] = [];
+  const entries: Array<{ agent: string; reply: AggregateReplyFile }> = [];
   await Promise.all(
-    args.groups.map(async (g) => {
-      const m = await args.post(g.server, aggregateRequestBody(args.files, readPlaceFile(g.placesPath), args.strip));
-      entries.push({
-        agent_ref: { name: g.agent },
-        agent_metrics: m.agent_metrics,
-        key_metrics: m.key_metrics,
-        group_level_metrics: m.group_level_metrics,
-      });
-      keyMetrics.push({ agent: g.agent, keyMetrics: m.key_metrics });
+    args.groups.map(async (g, i) => {
+      const body = aggregateRequestBody(args.files, readPlaceFile(g.placesPath), args.strip);
+      const reply = await args.post(g.server, body, join(args.scratchDir, `reply${i}.json`));
+      entries.push({ agent: g.agent, reply });
     }),
   );
-  await writeFileAtomic(args.metricsPath, JSON.stringify(entries, null, 2));
-  return { metricsPath: args.metricsPath, keyMetrics };
+  await writeMetricsFile(args.metricsPath, entries);
+  return { metricsPath: args.metricsPath, keyMetrics: entries.map((e) => ({ agent: e.agent, keyMetrics: e.reply.keyMetrics })) };
 }

@@ -1,7 +1,10 @@
+import { createWriteStream } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { Pool } from 'undici';
-import { z } from 'zod';
 import { ConfigError } from '../contract/errors.js';
+import { AggregateReplyProblem, readAggregateReply, type AggregateReplyFile } from '../io/aggregate-reply.js';
 import { AggregateMetricsError } from './errors.js';
 import { bodyExcerpt, truncateOneLine } from './excerpt.js';
 import { parseRetryAfterMs } from './retry-after.js';
@@ -25,12 +28,6 @@ export type VerifyReply =
   | { kind: 'retryable'; reason: string; status?: number; retryAfterMs?: number };
 
 export type ReverifyMode = 'stateless' | 'unsupported' | 'unknown';
-
-export interface AggregateMetricsReply {
-  group_level_metrics: unknown[];
-  agent_metrics: Record<string, unknown>;
-  key_metrics: Record<string, unknown>;
-}
 
 export interface VerifierClientOptions {
   /**
@@ -58,13 +55,6 @@ const DEFAULT_AGGREGATE_TIMEOUT_MS = 2 * 60 * 60_000;
 const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 4_000;
 
 const REVERIFY_MODES: readonly ReverifyMode[] = ['stateless', 'unsupported', 'unknown'];
-
-const AggregateReplySchema = z.object({
-  group_level_metrics: z.array(z.unknown()).nullish(),
-  agent_metrics: z.record(z.string(), z.unknown()).nullish(),
-  key_metrics: z.record(z.string(), z.unknown()).nullish(),
-});
-
 
 /**
  * HTTP client for NeMo Gym resources servers: `/verify`, `/reverify_mode`, `/aggregate_metrics`.
@@ -183,27 +173,25 @@ export class VerifierClient {
   }
 
   /**
-   * `POST <serverUrl>/aggregate_metrics` (contract §2.3). `body` yields the complete JSON request
-   * body (`{"verify_responses":[...]}`) chunk by chunk; it is streamed to the server with chunked
-   * transfer encoding and never assembled in memory. Missing reply fields default to empty.
-   * Failures throw {@link AggregateMetricsError} naming the server; an error thrown by `body`
-   * itself is rethrown unchanged. The body is consumed once, so the caller retries by calling again
-   * with a fresh iterable.
+   * `POST <serverUrl>/aggregate_metrics` (contract §2.3) with a streamed body; the reply is written
+   * to `replyPath` (it holds one entry per task: too large to hold in memory at 10^6 rows) and
+   * checked (`readAggregateReply`). Every failure but the body source's own is an
+   * AggregateMetricsError naming the server; the body source's error is rethrown unchanged.
    */
   async aggregateMetrics(
     serverName: string,
     serverUrl: string,
     body: AsyncIterable<string | Uint8Array>,
+    replyPath: string,
     signal?: AbortSignal,
-  ): Promise<AggregateMetricsReply> {
+  ): Promise<AggregateReplyFile> {
     const { pool, path } = this.target(serverUrl, 'aggregate_metrics', serverName);
     const timeoutMs = this.aggregateTimeoutMs;
     const source: { error?: unknown; failed: boolean } = { failed: false };
     const stream = Readable.from(asBuffers(body, source), { objectMode: false });
     let status: number;
-    let text: string;
     try {
-      ({ status, text } = await this.deadlines.run(timeoutMs, signal, async (s) => {
+      status = await this.deadlines.run(timeoutMs, signal, async (s) => {
         const res = await pool.request({
           method: 'POST',
           path,
@@ -213,8 +201,9 @@ export class VerifierClient {
           headersTimeout: timeoutMs,
           bodyTimeout: timeoutMs,
         });
-        return { status: res.statusCode, text: await res.body.text() };
-      }));
+        await pipeline(res.body, createWriteStream(replyPath));
+        return res.statusCode;
+      });
     } catch (err) {
       stream.destroy();
       if (source.failed) throw source.error;
@@ -224,30 +213,15 @@ export class VerifierClient {
       throw new AggregateMetricsError(serverName, serverUrl, detail);
     }
     if (status < 200 || status > 299) {
-      throw new AggregateMetricsError(serverName, serverUrl, `HTTP ${status}: ${bodyExcerpt(text)}`, status);
+      throw new AggregateMetricsError(serverName, serverUrl, `HTTP ${status}: ${bodyExcerpt(await fileHead(replyPath))}`, status);
     }
-    let json: unknown;
     try {
-      json = JSON.parse(text);
-    } catch {
-      throw new AggregateMetricsError(
-        serverName,
-        serverUrl,
-        `reply is not JSON: ${bodyExcerpt(text)}`,
-        status,
-      );
+      return await readAggregateReply(replyPath);
+    } catch (err) {
+      if (!(err instanceof AggregateReplyProblem)) throw err;
+      const detail = err.kind === 'syntax' ? `reply is not JSON (${err.message}): ${bodyExcerpt(await fileHead(replyPath))}` : `unexpected reply (${err.message})`;
+      throw new AggregateMetricsError(serverName, serverUrl, detail, status);
     }
-    const parsed = AggregateReplySchema.safeParse(json);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      const where = issue ? `${issue.path.join('.') || '(root)'}: ${issue.message}` : 'invalid shape';
-      throw new AggregateMetricsError(serverName, serverUrl, `unexpected reply (${where})`, status);
-    }
-    return {
-      group_level_metrics: parsed.data.group_level_metrics ?? [],
-      agent_metrics: parsed.data.agent_metrics ?? {},
-      key_metrics: parsed.data.key_metrics ?? {},
-    };
   }
 
   /** Close every pool gracefully (in-flight requests finish). Idempotent. */
@@ -386,3 +360,15 @@ function positiveInt(name: string, value: number): number {
   return Math.ceil(value);
 }
 
+
+/** The first KiB of a file, as text (for an excerpt of an error reply). */
+async function fileHead(path: string): Promise<string> {
+  const fh = await open(path, 'r');
+  try {
+    const buf = Buffer.alloc(1024);
+    const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
+    return buf.toString('utf8', 0, bytesRead);
+  } finally {
+    await fh.close();
+  }
+}

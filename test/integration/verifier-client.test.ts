@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -6,6 +7,11 @@ import { ConfigError } from '../../src/contract/errors.js';
 import { VerifierClient } from '../../src/verifier/client.js';
 import { AggregateMetricsError, VerifierUnavailableError } from '../../src/verifier/errors.js';
 import { verifyWithRetries, type VerifyRetryInfo } from '../../src/verifier/verify-with-retries.js';
+import { useTempRoot } from '../helpers/temp-dirs.js';
+
+const tmp = useTempRoot('reverify-client-');
+/** Where an `/aggregate_metrics` reply goes. */
+const replyPath = () => tmp.unique('reply-', '.json');
 
 // Real HTTP servers (node:http on port 0) and the real undici client: no mocks.
 
@@ -397,13 +403,15 @@ describe('VerifierClient.aggregateMetrics', () => {
       yield emit(']}');
     }
 
-    const metrics = await newClient().aggregateMetrics('mcqa', srv.url, body());
+    const metrics = await newClient().aggregateMetrics('mcqa', srv.url, body(), replyPath());
     expect(url).toBe('/aggregate_metrics');
     expect(transferEncoding).toBe('chunked');
     expect(sent).toBeGreaterThan(50 * 1024 * 1024);
     expect(received).toBe(sent);
     expect(serverHash.digest('hex')).toBe(clientHash.digest('hex'));
-    expect(metrics).toEqual({ group_level_metrics: [], agent_metrics: { n: sent }, key_metrics: { 'mean/reward': 0.5 } });
+    expect(metrics.keyMetrics).toEqual({ 'mean/reward': 0.5 });
+    expect(metrics.spans.group_level_metrics).toBeNull();
+    expect(JSON.parse(readFileSync(metrics.path, 'utf8'))).toEqual({ key_metrics: { 'mean/reward': 0.5 }, agent_metrics: { n: sent } });
   });
 
   it('non-2xx is an AggregateMetricsError naming the server, with status and excerpt', async () => {
@@ -412,7 +420,7 @@ describe('VerifierClient.aggregateMetrics', () => {
       yield '{"verify_responses":[]}';
     }
     const err = await newClient()
-      .aggregateMetrics('mcqa', srv.url, body())
+      .aggregateMetrics('mcqa', srv.url, body(), replyPath())
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AggregateMetricsError);
     expect((err as AggregateMetricsError).status).toBe(500);
@@ -427,7 +435,7 @@ describe('VerifierClient.aggregateMetrics', () => {
       yield '{"verify_responses":[';
       throw new Error('disk read failed');
     }
-    await expect(newClient().aggregateMetrics('mcqa', srv.url, body())).rejects.toThrow('disk read failed');
+    await expect(newClient().aggregateMetrics('mcqa', srv.url, body(), replyPath())).rejects.toThrow('disk read failed');
   });
 
   it('a reply with the wrong shape is an AggregateMetricsError', async () => {
@@ -435,7 +443,7 @@ describe('VerifierClient.aggregateMetrics', () => {
     async function* body(): AsyncGenerator<string> {
       yield '{"verify_responses":[]}';
     }
-    await expect(newClient().aggregateMetrics('mcqa', srv.url, body())).rejects.toThrow(
+    await expect(newClient().aggregateMetrics('mcqa', srv.url, body(), replyPath())).rejects.toThrow(
       /POST \/aggregate_metrics failed: unexpected reply \(group_level_metrics: /,
     );
   });

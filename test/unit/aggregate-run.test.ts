@@ -11,7 +11,8 @@ import { aggregateOutput, type AggregateRequest } from '../../activities/aggrega
 import { outputPathsFor } from '../../activities/output-paths.js';
 import { aggregateRequestBody, stripForAggregation } from '../../src/contract/aggregate-request.js';
 import { compareKeys, keyOf } from '../../src/contract/row-key.js';
-import type { AggregateReply, PostAggregateMetrics } from '../../src/io/aggregate-metrics-file.js';
+import type { PostAggregateMetrics } from '../../src/io/aggregate-metrics-file.js';
+import { readAggregateReply } from '../../src/io/aggregate-reply.js';
 import { useTempRoot } from '../helpers/temp-dirs.js';
 
 const tmp = useTempRoot('reverify-aggregate-run-');
@@ -59,13 +60,13 @@ async function aggregate(lines: string[], maxRecords?: number) {
   mkdirSync(outputPathsFor(output, '').workDir);
   const req: AggregateRequest = { output, metrics: join(dir, 'out_aggregate_metrics.json'), routing, timeoutMs: 1000 };
   const bodies = new Map<string, string>();
-  const post: PostAggregateMetrics = async (server, body) => {
+  const post: PostAggregateMetrics = async (server, body, replyPath) => {
     let text = '';
     for await (const chunk of body) text += chunk;
     const agent = (JSON.parse(text).verify_responses[0] as { agent_ref: { name: string } }).agent_ref.name;
     bodies.set(`${agent}/${server}`, text);
-    const reply: AggregateReply = { group_level_metrics: [], agent_metrics: { agent }, key_metrics: { server } };
-    return reply;
+    writeFileSync(replyPath, JSON.stringify({ group_level_metrics: [], agent_metrics: { agent }, key_metrics: { server } }));
+    return readAggregateReply(replyPath);
   };
   const result = await aggregateOutput(req, post, { maxRecords });
   return { dir, req, result, bodies, workDirFiles: readdirSync(outputPathsFor(output, '').workDir) };

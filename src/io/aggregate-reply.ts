@@ -1,0 +1,70 @@
+/**
+ * An `/aggregate_metrics` reply (spec §2.3) kept on disk: `group_level_metrics` holds one entry
+ * per task, hundreds of MB at 10^6 rows, so the reply is written to a file, checked by a streaming
+ * pass, and only `key_metrics` (a few numbers, printed in the run's summary) is parsed.
+ */
+import { open } from 'node:fs/promises';
+import { jsonFileMembers, type ByteSpan } from './json-file-members.js';
+
+/** The three fields of a reply; each is null when missing or `null` (then written as `[]` / `{}`). */
+export interface AggregateReplyFile {
+  path: string;
+  spans: Record<AggregateField, ByteSpan | null>;
+  /** `key_metrics`, parsed (`{}` when missing). */
+  keyMetrics: Record<string, unknown>;
+}
+
+export const AGGREGATE_FIELDS = ['agent_metrics', 'key_metrics', 'group_level_metrics'] as const;
+export type AggregateField = (typeof AGGREGATE_FIELDS)[number];
+
+/** The reply is not JSON (`kind: 'syntax'`) or not the shape of spec §2.3 (`kind: 'shape'`). */
+export class AggregateReplyProblem extends Error {
+  constructor(
+    readonly kind: 'syntax' | 'shape',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+async function readSpan(path: string, span: ByteSpan, max = Infinity): Promise<string> {
+  const fh = await open(path, 'r');
+  try {
+    const n = Math.min(span.end - span.start, max);
+    const buf = Buffer.alloc(n);
+    await fh.read(buf, 0, n, span.start);
+    return buf.toString('utf8');
+  } finally {
+    await fh.close();
+  }
+}
+
+/** Checks the reply in `path` and finds its fields; throws `AggregateReplyProblem`. */
+export async function readAggregateReply(path: string): Promise<AggregateReplyFile> {
+  let members: Map<string, ByteSpan>;
+  try {
+    members = await jsonFileMembers(path);
+  } catch (err) {
+    if (!(err instanceof SyntaxError)) throw err;
+    const kind = /not a JSON object/.test(err.message) ? 'shape' : 'syntax';
+    throw new AggregateReplyProblem(kind, kind === 'shape' ? '(root): expected an object' : err.message);
+  }
+  const spans = {} as Record<AggregateField, ByteSpan | null>;
+  for (const field of AGGREGATE_FIELDS) {
+    const span = members.get(field);
+    const head = span ? await readSpan(path, span, 64) : 'null';
+    const expected = field === 'group_level_metrics' ? '[' : '{';
+    if (head.startsWith('null')) spans[field] = null;
+    else if (head.startsWith(expected)) spans[field] = span!;
+    else throw new AggregateReplyProblem('shape', `${field}: expected ${expected === '[' ? 'an array' : 'an object'}, got ${head.slice(0, 40)}`);
+  }
+  let keyMetrics: Record<string, unknown> = {};
+  if (spans.key_metrics) {
+    try {
+      keyMetrics = JSON.parse(await readSpan(path, spans.key_metrics)) as Record<string, unknown>;
+    } catch (err) {
+      throw new AggregateReplyProblem('syntax', `key_metrics: ${(err as Error).message}`);
+    }
+  }
+  return { path, spans, keyMetrics };
+}

@@ -1,0 +1,258 @@
+/**
+ * A JSON object held in a file, handled in bounded memory: where each top-level member's value
+ * sits (byte ranges, found by one streaming pass), and a copy of one value re-indented the way
+ * `JSON.stringify(value, null, 2)` lays it out. `/aggregate_metrics` replies carry one
+ * `group_level_metrics` entry per task (hundreds of MB at 10^6 rows), so they go to disk and are
+ * copied from there into `<out>_aggregate_metrics.json` instead of being parsed.
+ *
+ * Values are copied byte for byte inside strings and scalars (the server's `1.0` stays `1.0`);
+ * only whitespace between tokens changes.
+ */
+import { open, type FileHandle } from 'node:fs/promises';
+import { writeFully } from './write-fully.js';
+
+/** Bytes `[start, end)` of a file. */
+export interface ByteSpan {
+  start: number;
+  end: number;
+}
+
+const CHUNK = 1 << 20;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_ARRAY = 0x5d;
+const COMMA = 0x2c;
+const COLON = 0x3a;
+/** Top-level keys longer than this are not kept (no reply we read has them). */
+const MAX_KEY_BYTES = 4096;
+
+function isSpace(c: number): boolean {
+  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+}
+
+/** The bytes of `span` of a file, a chunk at a time (the buffer is reused: use it before the next). */
+async function* chunks(fh: FileHandle, span: ByteSpan): AsyncGenerator<{ buf: Buffer; n: number; pos: number }> {
+  const buf = Buffer.allocUnsafe(CHUNK);
+  for (let pos = span.start; pos < span.end; ) {
+    const { bytesRead } = await fh.read(buf, 0, Math.min(CHUNK, span.end - pos), pos);
+    if (bytesRead === 0) throw new Error(`unexpected end of file at byte ${pos}`);
+    yield { buf, n: bytesRead, pos };
+    pos += bytesRead;
+  }
+}
+
+/**
+ * The top-level members of the JSON object in `path`: key -> byte span of its value. Checks the
+ * structure on the way (one object; brackets balanced and matched; strings closed; nothing after
+ * it) and throws a `SyntaxError` naming the byte where it breaks. Scalars are not checked
+ * character by character: parse a member's span to check it. A repeated key keeps its last value,
+ * as `JSON.parse` does.
+ */
+export async function jsonFileMembers(path: string): Promise<Map<string, ByteSpan>> {
+  const fh = await open(path, 'r');
+  try {
+    const { size } = await fh.stat();
+    const members = new Map<string, ByteSpan>();
+    const stack: number[] = [];
+    let inString = false;
+    let escape = false;
+    let done = false;
+    // At depth 1: what comes next, the key being read, and where the current value started.
+    let expect: 'key' | 'colon' | 'value' | 'comma' = 'key';
+    let key: number[] = [];
+    let valueStart = -1;
+    let keyText = '';
+    const fail = (at: number, what: string): never => {
+      throw new SyntaxError(`${what} at byte ${at}`);
+    };
+    const endValue = (at: number): void => {
+      members.set(keyText, { start: valueStart, end: at });
+      valueStart = -1;
+      expect = 'comma';
+    };
+    const step = (c: number, at: number): void => {
+      if (inString) {
+        if (stack.length === 1 && expect === 'colon' && key.length <= MAX_KEY_BYTES) key.push(c);
+        if (escape) escape = false;
+        else if (c === BACKSLASH) escape = true;
+        else if (c === QUOTE) {
+          inString = false;
+          if (stack.length === 1 && expect === 'colon') keyText = JSON.parse(Buffer.from([QUOTE, ...key]).toString('utf8')) as string;
+          else if (stack.length === 1 && valueStart >= 0) endValue(at + 1);
+        }
+        return;
+      }
+      if (isSpace(c)) {
+        if (stack.length === 1 && valueStart >= 0 && expect === 'value') endValue(at);
+        return;
+      }
+      if (done) fail(at, 'unexpected data after the JSON value');
+      if (stack.length === 0) {
+        if (c !== OPEN_OBJECT) fail(at, 'not a JSON object');
+        stack.push(c);
+        return;
+      }
+      if (stack.length === 1) {
+        // A scalar value ends at the first byte that cannot belong to it.
+        if (expect === 'value' && valueStart >= 0 && (c === COMMA || c === CLOSE_OBJECT)) endValue(at);
+        if (expect === 'key') {
+          if (c === QUOTE) {
+            inString = true;
+            key = [];
+            expect = 'colon';
+            return;
+          }
+          if (c === CLOSE_OBJECT && members.size === 0) {
+            stack.pop();
+            done = true;
+            return;
+          }
+          fail(at, 'expected a member name');
+        }
+        if (expect === 'colon') {
+          if (c !== COLON) fail(at, "expected ':'");
+          expect = 'value';
+          return;
+        }
+        if (expect === 'comma') {
+          if (c === COMMA) expect = 'key';
+          else if (c === CLOSE_OBJECT) {
+            stack.pop();
+            done = true;
+          } else fail(at, "expected ',' or '}'");
+          return;
+        }
+        // expect === 'value'
+        if (valueStart < 0) {
+          if (c === CLOSE_OBJECT || c === CLOSE_ARRAY || c === COMMA || c === COLON) fail(at, 'expected a value');
+          valueStart = at;
+          if (c === QUOTE) inString = true;
+          else if (c === OPEN_OBJECT || c === OPEN_ARRAY) stack.push(c);
+          return;
+        }
+        return; // inside a scalar
+      }
+      // Nested: strings and brackets only.
+      if (c === QUOTE) inString = true;
+      else if (c === OPEN_OBJECT || c === OPEN_ARRAY) stack.push(c);
+      else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
+        const open = stack.pop();
+        if ((open === OPEN_OBJECT) !== (c === CLOSE_OBJECT)) fail(at, 'mismatched bracket');
+        if (stack.length === 1) endValue(at + 1);
+      }
+    };
+    for await (const { buf, n, pos } of chunks(fh, { start: 0, end: size })) {
+      for (let i = 0; i < n; i++) step(buf[i], pos + i);
+    }
+    if (!done) fail(size, inString ? 'unterminated string' : 'unexpected end of data');
+    return members;
+  } finally {
+    await fh.close();
+  }
+}
+
+/** Output collected synchronously in a growing buffer, written to a file when asked. */
+export class OutputBuffer {
+  private buf = Buffer.allocUnsafe(CHUNK);
+  private used = 0;
+
+  constructor(private readonly fh: FileHandle) {}
+
+  private room(n: number): void {
+    if (this.used + n <= this.buf.length) return;
+    const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.used + n));
+    this.buf.copy(next, 0, 0, this.used);
+    this.buf = next;
+  }
+
+  byte(c: number): void {
+    if (this.used === this.buf.length) this.room(1);
+    this.buf[this.used++] = c;
+  }
+
+  bytes(b: Buffer, start: number, end: number): void {
+    this.room(end - start);
+    this.used += b.copy(this.buf, this.used, start, end);
+  }
+
+  text(s: string): void {
+    this.room(Buffer.byteLength(s));
+    this.used += this.buf.write(s, this.used);
+  }
+
+  /** Writes what was collected (call it often: memory holds everything until then). */
+  async drain(): Promise<void> {
+    await writeFully(this.fh, this.buf.subarray(0, this.used), null);
+    this.used = 0;
+  }
+}
+
+/**
+ * Copies the JSON value at `span` of `path` to `out`, laid out as `JSON.stringify(value, null, 2)`
+ * would lay it out when the value starts on a line indented `depth` levels (two spaces each):
+ * members and elements one per line, `": "` after names, `{}` and `[]` when empty.
+ */
+export async function copyJsonIndented(path: string, span: ByteSpan, depth: number, out: OutputBuffer): Promise<void> {
+  const fh = await open(path, 'r');
+  try {
+    let inString = false;
+    let escape = false;
+    let pendingOpen = 0;
+    const newline = (d: number): void => out.text('\n' + '  '.repeat(d));
+    for await (const { buf, n } of chunks(fh, span)) {
+      for (let i = 0; i < n; i++) {
+        const c = buf[i];
+        if (inString) {
+          // Copy the run of string bytes up to the next quote or backslash in one piece.
+          let j = i;
+          while (j < n) {
+            const d = buf[j];
+            if (escape) escape = false;
+            else if (d === BACKSLASH) escape = true;
+            else if (d === QUOTE) {
+              inString = false;
+              break;
+            }
+            j++;
+          }
+          out.bytes(buf, i, Math.min(j + 1, n));
+          i = j;
+          continue;
+        }
+        if (isSpace(c)) continue;
+        if (pendingOpen !== 0) {
+          const closes = (pendingOpen === OPEN_OBJECT && c === CLOSE_OBJECT) || (pendingOpen === OPEN_ARRAY && c === CLOSE_ARRAY);
+          pendingOpen = 0;
+          if (closes) {
+            out.byte(c);
+            continue;
+          }
+          depth++;
+          newline(depth);
+        }
+        if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
+          out.byte(c);
+          pendingOpen = c;
+        } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
+          depth--;
+          newline(depth);
+          out.byte(c);
+        } else if (c === COMMA) {
+          out.byte(c);
+          newline(depth);
+        } else if (c === COLON) {
+          out.text(': ');
+        } else {
+          if (c === QUOTE) inString = true;
+          out.byte(c);
+        }
+      }
+      await out.drain();
+    }
+  } finally {
+    await fh.close();
+  }
+}
