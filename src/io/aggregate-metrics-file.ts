@@ -8,10 +8,10 @@
  */
 import { readSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { RowKey } from '../contract/row-key.js';
 import type { AgentKeyMetrics } from '../contract/run-spec.js';
 import type { SortedGroup } from './aggregate-groups.js';
-import { join } from 'node:path';
 import { AGGREGATE_FIELDS, type AggregateReplyFile } from './aggregate-reply.js';
 import { publishFile } from './atomic-file.js';
 import { copyJsonIndented, OutputBuffer } from './json-file-members.js';

@@ -49,13 +49,6 @@ export async function* outputKeyIds(path: string, policy: TailPolicy): AsyncGene
   }
 }
 
-/** The keys present in a main output (spec §4.8 `successful_keys`, §4.6 present-set). */
-export async function readOutputKeys(path: string, policy: TailPolicy): Promise<Set<string>> {
-  const keys = new Set<string>();
-  for await (const id of outputKeyIds(path, policy)) keys.add(id);
-  return keys;
-}
-
 /** One failed attempt recorded in a sidecar: its key id, and whether it was terminal. */
 export interface SidecarAttempt {
   id: string;
@@ -72,45 +65,4 @@ export async function* sidecarAttemptLines(path: string, policy: TailPolicy): As
     const span = topLevelSpans(line.text).get(FAILURE_TERMINAL_KEY);
     yield { id, terminal: span !== undefined && rawTruthy(line.text.slice(span.start, span.end)) };
   }
-}
-
-/** Failed attempts per key and the keys with a terminal failure, from a sidecar (spec §4.8). */
-export interface SidecarAttempts {
-  attempts: Map<string, number>;
-  terminal: Set<string>;
-}
-
-export async function readSidecarAttempts(path: string, policy: TailPolicy): Promise<SidecarAttempts> {
-  const attempts = new Map<string, number>();
-  const terminal = new Set<string>();
-  for await (const a of sidecarAttemptLines(path, policy)) {
-    attempts.set(a.id, (attempts.get(a.id) ?? 0) + 1);
-    if (a.terminal) terminal.add(a.id);
-  }
-  return { attempts, terminal };
-}
-
-/** The resume cache of spec §4.8: what `--resume` skips. */
-export interface ResumeCache {
-  /** False when neither the output nor its sidecar exists ("Skipping resume_from_cache ..."). */
-  found: boolean;
-  successful: Set<string>;
-  terminal: Set<string>;
-  maxedOut: Set<string>;
-}
-
-export async function readResumeCache(output: string, sidecar: string, maxAttempts: number, policy: TailPolicy): Promise<ResumeCache> {
-  const found = existsSync(output) || existsSync(sidecar);
-  const successful = await readOutputKeys(output, policy);
-  const { attempts, terminal } = await readSidecarAttempts(sidecar, policy);
-  const maxedOut = new Set([...attempts].filter(([, n]) => n >= maxAttempts).map(([k]) => k));
-  return { found, successful, terminal, maxedOut };
-}
-
-/** Why `--resume` skips a key, or null if it must run (checked in this order). */
-export function resumeSkipReason(cache: ResumeCache, id: string): 'done' | 'terminal' | 'maxed' | null {
-  if (cache.successful.has(id)) return 'done';
-  if (cache.terminal.has(id)) return 'terminal';
-  if (cache.maxedOut.has(id)) return 'maxed';
-  return null;
 }

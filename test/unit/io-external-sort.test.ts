@@ -2,23 +2,13 @@ import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ExternalSorter, groupsOf } from '../../src/io/external-sort.js';
 import { compareKeyedRecords, keyedRecordCodec, type KeyedRecord } from '../../src/io/keyed-records.js';
+import { mulberry32 } from '../../src/reference-server/prng.js';
 import { useTempRoot } from '../helpers/temp-dirs.js';
 
 const tmp = useTempRoot('reverify-sort-');
 
-/** A deterministic pseudo-random sequence (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 function records(n: number, seed: number): KeyedRecord[] {
-  const r = rng(seed);
+  const r = mulberry32(seed);
   return Array.from({ length: n }, (_, i) => ({
     key: `["${Math.floor(r() * n / 3)}","é${Math.floor(r() * 4)}"]`,
     nums: [Math.floor(r() * 3), 2 ** 40 + i],

@@ -3,19 +3,10 @@ import { describe, expect, it } from 'vitest';
 import { writeMetricsFile } from '../../src/io/aggregate-metrics-file.js';
 import { AggregateReplyProblem, readAggregateReply } from '../../src/io/aggregate-reply.js';
 import { jsonFileMembers } from '../../src/io/json-file-members.js';
+import { mulberry32 } from '../../src/reference-server/prng.js';
 import { useTempRoot } from '../helpers/temp-dirs.js';
 
 const tmp = useTempRoot('reverify-json-members-');
-
-function rng(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** A random JSON value: nested objects and arrays (some empty), strings with quotes, escapes, brackets and non-ASCII. */
 function value(r: () => number, depth: number): unknown {
@@ -33,7 +24,7 @@ const spaced = (v: unknown, indent: number | string) => JSON.stringify(v, null, 
 
 describe('metrics file from replies on disk', () => {
   it.each([0, 1, 2, 3, 4, 5])('equals JSON.stringify(entries, null, 2), whatever the replies\' whitespace (seed %i)', async (seed) => {
-    const r = rng(seed);
+    const r = mulberry32(seed);
     const dir = tmp.freshDir();
     const entries: Array<{ agent: string; reply: Awaited<ReturnType<typeof readAggregateReply>> }> = [];
     const expected: unknown[] = [];

@@ -10,21 +10,12 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { describe, expect, it } from 'vitest';
 import { planRun, type PlanOutcome, type PlanRequest } from '../../activities/plan-run.js';
 import type { RoutingTable } from '../../src/config/routing.js';
+import { mulberry32 } from '../../src/reference-server/prng.js';
 import { failureLine, inputLine, successLine } from '../helpers/spec-fixtures.js';
 import { useTempRoot } from '../helpers/temp-dirs.js';
 
 const tmp = useTempRoot('reverify-plan-run-');
 const routing: RoutingTable = { agents: { agent_a: 'rs_a', agent_b: 'rs_b' }, catchAll: null, servers: { rs_a: 'http://a', rs_b: 'http://b' }, taskSources: [] };
-
-function rng(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * 400 tasks × 2 rollouts: duplicate inputs (the later, agent_b, wins); shuffled rollouts with
@@ -32,7 +23,7 @@ function rng(seed: number): () => number {
  * a partial output and an output sidecar (maxed out and terminal keys).
  */
 function scenario(dir: string, seed: number) {
-  const r = rng(seed);
+  const r = mulberry32(seed);
   const keys: Array<{ t: number; r: number }> = [];
   for (let t = 0; t < 400; t++) for (let k = 0; k < 2; k++) keys.push({ t, r: k });
   const inputs = keys.map((k) => inputLine(k));
