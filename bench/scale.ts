@@ -15,6 +15,7 @@
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { DEFAULT_BATCH_SIZE } from '../src/config/run-options.js';
 import { workflowBundlePath } from '../src/temporal/workflow-bundle.js';
 import { workflowIdForOutput } from '../src/temporal/workflow-id.js';
 import { CpuSampler } from './lib/cpu.js';
@@ -88,7 +89,7 @@ runBench(async () => {
   console.log(machineLine());
   console.log(
     `sizes ${sizes.map(sizeLabel).join(', ')}, response ~${responseBytes} B, concurrency ${concurrency}, ` +
-      `--batch-size ${batchSize ?? '200 (reverify default)'}, worker --max-activities ${maxActivities}, RSS sampled every ${intervalMs} ms`,
+      `--batch-size ${batchSize ?? `${DEFAULT_BATCH_SIZE} (reverify default)`}, worker --max-activities ${maxActivities}, RSS sampled every ${intervalMs} ms`,
   );
 
   // Workers start from a cached workflow bundle, as they do after a user's first run: build it once

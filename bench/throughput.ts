@@ -19,6 +19,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { DEFAULT_BATCH_SIZE } from '../src/config/run-options.js';
 import { driveCapacity, naiveLoop, prebuildPayloads } from './lib/clients.js';
 import { describeProfiles, monotonicUs } from './lib/cpuprofile.js';
 import { mib, parseCount, RESOURCES_SERVER, type RunFiles, writeRunFiles } from './lib/data.js';
@@ -27,8 +28,8 @@ import { benchEnv, freshStateDir, readDevServerRecord, ROOT, runBench, spawnCli,
 import { VerifyWindow, type WindowResult } from './lib/stats.js';
 import { fixed, machineLine, ratio, table } from './lib/table.js';
 
-/** reverify's own default (README: `--batch-size N`, default 200). */
-const REVERIFY_DEFAULT_BATCH_SIZE = 200;
+/** reverify's own default (README: `--batch-size N`). */
+const REVERIFY_DEFAULT_BATCH_SIZE = DEFAULT_BATCH_SIZE;
 /** Most distinct payloads (a) keeps in memory; it cycles through them beyond that. */
 const MAX_PREBUILT = 50_000;
 

@@ -37,7 +37,7 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 600_000;
 /** Default delay before the first re-judgment round: a minute (doubling per round). */
 export const DEFAULT_REJUDGE_DELAY_MS = 60_000;
 /** Default of `--batch-size`. */
-export const DEFAULT_BATCH_SIZE = 200;
+export const DEFAULT_BATCH_SIZE = 500;
 
 /** CLI parsers hand over strings: accept integer text (`"4"`, `" 4 "`) for count options. */
 function intFromText(v: unknown): unknown {
@@ -122,7 +122,7 @@ export const RunOptionsSchema = z
       'Timeout of one `/verify` request in ms (NeMo Gym has none). The 10-minute default fits LLM judges that queue, rate-limit or reason at length; a timed-out request is retried.',
     ),
     batchSize: count().default(DEFAULT_BATCH_SIZE).describe(
-      'Rows per `verifyBatch` activity: larger batches mean less workflow history, smaller ones less rework after a crash.',
+      'Rows per `verifyBatch` activity: larger batches mean fewer workflow tasks and less history (500 against 200: +30 % rows/s on a fast verifier, bench/throughput.ts), smaller ones commit to the output more often.',
     ),
   })
   .superRefine((o, ctx) => {

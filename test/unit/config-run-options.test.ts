@@ -94,7 +94,7 @@ describe('run options: defaults and other fields', () => {
       rejudge: true,
       rejudgeDelayMs: 60_000,
       requestTimeoutMs: 600_000,
-      batchSize: 200,
+      batchSize: 500,
     });
   });
 
