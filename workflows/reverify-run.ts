@@ -336,6 +336,9 @@ async function verifyRound(spec: RunSpec, st: RunState, inflight: Map<number, In
         {
           summary: `${st.round > 0 ? `re-judge round ${st.round + 1}: ` : ''}verify rows ${from}..${to - 1} (batch ${batch + 1}/${batches})`,
           heartbeatTimeout: spec.heartbeatTimeoutMs,
+          // Through the task queue, never eagerly to the worker running the workflow: batches
+          // spread over every `reverify worker` that polls the queue.
+          allowEagerDispatch: false,
         },
         [
           {
