@@ -103,7 +103,7 @@ export function planRun() {
 }
 
 /** Facts about keys, read before the source (errors in these files come first, in this order). */
-async function addKeyFacts(req: PlanRequest, sorter: ExternalSorter<KeyedRecord>, agents: Names, servers: Names): Promise<ResumeFound> {
+async function addKeyFacts(req: PlanRequest, sorter: ExternalSorter<KeyedRecord>, agents: Names, servers: Names): Promise<void> {
   for await (const line of jsonlLines(req.inputsPath)) {
     if (isBlank(line.text)) continue;
     const row = parseLine(req.inputsPath, line);
@@ -139,12 +139,6 @@ async function addKeyFacts(req: PlanRequest, sorter: ExternalSorter<KeyedRecord>
       await sorter.add({ key: a.id, nums: [Kind.Sidecar, a.terminal ? 1 : 0], text: null });
     }
   }
-  return { found: existsSync(req.outputs.output) || existsSync(req.outputs.sidecar) };
-}
-
-interface ResumeFound {
-  /** False when neither the output nor its sidecar exists ("Skipping resume_from_cache ..."). */
-  found: boolean;
 }
 
 /** The first row (in file order) that stops the run, of one kind. */
@@ -172,7 +166,7 @@ async function writePlan(req: PlanRequest): Promise<PlanOutcome> {
   const sorter = new ExternalSorter<KeyedRecord>({ dir: req.workDir, name: 'plan-keys', compare: compareKeyedRecords, codec: keyedRecordCodec, maxRecords: req.sortMaxRecords });
   const verdicts = new VerdictFile(join(req.workDir, 'plan.verdicts'));
   try {
-    const { found } = await addKeyFacts(req, sorter, agents, servers);
+    await addKeyFacts(req, sorter, agents, servers);
 
     // Source rows, in file order. Lines that stop the run whatever the keys say (unparseable lines;
     // outside recovery, every shape problem) are decided here; the rest go to the key join.
@@ -252,6 +246,8 @@ async function writePlan(req: PlanRequest): Promise<PlanOutcome> {
       );
     }
     // In recovery the output always exists when NeMo Gym reads the cache: seeding has created it.
+    // Neither the output nor its sidecar exists: "Skipping resume_from_cache ...".
+    const found = existsSync(req.outputs.output) || existsSync(req.outputs.sidecar);
     if (req.resume && !found && !req.judgeFailedOnly) messages.push(skippingResume());
     else if (req.resume) messages.push(resumeSummary({ total: yielded, ...skipped, remaining: writer.count }));
     const summary: PlanSummary = { planPath, sourcePath, rows: writer.count, agents: agents.list, servers: servers.list, rowsPerAgent };

@@ -8,6 +8,8 @@
  * Callers that need full validation of nested content parse the row with `JSON.parse` separately.
  */
 
+import { BACKSLASH, COLON, COMMA, isJsonWhitespace, LBRACE, LBRACKET, QUOTE, RBRACE, RBRACKET } from './json-chars.js';
+
 /** `[start, end)` offsets of a raw value inside the scanned text. */
 export interface Span {
   start: number;
@@ -31,24 +33,11 @@ export interface ObjectScan {
   members: Member[];
 }
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COMMA = 0x2c;
-const COLON = 0x3a;
-const LBRACE = 0x7b;
-const RBRACE = 0x7d;
-const LBRACKET = 0x5b;
-const RBRACKET = 0x5d;
-
 const SCALAR = /^(?:-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null)$/;
-
-function isWs(c: number): boolean {
-  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
-}
 
 function skipWs(text: string, i: number): number {
   const n = text.length;
-  while (i < n && isWs(text.charCodeAt(i))) i++;
+  while (i < n && isJsonWhitespace(text.charCodeAt(i))) i++;
   return i;
 }
 
@@ -105,7 +94,7 @@ function valueEnd(text: string, i: number): number {
   let j = i;
   while (j < n) {
     const d = text.charCodeAt(j);
-    if (d === COMMA || d === RBRACE || d === RBRACKET || isWs(d)) break;
+    if (d === COMMA || d === RBRACE || d === RBRACKET || isJsonWhitespace(d)) break;
     j++;
   }
   if (j === i || !SCALAR.test(text.slice(i, j))) fail('invalid value', text, i);

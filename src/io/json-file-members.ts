@@ -9,6 +9,7 @@
  * only whitespace between tokens changes.
  */
 import { open, type FileHandle } from 'node:fs/promises';
+import { BACKSLASH, COLON, COMMA, isJsonWhitespace, LBRACE, LBRACKET, QUOTE, RBRACE, RBRACKET } from '../contract/json-chars.js';
 import { writeFully } from './write-fully.js';
 
 /** Bytes `[start, end)` of a file. */
@@ -18,20 +19,9 @@ export interface ByteSpan {
 }
 
 const CHUNK = 1 << 20;
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_OBJECT = 0x7b;
-const CLOSE_OBJECT = 0x7d;
-const OPEN_ARRAY = 0x5b;
-const CLOSE_ARRAY = 0x5d;
-const COMMA = 0x2c;
-const COLON = 0x3a;
+const COLON_SPACE = Buffer.from(': ');
 /** Top-level keys longer than this are not kept (no reply we read has them). */
 const MAX_KEY_BYTES = 4096;
-
-function isSpace(c: number): boolean {
-  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
-}
 
 /** The bytes of `span` of a file, a chunk at a time (the buffer is reused: use it before the next). */
 async function* chunks(fh: FileHandle, span: ByteSpan): AsyncGenerator<{ buf: Buffer; n: number; pos: number }> {
@@ -85,19 +75,19 @@ export async function jsonFileMembers(path: string): Promise<Map<string, ByteSpa
         }
         return;
       }
-      if (isSpace(c)) {
+      if (isJsonWhitespace(c)) {
         if (stack.length === 1 && valueStart >= 0 && expect === 'value') endValue(at);
         return;
       }
       if (done) fail(at, 'unexpected data after the JSON value');
       if (stack.length === 0) {
-        if (c !== OPEN_OBJECT) fail(at, 'not a JSON object');
+        if (c !== LBRACE) fail(at, 'not a JSON object');
         stack.push(c);
         return;
       }
       if (stack.length === 1) {
         // A scalar value ends at the first byte that cannot belong to it.
-        if (expect === 'value' && valueStart >= 0 && (c === COMMA || c === CLOSE_OBJECT)) endValue(at);
+        if (expect === 'value' && valueStart >= 0 && (c === COMMA || c === RBRACE)) endValue(at);
         if (expect === 'key') {
           if (c === QUOTE) {
             inString = true;
@@ -105,7 +95,7 @@ export async function jsonFileMembers(path: string): Promise<Map<string, ByteSpa
             expect = 'colon';
             return;
           }
-          if (c === CLOSE_OBJECT && members.size === 0) {
+          if (c === RBRACE && members.size === 0) {
             stack.pop();
             done = true;
             return;
@@ -119,7 +109,7 @@ export async function jsonFileMembers(path: string): Promise<Map<string, ByteSpa
         }
         if (expect === 'comma') {
           if (c === COMMA) expect = 'key';
-          else if (c === CLOSE_OBJECT) {
+          else if (c === RBRACE) {
             stack.pop();
             done = true;
           } else fail(at, "expected ',' or '}'");
@@ -127,25 +117,35 @@ export async function jsonFileMembers(path: string): Promise<Map<string, ByteSpa
         }
         // expect === 'value'
         if (valueStart < 0) {
-          if (c === CLOSE_OBJECT || c === CLOSE_ARRAY || c === COMMA || c === COLON) fail(at, 'expected a value');
+          if (c === RBRACE || c === RBRACKET || c === COMMA || c === COLON) fail(at, 'expected a value');
           valueStart = at;
           if (c === QUOTE) inString = true;
-          else if (c === OPEN_OBJECT || c === OPEN_ARRAY) stack.push(c);
+          else if (c === LBRACE || c === LBRACKET) stack.push(c);
           return;
         }
         return; // inside a scalar
       }
       // Nested: strings and brackets only.
       if (c === QUOTE) inString = true;
-      else if (c === OPEN_OBJECT || c === OPEN_ARRAY) stack.push(c);
-      else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
+      else if (c === LBRACE || c === LBRACKET) stack.push(c);
+      else if (c === RBRACE || c === RBRACKET) {
         const open = stack.pop();
-        if ((open === OPEN_OBJECT) !== (c === CLOSE_OBJECT)) fail(at, 'mismatched bracket');
+        if ((open === LBRACE) !== (c === RBRACE)) fail(at, 'mismatched bracket');
         if (stack.length === 1) endValue(at + 1);
       }
     };
     for await (const { buf, n, pos } of chunks(fh, { start: 0, end: size })) {
-      for (let i = 0; i < n; i++) step(buf[i], pos + i);
+      for (let i = 0; i < n; i++) {
+        if (inString && stack.length > 1) {
+          // Inside a nested string (most of the bytes) only its end matters: no call per byte.
+          const c = buf[i];
+          if (escape) escape = false;
+          else if (c === BACKSLASH) escape = true;
+          else if (c === QUOTE) inString = false;
+          continue;
+        }
+        step(buf[i], pos + i);
+      }
     }
     if (!done) fail(size, inString ? 'unterminated string' : 'unexpected end of data');
     return members;
@@ -201,7 +201,12 @@ export async function copyJsonIndented(path: string, span: ByteSpan, depth: numb
     let inString = false;
     let escape = false;
     let pendingOpen = 0;
-    const newline = (d: number): void => out.text('\n' + '  '.repeat(d));
+    // A line break and the indentation of depth d, encoded once per depth (one per `,` otherwise).
+    const breaks: Buffer[] = [];
+    const newline = (d: number): void => {
+      const b = (breaks[d] ??= Buffer.from('\n' + '  '.repeat(d)));
+      out.bytes(b, 0, b.length);
+    };
     for await (const { buf, n } of chunks(fh, span)) {
       for (let i = 0; i < n; i++) {
         const c = buf[i];
@@ -222,9 +227,9 @@ export async function copyJsonIndented(path: string, span: ByteSpan, depth: numb
           i = j;
           continue;
         }
-        if (isSpace(c)) continue;
+        if (isJsonWhitespace(c)) continue;
         if (pendingOpen !== 0) {
-          const closes = (pendingOpen === OPEN_OBJECT && c === CLOSE_OBJECT) || (pendingOpen === OPEN_ARRAY && c === CLOSE_ARRAY);
+          const closes = (pendingOpen === LBRACE && c === RBRACE) || (pendingOpen === LBRACKET && c === RBRACKET);
           pendingOpen = 0;
           if (closes) {
             out.byte(c);
@@ -233,10 +238,10 @@ export async function copyJsonIndented(path: string, span: ByteSpan, depth: numb
           depth++;
           newline(depth);
         }
-        if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
+        if (c === LBRACE || c === LBRACKET) {
           out.byte(c);
           pendingOpen = c;
-        } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
+        } else if (c === RBRACE || c === RBRACKET) {
           depth--;
           newline(depth);
           out.byte(c);
@@ -244,7 +249,7 @@ export async function copyJsonIndented(path: string, span: ByteSpan, depth: numb
           out.byte(c);
           newline(depth);
         } else if (c === COLON) {
-          out.text(': ');
+          out.bytes(COLON_SPACE, 0, 2);
         } else {
           if (c === QUOTE) inString = true;
           out.byte(c);
