@@ -70,7 +70,8 @@ describe('adaptive concurrency and operator control', () => {
   });
 
   it('`reverify control` pauses, resumes and re-caps a live run from another process', async () => {
-    const rs = await startReferenceServer({ port: 0, latencyMs: 20, seed: 1 });
+    // 400 rows at 8 in flight and 40 ms take 2 s unpaused: the pause below lands well before the end.
+    const rs = await startReferenceServer({ port: 0, latencyMs: 40, seed: 1 });
     try {
       const dir = tempDir();
       const d = await sampleRun(dir, rs.port, { tasks: 100, repeats: 4 });

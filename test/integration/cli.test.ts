@@ -4,18 +4,26 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startReferenceServer, type ReferenceServer } from '../../src/reference-server/server.js';
 import { keysOf, readRows, sampleRun } from '../helpers/run-fixtures.js';
+import { reward, startScriptedServer } from '../helpers/scripted-server.js';
 import { tempDir, useSharedTemporal } from '../helpers/temporal-env.js';
 import { reverifyBin } from '../helpers/worker-process.js';
 
 const temporal = useSharedTemporal('cli');
 
-/** Runs the real `reverify` command; resolves with its exit code and output. */
-function cli(args: string[], env: Record<string, string> = temporal.env): Promise<{ code: number; stdout: string; stderr: string }> {
+/** Runs the real `reverify` command; resolves with its exit code and output (`onStdout` sees the output as it grows). */
+function cli(
+  args: string[],
+  env: Record<string, string> = temporal.env,
+  onStdout: (soFar: string) => void = () => undefined,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [reverifyBin, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
+    child.stdout.on('data', (d) => {
+      stdout += d;
+      onStdout(stdout);
+    });
     child.stderr.on('data', (d) => (stderr += d));
     child.on('exit', (code) => resolve({ code: code ?? -1, stdout, stderr }));
   });
@@ -69,23 +77,38 @@ describe('the reverify command', () => {
   });
 
   it('two commands on the same output at once make one run with one writer; the second attaches', async () => {
-    const slow = await startReferenceServer({ port: 0, latencyMs: 40, seed: 8 });
+    // The verifier holds every row after the 8th until the second command has attached, so the
+    // first run cannot finish before the second command starts, however slowly it starts.
+    let attach!: () => void;
+    const attached = new Promise<void>((resolve) => (attach = resolve));
+    let seen = 0;
+    const gated = await startScriptedServer({
+      verify: async () => {
+        if (++seen > 8) await attached;
+        return reward(1.0);
+      },
+    });
     try {
       const dir = tempDir();
-      const d = await sampleRun(dir, slow.port, { tasks: 40, repeats: 4 });
+      const d = await sampleRun(dir, gated.port, { tasks: 40, repeats: 4 });
       const args = ['run', '--inputs', d.inputsPath, '--rollouts', d.rolloutsPath, '-o', d.output, '--config', d.config, '--concurrency', '4'];
       const first = cli(args);
-      while (slow.stats().requests.verify < 8) await new Promise((r) => setTimeout(r, 50));
-      const second = cli(args);
+      while (seen < 8) await new Promise((r) => setTimeout(r, 50));
+      const second = cli(args, temporal.env, (stdout) => {
+        if (stdout.includes('Attached to the live run')) attach();
+      }).finally(attach); // a second command that fails must not leave the first one held
+
       const [a, b] = await Promise.all([first, second]);
+      attach();
       expect([a.code, b.code, b.stderr]).toEqual([0, 0, '']);
       expect(b.stdout).toContain('Attached to the live run');
       const keys = keysOf(readRows(d.output)).concat(keysOf(readRows(join(dir, 'out_failures.jsonl'))));
       expect(keys).toHaveLength(160);
       expect(new Set(keys).size).toBe(160);
-      expect(slow.stats().requests.verify).toBe(160);
+      expect(gated.verifyBodies).toHaveLength(160);
     } finally {
-      await slow.close();
+      attach();
+      await gated.close();
     }
   });
 });
