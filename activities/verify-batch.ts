@@ -4,7 +4,7 @@ import { open, readFile, stat, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { Context } from '@temporalio/activity';
-import { classifyResult, stampResult, stampsFromPayload, verifyRejectedRow } from '../src/contract/outcome.js';
+import { classifyResult, stampResult, stampsFromPayload, verifyFailedRow, verifyRejectedRow } from '../src/contract/outcome.js';
 import { JUDGE_FAILED_CLASS } from '../src/contract/keys.js';
 import { buildPayload, readRolloutResponse } from '../src/contract/payload.js';
 import type { AgentCounts, BatchResult, PlanSummary } from '../src/contract/run-spec.js';
@@ -12,6 +12,7 @@ import { publishFile, writeFileAtomic } from '../src/io/atomic-file.js';
 import { readPlanRange } from '../src/io/plan-file.js';
 import { readRanges } from '../src/io/read-ranges.js';
 import { writeFully } from '../src/io/write-fully.js';
+import { VerifierUnavailableError } from '../src/verifier/errors.js';
 import { DEFAULT_VERIFY_RETRY } from '../src/verifier/retry-policy.js';
 import { verifyWithRetries } from '../src/verifier/verify-with-retries.js';
 import type { ActivityDeps } from './deps.js';
@@ -19,6 +20,13 @@ import { rejudgeListPath } from './plan-round.js';
 
 /** Failure type that stops the run: the first replies of /verify were all 4xx rejections. */
 export const VERIFY_REJECTED_TYPE = 'VerifyRejected';
+/** Failure type (retried) of a batch attempt that left rows the server fails on while it answers others. */
+export const ROWS_FAILING_TYPE = 'VerifyRowsFailing';
+/**
+ * Activity attempts in which a row's `/verify` must exhaust its retries with a 5xx while the same
+ * server answers another row of the batch, before the row is written to the sidecar as `transient`.
+ */
+export const ROW_FAILURE_STRIKES = 3;
 
 export interface VerifyBatchRequest {
   inputsPath: string;
@@ -47,6 +55,8 @@ interface Checkpoint {
   mainBytes: number;
   sidecarBytes: number;
   counts: Omit<BatchResult, 'batch' | 'mainPart' | 'sidecarPart'>;
+  /** Row index -> attempts in which the row failed with 5xx while the server answered another row. */
+  strikes: Record<number, number>;
 }
 
 function emptyCounts(): Checkpoint['counts'] {
@@ -130,7 +140,7 @@ class BatchRecorder {
   /** A copy of the checkpoint, consistent at this instant. */
   snapshot(): Checkpoint {
     const cp = this.checkpoint;
-    return { ...cp, done: [...cp.done], judgeFailedRows: [...cp.judgeFailedRows], counts: structuredClone(cp.counts) };
+    return { ...cp, done: [...cp.done], judgeFailedRows: [...cp.judgeFailedRows], counts: structuredClone(cp.counts), strikes: { ...cp.strikes } };
   }
 
   async close(): Promise<void> {
@@ -161,7 +171,8 @@ export function verifyBatch(deps: ActivityDeps) {
     const sidecarPartial = `${sidecarPart}.partial`;
     let cp = ctx.info.heartbeatDetails as Checkpoint | undefined;
     if (cp && !(await partialsCover(mainPartial, sidecarPartial, cp))) cp = undefined;
-    const checkpoint: Checkpoint = cp ?? { done: [], judgeFailedRows: [], mainBytes: 0, sidecarBytes: 0, counts: emptyCounts() };
+    const checkpoint: Checkpoint = cp ?? { done: [], judgeFailedRows: [], mainBytes: 0, sidecarBytes: 0, counts: emptyCounts(), strikes: {} };
+    checkpoint.strikes ??= {}; // checkpoints of earlier versions
     const recorder = await BatchRecorder.open(mainPartial, sidecarPartial, checkpoint);
 
     const records = await readPlanRange(req.plan.planPath, req.from, req.to);
@@ -179,6 +190,24 @@ export function verifyBatch(deps: ActivityDeps) {
     const stop = new AbortController();
     const signal = AbortSignal.any([ctx.cancellationSignal, stop.signal]);
     setMaxListeners(0, signal); // every request in flight listens to it
+    // Rows of this attempt the server answered 2xx (known-good probes), and rows struck this attempt.
+    const answered: number[] = [];
+    const struck: Array<{ row: number; error: VerifierUnavailableError }> = [];
+    /** True if the server answers another row of the batch now: row `i`'s 5xx is its own, not an outage. */
+    const answersOthers = async (i: number, url: string): Promise<boolean> => {
+      // The row answered last, then the rows after `i` (the batch's done rows included): three at most.
+      const after = records.map((_, n) => (i + 1 + n) % records.length);
+      const candidates = [...new Set([...answered.slice(-1), ...after])].filter((j) => j !== i && records[j].server === records[i].server);
+      for (const j of candidates.slice(0, 3)) {
+        const [source, input] = await Promise.all([
+          readRanges(req.plan.sourcePath, [{ offset: records[j].sourceOffset, length: records[j].sourceLength }]),
+          readRanges(req.inputsPath, [{ offset: records[j].inputOffset, length: records[j].inputLength }]),
+        ]);
+        const probe = await client.verifyOnce(url, buildPayload(input[0], readRolloutResponse(source[0])!), signal);
+        if (probe.kind === 'ok') return true;
+      }
+      return false;
+    };
     try {
       let next = 0;
       const lane = async () => {
@@ -195,13 +224,33 @@ export function verifyBatch(deps: ActivityDeps) {
           const stamps = stampsFromPayload(inputRaw);
           const started = performance.now();
           let throttled = 0;
-          const reply = await verifyWithRetries(client, req.serverUrls[server], payload, {
-            ...DEFAULT_VERIFY_RETRY,
-            signal,
-            onRetry: (r) => {
-              if (r.status === 429 || r.status === 503) throttled++;
-            },
-          });
+          let reply;
+          try {
+            reply = await verifyWithRetries(client, req.serverUrls[server], payload, {
+              ...DEFAULT_VERIFY_RETRY,
+              signal,
+              onRetry: (r) => {
+                if (r.status === 429 || r.status === 503) throttled++;
+              },
+            });
+          } catch (err) {
+            // An outage (no answer, 429/503, or every row failing) fails the attempt: Temporal retries it.
+            const status = err instanceof VerifierUnavailableError ? err.lastStatus : undefined;
+            if (status === undefined || status < 500 || status === 503 || !(await answersOthers(i, req.serverUrls[server]))) throw err;
+            const error = err as VerifierUnavailableError;
+            const strikes = (checkpoint.strikes[i] = (checkpoint.strikes[i] ?? 0) + 1);
+            if (strikes < ROW_FAILURE_STRIKES) {
+              struck.push({ row: i, error });
+              continue;
+            }
+            ctx.log.warn(`row ${req.from + i}: /verify answered HTTP ${status} in ${strikes} attempts while the server answered other rows; written to the sidecar as transient`);
+            await recorder.record(i, 'sidecar', verifyFailedRow(stamps, status, error.lastExcerpt ?? ''), (c) => {
+              c.failed++;
+              agentCounts(c, agent).failed++;
+            });
+            continue;
+          }
+          if (reply.kind === 'ok') answered.push(i);
           const latency = performance.now() - started;
           const signals = (c: Checkpoint['counts']) => {
             c.throttled += throttled;
@@ -268,6 +317,15 @@ export function verifyBatch(deps: ActivityDeps) {
       );
       await Promise.all(lanes);
       if (firstError) throw firstError;
+      if (struck.length > 0) {
+        beat(); // the strikes must reach the next attempt
+        const { row, error } = struck[0];
+        throw ApplicationFailure.retryable(
+          `${struck.length} row(s) of the batch failed while the server answered other rows; retried later, written to the sidecar ` +
+            `as transient after ${ROW_FAILURE_STRIKES} attempts (row ${req.from + row}, attempt ${checkpoint.strikes[row]}: ${error.message})`,
+          ROWS_FAILING_TYPE,
+        );
+      }
     } finally {
       clearInterval(beatTimer);
       await recorder.close();

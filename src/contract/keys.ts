@@ -43,6 +43,11 @@ export const TASK_SOURCE_KEY = 'task_source';
  * (NeMo Gym aborts the whole run instead, spec §8.1).
  */
 export const VERIFY_REJECTED_CLASS = 'verify_rejected';
+/**
+ * NeMo Gym's class for a verify-side 5xx/connection/timeout failure (spec §1.5, not terminal). We
+ * write it for a row whose `/verify` kept answering 5xx while the server answered other rows.
+ */
+export const TRANSIENT_CLASS = 'transient';
 /** Collection-side trajectory evidence (dropped by `gym eval aggregate`, kept by reverify). */
 export const TRAJECTORY_KEY = 'ng_trajectory';
 /** Collection-side model-call capture (dropped by `gym eval aggregate`, kept by reverify). */

@@ -13,6 +13,7 @@ import {
   SKILLS_REF_KEY,
   TASK_INDEX_KEY,
   TASK_SOURCE_KEY,
+  TRANSIENT_CLASS,
   VERIFY_REJECTED_CLASS,
 } from './keys.js';
 import { pyTruthy, rawTruthy } from './python-truthiness.js';
@@ -124,11 +125,24 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
  * surrogate pair); lone surrogates become U+FFFD so Python readers accept the line.
  */
 export function verifyRejectedRow(stamps: Stamps, status: number, bodyExcerpt: string): string {
+  return verifyErrorRow(`"${FAILURE_CLASS_KEY}":"${VERIFY_REJECTED_CLASS}","${FAILURE_TERMINAL_KEY}":true`, stamps, status, bodyExcerpt);
+}
+
+/**
+ * Ours: the sidecar row for a row whose `/verify` kept answering 5xx while the same server answered
+ * other rows (a request the server cannot handle, not an outage):
+ * `{"reward":0.0,"_ng_failure_class":"transient","verify_status":<status>,"verify_error":"<excerpt>",
+ * <stamps>}`. `transient` is NeMo Gym's class for verify-side 5xx failures; not terminal, so it
+ * counts as one attempt and `--resume` tries the row again (up to `--max-attempts`).
+ */
+export function verifyFailedRow(stamps: Stamps, status: number, bodyExcerpt: string): string {
+  return verifyErrorRow(`"${FAILURE_CLASS_KEY}":"${TRANSIENT_CLASS}"`, stamps, status, bodyExcerpt);
+}
+
+function verifyErrorRow(failureFields: string, stamps: Stamps, status: number, bodyExcerpt: string): string {
   // 2*N+2 code units always hold more than N code points, so the cut below decides the length.
   const chars = Array.from(bodyExcerpt.slice(0, 2 * VERIFY_ERROR_MAX_CHARS + 2).replace(LONE_SURROGATE, '\uFFFD'));
   const excerpt = chars.length > VERIFY_ERROR_MAX_CHARS ? chars.slice(0, VERIFY_ERROR_MAX_CHARS).join('') : chars.join('');
-  const head =
-    `{"reward":0.0,"${FAILURE_CLASS_KEY}":"${VERIFY_REJECTED_CLASS}","${FAILURE_TERMINAL_KEY}":true,` +
-    `"verify_status":${Math.trunc(status)},"verify_error":${JSON.stringify(excerpt)}`;
+  const head = `{"reward":0.0,${failureFields},"verify_status":${Math.trunc(status)},"verify_error":${JSON.stringify(excerpt)}`;
   return head + stampFields(stamps).map(([k, v]) => `,${JSON.stringify(k)}:${v}`).join('') + '}';
 }

@@ -25,7 +25,7 @@ import { DeadlineExceeded, Deadlines, formatMs } from './deadlines.js';
 export type VerifyReply =
   | { kind: 'ok'; status: number; body: string; /** `body` parsed (a JSON object), so callers need not parse it again. */ result: Record<string, unknown> }
   | { kind: 'rejected'; status: number; excerpt: string }
-  | { kind: 'retryable'; reason: string; status?: number; retryAfterMs?: number };
+  | { kind: 'retryable'; reason: string; status?: number; /** The body's excerpt when the server answered. */ excerpt?: string; retryAfterMs?: number };
 
 export type ReverifyMode = 'stateless' | 'unsupported' | 'unknown';
 
@@ -281,7 +281,8 @@ export function classifyVerifyReply(
     };
   }
   if (status === 408 || status === 429 || status >= 500) {
-    const reply: VerifyReply = { kind: 'retryable', reason: `HTTP ${status}: ${bodyExcerpt(text)}`, status };
+    const excerpt = bodyExcerpt(text);
+    const reply: VerifyReply = { kind: 'retryable', reason: `HTTP ${status}: ${excerpt}`, status, excerpt };
     const retryAfterMs = parseRetryAfterMs(retryAfter);
     if (retryAfterMs !== undefined) reply.retryAfterMs = retryAfterMs;
     return reply;

@@ -10,6 +10,8 @@ export class VerifierUnavailableError extends Error {
   readonly tries: number;
   readonly lastReason: string;
   readonly lastStatus: number | undefined;
+  /** The last reply's body excerpt, when the server answered. */
+  readonly lastExcerpt: string | undefined;
 
   constructor(args: {
     serverUrl: string;
@@ -17,6 +19,7 @@ export class VerifierUnavailableError extends Error {
     tries: number;
     lastReason: string;
     lastStatus?: number;
+    lastExcerpt?: string;
   }) {
     const who =
       args.serverName !== undefined
@@ -28,6 +31,7 @@ export class VerifierUnavailableError extends Error {
     this.tries = args.tries;
     this.lastReason = args.lastReason;
     this.lastStatus = args.lastStatus;
+    this.lastExcerpt = args.lastExcerpt;
   }
 }
 

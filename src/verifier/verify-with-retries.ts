@@ -77,6 +77,7 @@ export async function verifyWithRetries(
     tries: maxTries,
     lastReason: last?.reason ?? 'unknown',
     ...(last?.status !== undefined ? { lastStatus: last.status } : {}),
+    ...(last?.excerpt !== undefined ? { lastExcerpt: last.excerpt } : {}),
   });
 }
 

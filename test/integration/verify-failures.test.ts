@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { startReferenceServer } from '../../src/reference-server/server.js';
 import { closedAfterEach } from '../helpers/hooks.js';
 import { keysOf, readRows, runInProcess as run, sampleRun } from '../helpers/run-fixtures.js';
-import { emptyMetrics, startScriptedServer } from '../helpers/scripted-server.js';
+import { emptyMetrics, keyText, reward, startScriptedServer } from '../helpers/scripted-server.js';
 import { tempDir, useSharedTemporal } from '../helpers/temporal-env.js';
 
 useSharedTemporal('verify-failures');
@@ -97,5 +97,51 @@ describe('/verify failure policy', () => {
     } finally {
       await second.close();
     }
+  });
+  it('a row the server keeps answering 500 while it answers the others goes to the sidecar as transient after 3 attempts; --resume tries it again', async () => {
+    let healed = false;
+    const s = await server({
+      aggregate: emptyMetrics,
+      verify: (row) => (keyText(row) === '7:1' && !healed ? { status: 500, raw: '"ValueError: cannot grade this response"' } : reward(1.0)),
+    });
+    const dir = tempDir();
+    const d = await sampleRun(dir, s.port, { tasks: 20, repeats: 2 });
+    const args = { inputs: d.inputsPath, rollouts: d.rolloutsPath, output: d.output, configs: [d.config], batchSize: 8, rejudge: false };
+    const first = await run(args);
+    expect(first.error).toBeNull();
+    const side = readRows(join(dir, 'out_failures.jsonl'));
+    expect(side).toHaveLength(1);
+    expect(side[0]).toMatchObject({ _ng_task_index: 7, _ng_rollout_index: 1, reward: 0, _ng_failure_class: 'transient', verify_status: 500 });
+    expect(side[0]).not.toHaveProperty('_ng_failure_terminal');
+    expect(side[0].verify_error).toContain('cannot grade this response');
+    expect(keysOf(readRows(d.output))).toHaveLength(39);
+    expect(first.result!.failed).toBe(1);
+    // 6 tries in each of 3 activity attempts; the other rows once each (plus the probes, which are rows already answered).
+    expect(s.verifyBodies.filter((r) => keyText(r) === '7:1')).toHaveLength(18);
+    healed = true;
+    const resumed = await run({ ...args, resume: true });
+    expect(resumed.error).toBeNull();
+    expect(resumed.result!.done).toBe(1);
+    expect(new Set(keysOf(readRows(d.output)))).toEqual(new Set(keysOf(readRows(d.inputsPath))));
+  });
+
+  it('when every row answers 500 (the judge behind the server is down), no row is given up: the run waits and completes when it heals', async () => {
+    let healAt = Infinity;
+    const s = await server({
+      aggregate: emptyMetrics,
+      verify: () => {
+        if (healAt === Infinity) healAt = Date.now() + 8000;
+        return Date.now() < healAt ? { status: 500, raw: '"JudgeUnavailable: upstream 502"' } : reward(1.0);
+      },
+    });
+    const dir = tempDir();
+    const d = await sampleRun(dir, s.port, { tasks: 20, repeats: 2 });
+    const { error } = await run({ inputs: d.inputsPath, rollouts: d.rolloutsPath, output: d.output, configs: [d.config], batchSize: 8, concurrency: 8 });
+    expect(error).toBeNull();
+    expect(readRows(join(dir, 'out_failures.jsonl'))).toHaveLength(0);
+    const keys = keysOf(readRows(d.output));
+    expect(keys).toHaveLength(40);
+    expect(new Set(keys).size).toBe(40);
+    expect(s.verifyBodies.length).toBeGreaterThan(40);
   });
 });

@@ -5,6 +5,7 @@ import {
   isJudgeFailure,
   stampResult,
   stampsFromPayload,
+  verifyFailedRow,
   verifyRejectedRow,
   type Outcome,
 } from '../../src/contract/outcome.js';
@@ -105,6 +106,16 @@ describe('stamps', () => {
     const body = '{"reward":1.0,"response":{"created_at":12345678901234567890}}';
     const out = stampResult(body, stampsFromPayload(payload));
     expect(out.startsWith('{"reward":1.0,"response":{"created_at":12345678901234567890},')).toBe(true);
+  });
+});
+
+describe('verifyFailedRow', () => {
+  it('writes the sidecar row for a row the server keeps failing on: transient, not terminal, reward 0.0', () => {
+    const stamps = { task: '3', rollout: '1', agentRef: '{"name":"a"}' };
+    expect(verifyFailedRow(stamps, 500, '"ValueError: x"')).toBe(
+      '{"reward":0.0,"_ng_failure_class":"transient","verify_status":500,"verify_error":"\\"ValueError: x\\"","_ng_task_index":3,"_ng_rollout_index":1,"agent_ref":{"name":"a"}}',
+    );
+    expect(classifyResult(JSON.parse(verifyFailedRow(stamps, 502, 'y')))).toBe('failure');
   });
 });
 
