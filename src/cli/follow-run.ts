@@ -2,6 +2,10 @@ import type { WorkflowHandle } from '@temporalio/client';
 import type { RunResult } from '../contract/run-spec.js';
 import { progressLine, RateMeter, rowsFinished } from './progress-view.js';
 import { queryProgress } from './query-progress.js';
+import { pendingActivities, RetryNotices } from './retry-notices.js';
+
+/** How often the run's retried activities are looked at (a `describe` call). */
+const RETRY_CHECK_MS = 2000;
 
 export interface FollowOptions {
   /** Print a progress bar (TTY) instead of periodic plain lines. */
@@ -14,8 +18,9 @@ export interface FollowOptions {
 }
 
 /**
- * Follows a run until it ends: prints the workflow's messages as they appear and its progress,
- * then returns the result (or throws the run's failure).
+ * Follows a run until it ends: prints the workflow's messages as they appear, its progress, and
+ * why activities are being retried (a verifier outage), then returns the result (or throws the
+ * run's failure).
  */
 export async function followRun(handle: WorkflowHandle, opts: FollowOptions): Promise<RunResult> {
   let printed = 0;
@@ -25,6 +30,15 @@ export async function followRun(handle: WorkflowHandle, opts: FollowOptions): Pr
   const printMessages = (messages: string[]) => {
     if (messages.length > printed && opts.tty) opts.bar('\r\x1b[K');
     for (; printed < messages.length; printed++) opts.out(messages[printed]);
+  };
+  const notices = new RetryNotices();
+  let lastRetryCheck = Date.now();
+  const printRetries = async (now: number) => {
+    if (now - lastRetryCheck < RETRY_CHECK_MS) return;
+    lastRetryCheck = now;
+    const lines = notices.take(await pendingActivities(handle), now);
+    if (lines.length > 0 && opts.tty) opts.bar('\r\x1b[K');
+    lines.forEach((line) => opts.out(line));
   };
   const poll = async () => {
     while (!stop) {
@@ -41,6 +55,7 @@ export async function followRun(handle: WorkflowHandle, opts: FollowOptions): Pr
           }
         }
       }
+      await printRetries(Date.now());
       // No answer: no worker has the run yet, or the run just closed. Ask again shortly.
       await new Promise((r) => setTimeout(r, 500));
     }

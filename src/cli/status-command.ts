@@ -4,6 +4,7 @@ import { connectClient, resolveTemporal, runUiUrl } from '../temporal/connection
 import { workflowIdForOutput } from '../temporal/workflow-id.js';
 import { progressLine } from './progress-view.js';
 import { queryProgress } from './query-progress.js';
+import { RetryNotices } from './retry-notices.js';
 
 /** `reverify status --output <out.jsonl>`: the state of the run writing that output. */
 export async function statusCommand(output: string, out: (line: string) => void): Promise<void> {
@@ -23,6 +24,8 @@ export async function statusCommand(output: string, out: (line: string) => void)
       out(progressLine(p, 0));
       for (const [agent, c] of Object.entries(p.perAgent)) out(`  ${agent}: ${c.done} ok, ${c.failed} failed, ${c.dropped} not persisted`);
     }
+    // Why activities are being retried (a verifier outage), each distinct failure once.
+    new RetryNotices().take(desc.raw.pendingActivities ?? [], Date.now()).forEach((line) => out(line));
   } finally {
     await close();
   }

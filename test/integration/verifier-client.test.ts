@@ -161,9 +161,9 @@ describe('VerifierClient.verifyOnce', () => {
     });
     const client = newClient();
     const r408 = await client.verifyOnce(srv.url, REQUEST);
-    expect(r408).toEqual({ kind: 'retryable', status: 408, reason: 'HTTP 408: timeout' });
+    expect(r408).toEqual({ kind: 'retryable', status: 408, reason: 'HTTP 408: timeout', excerpt: 'timeout' });
     const r429 = await client.verifyOnce(srv.url, REQUEST);
-    expect(r429).toEqual({ kind: 'retryable', status: 429, reason: 'HTTP 429: slow down', retryAfterMs: 7000 });
+    expect(r429).toEqual({ kind: 'retryable', status: 429, reason: 'HTTP 429: slow down', excerpt: 'slow down', retryAfterMs: 7000 });
     const r503 = await client.verifyOnce(srv.url, REQUEST);
     expect(r503.kind).toBe('retryable');
     if (r503.kind === 'retryable') {
@@ -173,6 +173,7 @@ describe('VerifierClient.verifyOnce', () => {
     const r500 = await client.verifyOnce(srv.url, REQUEST);
     expect(r500).toMatchObject({ kind: 'retryable', status: 500 });
     if (r500.kind === 'retryable') expect(r500.reason).toContain('calling an inner server: boom');
+    if (r500.kind === 'retryable') expect(r500.excerpt).toContain('calling an inner server: boom');
   });
 
   it('connection refused is retryable and names the error', async () => {
@@ -327,11 +328,12 @@ describe('verifyWithRetries', () => {
     expect(retries.map((i) => i.attempt)).toEqual([1, 2, 3]);
   });
 
-  it('a persistent 503 ends in VerifierUnavailableError carrying the last status', async () => {
+  it('a persistent 503 ends in VerifierUnavailableError carrying the last status and body excerpt', async () => {
     const srv = await startServer((_req, res) => json(res, 503, '"overloaded"'));
     const err = await verifyWithRetries(newClient(), srv.url, REQUEST, { ...fast, maxTries: 3 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(VerifierUnavailableError);
     expect((err as VerifierUnavailableError).lastStatus).toBe(503);
+    expect((err as VerifierUnavailableError).lastExcerpt).toBe('overloaded');
     expect(srv.requests()).toBe(3);
   });
 

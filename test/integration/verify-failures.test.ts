@@ -130,14 +130,16 @@ describe('/verify failure policy', () => {
     const s = await server({
       aggregate: emptyMetrics,
       verify: () => {
-        if (healAt === Infinity) healAt = Date.now() + 8000;
+        if (healAt === Infinity) healAt = Date.now() + 12_000; // longer than one attempt (6 tries, ≤ 7.75 s) plus the retry delay
         return Date.now() < healAt ? { status: 500, raw: '"JudgeUnavailable: upstream 502"' } : reward(1.0);
       },
     });
     const dir = tempDir();
     const d = await sampleRun(dir, s.port, { tasks: 20, repeats: 2 });
-    const { error } = await run({ inputs: d.inputsPath, rollouts: d.rolloutsPath, output: d.output, configs: [d.config], batchSize: 8, concurrency: 8 });
+    const { error, lines } = await run({ inputs: d.inputsPath, rollouts: d.rolloutsPath, output: d.output, configs: [d.config], batchSize: 8, concurrency: 8 });
     expect(error).toBeNull();
+    // The user is told why the run waits.
+    expect(lines).toContainEqual(expect.stringMatching(/^Waiting: verifyBatch attempt 1 failed, Temporal retries it: .* is unavailable: .*JudgeUnavailable/));
     expect(readRows(join(dir, 'out_failures.jsonl'))).toHaveLength(0);
     const keys = keysOf(readRows(d.output));
     expect(keys).toHaveLength(40);

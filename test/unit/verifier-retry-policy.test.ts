@@ -111,6 +111,7 @@ describe('classifyVerifyReply', () => {
       kind: 'retryable',
       status: 429,
       reason: 'HTTP 429: slow',
+      excerpt: 'slow',
       retryAfterMs: 3000,
     });
     for (const s of [408, 500, 502, 503, 504, 599]) expect(classifyVerifyReply(s, undefined, '').kind).toBe('retryable');

@@ -1,0 +1,58 @@
+import type { WorkflowHandle } from '@temporalio/client';
+
+/** What a retried activity looks like in `describe()` (the fields of PendingActivityInfo we read). */
+export interface PendingActivity {
+  activityId?: string | null;
+  activityType?: { name?: string | null } | null;
+  attempt?: number | null;
+  lastFailure?: { message?: string | null } | null;
+}
+
+/** The same failure text is not repeated within this long (a long outage fails every batch alike). */
+export const REPEAT_AFTER_MS = 60_000;
+
+/** One line for a retried activity: which, which attempt, and why the last one failed. */
+export function retryNotice(a: PendingActivity): string | null {
+  const message = a.lastFailure?.message;
+  if (!message || (a.attempt ?? 0) < 2) return null;
+  const name = a.activityType?.name ?? 'activity';
+  return `Waiting: ${name} attempt ${(a.attempt ?? 2) - 1} failed, Temporal retries it: ${message}`;
+}
+
+/**
+ * Turns the run's retried activities into lines for the user, once per failed attempt, without
+ * repeating the same text within `REPEAT_AFTER_MS`: during a verifier outage the user sees why
+ * the run waits, a line a minute at most.
+ */
+export class RetryNotices {
+  private readonly seenAttempts = new Set<string>();
+  private readonly lastShown = new Map<string, number>();
+
+  /** New lines for `pending` at time `now` (ms). */
+  take(pending: readonly PendingActivity[], now: number): string[] {
+    const lines: string[] = [];
+    for (const a of pending) {
+      const line = retryNotice(a);
+      if (line === null) continue;
+      const attemptKey = `${a.activityId}#${a.attempt}`;
+      if (this.seenAttempts.has(attemptKey)) continue;
+      this.seenAttempts.add(attemptKey);
+      const message = a.lastFailure!.message!;
+      const last = this.lastShown.get(message);
+      if (last !== undefined && now - last < REPEAT_AFTER_MS) continue;
+      this.lastShown.set(message, now);
+      lines.push(line);
+    }
+    return lines;
+  }
+}
+
+/** The run's pending activities, or none when the server does not answer within `timeoutMs` (asked again later). */
+export async function pendingActivities(handle: WorkflowHandle, timeoutMs = 3000): Promise<PendingActivity[]> {
+  try {
+    const desc = await handle.client.withDeadline(Date.now() + timeoutMs, () => handle.describe());
+    return (desc.raw.pendingActivities ?? []) as PendingActivity[];
+  } catch {
+    return [];
+  }
+}
