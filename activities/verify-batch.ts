@@ -9,9 +9,10 @@ import { JUDGE_FAILED_CLASS } from '../src/contract/keys.js';
 import { buildPayload, readRolloutResponse } from '../src/contract/payload.js';
 import type { AgentCounts, BatchResult, PlanSummary } from '../src/contract/run-spec.js';
 import { publishFile, writeFileAtomic } from '../src/io/atomic-file.js';
-import { readPlanRange } from '../src/io/plan-file.js';
+import { readPlanRange, type PlanRecord } from '../src/io/plan-file.js';
 import { readRanges } from '../src/io/read-ranges.js';
 import { writeFully } from '../src/io/write-fully.js';
+import type { VerifyReply } from '../src/verifier/client.js';
 import { VerifierUnavailableError } from '../src/verifier/errors.js';
 import { DEFAULT_VERIFY_RETRY } from '../src/verifier/retry-policy.js';
 import { verifyWithRetries } from '../src/verifier/verify-with-retries.js';
@@ -190,24 +191,9 @@ export function verifyBatch(deps: ActivityDeps) {
     const stop = new AbortController();
     const signal = AbortSignal.any([ctx.cancellationSignal, stop.signal]);
     setMaxListeners(0, signal); // every request in flight listens to it
-    // Rows of this attempt the server answered 2xx (known-good probes), and rows struck this attempt.
-    const answered: number[] = [];
+    // The row the server last answered 2xx in this attempt (a known-good probe), and the rows struck.
+    let lastAnswered: number | null = null;
     const struck: Array<{ row: number; error: VerifierUnavailableError }> = [];
-    /** True if the server answers another row of the batch now: row `i`'s 5xx is its own, not an outage. */
-    const answersOthers = async (i: number, url: string): Promise<boolean> => {
-      // The row answered last, then the rows after `i` (the batch's done rows included): three at most.
-      const after = records.map((_, n) => (i + 1 + n) % records.length);
-      const candidates = [...new Set([...answered.slice(-1), ...after])].filter((j) => j !== i && records[j].server === records[i].server);
-      for (const j of candidates.slice(0, 3)) {
-        const [source, input] = await Promise.all([
-          readRanges(req.plan.sourcePath, [{ offset: records[j].sourceOffset, length: records[j].sourceLength }]),
-          readRanges(req.inputsPath, [{ offset: records[j].inputOffset, length: records[j].inputLength }]),
-        ]);
-        const probe = await client.verifyOnce(url, buildPayload(input[0], readRolloutResponse(source[0])!), signal);
-        if (probe.kind === 'ok') return true;
-      }
-      return false;
-    };
     try {
       let next = 0;
       const lane = async () => {
@@ -236,7 +222,9 @@ export function verifyBatch(deps: ActivityDeps) {
           } catch (err) {
             // An outage (no answer, 429/503, or every row failing) fails the attempt: Temporal retries it.
             const status = err instanceof VerifierUnavailableError ? err.lastStatus : undefined;
-            if (status === undefined || status < 500 || status === 503 || !(await answersOthers(i, req.serverUrls[server]))) throw err;
+            if (status === undefined || status < 500 || status === 503) throw err;
+            const send = (body: string) => client.verifyOnce(req.serverUrls[server], body, signal);
+            if (!(await serverAnswersOthers(req, records, i, lastAnswered, send))) throw err;
             const error = err as VerifierUnavailableError;
             const strikes = (checkpoint.strikes[i] = (checkpoint.strikes[i] ?? 0) + 1);
             if (strikes < ROW_FAILURE_STRIKES) {
@@ -250,7 +238,7 @@ export function verifyBatch(deps: ActivityDeps) {
             });
             continue;
           }
-          if (reply.kind === 'ok') answered.push(i);
+          if (reply.kind === 'ok') lastAnswered = i;
           const latency = performance.now() - started;
           const signals = (c: Checkpoint['counts']) => {
             c.throttled += throttled;
@@ -337,6 +325,30 @@ export function verifyBatch(deps: ActivityDeps) {
     await writeFileAtomic(resultPath, JSON.stringify(result));
     return result;
   };
+}
+
+/**
+ * True if the server answers another row of the batch (of the same server) with a 2xx now, so
+ * row `i`'s 5xx is its own and not an outage. Tries `first` (a row answered before), then the rows
+ * after `i` in the batch, done ones included (read from disk), three at most.
+ */
+async function serverAnswersOthers(
+  req: VerifyBatchRequest,
+  records: PlanRecord[],
+  i: number,
+  first: number | null,
+  send: (body: string) => Promise<VerifyReply>,
+): Promise<boolean> {
+  const after = records.map((_, n) => (i + 1 + n) % records.length);
+  const candidates = [...new Set([...(first === null ? [] : [first]), ...after])].filter((j) => j !== i && records[j].server === records[i].server);
+  for (const j of candidates.slice(0, 3)) {
+    const [source, input] = await Promise.all([
+      readRanges(req.plan.sourcePath, [{ offset: records[j].sourceOffset, length: records[j].sourceLength }]),
+      readRanges(req.inputsPath, [{ offset: records[j].inputOffset, length: records[j].inputLength }]),
+    ]);
+    if ((await send(buildPayload(input[0], readRolloutResponse(source[0])!))).kind === 'ok') return true;
+  }
+  return false;
 }
 
 /** True if the partial files still hold at least what the checkpoint says was written. */
