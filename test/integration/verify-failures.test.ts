@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { statusCommand } from '../../src/cli/status-command.js';
 import { startReferenceServer } from '../../src/reference-server/server.js';
 import { closedAfterEach } from '../helpers/hooks.js';
 import { keysOf, readRows, runInProcess as run, sampleRun } from '../helpers/run-fixtures.js';
@@ -136,9 +137,21 @@ describe('/verify failure policy', () => {
     });
     const dir = tempDir();
     const d = await sampleRun(dir, s.port, { tasks: 20, repeats: 2 });
-    const { error, lines } = await run({ inputs: d.inputsPath, rollouts: d.rolloutsPath, output: d.output, configs: [d.config], batchSize: 8, concurrency: 8 });
+    const running = run({ inputs: d.inputsPath, rollouts: d.rolloutsPath, output: d.output, configs: [d.config], batchSize: 8, concurrency: 8 });
+    // `reverify status` from another terminal tells why the run waits.
+    let over = false;
+    void running.finally(() => (over = true));
+    let status: string[] = [];
+    while (!over && !status.some((l) => l.startsWith('Waiting: '))) {
+      status = [];
+      await statusCommand(d.output, (l) => status.push(l)).catch(() => undefined); // no run yet
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    expect(status[0]).toMatch(/^Run reverify-out\.jsonl-[0-9a-f]+: RUNNING/);
+    expect(status).toContainEqual(expect.stringMatching(/^Waiting: verifyBatch attempt \d+ failed, Temporal retries it: .* is unavailable: .*JudgeUnavailable/));
+    const { error, lines } = await running;
     expect(error).toBeNull();
-    // The user is told why the run waits.
+    // So does the run command itself.
     expect(lines).toContainEqual(expect.stringMatching(/^Waiting: verifyBatch attempt 1 failed, Temporal retries it: .* is unavailable: .*JudgeUnavailable/));
     expect(readRows(join(dir, 'out_failures.jsonl'))).toHaveLength(0);
     const keys = keysOf(readRows(d.output));
