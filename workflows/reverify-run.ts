@@ -32,6 +32,7 @@ import {
   computingAggregateMetrics,
   disableAggregationNotice,
   nothingToReverify,
+  planning,
   recoveryWarning,
   seededSuccesses,
   verifyingWith,
@@ -249,6 +250,7 @@ async function start(spec: RunSpec, st: RunState): Promise<void> {
   st.outputs = outputs;
 
   st.phase = 'plan';
+  st.messages.push(planning());
   const { messages: planMessages, ...plan } = await long.planRun.executeWithOptions(
     { summary: spec.judgeFailedOnly ? 'plan: judge failures of the --rollouts sidecar' : 'plan: join inputs and rollouts' },
     [

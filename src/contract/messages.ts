@@ -186,6 +186,11 @@ export function disableAggregationNotice(): string {
   );
 }
 
+/** Ours: printed when the plan phase starts; it reads every line (about half a minute per million rows). */
+export function planning(): string {
+  return 'Planning: checking every line of the inputs and rollouts and joining them by key';
+}
+
 /** §4.9: printed when a concurrency bound is set. */
 export function verifyingWith(n: number): string {
   return `Verifying with ${n} concurrent requests`;

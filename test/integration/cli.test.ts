@@ -42,12 +42,16 @@ describe('the reverify command', () => {
     for (const c of ['run', 'worker', 'status', 'demo', 'reference-server', 'server']) expect(r.stdout).toContain(c);
   });
 
-  it('runs end to end and prints the result paths, key metrics and the UI link', async () => {
+  it('runs end to end and prints what it does, the result paths, key metrics and the UI link', async () => {
     const dir = tempDir();
     const d = await sampleRun(dir, rs.port, { tasks: 10, repeats: 2 });
     const r = await cli(['run', '--inputs', d.inputsPath, '--rollouts', d.rolloutsPath, '-o', d.output, '--config', d.config]);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
+    const lines = r.stdout.split('\n');
+    const planning = lines.indexOf('Planning: checking every line of the inputs and rollouts and joining them by key');
+    expect(planning).toBeGreaterThan(lines.findIndex((l) => l.startsWith('Started run ')));
+    expect(planning).toBeLessThan(lines.indexOf('Verifying with 32 concurrent requests'));
     expect(r.stdout).toContain(`Re-verified rollouts: ${d.output}`);
     expect(r.stdout).toContain(`Aggregate metrics: ${join(dir, 'out_aggregate_metrics.json')}`);
     expect(r.stdout).toContain('Key metrics for agent_a:');
