@@ -231,7 +231,9 @@ export function verifyBatch(deps: ActivityDeps) {
               struck.push({ row: i, error });
               continue;
             }
-            ctx.log.warn(`row ${req.from + i}: /verify answered HTTP ${status} in ${strikes} attempts while the server answered other rows; written to the sidecar as transient`);
+            ctx.log.warn(
+              `${req.plan.sourcePath}:${rec.sourceLine}: /verify answered HTTP ${status} in ${strikes} attempts while the server answered other rows; written to the sidecar as transient`,
+            );
             await recorder.record(i, 'sidecar', verifyFailedRow(stamps, status, error.lastExcerpt ?? ''), (c) => {
               c.failed++;
               agentCounts(c, agent).failed++;
@@ -310,7 +312,7 @@ export function verifyBatch(deps: ActivityDeps) {
         const { row, error } = struck[0];
         throw ApplicationFailure.retryable(
           `${struck.length} row(s) of the batch failed while the server answered other rows; retried later, written to the sidecar ` +
-            `as transient after ${ROW_FAILURE_STRIKES} attempts (row ${req.from + row}, attempt ${checkpoint.strikes[row]}: ${error.message})`,
+            `as transient after ${ROW_FAILURE_STRIKES} attempts (${req.plan.sourcePath}:${records[row].sourceLine}, attempt ${checkpoint.strikes[row]}: ${error.message})`,
           ROWS_FAILING_TYPE,
         );
       }

@@ -110,6 +110,13 @@ describe('/verify failure policy', () => {
     const args = { inputs: d.inputsPath, rollouts: d.rolloutsPath, output: d.output, configs: [d.config], batchSize: 8, rejudge: false };
     const first = await run(args);
     expect(first.error).toBeNull();
+    // While it retries, the run says which line the server fails on.
+    const line = readRows(d.rolloutsPath).findIndex((r) => keyText(r) === '7:1') + 1;
+    expect(first.lines).toContainEqual(
+      expect.stringMatching(
+        new RegExp(`^Waiting: verifyBatch attempt \\d failed, Temporal retries it: 1 row\\(s\\) of the batch failed while the server answered other rows; .*rollouts\\.jsonl:${line}, attempt \\d: .*HTTP 500: ValueError: cannot grade`),
+      ),
+    );
     const side = readRows(join(dir, 'out_failures.jsonl'));
     expect(side).toHaveLength(1);
     expect(side[0]).toMatchObject({ _ng_task_index: 7, _ng_rollout_index: 1, reward: 0, _ng_failure_class: 'transient', verify_status: 500 });
