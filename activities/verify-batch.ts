@@ -22,12 +22,12 @@ import { rejudgeListPath } from './plan-round.js';
 /** Failure type that stops the run: the first replies of /verify were all 4xx rejections. */
 export const VERIFY_REJECTED_TYPE = 'VerifyRejected';
 /** Failure type (retried) of a batch attempt that left rows the server fails on while it answers others. */
-export const ROWS_FAILING_TYPE = 'VerifyRowsFailing';
+const ROWS_FAILING_TYPE = 'VerifyRowsFailing';
 /**
  * Activity attempts in which a row's `/verify` must exhaust its retries with a 5xx while the same
  * server answers another row of the batch, before the row is written to the sidecar as `transient`.
  */
-export const ROW_FAILURE_STRIKES = 3;
+const ROW_FAILURE_STRIKES = 3;
 
 export interface VerifyBatchRequest {
   inputsPath: string;

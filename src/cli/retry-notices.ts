@@ -14,9 +14,9 @@ export const REPEAT_AFTER_MS = 60_000;
 /** One line for a retried activity: which, which attempt, and why the last one failed. */
 export function retryNotice(a: PendingActivity): string | null {
   const message = a.lastFailure?.message;
-  if (!message || (a.attempt ?? 0) < 2) return null;
-  const name = a.activityType?.name ?? 'activity';
-  return `Waiting: ${name} attempt ${(a.attempt ?? 2) - 1} failed, Temporal retries it: ${message}`;
+  const attempt = a.attempt ?? 0;
+  if (!message || attempt < 2) return null;
+  return `Waiting: ${a.activityType?.name ?? 'activity'} attempt ${attempt - 1} failed, Temporal retries it: ${message}`;
 }
 
 /**

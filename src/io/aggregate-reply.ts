@@ -3,8 +3,9 @@
  * per task, hundreds of MB at 10^6 rows, so the reply is written to a file, checked by a streaming
  * pass, and only `key_metrics` (a few numbers, printed in the run's summary) is parsed.
  */
-import { open } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
 import { jsonFileMembers, type ByteSpan } from './json-file-members.js';
+import { readRange } from './read-range.js';
 
 /** The three fields of a reply; each is null when missing or `null` (then written as `[]` / `{}`). */
 export interface AggregateReplyFile {
@@ -27,18 +28,6 @@ export class AggregateReplyProblem extends Error {
   }
 }
 
-async function readSpan(path: string, span: ByteSpan, max = Infinity): Promise<string> {
-  const fh = await open(path, 'r');
-  try {
-    const n = Math.min(span.end - span.start, max);
-    const buf = Buffer.alloc(n);
-    await fh.read(buf, 0, n, span.start);
-    return buf.toString('utf8');
-  } finally {
-    await fh.close();
-  }
-}
-
 /** Checks the reply in `path` and finds its fields; throws `AggregateReplyProblem`. */
 export async function readAggregateReply(path: string): Promise<AggregateReplyFile> {
   let members: Map<string, ByteSpan>;
@@ -49,10 +38,20 @@ export async function readAggregateReply(path: string): Promise<AggregateReplyFi
     const kind = /not a JSON object/.test(err.message) ? 'shape' : 'syntax';
     throw new AggregateReplyProblem(kind, kind === 'shape' ? '(root): expected an object' : err.message);
   }
+  const fh = await open(path, 'r');
+  try {
+    return { path, ...(await fieldsOf(fh, members)) };
+  } finally {
+    await fh.close();
+  }
+}
+
+async function fieldsOf(fh: FileHandle, members: Map<string, ByteSpan>): Promise<Omit<AggregateReplyFile, 'path'>> {
+  const read = (span: ByteSpan, max = Infinity) => readRange(fh, span.start, Math.min(span.end - span.start, max));
   const spans = {} as Record<AggregateField, ByteSpan | null>;
   for (const field of AGGREGATE_FIELDS) {
     const span = members.get(field);
-    const head = span ? await readSpan(path, span, 64) : 'null';
+    const head = span ? await read(span, 64) : 'null';
     const expected = field === 'group_level_metrics' ? '[' : '{';
     if (head.startsWith('null')) spans[field] = null;
     else if (head.startsWith(expected)) spans[field] = span!;
@@ -61,10 +60,10 @@ export async function readAggregateReply(path: string): Promise<AggregateReplyFi
   let keyMetrics: Record<string, unknown> = {};
   if (spans.key_metrics) {
     try {
-      keyMetrics = JSON.parse(await readSpan(path, spans.key_metrics)) as Record<string, unknown>;
+      keyMetrics = JSON.parse(await read(spans.key_metrics)) as Record<string, unknown>;
     } catch (err) {
       throw new AggregateReplyProblem('syntax', `key_metrics: ${(err as Error).message}`);
     }
   }
-  return { path, spans, keyMetrics };
+  return { spans, keyMetrics };
 }
