@@ -16,9 +16,9 @@ export const Kind = {
   Rollouts: 1,
   /** A sidecar line (a failed attempt): `[Sidecar, terminal 0|1]`. */
   Sidecar: 2,
-  /** A materialized input row: `[Input, line, offset, length, agent, server]`; the last one wins. */
+  /** A materialized input row: `[Input, line, offset, length, agent, server, sum]`; the last one wins. */
   Input: 3,
-  /** A source row: `[Source, ordinal, offset, length, line]`, `text` = its shape problem or null. */
+  /** A source row: `[Source, ordinal, offset, length, line, sum]`, `text` = its shape problem or null. */
   Source: 4,
 } as const;
 
@@ -67,7 +67,7 @@ export function decideKey(group: readonly KeyedRecord[], policy: KeyPolicy, sink
         input = n;
         break;
       case Kind.Source: {
-        const [, ordinal, offset, length, line] = n;
+        const [, ordinal, offset, length, line, sourceSum] = n;
         if (policy.recovery && (output || rollouts || first !== null)) break; // not yielded
         if (r.text !== null) {
           sink.verdict(ordinal, Verdict.Error);
@@ -85,8 +85,9 @@ export function decideKey(group: readonly KeyedRecord[], policy: KeyPolicy, sink
         } else if (policy.resume && attempts >= policy.maxAttempts) {
           sink.verdict(ordinal, Verdict.SkipMaxed);
         } else {
-          const [, , inputOffset, inputLength, agent, server] = input;
-          sink.verdict(ordinal, Verdict.Plan, { sourceOffset: offset, sourceLength: length, sourceLine: line, inputOffset, inputLength, agent, server });
+          const [, , inputOffset, inputLength, agent, server, inputSum] = input;
+          const plan = { sourceOffset: offset, sourceLength: length, sourceLine: line, inputOffset, inputLength, agent, server, sourceSum, inputSum };
+          sink.verdict(ordinal, Verdict.Plan, plan);
         }
         first ??= n;
         break;

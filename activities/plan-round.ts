@@ -1,13 +1,17 @@
-import { open, readdir, readFile, rename } from 'node:fs/promises';
+import { open, readdir, readFile, rename, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
+import { InputChangedError } from '../src/contract/errors.js';
+import { inputChanged } from '../src/contract/messages.js';
 import { lineKeyId } from '../src/contract/row-key.js';
 import type { PlanSummary } from '../src/contract/run-spec.js';
 import { writeFileAtomic } from '../src/io/atomic-file.js';
 import { ExternalSorter } from '../src/io/external-sort.js';
+import { fileNow } from '../src/io/file-identity.js';
+import { lineSum } from '../src/io/jsonl-lines.js';
 import { compareKeyedRecords, keyedRecordCodec, type KeyedRecord } from '../src/io/keyed-records.js';
 import { sidecarAttemptLines } from '../src/io/output-cache.js';
-import { PlanWriter, withPlanReader, type PlanRecord } from '../src/io/plan-file.js';
-import { readRange } from '../src/io/read-range.js';
+import { LEGACY_PLAN_RECORD_BYTES, PLAN_RECORD_BYTES, PlanWriter, UNCHECKED, withPlanReader, type PlanRecord } from '../src/io/plan-file.js';
+import { readRangeBytes, ShortReadError } from '../src/io/read-range.js';
 import { withScratchDir } from '../src/io/scratch-dir.js';
 import { whileHeartbeating } from './heartbeating.js';
 import { failFastOnUserError } from './user-errors.js';
@@ -42,18 +46,31 @@ const Kind = {
 
 /** A plan record as sort numbers, after its plan index: `[index, ...planFields(rec)]`. */
 function planFields(r: PlanRecord): number[] {
-  return [r.sourceOffset, r.sourceLength, r.sourceLine, r.inputOffset, r.inputLength, r.agent, r.server];
+  return [r.sourceOffset, r.sourceLength, r.sourceLine, r.inputOffset, r.inputLength, r.agent, r.server, r.sourceSum, r.inputSum];
 }
 
 function planRecordOf(n: readonly number[], at: number): PlanRecord {
-  const [sourceOffset, sourceLength, sourceLine, inputOffset, inputLength, agent, server] = n.slice(at, at + 7);
-  return { sourceOffset, sourceLength, sourceLine, inputOffset, inputLength, agent, server };
+  const [sourceOffset, sourceLength, sourceLine, inputOffset, inputLength, agent, server, sourceSum, inputSum] = n.slice(at, at + 9);
+  return { sourceOffset, sourceLength, sourceLine, inputOffset, inputLength, agent, server, sourceSum, inputSum };
 }
 
 /** The rejudge lists of round `round`, by file name (each is one batch's rows: small). */
 async function rejudgeLists(workDir: string, round: number): Promise<string[]> {
   const prefix = `r${round}-b`;
   return (await readdir(workDir)).filter((f) => f.startsWith(prefix) && f.endsWith('.rejudge.json')).map((f) => join(workDir, f));
+}
+
+/** A plan row's source line, proven to be the planned bytes (else the run stops: `inputChanged`). */
+async function readPlannedSource(plan: PlanSummary, source: FileHandle, rec: PlanRecord): Promise<string> {
+  const bytes = await readRangeBytes(source, rec.sourceOffset, rec.sourceLength).catch((err: unknown) => {
+    if (err instanceof ShortReadError) return null;
+    throw err;
+  });
+  if (bytes === null || (rec.sourceSum !== UNCHECKED && lineSum(bytes) !== rec.sourceSum)) {
+    const planned = plan.files?.find((f) => f.path === plan.sourcePath);
+    throw new InputChangedError(inputChanged(plan.sourcePath, `line ${rec.sourceLine}`, planned, await fileNow(plan.sourcePath)));
+  }
+  return bytes.toString('utf8');
 }
 
 /** Adds every judge-failed row of the round that has a key, as a `Row` record, to `keys`. */
@@ -64,11 +81,11 @@ async function addRows(req: RoundRequest, lists: readonly string[], keys: Extern
       for (const list of lists) {
         for (const i of JSON.parse(await readFile(list, 'utf8')) as number[]) {
           const rec = await read(i);
-          const id = lineKeyId(await readRange(source, rec.sourceOffset, rec.sourceLength));
+          const id = lineKeyId(await readPlannedSource(req.plan, source, rec));
           if (id !== null) await keys.add({ key: id, nums: [Kind.Row, i, ...planFields(rec)], text: null });
         }
       }
-    });
+    }, req.plan.recordBytes ?? LEGACY_PLAN_RECORD_BYTES);
   } finally {
     await source.close();
   }
@@ -145,7 +162,7 @@ export function planRound() {
       const planPath = join(req.workDir, `plan-r${req.round + 1}.bin`);
       const { rows, rowsPerAgent } = await writeRoundPlan(req, `${planPath}.tmp`);
       await rename(`${planPath}.tmp`, planPath);
-      const summary: PlanSummary = { ...req.plan, planPath, rows, rowsPerAgent };
+      const summary: PlanSummary = { ...req.plan, planPath, rows, rowsPerAgent, recordBytes: PLAN_RECORD_BYTES };
       await writeFileAtomic(join(req.workDir, `plan-r${req.round + 1}.json`), JSON.stringify(summary));
       return summary;
     }));

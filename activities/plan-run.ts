@@ -7,14 +7,15 @@ import { noMatchingInput, resumeSummary, skippingResume } from '../src/contract/
 import { isJudgeFailure } from '../src/contract/outcome.js';
 import { describeInputRowProblem, describeRolloutRowProblem } from '../src/contract/row-shapes.js';
 import { keyId, keyOf, keyWithNullDefaults } from '../src/contract/row-key.js';
-import type { OutputPaths, PlanSummary } from '../src/contract/run-spec.js';
+import type { FileIdentity, OutputPaths, PlanSummary } from '../src/contract/run-spec.js';
 import { resolveServer, type RoutingTable } from '../src/config/routing.js';
 import { writeFileAtomic } from '../src/io/atomic-file.js';
 import { isBlank, jsonlLines, type JsonlLine } from '../src/io/jsonl-lines.js';
 import { ExternalSorter, groupsOf } from '../src/io/external-sort.js';
 import { compareKeyedRecords, keyedRecordCodec, type KeyedRecord } from '../src/io/keyed-records.js';
 import { outputKeyIds, sidecarAttemptLines } from '../src/io/output-cache.js';
-import { PlanWriter } from '../src/io/plan-file.js';
+import { fileNow, sameIdentity } from '../src/io/file-identity.js';
+import { PLAN_RECORD_BYTES, PlanWriter } from '../src/io/plan-file.js';
 import { readRange } from '../src/io/read-range.js';
 import { decideKey, Kind, type JoinProblem, type VerdictSink } from './plan-keys.js';
 import { Verdict, VerdictFile } from './plan-verdicts.js';
@@ -90,6 +91,9 @@ class Names {
 export function planRun() {
   return (req: PlanRequest): Promise<PlanOutcome> =>
     failFastOnUserError(async () => {
+      // A new run (a live one would have been attached to) owns the work directory: whatever an
+      // earlier, failed or cancelled run left there (batch results, parts, plans) is stale.
+      await rm(req.workDir, { recursive: true, force: true });
       await mkdir(req.workDir, { recursive: true });
       try {
         return await whileHeartbeating(() => writePlan(req));
@@ -104,7 +108,7 @@ export function planRun() {
 
 /** Facts about keys, read before the source (errors in these files come first, in this order). */
 async function addKeyFacts(req: PlanRequest, sorter: ExternalSorter<KeyedRecord>, agents: Names, servers: Names): Promise<void> {
-  for await (const line of jsonlLines(req.inputsPath)) {
+  for await (const line of jsonlLines(req.inputsPath, 0, { sums: true })) {
     if (isBlank(line.text)) continue;
     const row = parseLine(req.inputsPath, line);
     const problem = describeInputRowProblem(row);
@@ -117,7 +121,7 @@ async function addKeyFacts(req: PlanRequest, sorter: ExternalSorter<KeyedRecord>
     } catch (err) {
       throw new InputError(`${req.inputsPath}:${line.lineNo}: ${(err as Error).message}`);
     }
-    const nums = [Kind.Input, line.lineNo, line.offset, line.length, agents.id(agentName), servers.id(server)];
+    const nums = [Kind.Input, line.lineNo, line.offset, line.length, agents.id(agentName), servers.id(server), line.sum];
     await sorter.add({ key: keyId(keyOf(row)!), nums, text: null });
   }
   // The output's keys: recovery's present-set (§4.6.3) unless the outputs are cleared, and
@@ -165,6 +169,9 @@ async function writePlan(req: PlanRequest): Promise<PlanOutcome> {
   }
   const sorter = new ExternalSorter<KeyedRecord>({ dir: req.workDir, name: 'plan-keys', compare: compareKeyedRecords, codec: keyedRecordCodec, maxRecords: req.sortMaxRecords });
   const verdicts = new VerdictFile(join(req.workDir, 'plan.verdicts'));
+  // The files the plan's offsets point into, as they are before they are read (checked after; a
+  // missing file is reported by the read itself).
+  const before = { source: await fileNow(sourcePath), inputs: await fileNow(req.inputsPath) };
   try {
     await addKeyFacts(req, sorter, agents, servers);
 
@@ -172,7 +179,7 @@ async function writePlan(req: PlanRequest): Promise<PlanOutcome> {
     // outside recovery, every shape problem) are decided here; the rest go to the key join.
     const lineErrors = new FirstAt<string>();
     let ordinals = 0;
-    for await (const line of jsonlLines(sourcePath)) {
+    for await (const line of jsonlLines(sourcePath, 0, { sums: true })) {
       // Outside recovery every non-blank line is yielded, so the limit is a count of lines.
       if (!req.judgeFailedOnly && req.limit !== null && ordinals >= req.limit) break;
       if (isBlank(line.text)) continue;
@@ -195,7 +202,7 @@ async function writePlan(req: PlanRequest): Promise<PlanOutcome> {
       }
       // Recovery keys rows with missing indices as null (§4.6.4); the row then fails its shape check.
       const key = req.judgeFailedOnly ? keyWithNullDefaults(row) : keyOf(row)!;
-      await sorter.add({ key: keyId(key), nums: [Kind.Source, ordinal, line.offset, line.length, line.lineNo], text: shape });
+      await sorter.add({ key: keyId(key), nums: [Kind.Source, ordinal, line.offset, line.length, line.lineNo, line.sum], text: shape });
     }
 
     const joinErrors = new FirstAt<JoinProblem>();
@@ -238,6 +245,15 @@ async function writePlan(req: PlanRequest): Promise<PlanOutcome> {
     } finally {
       await writer.close();
     }
+    const files: FileIdentity[] = [
+      { path: sourcePath, ...before.source! },
+      { path: req.inputsPath, ...before.inputs! },
+    ];
+    for (const f of files) {
+      if (!sameIdentity(f, await fileNow(f.path))) {
+        throw new InputError(`'${f.path}' changed while the run was planning: wait until whatever writes it has finished, then run the same command again`);
+      }
+    }
     await rename(tmpPath, planPath);
     if (duplicates > 0) {
       messages.push(
@@ -250,7 +266,16 @@ async function writePlan(req: PlanRequest): Promise<PlanOutcome> {
     const found = existsSync(req.outputs.output) || existsSync(req.outputs.sidecar);
     if (req.resume && !found && !req.judgeFailedOnly) messages.push(skippingResume());
     else if (req.resume) messages.push(resumeSummary({ total: yielded, ...skipped, remaining: writer.count }));
-    const summary: PlanSummary = { planPath, sourcePath, rows: writer.count, agents: agents.list, servers: servers.list, rowsPerAgent };
+    const summary: PlanSummary = {
+      planPath,
+      recordBytes: PLAN_RECORD_BYTES,
+      files,
+      sourcePath,
+      rows: writer.count,
+      agents: agents.list,
+      servers: servers.list,
+      rowsPerAgent,
+    };
     await writeFileAtomic(join(req.workDir, 'plan.json'), JSON.stringify(summary));
     return { ...summary, messages };
   } finally {

@@ -1,18 +1,18 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { ConfigError } from '../src/contract/errors.js';
-
-/** Failure type of errors the user must fix; never retried. */
-export const CONFIG_ERROR_TYPE = 'ConfigError';
+import { ConfigError, InputChangedError } from '../src/contract/errors.js';
+import { FailureType } from '../src/contract/failure-types.js';
 
 /**
- * Runs an activity body, turning a `ConfigError` (bad input, bad config, existing output...) into a
- * non-retryable failure: retrying cannot fix it, and the CLI shows its one line and exits 1.
+ * Runs an activity body, turning a `ConfigError` (bad input, bad config, existing output...) or an
+ * `InputChangedError` (a file changed after the plan) into a non-retryable failure: retrying cannot
+ * fix it, and the CLI shows its one line and exits 1.
  */
 export async function failFastOnUserError<T>(body: () => Promise<T>): Promise<T> {
   try {
     return await body();
   } catch (err) {
-    if (err instanceof ConfigError) throw ApplicationFailure.nonRetryable(err.message, CONFIG_ERROR_TYPE);
+    if (err instanceof ConfigError) throw ApplicationFailure.nonRetryable(err.message, FailureType.Config);
+    if (err instanceof InputChangedError) throw ApplicationFailure.nonRetryable(err.message, FailureType.InputChanged);
     throw err;
   }
 }

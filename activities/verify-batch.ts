@@ -5,12 +5,16 @@ import { join } from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { Context } from '@temporalio/activity';
 import { classifyResult, stampResult, stampsFromPayload, verifyFailedRow, verifyRejectedRow } from '../src/contract/outcome.js';
+import { InputChangedError } from '../src/contract/errors.js';
+import { FailureType } from '../src/contract/failure-types.js';
+import { inputChanged } from '../src/contract/messages.js';
 import { JUDGE_FAILED_CLASS } from '../src/contract/keys.js';
 import { buildPayload, readRolloutResponse } from '../src/contract/payload.js';
 import type { AgentCounts, BatchResult, PlanSummary } from '../src/contract/run-spec.js';
 import { publishFile, writeFileAtomic } from '../src/io/atomic-file.js';
-import { readPlanRange, type PlanRecord } from '../src/io/plan-file.js';
-import { readRanges } from '../src/io/read-ranges.js';
+import { fileNow } from '../src/io/file-identity.js';
+import { LEGACY_PLAN_RECORD_BYTES, readPlanRange, UNCHECKED, type PlanRecord } from '../src/io/plan-file.js';
+import { ChangedRangeError, readRanges, type ByteRange } from '../src/io/read-ranges.js';
 import { writeFully } from '../src/io/write-fully.js';
 import type { VerifyReply } from '../src/verifier/client.js';
 import { VerifierUnavailableError } from '../src/verifier/errors.js';
@@ -18,11 +22,8 @@ import { DEFAULT_VERIFY_RETRY } from '../src/verifier/retry-policy.js';
 import { verifyWithRetries } from '../src/verifier/verify-with-retries.js';
 import type { ActivityDeps } from './deps.js';
 import { rejudgeListPath } from './plan-round.js';
+import { failFastOnUserError } from './user-errors.js';
 
-/** Failure type that stops the run: the first replies of /verify were all 4xx rejections. */
-export const VERIFY_REJECTED_TYPE = 'VerifyRejected';
-/** Failure type (retried) of a batch attempt that left rows the server fails on while it answers others. */
-const ROWS_FAILING_TYPE = 'VerifyRowsFailing';
 /**
  * Activity attempts in which a row's `/verify` must exhaust its retries with a 5xx while the same
  * server answers another row of the batch, before the row is written to the sidecar as `transient`.
@@ -31,7 +32,7 @@ const ROW_FAILURE_STRIKES = 3;
 
 export interface VerifyBatchRequest {
   inputsPath: string;
-  plan: Pick<PlanSummary, 'planPath' | 'sourcePath' | 'agents' | 'servers'>;
+  plan: Pick<PlanSummary, 'planPath' | 'sourcePath' | 'agents' | 'servers' | 'recordBytes' | 'files'>;
   /** Resources server name -> base URL. */
   serverUrls: Record<string, string>;
   workDir: string;
@@ -159,174 +160,176 @@ class BatchRecorder {
  * files, and publishes them atomically. Returns counts only; the workflow commits the parts.
  */
 export function verifyBatch(deps: ActivityDeps) {
-  return async (req: VerifyBatchRequest): Promise<BatchResult> => {
-    const ctx = Context.current();
-    const name = `r${req.round}-b${req.batch}`;
-    const mainPart = join(req.workDir, `${name}.main.part`);
-    const sidecarPart = join(req.workDir, `${name}.sidecar.part`);
-    const resultPath = join(req.workDir, `${name}.json`);
-    // A previous attempt finished but its completion was lost: its published result stands.
-    if (existsSync(resultPath)) return JSON.parse(await readFile(resultPath, 'utf8')) as BatchResult;
+  return (req: VerifyBatchRequest): Promise<BatchResult> => failFastOnUserError(() => runBatch(deps, req));
+}
 
-    const mainPartial = `${mainPart}.partial`;
-    const sidecarPartial = `${sidecarPart}.partial`;
-    let cp = ctx.info.heartbeatDetails as Checkpoint | undefined;
-    if (cp && !(await partialsCover(mainPartial, sidecarPartial, cp))) cp = undefined;
-    const checkpoint: Checkpoint = cp ?? { done: [], judgeFailedRows: [], mainBytes: 0, sidecarBytes: 0, counts: emptyCounts(), strikes: {} };
-    checkpoint.strikes ??= {}; // checkpoints of earlier versions
-    const recorder = await BatchRecorder.open(mainPartial, sidecarPartial, checkpoint);
+async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<BatchResult> {
+  const ctx = Context.current();
+  const name = `r${req.round}-b${req.batch}`;
+  const mainPart = join(req.workDir, `${name}.main.part`);
+  const sidecarPart = join(req.workDir, `${name}.sidecar.part`);
+  const resultPath = join(req.workDir, `${name}.json`);
+  // A previous attempt finished but its completion was lost: its published result stands.
+  if (existsSync(resultPath)) return JSON.parse(await readFile(resultPath, 'utf8')) as BatchResult;
 
-    const records = await readPlanRange(req.plan.planPath, req.from, req.to);
-    const doneSet = new Set(checkpoint.done);
-    const todo = records.map((_, i) => i).filter((i) => !doneSet.has(i));
-    const client = deps.verifier(req.requestTimeoutMs);
-    // The batch's rows, read with a few large reads (its source rows are neighbours in the file).
-    const sources = await readRanges(req.plan.sourcePath, todo.map((i) => ({ offset: records[i].sourceOffset, length: records[i].sourceLength })));
-    const inputRows = await readRanges(req.inputsPath, todo.map((i) => ({ offset: records[i].inputOffset, length: records[i].inputLength })));
-    let replies = 0;
-    let rejectedReplies = 0;
-    const beat = () => ctx.heartbeat(recorder.snapshot());
-    const beatTimer = setInterval(beat, Math.max(1000, (ctx.info.heartbeatTimeoutMs ?? 30000) / 3));
-    // The first lane that fails stops the others: their requests are aborted and nothing more starts.
-    const stop = new AbortController();
-    const signal = AbortSignal.any([ctx.cancellationSignal, stop.signal]);
-    setMaxListeners(0, signal); // every request in flight listens to it
-    // The row the server last answered 2xx in this attempt (a known-good probe), and the rows struck.
-    let lastAnswered: number | null = null;
-    const struck: Array<{ row: number; error: VerifierUnavailableError }> = [];
-    try {
-      let next = 0;
-      const lane = async () => {
-        while (next < todo.length && !signal.aborted) {
-          const k = next++;
-          const i = todo[k];
-          const rec = records[i];
-          const agent = req.plan.agents[rec.agent];
-          const server = req.plan.servers[rec.server];
-          const sourceRaw = sources[k];
-          const inputRaw = inputRows[k];
-          const payload = buildPayload(inputRaw, readRolloutResponse(sourceRaw)!);
-          // The payload's stamps are the input row's (only `response` differs): scan the small text.
-          const stamps = stampsFromPayload(inputRaw);
-          const started = performance.now();
-          let throttled = 0;
-          let reply;
-          try {
-            reply = await verifyWithRetries(client, req.serverUrls[server], payload, {
-              ...DEFAULT_VERIFY_RETRY,
-              signal,
-              onRetry: (r) => {
-                if (r.status === 429 || r.status === 503) throttled++;
-              },
-            });
-          } catch (err) {
-            // An outage (no answer, 429/503, or every row failing) fails the attempt: Temporal retries it.
-            const status = err instanceof VerifierUnavailableError ? err.lastStatus : undefined;
-            if (status === undefined || status < 500 || status === 503) throw err;
-            const send = (body: string) => client.verifyOnce(req.serverUrls[server], body, signal);
-            if (!(await serverAnswersOthers(req, records, i, lastAnswered, send))) throw err;
-            const error = err as VerifierUnavailableError;
-            const strikes = (checkpoint.strikes[i] = (checkpoint.strikes[i] ?? 0) + 1);
-            if (strikes < ROW_FAILURE_STRIKES) {
-              struck.push({ row: i, error });
-              continue;
-            }
-            ctx.log.warn(
-              `${req.plan.sourcePath}:${rec.sourceLine}: /verify answered HTTP ${status} in ${strikes} attempts while the server answered other rows; written to the sidecar as transient`,
-            );
-            await recorder.record(i, 'sidecar', verifyFailedRow(stamps, status, error.lastExcerpt ?? ''), (c) => {
-              c.failed++;
-              agentCounts(c, agent).failed++;
-            });
+  const mainPartial = `${mainPart}.partial`;
+  const sidecarPartial = `${sidecarPart}.partial`;
+  let cp = ctx.info.heartbeatDetails as Checkpoint | undefined;
+  if (cp && !(await partialsCover(mainPartial, sidecarPartial, cp))) cp = undefined;
+  const checkpoint: Checkpoint = cp ?? { done: [], judgeFailedRows: [], mainBytes: 0, sidecarBytes: 0, counts: emptyCounts(), strikes: {} };
+  checkpoint.strikes ??= {}; // checkpoints of earlier versions
+
+  const records = await readPlanRange(req.plan.planPath, req.from, req.to, req.plan.recordBytes ?? LEGACY_PLAN_RECORD_BYTES);
+  const doneSet = new Set(checkpoint.done);
+  const todo = records.map((_, i) => i).filter((i) => !doneSet.has(i));
+  // The batch's rows, read with a few large reads (its source rows are neighbours in the file),
+  // each proven to be the planned bytes before anything is sent.
+  const { sources, inputs: inputRows } = await readPlannedRows(req, records, todo);
+  const client = deps.verifier(req.requestTimeoutMs);
+  const recorder = await BatchRecorder.open(mainPartial, sidecarPartial, checkpoint);
+  let replies = 0;
+  let rejectedReplies = 0;
+  const beat = () => ctx.heartbeat(recorder.snapshot());
+  const beatTimer = setInterval(beat, Math.max(1000, (ctx.info.heartbeatTimeoutMs ?? 30000) / 3));
+  // The first lane that fails stops the others: their requests are aborted and nothing more starts.
+  const stop = new AbortController();
+  const signal = AbortSignal.any([ctx.cancellationSignal, stop.signal]);
+  setMaxListeners(0, signal); // every request in flight listens to it
+  // The row the server last answered 2xx in this attempt (a known-good probe), and the rows struck.
+  let lastAnswered: number | null = null;
+  const struck: Array<{ row: number; error: VerifierUnavailableError }> = [];
+  try {
+    let next = 0;
+    const lane = async () => {
+      while (next < todo.length && !signal.aborted) {
+        const k = next++;
+        const i = todo[k];
+        const rec = records[i];
+        const agent = req.plan.agents[rec.agent];
+        const server = req.plan.servers[rec.server];
+        const sourceRaw = sources[k];
+        const inputRaw = inputRows[k];
+        const payload = buildPayload(inputRaw, readRolloutResponse(sourceRaw)!);
+        // The payload's stamps are the input row's (only `response` differs): scan the small text.
+        const stamps = stampsFromPayload(inputRaw);
+        const started = performance.now();
+        let throttled = 0;
+        let reply;
+        try {
+          reply = await verifyWithRetries(client, req.serverUrls[server], payload, {
+            ...DEFAULT_VERIFY_RETRY,
+            signal,
+            onRetry: (r) => {
+              if (r.status === 429 || r.status === 503) throttled++;
+            },
+          });
+        } catch (err) {
+          // An outage (no answer, 429/503, or every row failing) fails the attempt: Temporal retries it.
+          const status = err instanceof VerifierUnavailableError ? err.lastStatus : undefined;
+          if (status === undefined || status < 500 || status === 503) throw err;
+          const send = (body: string) => client.verifyOnce(req.serverUrls[server], body, signal);
+          if (!(await serverAnswersOthers(req, records, i, lastAnswered, send))) throw err;
+          const error = err as VerifierUnavailableError;
+          const strikes = (checkpoint.strikes[i] = (checkpoint.strikes[i] ?? 0) + 1);
+          if (strikes < ROW_FAILURE_STRIKES) {
+            struck.push({ row: i, error });
             continue;
           }
-          if (reply.kind === 'ok') lastAnswered = i;
-          const latency = performance.now() - started;
-          const signals = (c: Checkpoint['counts']) => {
-            c.throttled += throttled;
-            if (throttled === 0) {
-              c.latencyMsSum += latency;
-              c.latencyCount++;
-            }
-          };
-          replies++;
-          if (reply.kind === 'rejected') {
-            rejectedReplies++;
-            if (req.rejectGuard > 0 && replies === req.rejectGuard && rejectedReplies === replies) {
-              throw ApplicationFailure.nonRetryable(
-                `resources server '${server}' (${req.serverUrls[server]}) rejected the first ${replies} /verify requests ` +
-                  `(last: HTTP ${reply.status}: ${reply.excerpt}). The server or the config is wrong: check that --inputs/--rollouts ` +
-                  'belong to this resources server and that it is the right server; nothing was committed from this batch.',
-                VERIFY_REJECTED_TYPE,
-              );
-            }
-            await recorder.record(i, 'sidecar', verifyRejectedRow(stamps, reply.status, reply.excerpt), (c) => {
-              signals(c);
-              c.failed++;
-              c.rejected++;
-              agentCounts(c, agent).failed++;
-            });
-            continue;
-          }
-          const result = reply.result;
-          const outcome = classifyResult(result);
-          if (outcome === 'drop') {
-            await recorder.record(i, null, null, (c) => {
-              signals(c);
-              c.dropped++;
-              agentCounts(c, agent).dropped++;
-            });
-          } else if (outcome === 'failure') {
-            const judgeFailed = result._ng_failure_class === JUDGE_FAILED_CLASS;
-            await recorder.record(i, 'sidecar', stampResult(reply.body, stamps), (c, cp) => {
-              signals(c);
-              c.failed++;
-              if (judgeFailed) {
-                c.judgeFailed++;
-                cp.judgeFailedRows.push(req.from + i);
-              }
-              agentCounts(c, agent).failed++;
-            });
-          } else {
-            await recorder.record(i, 'main', stampResult(reply.body, stamps), (c) => {
-              signals(c);
-              c.main++;
-              const a = agentCounts(c, agent);
-              a.done++;
-              if (typeof result.reward === 'number') a.rewardSum += result.reward;
-            });
-          }
+          ctx.log.warn(
+            `${req.plan.sourcePath}:${rec.sourceLine}: /verify answered HTTP ${status} in ${strikes} attempts while the server answered other rows; written to the sidecar as transient`,
+          );
+          await recorder.record(i, 'sidecar', verifyFailedRow(stamps, status, error.lastExcerpt ?? ''), (c) => {
+            c.failed++;
+            agentCounts(c, agent).failed++;
+          });
+          continue;
         }
-      };
-      let firstError: unknown = null;
-      const lanes = Array.from({ length: Math.max(1, Math.min(req.parallelism, todo.length)) }, () =>
-        lane().catch((err) => {
-          firstError ??= err;
-          stop.abort();
-        }),
-      );
-      await Promise.all(lanes);
-      if (firstError) throw firstError;
-      if (struck.length > 0) {
-        beat(); // the strikes must reach the next attempt
-        const { row, error } = struck[0];
-        throw ApplicationFailure.retryable(
-          `${struck.length} row(s) of the batch failed while the server answered other rows; retried later, written to the sidecar ` +
-            `as transient after ${ROW_FAILURE_STRIKES} attempts (${req.plan.sourcePath}:${records[row].sourceLine}, attempt ${checkpoint.strikes[row]}: ${error.message})`,
-          ROWS_FAILING_TYPE,
-        );
+        if (reply.kind === 'ok') lastAnswered = i;
+        const latency = performance.now() - started;
+        const signals = (c: Checkpoint['counts']) => {
+          c.throttled += throttled;
+          if (throttled === 0) {
+            c.latencyMsSum += latency;
+            c.latencyCount++;
+          }
+        };
+        replies++;
+        if (reply.kind === 'rejected') {
+          rejectedReplies++;
+          if (req.rejectGuard > 0 && replies === req.rejectGuard && rejectedReplies === replies) {
+            throw ApplicationFailure.nonRetryable(
+              `resources server '${server}' (${req.serverUrls[server]}) rejected the first ${replies} /verify requests ` +
+                `(last: HTTP ${reply.status}: ${reply.excerpt}). The server or the config is wrong: check that --inputs/--rollouts ` +
+                'belong to this resources server and that it is the right server; nothing was committed from this batch.',
+              FailureType.VerifyRejected,
+            );
+          }
+          await recorder.record(i, 'sidecar', verifyRejectedRow(stamps, reply.status, reply.excerpt), (c) => {
+            signals(c);
+            c.failed++;
+            c.rejected++;
+            agentCounts(c, agent).failed++;
+          });
+          continue;
+        }
+        const result = reply.result;
+        const outcome = classifyResult(result);
+        if (outcome === 'drop') {
+          await recorder.record(i, null, null, (c) => {
+            signals(c);
+            c.dropped++;
+            agentCounts(c, agent).dropped++;
+          });
+        } else if (outcome === 'failure') {
+          const judgeFailed = result._ng_failure_class === JUDGE_FAILED_CLASS;
+          await recorder.record(i, 'sidecar', stampResult(reply.body, stamps), (c, cp) => {
+            signals(c);
+            c.failed++;
+            if (judgeFailed) {
+              c.judgeFailed++;
+              cp.judgeFailedRows.push(req.from + i);
+            }
+            agentCounts(c, agent).failed++;
+          });
+        } else {
+          await recorder.record(i, 'main', stampResult(reply.body, stamps), (c) => {
+            signals(c);
+            c.main++;
+            const a = agentCounts(c, agent);
+            a.done++;
+            if (typeof result.reward === 'number') a.rewardSum += result.reward;
+          });
+        }
       }
-    } finally {
-      clearInterval(beatTimer);
-      await recorder.close();
+    };
+    let firstError: unknown = null;
+    const lanes = Array.from({ length: Math.max(1, Math.min(req.parallelism, todo.length)) }, () =>
+      lane().catch((err) => {
+        firstError ??= err;
+        stop.abort();
+      }),
+    );
+    await Promise.all(lanes);
+    if (firstError) throw firstError;
+    if (struck.length > 0) {
+      beat(); // the strikes must reach the next attempt
+      const { row, error } = struck[0];
+      throw ApplicationFailure.retryable(
+        `${struck.length} row(s) of the batch failed while the server answered other rows; retried later, written to the sidecar ` +
+          `as transient after ${ROW_FAILURE_STRIKES} attempts (${req.plan.sourcePath}:${records[row].sourceLine}, attempt ${checkpoint.strikes[row]}: ${error.message})`,
+        FailureType.RowsFailing,
+      );
     }
-    await publishFile(mainPartial, mainPart);
-    await publishFile(sidecarPartial, sidecarPart);
-    const result: BatchResult = { batch: req.batch, mainPart, sidecarPart, ...recorder.checkpoint.counts };
-    await writeFileAtomic(rejudgeListPath(req.workDir, req.round, req.batch), JSON.stringify(recorder.checkpoint.judgeFailedRows));
-    await writeFileAtomic(resultPath, JSON.stringify(result));
-    return result;
-  };
+  } finally {
+    clearInterval(beatTimer);
+    await recorder.close();
+  }
+  await publishFile(mainPartial, mainPart);
+  await publishFile(sidecarPartial, sidecarPart);
+  const result: BatchResult = { batch: req.batch, mainPart, sidecarPart, ...recorder.checkpoint.counts };
+  await writeFileAtomic(rejudgeListPath(req.workDir, req.round, req.batch), JSON.stringify(recorder.checkpoint.judgeFailedRows));
+  await writeFileAtomic(resultPath, JSON.stringify(result));
+  return result;
 }
 
 /**
@@ -344,13 +347,45 @@ async function serverAnswersOthers(
   const after = records.map((_, n) => (i + 1 + n) % records.length);
   const candidates = [...new Set([...(first === null ? [] : [first]), ...after])].filter((j) => j !== i && records[j].server === records[i].server);
   for (const j of candidates.slice(0, 3)) {
-    const [source, input] = await Promise.all([
-      readRanges(req.plan.sourcePath, [{ offset: records[j].sourceOffset, length: records[j].sourceLength }]),
-      readRanges(req.inputsPath, [{ offset: records[j].inputOffset, length: records[j].inputLength }]),
-    ]);
-    if ((await send(buildPayload(input[0], readRolloutResponse(source[0])!))).kind === 'ok') return true;
+    const { sources, inputs } = await readPlannedRows(req, records, [j]);
+    if ((await send(buildPayload(inputs[0], readRolloutResponse(sources[0])!))).kind === 'ok') return true;
   }
   return false;
+}
+
+/** A plan checksum to prove a read by, or undefined for a legacy plan's record (unchecked). */
+const proofOf = (sum: number) => (sum === UNCHECKED ? undefined : sum);
+
+/**
+ * The source and input rows of plan records `rows`, each proven to be the bytes the plan read
+ * (its checksum): a file changed since planning stops the run (`InputChangedError`) before
+ * anything is sent or written.
+ */
+async function readPlannedRows(
+  req: Pick<VerifyBatchRequest, 'plan' | 'inputsPath'>,
+  records: PlanRecord[],
+  rows: number[],
+): Promise<{ sources: string[]; inputs: string[] }> {
+  const read = async (path: string, where: (rec: PlanRecord) => string, range: (rec: PlanRecord) => ByteRange) => {
+    try {
+      return await readRanges(path, rows.map((i) => range(records[i])));
+    } catch (err) {
+      if (!(err instanceof ChangedRangeError)) throw err;
+      const planned = req.plan.files?.find((f) => f.path === path);
+      throw new InputChangedError(inputChanged(path, where(records[rows[err.index]]), planned, await fileNow(path)));
+    }
+  };
+  const sources = await read(
+    req.plan.sourcePath,
+    (rec) => `line ${rec.sourceLine}`,
+    (rec) => ({ offset: rec.sourceOffset, length: rec.sourceLength, sum: proofOf(rec.sourceSum) }),
+  );
+  const inputs = await read(
+    req.inputsPath,
+    (rec) => `the materialized input of ${req.plan.sourcePath}:${rec.sourceLine}`,
+    (rec) => ({ offset: rec.inputOffset, length: rec.inputLength, sum: proofOf(rec.inputSum) }),
+  );
+  return { sources, inputs };
 }
 
 /** True if the partial files still hold at least what the checkpoint says was written. */

@@ -37,12 +37,13 @@ import {
   seededSuccesses,
   verifyingWith,
 } from '../src/contract/messages.js';
+import { TERMINAL_FAILURE_TYPES } from '../src/contract/failure-types.js';
 import { adaptLimit } from './adaptive-limit.js';
 import { progressQuery, setConcurrencyUpdate, setPausedUpdate } from './definitions.js';
 import { windowShape } from './window.js';
 
-/** Failure types that retrying cannot fix (see activities/user-errors.ts, verify-batch.ts). */
-const TERMINAL_TYPES = ['ConfigError', 'VerifyRejected'];
+/** Failure types that retrying cannot fix (src/contract/failure-types.ts). */
+const TERMINAL_TYPES = TERMINAL_FAILURE_TYPES;
 
 /** Replies of a run that, if all are 4xx rejections, stop it (the server or config is wrong). */
 const REJECT_GUARD_REPLIES = 20;
@@ -345,7 +346,14 @@ async function verifyRound(spec: RunSpec, st: RunState, inflight: Map<number, In
         [
           {
             inputsPath: spec.inputsPath,
-            plan: { planPath: plan.planPath, sourcePath: plan.sourcePath, agents: plan.agents, servers: plan.servers },
+            plan: {
+              planPath: plan.planPath,
+              sourcePath: plan.sourcePath,
+              agents: plan.agents,
+              servers: plan.servers,
+              recordBytes: plan.recordBytes,
+              files: plan.files,
+            },
             serverUrls: spec.routing.servers,
             workDir: outputs.workDir,
             round: st.round,

@@ -1,14 +1,12 @@
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure, TemporalFailure } from '@temporalio/common';
 import { ConfigError } from '../contract/errors.js';
+import { USER_FAILURE_TYPES } from '../contract/failure-types.js';
 
 /** Exit statuses: 0 success, 1 user/config error, 2 run failed. */
 export const EXIT_OK = 0;
 export const EXIT_USER_ERROR = 1;
 export const EXIT_RUN_FAILED = 2;
-
-/** Failure types that are the user's to fix (exit 1), from activities/user-errors.ts and verify-batch.ts. */
-const USER_FAILURE_TYPES = new Set(['ConfigError', 'VerifyRejected']);
 
 /** The innermost Temporal failure message of an error chain, with its type. */
 function rootFailure(err: unknown): { message: string; type?: string } {

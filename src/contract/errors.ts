@@ -9,3 +9,11 @@ export class ConfigError extends Error {
 
 /** Bad input data: the message starts with `file:line: `. Also exit status 1. */
 export class InputError extends ConfigError {}
+
+/**
+ * A file changed after the plan read it (`inputChanged`): the run stops before anything wrong is
+ * written. Activities rethrow it as a non-retryable failure of type `InputChanged`; exit status 1.
+ */
+export class InputChangedError extends Error {
+  override readonly name = 'InputChangedError';
+}

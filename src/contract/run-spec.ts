@@ -57,8 +57,22 @@ export interface OutputPaths {
 }
 
 /** What the plan phase found. Counts only. */
+/** What a file was when the plan read it: told in the message when a planned row has changed. */
+export interface FileIdentity {
+  path: string;
+  size: number;
+  mtimeMs: number;
+}
+
 export interface PlanSummary {
   planPath: string;
+  /**
+   * Bytes per plan record (`PLAN_RECORD_BYTES`: records carry checksums). Absent in the plans of
+   * runs started before checksums (32-byte records whose reads are not proven).
+   */
+  recordBytes?: number;
+  /** The files the plan's offsets point into (source, inputs), as the plan read them. */
+  files?: FileIdentity[];
   /** The file the plan's source offsets point into: --rollouts, or its sidecar in recovery mode. */
   sourcePath: string;
   /** Rows to verify. */

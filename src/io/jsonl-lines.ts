@@ -1,5 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import { open } from 'node:fs/promises';
+import { crc32 } from 'node:zlib';
 
 /** One line of a JSONL file, with where it sits in the file. */
 export interface JsonlLine {
@@ -17,15 +18,24 @@ export interface JsonlLine {
   terminated: boolean;
   /** False when the line's bytes are not valid UTF-8 (`text` then holds U+FFFD replacements). */
   utf8: boolean;
+  /** With `{ sums: true }`: CRC-32 of the line's `length` bytes (see `lineSum`); else 0. */
+  sum: number;
+}
+
+/** The checksum a plan records of a row's bytes, to prove later reads (CRC-32, as zlib computes it). */
+export function lineSum(bytes: Uint8Array): number {
+  return crc32(bytes);
 }
 
 const CHUNK = 1 << 20;
 
 /**
  * Streams a file line by line with byte offsets, in bounded memory (one chunk plus the longest
- * line). Blank lines are yielded too; callers decide what they mean.
+ * line). Blank lines are yielded too; callers decide what they mean. `sums`: compute each line's
+ * checksum (the plan records it).
  */
-export async function* jsonlLines(path: string, startOffset = 0): AsyncGenerator<JsonlLine> {
+export async function* jsonlLines(path: string, startOffset = 0, opts: { sums?: boolean } = {}): AsyncGenerator<JsonlLine> {
+  const sumOf = opts.sums ? lineSum : () => 0;
   const fh = await open(path, 'r');
   try {
     let carry: Buffer = Buffer.alloc(0);
@@ -52,6 +62,7 @@ export async function* jsonlLines(path: string, startOffset = 0): AsyncGenerator
           rawLength: nl - start,
           terminated: true,
           utf8: isUtf8(data.subarray(start, end)),
+          sum: sumOf(data.subarray(start, end)),
         };
         start = nl + 1;
       }
@@ -69,6 +80,7 @@ export async function* jsonlLines(path: string, startOffset = 0): AsyncGenerator
         rawLength: carry.length,
         terminated: false,
         utf8: isUtf8(carry),
+        sum: sumOf(carry),
       };
     }
   } finally {

@@ -2,9 +2,10 @@ import { open, type FileHandle } from 'node:fs/promises';
 
 /**
  * The plan: one fixed-size record per row to verify, in source order. It holds where each row's
- * source line and materialized input line are (byte offsets), and which agent and resources server
- * it belongs to (indexes into the plan's meta file). Fixed records make batch `i` a byte range,
- * so a batch activity on any worker reads exactly its rows and nothing else.
+ * source line and materialized input line are (byte offsets), the checksums of their bytes (so a
+ * later read proves it got the planned row: DESIGN.md "Every read is proven"), and which agent
+ * and resources server it belongs to (indexes into the plan's meta file). Fixed records make
+ * batch `i` a byte range, so a batch activity on any worker reads exactly its rows and nothing else.
  */
 export interface PlanRecord {
   sourceOffset: number;
@@ -15,9 +16,25 @@ export interface PlanRecord {
   inputLength: number;
   agent: number;
   server: number;
+  /** `lineSum` of the source line's bytes, or `UNCHECKED` (a plan written before checksums). */
+  sourceSum: number;
+  /** `lineSum` of the materialized input line's bytes, or `UNCHECKED`. */
+  inputSum: number;
 }
 
-export const PLAN_RECORD_BYTES = 32;
+/**
+ * The checksum of a record read from a plan written before checksums existed: nothing to check.
+ * (A row whose CRC-32 happens to be this value goes unchecked too: one row in 2^32.)
+ */
+export const UNCHECKED = 0xffffffff;
+
+export const PLAN_RECORD_BYTES = 40;
+/**
+ * Records of plans written before checksums (the first 32 bytes of today's layout). A run in
+ * flight when its workers were upgraded still has such a plan; its `PlanSummary` has no
+ * `recordBytes`, and its reads are not proven.
+ */
+export const LEGACY_PLAN_RECORD_BYTES = 32;
 
 export function encodePlanRecord(r: PlanRecord, buf: Buffer, at: number): void {
   buf.writeDoubleLE(r.sourceOffset, at);
@@ -27,9 +44,12 @@ export function encodePlanRecord(r: PlanRecord, buf: Buffer, at: number): void {
   buf.writeUInt32LE(r.inputLength, at + 24);
   buf.writeUInt16LE(r.agent, at + 28);
   buf.writeUInt16LE(r.server, at + 30);
+  buf.writeUInt32LE(r.sourceSum, at + 32);
+  buf.writeUInt32LE(r.inputSum, at + 36);
 }
 
-export function decodePlanRecord(buf: Buffer, at: number): PlanRecord {
+export function decodePlanRecord(buf: Buffer, at: number, recordBytes = PLAN_RECORD_BYTES): PlanRecord {
+  const checked = recordBytes >= PLAN_RECORD_BYTES;
   return {
     sourceOffset: buf.readDoubleLE(at),
     sourceLength: buf.readUInt32LE(at + 8),
@@ -38,6 +58,8 @@ export function decodePlanRecord(buf: Buffer, at: number): PlanRecord {
     inputLength: buf.readUInt32LE(at + 24),
     agent: buf.readUInt16LE(at + 28),
     server: buf.readUInt16LE(at + 30),
+    sourceSum: checked ? buf.readUInt32LE(at + 32) : UNCHECKED,
+    inputSum: checked ? buf.readUInt32LE(at + 36) : UNCHECKED,
   };
 }
 
@@ -73,16 +95,16 @@ export class PlanWriter {
   }
 }
 
-/** Reads records [from, to) of a plan file. */
-export async function readPlanRange(path: string, from: number, to: number): Promise<PlanRecord[]> {
+/** Reads records [from, to) of a plan file (`recordBytes`: a legacy plan's record size). */
+export async function readPlanRange(path: string, from: number, to: number, recordBytes = PLAN_RECORD_BYTES): Promise<PlanRecord[]> {
   const fh = await open(path, 'r');
   try {
     const n = to - from;
-    const buf = Buffer.allocUnsafe(n * PLAN_RECORD_BYTES);
-    const { bytesRead } = await fh.read(buf, 0, buf.length, from * PLAN_RECORD_BYTES);
+    const buf = Buffer.allocUnsafe(n * recordBytes);
+    const { bytesRead } = await fh.read(buf, 0, buf.length, from * recordBytes);
     if (bytesRead !== buf.length) throw new Error(`plan file ${path} is shorter than expected (records ${from}..${to})`);
     const out: PlanRecord[] = [];
-    for (let i = 0; i < n; i++) out.push(decodePlanRecord(buf, i * PLAN_RECORD_BYTES));
+    for (let i = 0; i < n; i++) out.push(decodePlanRecord(buf, i * recordBytes, recordBytes));
     return out;
   } finally {
     await fh.close();
@@ -90,14 +112,18 @@ export async function readPlanRange(path: string, from: number, to: number): Pro
 }
 
 /** Reads single records of a plan file by index, through one open file. */
-export async function withPlanReader<T>(path: string, body: (read: (i: number) => Promise<PlanRecord>) => Promise<T>): Promise<T> {
+export async function withPlanReader<T>(
+  path: string,
+  body: (read: (i: number) => Promise<PlanRecord>) => Promise<T>,
+  recordBytes = PLAN_RECORD_BYTES,
+): Promise<T> {
   const fh = await open(path, 'r');
-  const buf = Buffer.allocUnsafe(PLAN_RECORD_BYTES);
+  const buf = Buffer.allocUnsafe(recordBytes);
   try {
     return await body(async (i) => {
-      const { bytesRead } = await fh.read(buf, 0, PLAN_RECORD_BYTES, i * PLAN_RECORD_BYTES);
-      if (bytesRead !== PLAN_RECORD_BYTES) throw new Error(`plan file ${path} has no record ${i}`);
-      return decodePlanRecord(buf, 0);
+      const { bytesRead } = await fh.read(buf, 0, recordBytes, i * recordBytes);
+      if (bytesRead !== recordBytes) throw new Error(`plan file ${path} has no record ${i}`);
+      return decodePlanRecord(buf, 0, recordBytes);
     });
   } finally {
     await fh.close();

@@ -1,10 +1,23 @@
 import { open } from 'node:fs/promises';
-import { readRangeBytes } from './read-range.js';
+import { lineSum } from './jsonl-lines.js';
+import { readRangeBytes, ShortReadError } from './read-range.js';
 
-/** A byte range of a file. */
+/** A byte range of a file; with `sum`, the `lineSum` its bytes must have. */
 export interface ByteRange {
   offset: number;
   length: number;
+  sum?: number;
+}
+
+/** A range whose bytes are not what was recorded (changed, moved, or past the end of the file). */
+export class ChangedRangeError extends Error {
+  constructor(
+    readonly path: string,
+    /** Index of the range in the list given to `readRanges`. */
+    readonly index: number,
+  ) {
+    super(`${path}: the bytes at offset ${index} are not the ones recorded`);
+  }
 }
 
 /** Ranges closer than this are read together (the gap is read and dropped). */
@@ -15,13 +28,15 @@ const MAX_WINDOW = 8 * 1024 * 1024;
 /**
  * Reads many byte ranges of one file as UTF-8 texts, in the order given, with few reads: ranges
  * sorted by offset are coalesced into windows (a batch's rows sit next to each other in the source
- * file), and each window is read once. Memory: the texts plus one window.
+ * file), and each window is read once. Memory: the texts plus one window. A range with a `sum`
+ * is proven: if its bytes' checksum differs, or the file ends before it, `ChangedRangeError`.
  */
 export async function readRanges(path: string, ranges: ByteRange[]): Promise<string[]> {
   const out = new Array<string>(ranges.length);
   const order = ranges.map((_, i) => i).sort((a, b) => ranges[a].offset - ranges[b].offset);
   const fh = await open(path, 'r');
   try {
+    const size = (await fh.stat()).size;
     for (let i = 0; i < order.length; ) {
       const first = ranges[order[i]];
       let end = first.offset + first.length;
@@ -33,13 +48,19 @@ export async function readRanges(path: string, ranges: ByteRange[]): Promise<str
         end = newEnd;
         j++;
       }
+      if (end > size) throw new ChangedRangeError(path, order.slice(i, j).find((k) => ranges[k].offset + ranges[k].length > size)!);
       const window = await readRangeBytes(fh, first.offset, end - first.offset);
       for (let k = i; k < j; k++) {
         const r = ranges[order[k]];
-        out[order[k]] = window.toString('utf8', r.offset - first.offset, r.offset - first.offset + r.length);
+        const bytes = window.subarray(r.offset - first.offset, r.offset - first.offset + r.length);
+        if (r.sum !== undefined && lineSum(bytes) !== r.sum) throw new ChangedRangeError(path, order[k]);
+        out[order[k]] = bytes.toString('utf8');
       }
       i = j;
     }
+  } catch (err) {
+    // The file shrank between the size check and the read.
+    throw err instanceof ShortReadError ? new ChangedRangeError(path, order[0] ?? 0) : err;
   } finally {
     await fh.close();
   }

@@ -4,8 +4,10 @@ import { describe, expect, it } from 'vitest';
 import {
   decodePlanRecord,
   encodePlanRecord,
+  LEGACY_PLAN_RECORD_BYTES,
   PLAN_RECORD_BYTES,
   PlanWriter,
+  UNCHECKED,
   readPlanRange,
   type PlanRecord,
 } from '../../src/io/plan-file.js';
@@ -24,6 +26,8 @@ function rec(i: number): PlanRecord {
     inputLength: 100 + (i % 50_000),
     agent: i % 65_536,
     server: (i * 31) % 65_536,
+    sourceSum: (i * 2_654_435_761) % 2 ** 32,
+    inputSum: (2 ** 32 - 1 - i) % 2 ** 32,
   };
 }
 
@@ -35,13 +39,24 @@ async function writePlan(path: string, n: number): Promise<PlanWriter> {
 }
 
 describe('encodePlanRecord / decodePlanRecord', () => {
-  it('records are 32 bytes', () => {
-    expect(PLAN_RECORD_BYTES).toBe(32);
+  it('records are 40 bytes; legacy records (before checksums) are their first 32', () => {
+    expect(PLAN_RECORD_BYTES).toBe(40);
+    expect(LEGACY_PLAN_RECORD_BYTES).toBe(32);
+  });
+
+  it('a legacy record decodes with its checksums UNCHECKED', () => {
+    const buf = Buffer.alloc(PLAN_RECORD_BYTES);
+    encodePlanRecord(rec(7), buf, 0);
+    expect(decodePlanRecord(buf.subarray(0, LEGACY_PLAN_RECORD_BYTES), 0, LEGACY_PLAN_RECORD_BYTES)).toEqual({
+      ...rec(7),
+      sourceSum: UNCHECKED,
+      inputSum: UNCHECKED,
+    });
   });
 
   it('round trip of extreme values: offsets beyond 2^32 (up to 2^53 - 1), max uint32 lengths, max uint16 agent/server', () => {
     const cases: PlanRecord[] = [
-      { sourceOffset: 0, sourceLength: 0, sourceLine: 0, inputOffset: 0, inputLength: 0, agent: 0, server: 0 },
+      { sourceOffset: 0, sourceLength: 0, sourceLine: 0, inputOffset: 0, inputLength: 0, agent: 0, server: 0, sourceSum: 0, inputSum: 0 },
       {
         sourceOffset: 2 ** 32,
         sourceLength: 2 ** 32 - 1,
@@ -50,6 +65,8 @@ describe('encodePlanRecord / decodePlanRecord', () => {
         inputLength: 2 ** 32 - 1,
         agent: 65_535,
         server: 65_535,
+        sourceSum: 2 ** 32 - 1,
+        inputSum: 2 ** 32 - 1,
       },
       {
         sourceOffset: 5 * 2 ** 40 + 12_345,
@@ -59,6 +76,8 @@ describe('encodePlanRecord / decodePlanRecord', () => {
         inputLength: 3 << 20,
         agent: 1,
         server: 65_534,
+        sourceSum: 1,
+        inputSum: 0x80000000,
       },
     ];
     for (const r of cases) {
@@ -79,7 +98,7 @@ describe('encodePlanRecord / decodePlanRecord', () => {
   it('the layout is little-endian and fixed (the file is read by other workers)', () => {
     const buf = Buffer.alloc(PLAN_RECORD_BYTES);
     encodePlanRecord(
-      { sourceOffset: 1, sourceLength: 2, sourceLine: 3, inputOffset: 4, inputLength: 5, agent: 6, server: 0x0102 },
+      { sourceOffset: 1, sourceLength: 2, sourceLine: 3, inputOffset: 4, inputLength: 5, agent: 6, server: 0x0102, sourceSum: 7, inputSum: 8 },
       buf,
       0,
     );
@@ -90,6 +109,8 @@ describe('encodePlanRecord / decodePlanRecord', () => {
     expect(buf.readUInt32LE(24)).toBe(5);
     expect(buf.readUInt16LE(28)).toBe(6);
     expect([buf[30], buf[31]]).toEqual([0x02, 0x01]);
+    expect(buf.readUInt32LE(32)).toBe(7);
+    expect(buf.readUInt32LE(36)).toBe(8);
   });
 
   it('out-of-range values are rejected, not silently wrapped', () => {

@@ -2,7 +2,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readRanges } from '../../src/io/read-ranges.js';
+import { lineSum } from '../../src/io/jsonl-lines.js';
+import { ChangedRangeError, readRanges } from '../../src/io/read-ranges.js';
 
 describe('readRanges', () => {
   it('returns each range in the order asked, near and far apart, multi-byte text included', async () => {
@@ -21,5 +22,27 @@ describe('readRanges', () => {
     expect(await readRanges(path, pick)).toEqual(pick.map((p) => p.text));
     expect(await readRanges(path, places)).toEqual(places.map((p) => p.text));
     expect(await readRanges(path, [])).toEqual([]);
+  });
+
+  it('ranges with a sum are proven: a changed byte or a range past the end is a ChangedRangeError naming the range', async () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'ranges-')), 'f.jsonl');
+    const lines = ['{"a":1}', '{"b":22}', '{"c":333}'];
+    writeFileSync(path, lines.join('\n') + '\n');
+    let offset = 0;
+    const ranges = lines.map((l) => {
+      const r = { offset, length: l.length, sum: lineSum(Buffer.from(l)) };
+      offset += l.length + 1;
+      return r;
+    });
+    expect(await readRanges(path, ranges)).toEqual(lines);
+    writeFileSync(path, ['{"a":1}', '{"b":23}', '{"c":333}'].join('\n') + '\n');
+    const changed = await readRanges(path, [ranges[2], ranges[1], ranges[0]]).catch((e: unknown) => e);
+    expect(changed).toBeInstanceOf(ChangedRangeError);
+    expect((changed as ChangedRangeError).index).toBe(1);
+    expect(await readRanges(path, [{ ...ranges[1], sum: undefined }])).toEqual(['{"b":23}']); // no sum: not checked
+    writeFileSync(path, lines.join('\n').slice(0, 12));
+    const short = await readRanges(path, [ranges[0], ranges[2]]).catch((e: unknown) => e);
+    expect(short).toBeInstanceOf(ChangedRangeError);
+    expect((short as ChangedRangeError).index).toBe(1);
   });
 });

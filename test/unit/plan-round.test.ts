@@ -9,7 +9,9 @@ import { describe, expect, it } from 'vitest';
 import { rejudgeListPath, writeRoundPlan, type RoundRequest } from '../../activities/plan-round.js';
 import { lineKeyId } from '../../src/contract/row-key.js';
 import type { PlanSummary } from '../../src/contract/run-spec.js';
-import { PlanWriter, readPlanRange, type PlanRecord } from '../../src/io/plan-file.js';
+import { lineSum } from '../../src/io/jsonl-lines.js';
+import { InputChangedError } from '../../src/contract/errors.js';
+import { LEGACY_PLAN_RECORD_BYTES, PLAN_RECORD_BYTES, PlanWriter, readPlanRange, UNCHECKED, type PlanRecord } from '../../src/io/plan-file.js';
 import { useTempRoot } from '../helpers/temp-dirs.js';
 
 const tmp = useTempRoot('reverify-round-');
@@ -28,7 +30,7 @@ async function finishedRound(n: number, maxAttempts: number): Promise<{ req: Rou
   const records: PlanRecord[] = [];
   let offset = 0;
   for (const [i, line] of lines.entries()) {
-    records.push({ sourceOffset: offset, sourceLength: Buffer.byteLength(line), sourceLine: i + 1, inputOffset: 1000 + i, inputLength: 7 + i, agent: i % AGENTS.length, server: i % 2 });
+    records.push({ sourceOffset: offset, sourceLength: Buffer.byteLength(line), sourceLine: i + 1, inputOffset: 1000 + i, inputLength: 7 + i, agent: i % AGENTS.length, server: i % 2, sourceSum: lineSum(Buffer.from(line)), inputSum: i });
     offset += Buffer.byteLength(line) + 1;
   }
   const planPath = join(workDir, 'plan-r1.bin');
@@ -47,7 +49,7 @@ async function finishedRound(n: number, maxAttempts: number): Promise<{ req: Rou
   sidecar.push('', '{"keyless":1}');
   const sidecarPath = join(workDir, 'out_failures.jsonl');
   writeFileSync(sidecarPath, sidecar.join('\n') + '\n' + failure('0', 0).slice(0, 20));
-  const plan: PlanSummary = { planPath, sourcePath, rows: n, agents: AGENTS, servers: ['rs0', 'rs1'], rowsPerAgent: {} };
+  const plan: PlanSummary = { planPath, recordBytes: PLAN_RECORD_BYTES, sourcePath, rows: n, agents: AGENTS, servers: ['rs0', 'rs1'], rowsPerAgent: {} };
   return { req: { workDir, round: 0, plan, sidecar: sidecarPath, maxAttempts }, records, listed, sidecar };
 }
 
@@ -88,6 +90,32 @@ describe('writeRoundPlan (re-judgment) in flat memory', () => {
     for (const r of want) perAgent[AGENTS[r.agent]] = (perAgent[AGENTS[r.agent]] ?? 0) + 1;
     expect(Object.entries(got.rowsPerAgent)).toEqual(Object.entries(perAgent)); // same counts, same key order
     expect(readdirSync(round.req.workDir).filter((f) => !/\.(bin|json|jsonl|tmp)$/.test(f))).toEqual([]); // scratch removed
+  });
+
+  it('a judge-failed row whose source line changed since the plan stops the round, naming the file and line', async () => {
+    const round = await finishedRound(40, 3);
+    const i = round.listed[3];
+    const rec = round.records[i];
+    const source = readFileSync(round.req.plan.sourcePath);
+    source[rec.sourceOffset + 5] ^= 1; // one changed byte in a listed row
+    writeFileSync(round.req.plan.sourcePath, source);
+    const planPath = join(round.req.workDir, 'plan-r2.bin.tmp');
+    const err = await writeRoundPlan(round.req, planPath).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(InputChangedError);
+    expect((err as Error).message).toContain(`'${round.req.plan.sourcePath}' changed after this run planned it: line ${rec.sourceLine} is not the row that was planned`);
+  });
+
+  it('a legacy plan (32-byte records, before checksums) is read and re-planned unchecked', async () => {
+    const round = await finishedRound(60, 3);
+    const legacy = join(round.req.workDir, 'plan-legacy.bin');
+    const raw = readFileSync(round.req.plan.planPath);
+    const records = Array.from({ length: 60 }, (_, k) => raw.subarray(k * PLAN_RECORD_BYTES, k * PLAN_RECORD_BYTES + LEGACY_PLAN_RECORD_BYTES));
+    writeFileSync(legacy, Buffer.concat(records));
+    const req = { ...round.req, plan: { ...round.req.plan, planPath: legacy, recordBytes: undefined } };
+    const planPath = join(round.req.workDir, 'plan-r2.bin.tmp');
+    const got = await writeRoundPlan(req, planPath);
+    const want = expectedPlan(round).map((r) => ({ ...r, sourceSum: UNCHECKED, inputSum: UNCHECKED }));
+    expect(await readPlanRange(planPath, 0, got.rows)).toEqual(want);
   });
 
   it('no judge-failed rows: an empty plan', async () => {

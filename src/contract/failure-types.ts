@@ -1,0 +1,21 @@
+/**
+ * The failure types of the run, declared once: activities throw them, the workflow decides by
+ * them what retrying cannot fix, and the CLI maps them to exit statuses. Pure constants: the
+ * workflow bundle imports this file.
+ */
+export const FailureType = {
+  /** Bad input, bad config, an existing output...: the user's to fix. Never retried. */
+  Config: 'ConfigError',
+  /** The first replies of `/verify` were all 4xx rejections: the server or the config is wrong. */
+  VerifyRejected: 'VerifyRejected',
+  /** A file changed after the plan read it: a planned row is no longer where the plan put it. */
+  InputChanged: 'InputChanged',
+  /** A batch attempt left rows the server fails on while it answers others (retried). */
+  RowsFailing: 'VerifyRowsFailing',
+} as const;
+
+/** Failures that retrying cannot fix: the run stops with the activity's one-line message. */
+export const TERMINAL_FAILURE_TYPES: string[] = [FailureType.Config, FailureType.VerifyRejected, FailureType.InputChanged];
+
+/** Terminal failures that are the user's to fix (exit status 1). */
+export const USER_FAILURE_TYPES: ReadonlySet<string> = new Set([FailureType.Config, FailureType.VerifyRejected, FailureType.InputChanged]);
