@@ -4,7 +4,7 @@ import { open, readFile, stat, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { Context } from '@temporalio/activity';
-import { classifyResult, stampResult, stampsFromPayload, verifyFailedRow, verifyRejectedRow } from '../src/contract/outcome.js';
+import { classifyResult, stampResult, stampsFromPayload, verifyFailedRow, verifyRejectedRow, type Stamps } from '../src/contract/outcome.js';
 import { InputChangedError } from '../src/contract/errors.js';
 import { FailureType } from '../src/contract/failure-types.js';
 import { inputChanged } from '../src/contract/messages.js';
@@ -25,8 +25,9 @@ import { rejudgeListPath } from './plan-round.js';
 import { failFastOnUserError } from './user-errors.js';
 
 /**
- * Activity attempts in which a row's `/verify` must exhaust its retries with a 5xx while the same
- * server answers another row of the batch, before the row is written to the sidecar as `transient`.
+ * Activity attempts in which a row's `/verify` must exhaust its retries (a 5xx, a reset, a
+ * timeout: anything but throttling) while the same server answers another row of the batch,
+ * before the row is written to the sidecar as `transient`.
  */
 const ROW_FAILURE_STRIKES = 3;
 
@@ -47,6 +48,8 @@ export interface VerifyBatchRequest {
   requestTimeoutMs: number;
   /** When > 0: fail the run if this batch's first `rejectGuard` replies are all 4xx rejections. */
   rejectGuard: number;
+  /** The run's sidecar (`<out>_failures.jsonl`), for messages; absent in runs started before it was passed. */
+  outputSidecar?: string;
 }
 
 /** Checkpoint sent with heartbeats: which rows are in the partial files, and how long those are. */
@@ -197,7 +200,7 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
   setMaxListeners(0, signal); // every request in flight listens to it
   // The row the server last answered 2xx in this attempt (a known-good probe), and the rows struck.
   let lastAnswered: number | null = null;
-  const struck: Array<{ row: number; error: VerifierUnavailableError }> = [];
+  const struck: Array<{ row: number; error: VerifierUnavailableError; stamps: Stamps }> = [];
   try {
     let next = 0;
     const lane = async () => {
@@ -224,21 +227,22 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
             },
           });
         } catch (err) {
-          // An outage (no answer, 429/503, or every row failing) fails the attempt: Temporal retries it.
-          const status = err instanceof VerifierUnavailableError ? err.lastStatus : undefined;
-          if (status === undefined || status < 500 || status === 503) throw err;
+          // Throttling (429), or an outage (every row failing, the probe too), fails the attempt:
+          // Temporal retries it later, without bound. A failure of this row alone is a strike.
+          if (!(err instanceof VerifierUnavailableError) || err.lastStatus === 429) throw err;
           const send = (body: string) => client.verifyOnce(req.serverUrls[server], body, signal);
           if (!(await serverAnswersOthers(req, records, i, lastAnswered, send))) throw err;
-          const error = err as VerifierUnavailableError;
           const strikes = (checkpoint.strikes[i] = (checkpoint.strikes[i] ?? 0) + 1);
           if (strikes < ROW_FAILURE_STRIKES) {
-            struck.push({ row: i, error });
+            struck.push({ row: i, error: err, stamps });
             continue;
           }
+          const status = err.lastStatus ?? null;
           ctx.log.warn(
-            `${req.plan.sourcePath}:${rec.sourceLine}: /verify answered HTTP ${status} in ${strikes} attempts while the server answered other rows; written to the sidecar as transient`,
+            `${rowPlace(req, rec, stamps)}: /verify failed ${strikes} times (last: ${err.lastReason}) while the server answered other rows; ` +
+              `written to ${sidecarPathOf(req)} as transient (--resume tries it again)`,
           );
-          await recorder.record(i, 'sidecar', verifyFailedRow(stamps, status, error.lastExcerpt ?? ''), (c) => {
+          await recorder.record(i, 'sidecar', verifyFailedRow(stamps, status, err.lastExcerpt ?? err.lastReason), (c) => {
             c.failed++;
             agentCounts(c, agent).failed++;
           });
@@ -313,10 +317,10 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
     if (firstError) throw firstError;
     if (struck.length > 0) {
       beat(); // the strikes must reach the next attempt
-      const { row, error } = struck[0];
+      const { row, error, stamps } = struck[0];
       throw ApplicationFailure.retryable(
         `${struck.length} row(s) of the batch failed while the server answered other rows; retried later, written to the sidecar ` +
-          `as transient after ${ROW_FAILURE_STRIKES} attempts (${req.plan.sourcePath}:${records[row].sourceLine}, attempt ${checkpoint.strikes[row]}: ${error.message})`,
+          `as transient after ${ROW_FAILURE_STRIKES} attempts (${rowPlace(req, records[row], stamps)}, attempt ${checkpoint.strikes[row]}: ${error.message})`,
         FailureType.RowsFailing,
       );
     }
@@ -351,6 +355,16 @@ async function serverAnswersOthers(
     if ((await send(buildPayload(inputs[0], readRolloutResponse(sources[0])!))).kind === 'ok') return true;
   }
   return false;
+}
+
+/** A row for messages: `file:line (key (t, r))`, the key as its exact digits. */
+function rowPlace(req: Pick<VerifyBatchRequest, 'plan'>, rec: PlanRecord, stamps: Stamps): string {
+  return `${req.plan.sourcePath}:${rec.sourceLine} (key (${stamps.task}, ${stamps.rollout}))`;
+}
+
+/** The sidecar this batch's failures are committed to, for messages. */
+function sidecarPathOf(req: Pick<VerifyBatchRequest, 'outputSidecar'>): string {
+  return req.outputSidecar ?? 'the sidecar';
 }
 
 /** A plan checksum to prove a read by, or undefined for a legacy plan's record (unchecked). */

@@ -129,20 +129,21 @@ export function verifyRejectedRow(stamps: Stamps, status: number, bodyExcerpt: s
 }
 
 /**
- * Ours: the sidecar row for a row whose `/verify` kept answering 5xx while the same server answered
- * other rows (a request the server cannot handle, not an outage):
- * `{"reward":0.0,"_ng_failure_class":"transient","verify_status":<status>,"verify_error":"<excerpt>",
- * <stamps>}`. `transient` is NeMo Gym's class for verify-side 5xx failures; not terminal, so it
- * counts as one attempt and `--resume` tries the row again (up to `--max-attempts`).
+ * Ours: the sidecar row for a row whose `/verify` kept failing (5xx, connection reset, timeout)
+ * while the same server answered other rows (a request the server cannot handle, not an outage):
+ * `{"reward":0.0,"_ng_failure_class":"transient","verify_status":<status or null>,
+ * "verify_error":"<excerpt or reason>", <stamps>}`. `transient` is NeMo Gym's class for verify-side
+ * failures; not terminal, so it counts as one attempt and `--resume` tries the row again (up to
+ * `--max-attempts`). `status` is null when the server never answered (reset, timeout).
  */
-export function verifyFailedRow(stamps: Stamps, status: number, bodyExcerpt: string): string {
+export function verifyFailedRow(stamps: Stamps, status: number | null, bodyExcerpt: string): string {
   return verifyErrorRow(`"${FAILURE_CLASS_KEY}":"${TRANSIENT_CLASS}"`, stamps, status, bodyExcerpt);
 }
 
-function verifyErrorRow(failureFields: string, stamps: Stamps, status: number, bodyExcerpt: string): string {
+function verifyErrorRow(failureFields: string, stamps: Stamps, status: number | null, bodyExcerpt: string): string {
   // 2*N+2 code units always hold more than N code points, so the cut below decides the length.
   const chars = Array.from(bodyExcerpt.slice(0, 2 * VERIFY_ERROR_MAX_CHARS + 2).replace(LONE_SURROGATE, '\uFFFD'));
   const excerpt = chars.length > VERIFY_ERROR_MAX_CHARS ? chars.slice(0, VERIFY_ERROR_MAX_CHARS).join('') : chars.join('');
-  const head = `{"reward":0.0,${failureFields},"verify_status":${Math.trunc(status)},"verify_error":${JSON.stringify(excerpt)}`;
+  const head = `{"reward":0.0,${failureFields},"verify_status":${status === null ? 'null' : Math.trunc(status)},"verify_error":${JSON.stringify(excerpt)}`;
   return head + stampFields(stamps).map(([k, v]) => `,${JSON.stringify(k)}:${v}`).join('') + '}';
 }

@@ -4,7 +4,7 @@
  * `/verify`, `/aggregate_metrics` and `/reverify_mode` (in arrival order), counts `/verify` requests
  * in flight, and lets the test script the reply per row.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export type Row = Record<string, unknown>;
@@ -17,6 +17,8 @@ export interface Reply {
   raw?: string;
   delayMs?: number;
   headers?: Record<string, string>;
+  /** Reset the connection (after `delayMs`) instead of answering. */
+  reset?: boolean;
 }
 
 /** A `/verify` script: the reply for a parsed request body; `attempt` counts earlier requests for the same key (0 first). */
@@ -39,6 +41,8 @@ export interface Received {
   text: string;
   /** The parsed body (`undefined` for an empty body). */
   body: unknown;
+  /** The request headers (lower-case names). */
+  headers: IncomingHttpHeaders;
 }
 
 export interface ScriptedServer {
@@ -118,6 +122,10 @@ function readBody(req: IncomingMessage): Promise<string> {
 async function send(res: ServerResponse, reply: Reply): Promise<void> {
   if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
   if (res.destroyed) return;
+  if (reply.reset) {
+    res.socket?.resetAndDestroy();
+    return;
+  }
   res.writeHead(reply.status ?? 200, { 'content-type': 'application/json', ...reply.headers });
   res.end(reply.raw ?? JSON.stringify(reply.body ?? null));
 }
@@ -142,7 +150,7 @@ export async function startScriptedServer(opts: ScriptedServerOptions = {}): Pro
         body = undefined;
       }
       const path = (req.url ?? '').replace(/^\/ng-rollout\/[^/]+/, '');
-      requests.push({ method: req.method ?? '', url: path, text, body });
+      requests.push({ method: req.method ?? '', url: path, text, body, headers: req.headers });
       if (req.method === 'GET' && path === '/reverify_mode') return send(res, typeof mode === 'string' ? { status: 200, body: mode } : mode);
       if (req.method === 'GET' && path === '/') return send(res, { status: 200, body: { status: 'ok' } });
       if (req.method === 'POST' && path === '/aggregate_metrics') return send(res, aggregate(body as { verify_responses: Row[] }));

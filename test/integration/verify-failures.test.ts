@@ -114,7 +114,7 @@ describe('/verify failure policy', () => {
     const line = readRows(d.rolloutsPath).findIndex((r) => keyText(r) === '7:1') + 1;
     expect(first.lines).toContainEqual(
       expect.stringMatching(
-        new RegExp(`^Waiting: verifyBatch attempt \\d failed, Temporal retries it: 1 row\\(s\\) of the batch failed while the server answered other rows; .*rollouts\\.jsonl:${line}, attempt \\d: .*HTTP 500: ValueError: cannot grade`),
+        new RegExp(`^Waiting: verifyBatch attempt \\d failed, Temporal retries it: 1 row\\(s\\) of the batch failed while the server answered other rows; .*rollouts\\.jsonl:${line} \\(key \\(7, 1\\)\\), attempt \\d: .*HTTP 500: ValueError: cannot grade`),
       ),
     );
     const side = readRows(join(dir, 'out_failures.jsonl'));
@@ -131,6 +131,26 @@ describe('/verify failure policy', () => {
     expect(resumed.error).toBeNull();
     expect(resumed.result!.done).toBe(1);
     expect(new Set(keysOf(readRows(d.output)))).toEqual(new Set(keysOf(readRows(d.inputsPath))));
+  });
+
+  it.each([
+    ['whose connection is always reset', { reset: true }, /reset|ECONNRESET|socket/i],
+    ['always answered slower than --request-timeout', { delayMs: 1500, status: 200, body: { reward: 1.0 } }, /timed? ?out|deadline/i],
+  ])('a row %s while the server answers the others goes to the sidecar as transient after 3 attempts, named by file:line and key', async (_label, bad, reason) => {
+    const s = await server({ aggregate: emptyMetrics, verify: (row) => (keyText(row) === '3:0' ? bad : reward(1.0)) });
+    const dir = tempDir();
+    const d = await sampleRun(dir, s.port, { tasks: 10, repeats: 2 });
+    const args = { inputs: d.inputsPath, rollouts: d.rolloutsPath, output: d.output, configs: [d.config], batchSize: 8, rejudge: false, requestTimeoutMs: 300 };
+    const { error, result, lines } = await run(args);
+    expect(error).toBeNull();
+    const line = readRows(d.rolloutsPath).findIndex((r) => keyText(r) === '3:0') + 1;
+    expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^Waiting: .*rollouts\\.jsonl:${line} \\(key \\(3, 0\\)\\), attempt \\d`)));
+    const side = readRows(join(dir, 'out_failures.jsonl'));
+    expect(side).toHaveLength(1);
+    expect(side[0]).toMatchObject({ _ng_task_index: 3, _ng_rollout_index: 0, reward: 0, _ng_failure_class: 'transient', verify_status: null });
+    expect(side[0].verify_error).toMatch(reason);
+    expect(keysOf(readRows(d.output))).toHaveLength(19);
+    expect(result!.failed).toBe(1);
   });
 
   it('when every row answers 500 (the judge behind the server is down), no row is given up: the run waits and completes when it heals', async () => {
