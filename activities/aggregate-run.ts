@@ -1,5 +1,8 @@
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
 import { stripForAggregation } from '../src/contract/aggregate-request.js';
 import { InputError } from '../src/contract/errors.js';
+import { FailureType } from '../src/contract/failure-types.js';
 import { keyOf } from '../src/contract/row-key.js';
 import type { AgentKeyMetrics } from '../src/contract/run-spec.js';
 import { resolveServer, type RoutingTable } from '../src/config/routing.js';
@@ -7,6 +10,7 @@ import { AggregateGroups, type SortedGroup } from '../src/io/aggregate-groups.js
 import { aggregateToMetricsFile, aggregationTargetOf, type PostAggregateMetrics } from '../src/io/aggregate-metrics-file.js';
 import { isBlank, jsonlLines } from '../src/io/jsonl-lines.js';
 import { withScratchDir } from '../src/io/scratch-dir.js';
+import { AggregateMetricsError } from '../src/verifier/errors.js';
 import type { ActivityDeps } from './deps.js';
 import { whileHeartbeating } from './heartbeating.js';
 import { outputPathsFor } from './output-paths.js';
@@ -65,16 +69,36 @@ export async function aggregateOutput(
 }
 
 /**
+ * True when the server answered and retrying the same request cannot change its answer: a 2xx that
+ * is not the reply of spec §2.3 (not JSON, or not its shape), a 3xx, a 4xx other than 408/429. The
+ * rest (no answer, a timeout, 408, 429, 5xx) may pass: the workflow retries those, a bounded number of times.
+ */
+export function isPermanentAggregationError(err: AggregateMetricsError): boolean {
+  const s = err.status;
+  return s !== undefined && s < 500 && s !== 408 && s !== 429;
+}
+
+/**
  * Aggregate phase (spec §4.13, §1.7): per agent, POST the stripped main-output rows, sorted by key,
  * to its resources server's `/aggregate_metrics`, and write `<out>_aggregate_metrics.json` with the
  * entries in completion order. No rows: no call and no file. The grouping, body streaming and file
  * writing are shared with `reverify aggregate` (src/io/aggregate-groups.ts, aggregate-metrics-file.ts).
+ * A reply that retrying cannot fix is a non-retryable `AggregationFailed`; the requests in flight
+ * are aborted when the run is cancelled.
  */
 export function aggregateRun(deps: ActivityDeps) {
   return (req: AggregateRequest): Promise<{ metricsPath: string | null; keyMetrics: AgentKeyMetrics[] }> =>
     failFastOnUserError(() => whileHeartbeating(async () => {
+      const signal = Context.current().cancellationSignal;
       const post: PostAggregateMetrics = (server, body, replyPath) =>
-        deps.verifier(req.timeoutMs).aggregateMetrics(server, req.routing.servers[server], body, replyPath);
-      return aggregateOutput(req, post);
+        deps.verifier(req.timeoutMs).aggregateMetrics(server, req.routing.servers[server], body, replyPath, signal);
+      try {
+        return await aggregateOutput(req, post);
+      } catch (err) {
+        if (err instanceof AggregateMetricsError && isPermanentAggregationError(err)) {
+          throw ApplicationFailure.nonRetryable(err.message, FailureType.AggregationFailed);
+        }
+        throw err;
+      }
     }));
 }

@@ -111,7 +111,7 @@ async function addKeyFacts(req: PlanRequest, sorter: ExternalSorter<KeyedRecord>
   for await (const line of jsonlLines(req.inputsPath, 0, { sums: true })) {
     if (isBlank(line.text)) continue;
     const row = parseLine(req.inputsPath, line);
-    const problem = describeInputRowProblem(row);
+    const problem = describeInputRowProblem(row, line.text);
     if (problem) throw new InputError(`${req.inputsPath}:${line.lineNo}: ${problem}`);
     const agentName = (row.agent_ref as { name: string }).name;
     const taskSource = typeof row.task_source === 'string' ? row.task_source : undefined;
@@ -193,7 +193,7 @@ async function writePlan(req: PlanRequest): Promise<PlanOutcome> {
         continue;
       }
       if (req.judgeFailedOnly && !isJudgeFailure(row)) continue;
-      const problem = describeRolloutRowProblem(row);
+      const problem = describeRolloutRowProblem(row, line.text);
       const shape = problem ? `${sourcePath}:${line.lineNo}: ${problem}` : null;
       if (shape && !req.judgeFailedOnly) {
         verdicts.set(ordinal, Verdict.Error);

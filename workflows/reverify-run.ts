@@ -5,11 +5,15 @@
  * paths and committed lengths.
  */
 import {
+  ActivityCancellationType,
   ActivityFailure,
   ApplicationFailure,
+  CancellationScope,
+  CancelledFailure,
   allHandlersFinished,
   condition,
   continueAsNew,
+  isCancellation,
   patched,
   proxyActivities,
   setHandler,
@@ -37,7 +41,7 @@ import {
   seededSuccesses,
   verifyingWith,
 } from '../src/contract/messages.js';
-import { TERMINAL_FAILURE_TYPES } from '../src/contract/failure-types.js';
+import { FailureType, TERMINAL_FAILURE_TYPES } from '../src/contract/failure-types.js';
 import { adaptLimit } from './adaptive-limit.js';
 import { progressQuery, setConcurrencyUpdate, setPausedUpdate } from './definitions.js';
 import { windowShape } from './window.js';
@@ -48,6 +52,23 @@ const TERMINAL_TYPES = TERMINAL_FAILURE_TYPES;
 /** Replies of a run that, if all are 4xx rejections, stop it (the server or config is wrong). */
 const REJECT_GUARD_REPLIES = 20;
 
+/** An `/aggregate_metrics` reply that retrying cannot fix (a 4xx, a malformed 2xx): activities/aggregate-run.ts. */
+const AGGREGATION_FAILED = FailureType.AggregationFailed;
+
+/**
+ * Attempts of the aggregate phase before the run gives up on the metrics (transport errors,
+ * timeouts, 408/429/5xx); the rows are committed by then, so an outage of `/aggregate_metrics`
+ * ends the run (exit 3) instead of holding it. With the intervals below: about 10 minutes of waiting.
+ */
+const AGGREGATION_MAX_ATTEMPTS = 10;
+const AGGREGATION_RETRY = { initialIntervalMs: 5_000, maximumIntervalMs: 120_000 };
+
+/**
+ * Every activity's cancellation (`reverify cancel`) is waited for: the workflow learns when each
+ * has really stopped, so nothing writes to the outputs or the work directory after the cleanup.
+ */
+const WAIT_CANCELLED = ActivityCancellationType.WAIT_CANCELLATION_COMPLETED;
+
 /**
  * Short activities. They heartbeat on a timer too: without a heartbeat timeout, a worker killed
  * in the middle of one (a commit, say) would be noticed only when startToClose runs out.
@@ -56,6 +77,7 @@ const quick = proxyActivities<ReverifyActivities>({
   startToCloseTimeout: '10 minutes',
   heartbeatTimeout: '30 seconds',
   retry: { initialInterval: '1s', maximumInterval: '30s', nonRetryableErrorTypes: TERMINAL_TYPES },
+  cancellationType: WAIT_CANCELLED,
 });
 
 /** Activities that may run long on big files; they heartbeat, so a dead worker shows within 2 minutes. */
@@ -63,6 +85,22 @@ const long = proxyActivities<ReverifyActivities>({
   startToCloseTimeout: '12 hours',
   heartbeatTimeout: '2 minutes',
   retry: { initialInterval: '2s', maximumInterval: '1 minute', nonRetryableErrorTypes: TERMINAL_TYPES },
+  cancellationType: WAIT_CANCELLED,
+});
+
+/** The aggregate phase: like `long`, but it gives up after `AGGREGATION_MAX_ATTEMPTS` (see `finish`). */
+const aggregation = proxyActivities<ReverifyActivities>({
+  startToCloseTimeout: '12 hours',
+  heartbeatTimeout: '2 minutes',
+  retry: aggregationRetry(AGGREGATION_RETRY),
+  cancellationType: WAIT_CANCELLED,
+});
+
+/** Cleanup after a cancellation: a few tries, so a broken disk cannot hold the cancelled run. */
+const cleanup = proxyActivities<ReverifyActivities>({
+  startToCloseTimeout: '10 minutes',
+  heartbeatTimeout: '30 seconds',
+  retry: { initialInterval: '1s', maximumInterval: '10s', maximumAttempts: 5, nonRetryableErrorTypes: TERMINAL_TYPES },
 });
 
 /** A batch activity in flight: its rows and the `/verify` slots it holds. */
@@ -219,6 +257,8 @@ export async function reverifyRun(spec: RunSpec, carried?: RunState): Promise<Ru
     while (await nextRound(spec, st));
     return await finish(spec, st);
   } catch (err) {
+    // Cancelled (`reverify cancel`): end cleanly. Runs cancelled before this existed ended at once.
+    if (CancellationScope.current().consideredCancelled && patched('cancel-ends-cleanly')) throw await endCancelled(st, inflight, err);
     throw asRunFailure(err);
   }
 }
@@ -363,6 +403,7 @@ async function verifyRound(spec: RunSpec, st: RunState, inflight: Map<number, In
             parallelism: slots,
             requestTimeoutMs: spec.requestTimeoutMs,
             rejectGuard,
+            outputSidecar: outputs.sidecar,
           },
         ],
       )
@@ -457,17 +498,25 @@ async function finish(spec: RunSpec, st: RunState): Promise<RunResult> {
   const outputs = st.outputs!;
   let metricsPath: string | null = null;
   let keyMetrics: RunResult['keyMetrics'] = [];
+  let aggregationError: string | null = null;
   if (spec.disableAggregation) {
     st.messages.push(disableAggregationNotice());
   } else {
     st.phase = 'aggregate';
     st.messages.push(computingAggregateMetrics());
-    const agg = await long.aggregateRun.executeWithOptions(
-      { summary: 'aggregate: POST /aggregate_metrics per agent' },
-      [{ output: outputs.output, metrics: outputs.metrics, routing: spec.routing, timeoutMs: Math.max(spec.requestTimeoutMs, 3_600_000) }],
-    );
-    metricsPath = agg.metricsPath;
-    keyMetrics = agg.keyMetrics;
+    try {
+      const agg = await aggregation.aggregateRun.executeWithOptions(
+        { summary: 'aggregate: POST /aggregate_metrics per agent', ...(spec.aggregateRetry ? { retry: aggregationRetry(spec.aggregateRetry) } : {}) },
+        [{ output: outputs.output, metrics: outputs.metrics, routing: spec.routing, timeoutMs: Math.max(spec.requestTimeoutMs, 3_600_000) }],
+      );
+      metricsPath = agg.metricsPath;
+      keyMetrics = agg.keyMetrics;
+    } catch (err) {
+      // Every row is committed by now: a failed aggregation ends the run with its outputs complete,
+      // and the result says why (the CLI exits 3). Runs recorded before this failed instead.
+      if (CancellationScope.current().consideredCancelled || !patched('aggregation-failure-ends-run')) throw err;
+      aggregationError = aggregationFailure(err);
+    }
   }
   await quick.removeWorkDir(outputs.workDir);
   st.phase = 'done';
@@ -484,7 +533,71 @@ async function finish(spec: RunSpec, st: RunState): Promise<RunResult> {
     judgeFailed: st.totals.judgeFailed,
     perAgent: st.totals.perAgent,
     keyMetrics,
+    aggregationError,
     messages: st.messages,
     forceWarning: st.forceWarning,
   };
+}
+
+/** The aggregate phase's retry policy: bounded; replies that retrying cannot fix are not retried. */
+function aggregationRetry(r: { initialIntervalMs: number; maximumIntervalMs: number }) {
+  return {
+    initialInterval: r.initialIntervalMs,
+    backoffCoefficient: 2,
+    maximumInterval: r.maximumIntervalMs,
+    maximumAttempts: AGGREGATION_MAX_ATTEMPTS,
+    nonRetryableErrorTypes: [...TERMINAL_TYPES, AGGREGATION_FAILED],
+  };
+}
+
+/** The innermost message of a failure chain (an activity's own error, not "Activity task failed"). */
+function innermostMessage(err: unknown): string {
+  let message = err instanceof Error ? err.message : String(err);
+  for (let cur: unknown = err instanceof ActivityFailure ? err.cause : null; cur instanceof Error; cur = (cur as { cause?: unknown }).cause) {
+    message = cur.message;
+  }
+  return message;
+}
+
+/** One line: why the aggregate phase failed, and whether it gave up retrying. */
+function aggregationFailure(err: unknown): string {
+  const message = innermostMessage(err);
+  const gaveUp = err instanceof ActivityFailure && err.retryState === 'MAXIMUM_ATTEMPTS_REACHED';
+  return gaveUp ? `${message}; gave up after ${AGGREGATION_MAX_ATTEMPTS} attempts` : message;
+}
+
+/** Phases in which the recorded lengths are the outputs' committed lengths (the outputs are open). */
+const COMMITTING_PHASES: Phase[] = ['verify', 'rejudge-wait', 'aggregate', 'done'];
+
+/**
+ * A run cancelled by an operator (`reverify cancel`), whatever it waited on: wait until every batch
+ * in flight has stopped (activities are cancelled with WAIT_CANCELLED: they see the cancellation at
+ * their next heartbeat, or at once between retries), cut the outputs back to the last recorded
+ * commit (a commit interrupted half-way may have left bytes past it), and remove the work directory:
+ * the next run, with --resume, plans again from the outputs. Returns the failure that ends the
+ * workflow as cancelled. A cleanup that fails is said in the messages; the run still ends cancelled.
+ */
+async function endCancelled(st: RunState, inflight: Map<number, InFlight>, err: unknown): Promise<unknown> {
+  const phase = st.phase;
+  st.phase = 'cancelling';
+  st.messages.push(
+    `Cancelling: ${inflight.size > 0 ? `waiting for the ${inflight.size} batch(es) in flight to stop, then ` : ''}` +
+      'cutting the outputs back to the last commit and removing the work directory',
+  );
+  await CancellationScope.nonCancellable(async () => {
+    await condition(() => inflight.size === 0);
+    const outputs = st.outputs;
+    if (outputs === null) return;
+    try {
+      if (COMMITTING_PHASES.includes(phase)) {
+        await cleanup.commitBatches.executeWithOptions({ summary: 'cancel: cut the outputs back to the last recorded commit' }, [
+          { outputs, mainLength: st.mainLength, sidecarLength: st.sidecarLength, mainParts: [], sidecarParts: [], obsolete: [] },
+        ]);
+      }
+      await cleanup.removeWorkDir.executeWithOptions({ summary: 'cancel: remove the work directory' }, [outputs.workDir]);
+    } catch (cleanupErr) {
+      st.messages.push(`Cancelled, but the cleanup failed: ${innermostMessage(cleanupErr)}; run the same command with --resume to continue`);
+    }
+  });
+  return isCancellation(err) ? err : new CancelledFailure('the run was cancelled');
 }

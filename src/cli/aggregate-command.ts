@@ -108,6 +108,12 @@ export async function aggregateCommand(
 
   const matched = await matchShardGlobs(opts.inputGlob);
   const failures = matched.filter(isFailuresSidecar);
+  // With --no-merge the output is only read, never written: when it is all the glob matches, it is
+  // the input (the metrics of one run's output, e.g. after its aggregation failed:
+  // `-i OUT -o OUT --no-merge`). Matched with other shards, it is an earlier merge and left out.
+  const readable = matched.filter((p) => !isFailuresSidecar(p) && resolve(p) !== metricsPath);
+  const outputAlone = !opts.merge && readable.length === 1 && resolve(readable[0]) === output;
+  if (outputAlone) ownFiles.delete(output);
   const own = matched.filter((p) => !isFailuresSidecar(p) && ownFiles.has(resolve(p)));
   const shards = matched.filter((p) => !isFailuresSidecar(p) && !ownFiles.has(resolve(p)));
   if (failures.length > 0) {

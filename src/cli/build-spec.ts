@@ -7,6 +7,9 @@ import type { RunSpec } from '../contract/run-spec.js';
 import { loadGymConfigs } from '../config/gym-config.js';
 import { guardServerNames, parseServerFlags, routingFromGymConfig, routingFromServerFlags, type RoutingTable } from '../config/routing.js';
 import type { RunOptions } from '../config/run-options.js';
+import { parseServerAuth, rememberCredentials, SERVER_AUTH_ENV, splitCredentials } from '../verifier/credentials.js';
+import { refuseInputAliases } from '../../activities/input-aliases.js';
+import { outputPathsFor } from '../../activities/output-paths.js';
 
 /** Checks that an input file exists and is readable; one line naming the flag otherwise. */
 export async function requireReadableFile(flag: string, path: string): Promise<string> {
@@ -24,12 +27,31 @@ export async function requireReadableFile(flag: string, path: string): Promise<s
   return abs;
 }
 
-/** Routing from `--config` files and/or `--server NAME=URL` flags (spec §4.2). */
-export async function routingFromFlags(configs: string[], servers: string[]): Promise<RoutingTable> {
+/**
+ * Routing from `--config` files and/or `--server NAME=URL` flags (spec §4.2), its URLs without
+ * user and password: those are kept for this process's requests (`credentials.ts`), or refused
+ * when no worker of this process will make them (`--no-worker`).
+ */
+export async function routingFromFlags(configs: string[], servers: string[], urlCredentials: 'keep' | 'refuse' = 'keep'): Promise<RoutingTable> {
+  parseServerAuth(process.env[SERVER_AUTH_ENV] ?? ''); // a malformed value stops here, not at the first request
   const overrides = parseServerFlags(servers);
-  if (configs.length > 0) return routingFromGymConfig(await loadGymConfigs(configs.map((c) => resolve(c))), overrides);
-  if (servers.length > 0) return routingFromServerFlags(overrides);
-  throw new ConfigError('no resources server given: pass --config <gym config.yaml> or --server NAME=URL');
+  let routing: RoutingTable;
+  if (configs.length > 0) routing = routingFromGymConfig(await loadGymConfigs(configs.map((c) => resolve(c))), overrides);
+  else if (servers.length > 0) routing = routingFromServerFlags(overrides);
+  else throw new ConfigError('no resources server given: pass --config <gym config.yaml> or --server NAME=URL');
+  for (const [name, given] of Object.entries(routing.servers)) {
+    const { url, authorization } = splitCredentials(given, `resources server '${name}'`);
+    routing.servers[name] = url;
+    if (authorization === null) continue;
+    if (urlCredentials === 'refuse') {
+      throw new ConfigError(
+        `resources server '${name}': a user and password in its URL reach only a worker in this process, and this run has --no-worker: ` +
+          `give them to every \`reverify worker\` as ${SERVER_AUTH_ENV}='${url.replace('://', '://USER:PASSWORD@')}' and use the URL without them`,
+      );
+    }
+    rememberCredentials(url, authorization);
+  }
+  return routing;
 }
 
 /** The attempt cap: `--max-attempts`, else `NEMO_GYM_MAX_ROLLOUT_ATTEMPTS` (spec §1.0), else 3. */
@@ -37,15 +59,34 @@ export function attemptCap(opts: RunOptions, env: NodeJS.ProcessEnv): { value: n
   return opts.maxAttempts !== undefined ? { value: opts.maxAttempts } : maxRolloutAttempts(env);
 }
 
+/**
+ * A `--config` file must not be a file the run writes (the data files are checked by the prepare
+ * phase, once the guard has chosen the output's prefix; configs are read only here). With --force
+ * either prefix may be chosen, so both are checked.
+ */
+async function refuseConfigAliases(opts: RunOptions, outputPath: string): Promise<void> {
+  const prefixes = opts.force && !opts.judgeFailedOnly ? ['', 'unsafe_'] : [''];
+  await refuseInputAliases(
+    prefixes.map((p) => outputPathsFor(outputPath, p)),
+    opts.configs.map((c) => ({ role: 'config' as const, flag: '--config', path: resolve(c) })),
+    opts,
+  );
+}
+
 /** Resolves the run's options into the workflow's spec: absolute paths, routing, guard list. */
-export async function buildRunSpec(opts: RunOptions, extra: { heartbeatTimeoutMs: number; maxAttempts: number }): Promise<RunSpec> {
+export async function buildRunSpec(
+  opts: RunOptions,
+  extra: { heartbeatTimeoutMs: number; maxAttempts: number; /** False with --no-worker. Default true. */ worker?: boolean },
+): Promise<RunSpec> {
   const inputsPath = await requireReadableFile('--inputs', opts.inputs);
   const rolloutsPath = await requireReadableFile('--rollouts', opts.rollouts);
-  const routing = await routingFromFlags(opts.configs, opts.servers);
+  const outputPath = resolve(opts.output);
+  await refuseConfigAliases(opts, outputPath);
+  const routing = await routingFromFlags(opts.configs, opts.servers, extra.worker === false ? 'refuse' : 'keep');
   return {
     inputsPath,
     rolloutsPath,
-    outputPath: resolve(opts.output),
+    outputPath,
     routing,
     guardServers: guardServerNames(routing).map((name) => ({ name, url: routing.servers[name] })),
     concurrency: opts.concurrency,

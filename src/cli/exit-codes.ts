@@ -2,11 +2,22 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure, TemporalFailure } from '@temporalio/common';
 import { ConfigError } from '../contract/errors.js';
 import { USER_FAILURE_TYPES } from '../contract/failure-types.js';
+import { DiskWriteError } from '../io/write-errors.js';
+import { TemporalUnreachable, unreachableReason } from '../temporal/server-unreachable.js';
+import { isCancelledRun, MetricsMissingError, RunCancelledError } from './run-endings.js';
 
-/** Exit statuses: 0 success, 1 user/config error, 2 run failed. */
+/**
+ * Exit statuses: 0 success, 1 user/config error, 2 run failed, 3 the rows are complete but the
+ * aggregate metrics are missing, 4 the run was cancelled (`reverify cancel`), 5 the Temporal server
+ * cannot be reached (the run, if any, is intact).
+ */
 export const EXIT_OK = 0;
 export const EXIT_USER_ERROR = 1;
 export const EXIT_RUN_FAILED = 2;
+export const EXIT_METRICS_MISSING = 3;
+export const EXIT_CANCELLED = 4;
+/** The Temporal server cannot be reached or was lost mid-run: nothing is lost, run the command again when it is back. */
+export const EXIT_TEMPORAL_UNREACHABLE = 5;
 
 /** The innermost Temporal failure message of an error chain, with its type. */
 function rootFailure(err: unknown): { message: string; type?: string } {
@@ -23,7 +34,18 @@ function rootFailure(err: unknown): { message: string; type?: string } {
 /** Turns any error of a command into one printed line and an exit status. */
 export function describeFailure(err: unknown): { line: string; code: number } {
   if (err instanceof ConfigError) return { line: `Error: ${err.message}`, code: EXIT_USER_ERROR };
+  if (err instanceof TemporalUnreachable) return { line: `Error: ${err.message}`, code: EXIT_TEMPORAL_UNREACHABLE };
+  const unreachable = unreachableReason(err);
+  if (unreachable !== null) {
+    const line = `Error: lost the connection to the Temporal server (${unreachable}); nothing is lost: when it answers again, run the same command again`;
+    return { line, code: EXIT_TEMPORAL_UNREACHABLE };
+  }
+  if (err instanceof MetricsMissingError) return { line: err.message, code: EXIT_METRICS_MISSING };
+  if (err instanceof RunCancelledError) return { line: err.message, code: EXIT_CANCELLED };
+  if (isCancelledRun(err)) return { line: 'Cancelled: the run was cancelled. To continue, run the same command with --resume.', code: EXIT_CANCELLED };
   const root = rootFailure(err);
   if (root.type && USER_FAILURE_TYPES.has(root.type)) return { line: `Error: ${root.message}`, code: EXIT_USER_ERROR };
+  // A full disk and the like: the message names the file and what to do.
+  if (err instanceof DiskWriteError || root.type === 'DiskWriteError') return { line: `Error: ${root.message}`, code: EXIT_RUN_FAILED };
   return { line: `Error: the run failed: ${root.message}`, code: EXIT_RUN_FAILED };
 }

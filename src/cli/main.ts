@@ -1,8 +1,9 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { DefaultLogger, makeTelemetryFilterString, Runtime } from '@temporalio/worker';
 import { runReferenceServerCli } from '../reference-server/main.js';
 import { devServerStatus, ensureDevServer, stopDevServer } from '../temporal/dev-server.js';
 import { aggregateCommand } from './aggregate-command.js';
+import { cancelCommand } from './cancel-command.js';
 import { controlCommand } from './control-command.js';
 import { demoCommand } from './demo-command.js';
 import { describeFailure, EXIT_OK } from './exit-codes.js';
@@ -83,7 +84,13 @@ function installRuntime(workerOwnsSignals: boolean): void {
   // A `run` reports failures itself in one line; its in-process worker only logs errors.
   // `REVERIFY_LOG_LEVEL` (TRACE, DEBUG, INFO, WARN, ERROR) overrides.
   const level = (process.env.REVERIFY_LOG_LEVEL as 'WARN' | undefined) ?? (workerOwnsSignals ? 'WARN' : 'ERROR');
-  Runtime.install({ logger: new DefaultLogger(level), shutdownSignals: workerOwnsSignals ? ['SIGINT', 'SIGTERM'] : [] });
+  Runtime.install({
+    logger: new DefaultLogger(level),
+    // The SDK core logs on its own (WARN by default): at the same level, so a lost Temporal server is
+    // one line of ours (exit-codes.ts), not pages of gRPC retries.
+    telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: level, other: level }) } },
+    shutdownSignals: workerOwnsSignals ? ['SIGINT', 'SIGTERM'] : [],
+  });
 }
 
 function detachOnInterrupt(): void {
@@ -150,6 +157,16 @@ async function main(argv: string[]): Promise<number> {
     .action(async (o) => {
       installRuntime(false);
       await controlCommand(o, (l) => console.log(l));
+    });
+
+  program
+    .command('cancel')
+    .description('end the run writing an output, whatever it waits on: committed rows stay; continue later with --resume')
+    .requiredOption('-o, --output <path>', 'the run\'s --output')
+    .option('--no-worker', 'do not run a worker in this process: the run\'s own workers carry out the cancellation')
+    .action(async (o) => {
+      installRuntime(false);
+      await cancelCommand({ output: o.output, worker: o.worker }, (l) => console.log(l));
     });
 
   program

@@ -3,11 +3,13 @@ import { catchAllWarning, keyMetricsFor } from '../contract/messages.js';
 import type { RunResult, RunSpec } from '../contract/run-spec.js';
 import { parseRunOptions } from '../config/run-options.js';
 import { cacheDir, connectClient, resolveTemporal, runUiUrl, taskQueue } from '../temporal/connection.js';
+import { TemporalUnreachable, unreachableReason } from '../temporal/server-unreachable.js';
 import { createReverifyWorker } from '../temporal/worker.js';
 import { workflowIdForOutput } from '../temporal/workflow-id.js';
 import type { reverifyRun } from '../../workflows/reverify-run.js';
 import { attemptCap, buildRunSpec } from './build-spec.js';
 import { followRun } from './follow-run.js';
+import { aggregateCommandLine, isCancelledRun, MetricsMissingError, RunCancelledError } from './run-endings.js';
 
 export interface RunCommandIo {
   out: (line: string) => void;
@@ -50,13 +52,14 @@ export function printSummary(result: RunResult, uiUrl: string | null, io: RunCom
 /**
  * `reverify run`: validate everything that can be checked locally, start the workflow for this
  * output (or attach to the live one), run a worker unless told not to, follow progress, print
- * the summary.
+ * the summary. Throws `MetricsMissingError` (exit 3) when the rows are complete but the aggregate
+ * metrics could not be computed, `RunCancelledError` (exit 4) when the run was cancelled.
  */
 export async function runCommand(raw: unknown, proc: RunProcessOptions, io: RunCommandIo = defaultIo): Promise<RunResult> {
   const opts = parseRunOptions(raw);
   const cap = attemptCap(opts, process.env);
   if (cap.warning) io.out(cap.warning);
-  const spec: RunSpec = await buildRunSpec(opts, { heartbeatTimeoutMs: proc.heartbeatTimeoutMs, maxAttempts: cap.value });
+  const spec: RunSpec = await buildRunSpec(opts, { heartbeatTimeoutMs: proc.heartbeatTimeoutMs, maxAttempts: cap.value, worker: proc.worker });
   if (spec.routing.catchAll !== null) io.out(catchAllWarning(spec.routing.catchAll));
   const target = await resolveTemporal();
   const workflowId = workflowIdForOutput(spec.outputPath);
@@ -93,7 +96,16 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, io: RunC
     }
     const result = await followRun(handle, { tty: io.tty, lineIntervalMs: 10_000, out: io.out, bar: io.bar });
     printSummary(result, ui, io);
+    // The rows are complete, the metrics are not: one line with the reason and the command that computes them (exit 3).
+    if (result.aggregationError) throw new MetricsMissingError(result, aggregateCommandLine(result.outputs.output, opts.configs, opts.servers));
     return result;
+  } catch (err) {
+    // Cancelled (`reverify cancel`, from this terminal or another): say so and how to go on (exit 4).
+    if (isCancelledRun(err)) throw new RunCancelledError(spec.outputPath);
+    // The server went away (killed, restarted): not a failed run. Say so, and how to go on.
+    const reason = unreachableReason(err);
+    if (reason !== null) throw new TemporalUnreachable(target.address, reason, { output: spec.outputPath, embedded: target.embedded });
+    throw err;
   } finally {
     if (worker) {
       worker.worker.shutdown();

@@ -17,6 +17,9 @@ export async function statusCommand(output: string, out: (line: string) => void)
       throw new ConfigError(`no run found for output '${resolve(output)}' (workflow ${workflowId}) on ${target.address}`);
     });
     out(`Run ${workflowId}: ${desc.status.name} (started ${desc.startTime.toISOString()}, ${desc.historyLength} history events)`);
+    if (desc.status.name === 'CANCELLED') {
+      out('Cancelled: the rows it committed are kept in its output and sidecar; to continue, run the same `reverify run` command with --resume');
+    }
     const ui = runUiUrl(target, workflowId);
     if (ui) out(`Temporal UI: ${ui}`);
     const p = desc.status.name === 'RUNNING' ? await queryProgress(handle) : null;

@@ -140,7 +140,8 @@ function portOf(v: unknown): number | null {
 
 /**
  * `http://host:port` of a server instance from its first implementation's `host`/`port`
- * (spec §2.0); host `0.0.0.0` is reached as `127.0.0.1`. `null` when the block is not a server, or
+ * (spec §2.0); host `0.0.0.0` is reached as `127.0.0.1`; a `user:password@` before the host stays in
+ * the URL (build-spec.ts takes it out). `null` when the block is not a server, or
  * host/port are missing, invalid or unresolved interpolations.
  */
 export function serverUrl(config: GymConfig, instanceName: string): string | null {
@@ -149,5 +150,8 @@ export function serverUrl(config: GymConfig, instanceName: string): string | nul
   const host = impl.host;
   const port = portOf(impl.port);
   if (typeof host !== 'string' || host.trim() === '' || host.includes('${') || port === null) return null;
-  return `http://${connectHost(host.trim())}:${port}`;
+  // `user:password@host` (NeMo Gym's HTTP client takes userinfo from the URL it builds) keeps its userinfo.
+  const at = host.lastIndexOf('@');
+  const userinfo = at < 0 ? '' : host.slice(0, at + 1).trim();
+  return `http://${userinfo}${connectHost(host.slice(at + 1).trim())}:${port}`;
 }

@@ -11,6 +11,7 @@ import {
   unknownAgent,
 } from '../contract/messages.js';
 import { compareCodePoints } from '../contract/row-key.js';
+import { redactUserinfo } from '../verifier/credentials.js';
 import { blocksOfType, connectHost, firstImplementation, isMapping, serverUrl, type GymConfig } from './gym-config.js';
 
 /** Routing of rows to resources servers, with their URLs. */
@@ -68,7 +69,7 @@ export function routingFromGymConfig(config: GymConfig, overrides: Record<string
   for (const [name, url] of Object.entries(overrides)) {
     if (!needed.includes(name)) {
       throw new ConfigError(
-        `--server ${name}=${url}: the config has no resources server named ${pythonRepr(name)}; ` +
+        `--server ${name}=${redactUserinfo(url)}: the config has no resources server named ${pythonRepr(name)}; ` +
           `known: ${pythonRepr([...needed].sort(compareCodePoints))}`,
       );
     }
@@ -105,22 +106,24 @@ export function routingFromServerFlags(flags: Record<string, string>): RoutingTa
 const NAME = /^[^\s=]+$/;
 
 /**
- * Parses one `--server NAME=URL` flag into `[name, baseUrl]`: the URL must be `http(s)://host[:port][/path]`
+ * Parses one `--server NAME=URL` flag into `[name, baseUrl]`: the URL must be `http(s)://[user:password@]host[:port][/path]`
  * (no query or fragment); a trailing slash is dropped and host `0.0.0.0` becomes `127.0.0.1`.
- * A bad shape or URL is a `ConfigError` that shows the expected form.
+ * A bad shape or URL is a `ConfigError` that shows the expected form (never the password).
  */
-export function parseServerFlag(s: string): [name: string, url: string] {
-  const eq = s.indexOf('=');
+export function parseServerFlag(flag: string): [name: string, url: string] {
+  const eq = flag.indexOf('=');
+  // Messages show the flag without the URL's user and password.
+  const s = eq < 0 ? flag : flag.slice(0, eq + 1) + redactUserinfo(flag.slice(eq + 1));
   const example = 'e.g. --server my_resources_server=http://127.0.0.1:8000';
-  if (eq <= 0 || eq === s.length - 1) throw new ConfigError(`--server ${s}: expected NAME=URL, ${example}`);
-  const name = s.slice(0, eq).trim();
-  const raw = s.slice(eq + 1).trim();
+  if (eq <= 0 || eq === flag.length - 1) throw new ConfigError(`--server ${s}: expected NAME=URL, ${example}`);
+  const name = flag.slice(0, eq).trim();
+  const raw = flag.slice(eq + 1).trim();
   if (!NAME.test(name)) throw new ConfigError(`--server ${s}: the server name must not contain spaces or '=', ${example}`);
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    throw new ConfigError(`--server ${s}: ${pythonRepr(raw)} is not a URL; expected http://HOST:PORT, ${example}`);
+    throw new ConfigError(`--server ${s}: ${pythonRepr(redactUserinfo(raw))} is not a URL; expected http://HOST:PORT, ${example}`);
   }
   if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.hostname === '') {
     throw new ConfigError(`--server ${s}: the URL must start with http:// or https:// and name a host, ${example}`);
@@ -130,7 +133,9 @@ export function parseServerFlag(s: string): [name: string, url: string] {
   }
   const host = url.port === '' ? connectHost(url.hostname) : `${connectHost(url.hostname)}:${url.port}`;
   const path = url.pathname.replace(/\/+$/, '');
-  return [name, `${url.protocol}//${host}${path}`];
+  // The userinfo stays (percent-encoded) until the CLI takes it out of the routing table (build-spec.ts).
+  const userinfo = url.username === '' && url.password === '' ? '' : `${url.username}${url.password === '' ? '' : `:${url.password}`}@`;
+  return [name, `${url.protocol}//${userinfo}${host}${path}`];
 }
 
 /** Parses every `--server` flag; a name given twice is a `ConfigError`. */

@@ -12,6 +12,11 @@ export const FailureType = {
   InputChanged: 'InputChanged',
   /** A batch attempt left rows the server fails on while it answers others (retried). */
   RowsFailing: 'VerifyRowsFailing',
+  /**
+   * `/aggregate_metrics` answered what retrying cannot fix (a 4xx other than 408/429, a 2xx that is
+   * not the expected JSON). Not retried; the run ends with its rows complete (exit 3).
+   */
+  AggregationFailed: 'AggregationFailed',
 } as const;
 
 /** Failures that retrying cannot fix: the run stops with the activity's one-line message. */

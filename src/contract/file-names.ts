@@ -26,6 +26,11 @@ export function aggregateMetricsPath(p: string): string {
   return sibling(p, `${pathStem(p)}_aggregate_metrics.json`);
 }
 
+/** `D/<S>_coverage.json`: the coverage report of newer NeMo Gym (not written yet; reserved). */
+export function coveragePath(p: string): string {
+  return sibling(p, `${pathStem(p)}_coverage.json`);
+}
+
 /** `D/<S>_materialized_inputs.jsonl`: the materialized inputs written by `gym eval run` for output `p`. */
 export function materializedInputsPath(p: string): string {
   return sibling(p, `${pathStem(p)}_materialized_inputs.jsonl`);

@@ -94,12 +94,12 @@ export function unknownAgent(agentName: string | undefined, taskSource: string |
 /**
  * §4.7.2: a source row whose key is not in the materialized inputs. Ours keeps the spec's sentence
  * but says where (`<rollouts file>:<line>:`), prints the key instead of the whole row (rows can be
- * megabytes), and tells what to check.
+ * megabytes), and tells what to check. `key` may come formatted already (`formatLineKey`: exact digits).
  */
-export function noMatchingInput(rolloutsPath: string, line: number, key: RowKey, inputsPath?: string): string {
+export function noMatchingInput(rolloutsPath: string, line: number, key: RowKey | string, inputsPath?: string): string {
   const inInputs = inputsPath === undefined ? '' : ` in ${inputsPath}`;
   return (
-    `${rolloutsPath}:${line}: No matching materialized input row found for rollout row ${formatKey(key)}${inInputs}; ` +
+    `${rolloutsPath}:${line}: No matching materialized input row found for rollout row ${typeof key === 'string' ? key : formatKey(key)}${inInputs}; ` +
     'check that --inputs is the materialized inputs file of the run that produced --rollouts'
   );
 }

@@ -129,6 +129,28 @@ export function formatKey(key: RowKey): string {
   return `(${pythonRepr(key.task)}, ${pythonRepr(key.rollout)})`;
 }
 
+/** A part as Python prints it; an integer that `JSON.parse` rounded takes its digits from `exactId` (a part id). */
+function formatPart(p: KeyPart, exactId: string): string {
+  if (typeof p === 'number' && Number.isInteger(p) && !Number.isSafeInteger(p) && INT_TEXT.test(exactId)) return exactId;
+  return pythonRepr(p);
+}
+
+/**
+ * `formatKey` with the exact digits of integers above 2^53: `id` is the key's exact id (`rawKeyId`,
+ * `lineKeyId`), the parsed `key` gives everything else (`True` stays `True`).
+ */
+export function formatKeyExactly(key: RowKey, id: string): string {
+  const [task, rollout] = JSON.parse(id) as [string, string];
+  return `(${formatPart(key.task, task)}, ${formatPart(key.rollout, rollout)})`;
+}
+
+/** The key of one JSONL line for messages, exact for integers of any size; `null` when the line has none. */
+export function formatLineKey(line: string): string | null {
+  const key = lineKey(line);
+  const id = lineKeyId(line);
+  return key === null || id === null ? null : formatKeyExactly(key, id);
+}
+
 /** Sort rank of a part's type: null, then numbers (booleans count as 0/1), then strings. */
 function rank(p: KeyPart): number {
   if (p === null) return 0;

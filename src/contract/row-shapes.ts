@@ -4,6 +4,7 @@
  * `file:line: <reason>` (the caller adds the location).
  */
 import { z } from 'zod';
+import { topLevelSpans } from './json-spans.js';
 import { AGENT_REF_KEY, RESPONSE_KEY, ROLLOUT_INDEX_KEY, TASK_INDEX_KEY } from './keys.js';
 
 /**
@@ -81,7 +82,13 @@ function rolloutRowOk(row: unknown): boolean {
   );
 }
 
-function describe(schema: z.ZodType, row: unknown, what: string, needs: string): string | null {
+/** The raw text of top-level member `path` of the row's line (exact digits), else the parsed value's preview. */
+function shown(value: unknown, path: PropertyKey[], text: string | undefined): string {
+  const span = text !== undefined && path.length === 1 ? topLevelSpans(text).get(String(path[0])) : undefined;
+  return span ? text!.slice(span.start, span.end) : preview(value);
+}
+
+function describe(schema: z.ZodType, row: unknown, what: string, needs: string, text?: string): string | null {
   const r = schema.safeParse(row);
   if (r.success) return null;
   const issue = r.error.issues[0];
@@ -90,7 +97,7 @@ function describe(schema: z.ZodType, row: unknown, what: string, needs: string):
   const value = valueAt(row, issue.path);
   if (value === undefined) return `${what} has no "${path}" (${needs})`;
   if (issue.code === 'too_big' || issue.code === 'too_small') {
-    return `"${path}" is ${preview(value)}, beyond the exact integer range of ±2^53, which reverify cannot key exactly`;
+    return `"${path}" is ${shown(value, issue.path, text)}, beyond the exact integer range of ±2^53, which reverify cannot key exactly`;
   }
   const kind = value === null ? '' : ` (${typeName(value)})`;
   return `"${path}" must be ${EXPECTED[path] ?? 'valid'}, got ${preview(value)}${kind}`;
@@ -98,28 +105,32 @@ function describe(schema: z.ZodType, row: unknown, what: string, needs: string):
 
 /**
  * Why a parsed materialized-inputs row cannot be used, as one line, or `null` if it can: it needs
- * integer `_ng_task_index` and `_ng_rollout_index` and a string `agent_ref.name`.
+ * integer `_ng_task_index` and `_ng_rollout_index` and a string `agent_ref.name`. With the row's
+ * line `text`, an index beyond ±2^53 is shown with its exact digits.
  */
-export function describeInputRowProblem(row: unknown): string | null {
+export function describeInputRowProblem(row: unknown, text?: string): string | null {
   if (inputRowOk(row)) return null;
   return describe(
     InputRowSchema,
     row,
     'materialized input row',
     'each row of --inputs needs _ng_task_index, _ng_rollout_index and agent_ref.name',
+    text,
   );
 }
 
 /**
  * Why a parsed rollouts row cannot be re-verified, as one line, or `null` if it can: it needs both
- * integer indices and an object `response`.
+ * integer indices and an object `response`. With the row's line `text`, an index beyond ±2^53 is
+ * shown with its exact digits.
  */
-export function describeRolloutRowProblem(row: unknown): string | null {
+export function describeRolloutRowProblem(row: unknown, text?: string): string | null {
   if (rolloutRowOk(row)) return null;
   return describe(
     RolloutRowSchema,
     row,
     'rollout row',
     'each row to re-verify needs _ng_task_index, _ng_rollout_index and response',
+    text,
   );
 }

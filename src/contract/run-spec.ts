@@ -45,6 +45,8 @@ export interface RunSpec {
   rejudgeDelayMs: number;
   /** Continue-as-new after this many batches even if Temporal does not suggest it yet (tests). */
   continueAsNewAfterBatches?: number;
+  /** Retry intervals of the aggregate phase instead of 5 s doubling to 2 min (tests); the attempts stay bounded. */
+  aggregateRetry?: { initialIntervalMs: number; maximumIntervalMs: number };
 }
 
 /** Where a run writes, after the guard decided the prefix. */
@@ -114,7 +116,7 @@ export interface BatchResult {
   latencyCount: number;
 }
 
-export type Phase = 'guard' | 'prepare' | 'plan' | 'verify' | 'rejudge-wait' | 'aggregate' | 'done';
+export type Phase = 'guard' | 'prepare' | 'plan' | 'verify' | 'rejudge-wait' | 'aggregate' | 'done' | 'cancelling';
 
 /** The answer of the `progress` query. */
 export interface Progress {
@@ -164,6 +166,11 @@ export interface RunResult {
   judgeFailed: number;
   perAgent: Record<string, AgentCounts>;
   keyMetrics: AgentKeyMetrics[];
+  /**
+   * Why the aggregate phase failed (its retries spent, or a reply that retrying cannot fix); null
+   * when it succeeded or was skipped. The rows are complete either way. Absent in runs of earlier versions.
+   */
+  aggregationError?: string | null;
   messages: string[];
   /** The `--force` warning, printed again at the very end. */
   forceWarning: string | null;

@@ -35,12 +35,24 @@ export async function readAggregateReply(path: string): Promise<AggregateReplyFi
     members = await jsonFileMembers(path);
   } catch (err) {
     if (!(err instanceof SyntaxError)) throw err;
-    const kind = /not a JSON object/.test(err.message) ? 'shape' : 'syntax';
+    // JSON that is not an object (`[…]`, a string…) is the wrong shape; anything else (an HTML error page) is not JSON.
+    const kind = /not a JSON object/.test(err.message) && (await startsLikeJsonValue(path)) ? 'shape' : 'syntax';
     throw new AggregateReplyProblem(kind, kind === 'shape' ? '(root): expected an object' : err.message);
   }
   const fh = await open(path, 'r');
   try {
     return { path, ...(await fieldsOf(fh, members)) };
+  } finally {
+    await fh.close();
+  }
+}
+
+/** True when the file's first non-blank byte can start a JSON value other than an object. */
+async function startsLikeJsonValue(path: string): Promise<boolean> {
+  const fh = await open(path, 'r');
+  try {
+    const head = await readRange(fh, 0, Math.min(256, (await fh.stat()).size));
+    return /^[\t\n\r ]*[[\-0-9"tfn]/.test(head);
   } finally {
     await fh.close();
   }

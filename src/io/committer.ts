@@ -1,5 +1,6 @@
 import { open } from 'node:fs/promises';
 import { ConfigError } from '../contract/errors.js';
+import { writingTo } from './write-errors.js';
 import { writeFully } from './write-fully.js';
 
 const CHUNK = 8 * 1024 * 1024;
@@ -11,7 +12,7 @@ const CHUNK = 8 * 1024 * 1024;
  * commit therefore never duplicates a row. Returns the new length, which the caller records.
  */
 export async function commitParts(target: string, expectedLength: number, parts: string[]): Promise<number> {
-  const fh = await open(target, 'a+');
+  const fh = await writingTo(target, () => open(target, 'a+'));
   try {
     const { size } = await fh.stat();
     if (size < expectedLength) {
@@ -20,7 +21,7 @@ export async function commitParts(target: string, expectedLength: number, parts:
           'another program truncated or replaced it. Restore it, or start over with --overwrite.',
       );
     }
-    if (size > expectedLength) await fh.truncate(expectedLength);
+    if (size > expectedLength) await writingTo(target, () => fh.truncate(expectedLength));
     let length = expectedLength;
     const chunk = Buffer.allocUnsafe(CHUNK);
     for (const part of parts) {
@@ -31,14 +32,14 @@ export async function commitParts(target: string, expectedLength: number, parts:
           const { bytesRead } = await src.read(chunk, 0, CHUNK, null);
           if (bytesRead === 0) break;
           // 'a+' appends at the end whatever the position; the truncate above made the end ours.
-          await writeFully(fh, chunk.subarray(0, bytesRead), null);
+          await writeFully(fh, chunk.subarray(0, bytesRead), null, target);
           length += bytesRead;
         }
       } finally {
         await src.close();
       }
     }
-    await fh.sync();
+    await writingTo(target, () => fh.sync());
     return length;
   } finally {
     await fh.close();

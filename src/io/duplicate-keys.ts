@@ -4,7 +4,7 @@
  * stable, so a key's rows stay in reading order) and neighbours are compared.
  */
 import { ROLLOUT_INDEX_KEY, TASK_INDEX_KEY } from '../contract/keys.js';
-import { compareKeys, formatKey, type RowKey } from '../contract/row-key.js';
+import { compareKeys, formatKeyExactly, type RowKey } from '../contract/row-key.js';
 import { ExternalSorter } from './external-sort.js';
 import { shardRowCodec, type ShardRow, type ShardSortOptions } from './shard-rows.js';
 
@@ -91,7 +91,7 @@ export function duplicateKeyMessage(shards: readonly string[], d: DuplicateKey):
     more += ')';
   }
   return (
-    `Duplicate key (${TASK_INDEX_KEY}, ${ROLLOUT_INDEX_KEY}) = ${formatKey(d.key)} at ${a}:${d.first.line} and ${b}:${d.second.line}${more}; ` +
+    `Duplicate key (${TASK_INDEX_KEY}, ${ROLLOUT_INDEX_KEY}) = ${formatKeyExactly(d.key, d.second.id)} at ${a}:${d.first.line} and ${b}:${d.second.line}${more}; ` +
     'each key must appear once across all shards. Remove the duplicate shard or the duplicate row, then run again ' +
     '(nothing was written or sent)'
   );

@@ -6,6 +6,7 @@
  * The plan, seeding, re-judgment and aggregation phases use it to join rows by key in flat memory.
  */
 import { open, rm, type FileHandle } from 'node:fs/promises';
+import { writeFully } from './write-fully.js';
 
 /** How a record is written to and read from a run file. */
 export interface RecordCodec<T> {
@@ -59,8 +60,7 @@ class FrameWriter<T> {
   }
 
   async flush(): Promise<void> {
-    let done = 0;
-    while (done < this.used) done += (await this.fh.write(this.buf, done, this.used - done)).bytesWritten;
+    await writeFully(this.fh, this.buf.subarray(0, this.used), null);
     this.used = 0;
   }
 }

@@ -15,6 +15,8 @@ import { fsyncDir } from './atomic-file.js';
 import { READ_BATCH_ROWS, readBatches, RowReader, type RowPlace } from './aggregate-metrics-file.js';
 import { ExternalSorter, type RecordCodec } from './external-sort.js';
 import { isBlank, jsonlLines } from './jsonl-lines.js';
+import { writingTo } from './write-errors.js';
+import { writeFully } from './write-fully.js';
 import { readRowKey, readString, rowKeySize, stringSize, writeRowKey, writeString } from './row-key-codec.js';
 
 /** One shard row: its place plus its 1-based line number (for `file:line` messages) and exact key id. */
@@ -134,7 +136,7 @@ export async function writeMergedRows(output: string, shards: readonly string[],
   await mkdir(dirname(output), { recursive: true });
   const tmp = `${output}.tmp-${process.pid}`;
   const reader = new RowReader(shards);
-  const fh = await open(tmp, 'w');
+  const fh = await writingTo(output, () => open(tmp, 'w'));
   let ok = false;
   try {
     const buf = Buffer.allocUnsafe(WRITE_BUFFER_BYTES);
@@ -149,9 +151,9 @@ export async function writeMergedRows(output: string, shards: readonly string[],
       const target = used <= buf.length ? buf : Buffer.allocUnsafe(used); // one row larger than the buffer
       await reader.bytesInto(batch, target, at);
       for (let j = 0; j < batch.length; j++) target[at[j] + batch[j].length] = 0x0a;
-      for (let w = 0; w < used; ) w += (await fh.write(target, w, used - w)).bytesWritten;
+      await writeFully(fh, target.subarray(0, used), null, output);
     }
-    await fh.sync();
+    await writingTo(output, () => fh.sync());
     ok = true;
   } finally {
     await fh.close();

@@ -1,6 +1,7 @@
 import { Connection, Client } from '@temporalio/client';
 import { TASK_QUEUE } from '../../workflows/definitions.js';
 import { ensureDevServer, workflowUiUrl } from './dev-server.js';
+import { TemporalUnreachable, unreachableReason } from './server-unreachable.js';
 import { stateDir } from './state-dir.js';
 
 /** Where the Temporal server is and how to reach its UI. */
@@ -29,7 +30,13 @@ export async function resolveTemporal(env: NodeJS.ProcessEnv = process.env): Pro
 }
 
 export async function connectClient(target: TemporalTarget): Promise<{ client: Client; close(): Promise<void> }> {
-  const connection = await Connection.connect({ address: target.address });
+  let connection: Connection;
+  try {
+    connection = await Connection.connect({ address: target.address });
+  } catch (err) {
+    const reason = unreachableReason(err);
+    throw reason === null ? err : new TemporalUnreachable(target.address, reason, null);
+  }
   return { client: new Client({ connection, namespace: target.namespace }), close: () => connection.close() };
 }
 

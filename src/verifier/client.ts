@@ -9,6 +9,7 @@ import { AggregateMetricsError } from './errors.js';
 import { bodyExcerpt, truncateOneLine } from './excerpt.js';
 import { parseRetryAfterMs } from './retry-after.js';
 import { DeadlineExceeded, Deadlines, formatMs } from './deadlines.js';
+import { authorizationFor, redactUserinfo } from './credentials.js';
 
 /**
  * The outcome of one `POST /verify`.
@@ -91,14 +92,14 @@ export class VerifierClient {
    * for an invalid URL (ConfigError) or after `close()`.
    */
   async verifyOnce(serverUrl: string, body: string, signal?: AbortSignal): Promise<VerifyReply> {
-    const { pool, path } = this.target(serverUrl, 'verify');
+    const { pool, path, authorization } = this.target(serverUrl, 'verify');
     const timeoutMs = this.requestTimeoutMs;
     try {
       return await this.deadlines.run(timeoutMs, signal, async (s) => {
         const res = await pool.request({
           method: 'POST',
           path,
-          headers: { 'content-type': 'application/json' },
+          headers: headers(JSON_CONTENT, authorization),
           body,
           signal: s,
           headersTimeout: timeoutMs,
@@ -122,7 +123,7 @@ export class VerifierClient {
   async reverifyMode(serverName: string, serverUrl: string): Promise<ReverifyMode> {
     const who = `resources server '${serverName}' at ${serverUrl}`;
     const fix = `fix its host/port in the config or pass --server ${serverName}=URL`;
-    const { pool, path } = this.target(serverUrl, 'reverify_mode', serverName);
+    const { pool, path, authorization } = this.target(serverUrl, 'reverify_mode', serverName);
     let status: number;
     let text: string;
     try {
@@ -130,6 +131,7 @@ export class VerifierClient {
         const res = await pool.request({
           method: 'GET',
           path,
+          headers: headers({}, authorization),
           signal: s,
           headersTimeout: this.probeTimeoutMs,
           bodyTimeout: this.probeTimeoutMs,
@@ -185,7 +187,7 @@ export class VerifierClient {
     replyPath: string,
     signal?: AbortSignal,
   ): Promise<AggregateReplyFile> {
-    const { pool, path } = this.target(serverUrl, 'aggregate_metrics', serverName);
+    const { pool, path, authorization } = this.target(serverUrl, 'aggregate_metrics', serverName);
     const timeoutMs = this.aggregateTimeoutMs;
     const source: { error?: unknown; failed: boolean } = { failed: false };
     const stream = Readable.from(asBuffers(body, source), { objectMode: false });
@@ -195,7 +197,7 @@ export class VerifierClient {
         const res = await pool.request({
           method: 'POST',
           path,
-          headers: { 'content-type': 'application/json' },
+          headers: headers(JSON_CONTENT, authorization),
           body: stream,
           signal: s,
           headersTimeout: timeoutMs,
@@ -232,7 +234,8 @@ export class VerifierClient {
     await Promise.all(pools.map((p) => p.close().catch(() => undefined)));
   }
 
-  private target(serverUrl: string, route: string, serverName?: string): { pool: Pool; path: string } {
+  /** The pool of the server's origin, the route's path, and the server's credentials if any (`credentials.ts`). */
+  private target(serverUrl: string, route: string, serverName?: string): { pool: Pool; path: string; authorization: string | undefined } {
     if (this.closed) throw new Error('VerifierClient is closed');
     let url: URL | undefined;
     try {
@@ -243,7 +246,7 @@ export class VerifierClient {
     if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
       const who = serverName !== undefined ? `resources server '${serverName}'` : 'resources server';
       throw new ConfigError(
-        `${who} has an invalid URL '${serverUrl}': expected http://host:port` +
+        `${who} has an invalid URL '${redactUserinfo(serverUrl)}': expected http://host:port` +
           (serverName !== undefined ? `; fix the config or pass --server ${serverName}=URL` : ''),
       );
     }
@@ -261,8 +264,15 @@ export class VerifierClient {
       });
       this.pools.set(url.origin, pool);
     }
-    return { pool, path };
+    return { pool, path, authorization: authorizationFor(url.origin) };
   }
+}
+
+const JSON_CONTENT = { 'content-type': 'application/json' } as const;
+
+/** Request headers: `base`, plus HTTP Basic `authorization` when the server has credentials. */
+function headers(base: Record<string, string>, authorization: string | undefined): Record<string, string> {
+  return authorization === undefined ? base : { ...base, authorization };
 }
 
 /** Classify a complete `/verify` reply. Exported for unit tests. */

@@ -335,6 +335,16 @@ describe('duplicate keys are compared like Python, exactly for big integers', ()
     expect([d!.first.file, d!.second.file]).toEqual([0, 2]);
   });
 
+  it('a duplicated 20-digit index is printed with its exact digits (JSON.parse would round it)', async () => {
+    const dir = tempDir();
+    const row = '{"_ng_task_index":12345678901234567891,"_ng_rollout_index":0,"agent_ref":{"name":"agent_a"},"reward":1.0}';
+    writeFileSync(join(dir, 's0.jsonl'), row + '\n');
+    writeFileSync(join(dir, 's1.jsonl'), row + '\n');
+    const { error } = await aggregate({ inputGlob: join(dir, 's*.jsonl'), output: join(dir, 'merged.jsonl'), servers: [`${RS}=http://127.0.0.1:1`] });
+    expect(error?.code).toBe(1);
+    expect(error?.line).toContain('= (12345678901234567891, 0) at ');
+  });
+
   it('1, 1.0 and true are one key; "1" is another', async () => {
     expect(await duplicateOf(['{"_ng_task_index":1,"_ng_rollout_index":0}', '{"_ng_task_index":1.0,"_ng_rollout_index":0}'])).not.toBeNull();
     expect(await duplicateOf(['{"_ng_task_index":true,"_ng_rollout_index":0}', '{"_ng_task_index":1,"_ng_rollout_index":0}'])).not.toBeNull();

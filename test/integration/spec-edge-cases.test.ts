@@ -377,7 +377,7 @@ describe('§7 files and paths', () => {
       const before = readFileSync(target);
       const { error, lines: printed } = await runReverify({ inputs: f.inputs, rollouts: f.rollouts, output: target, servers: [rs.flag('rs')], overwrite: true });
       expect(error?.code).toBe(1);
-      expect(error?.line.startsWith(`Error: --overwrite would delete '${target}', which is ${flag} of this run`)).toBe(true);
+      expect(error?.line.startsWith(`Error: ${flag} '${target}' is also the output of this run, which it would delete (--overwrite)`)).toBe(true);
       expect(error?.line.split('\n')).toHaveLength(1);
       expect(printed.filter((l) => l.startsWith('Deleted existing output file'))).toEqual([]);
       expect(existsSync(target)).toBe(true);

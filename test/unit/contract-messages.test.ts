@@ -69,6 +69,8 @@ describe('exact message texts', () => {
     expect(noMatchingInput('r.jsonl', 1, { task: 'a', rollout: 0 })).toContain(
       "r.jsonl:1: No matching materialized input row found for rollout row ('a', 0); check",
     );
+    // A key already formatted exactly (formatLineKey), e.g. with a 20-digit index.
+    expect(noMatchingInput('r.jsonl', 2, '(12345678901234567891, 0)')).toContain('for rollout row (12345678901234567891, 0); check');
   });
 
   it('§4.6 recovery texts', () => {

@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import {
   compareKeys,
   formatKey,
+  formatKeyExactly,
+  formatLineKey,
   keyId,
   keyOf,
   keyWithNullDefaults,
@@ -116,6 +118,17 @@ describe('formatKey and compareKeys', () => {
     expect(formatKey(k(3, 1))).toBe('(3, 1)');
     expect(formatKey(k('a', null))).toBe("('a', None)");
     expect(formatKey(k(true, 1.5))).toBe('(True, 1.5)');
+  });
+
+  it('formats 20-digit indices with their exact digits, from the line or the exact key id', () => {
+    const line = '{"_ng_task_index": 12345678901234567891, "_ng_rollout_index": -98765432109876543210, "x": 1}';
+    expect(formatLineKey(line)).toBe('(12345678901234567891, -98765432109876543210)');
+    expect(formatLineKey('{"_ng_task_index":true,"_ng_rollout_index":"r"}')).toBe("(True, 'r')");
+    expect(formatLineKey('{"_ng_task_index":1}')).toBeNull();
+    const parsed = lineKey(line)!;
+    expect(formatKey(parsed)).not.toContain('12345678901234567891');
+    expect(formatKeyExactly(parsed, lineKeyId(line)!)).toBe('(12345678901234567891, -98765432109876543210)');
+    expect(formatKeyExactly(k(true, 2.5), keyId(k(true, 2.5)))).toBe('(True, 2.5)');
   });
 
   it('sorts by task then rollout, numerically (§4.11)', () => {

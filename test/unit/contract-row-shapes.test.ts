@@ -40,6 +40,17 @@ describe('materialized input rows', () => {
   });
 });
 
+describe('indices beyond 2^53', () => {
+  it('are shown with the exact digits of the line when it is given (JSON.parse has rounded the parsed row)', () => {
+    const line = '{"_ng_task_index":12345678901234567891,"_ng_rollout_index":0,"response":{}}';
+    const row = JSON.parse(line) as Record<string, unknown>;
+    expect(describeRolloutRowProblem(row)).toContain('is 12345678901234567000, beyond');
+    expect(describeRolloutRowProblem(row, line)).toContain('"_ng_task_index" is 12345678901234567891, beyond the exact integer range');
+    const input = '{"_ng_task_index":0,"_ng_rollout_index":-99999999999999999999,"agent_ref":{"name":"a"}}';
+    expect(describeInputRowProblem(JSON.parse(input), input)).toContain('"_ng_rollout_index" is -99999999999999999999, beyond');
+  });
+});
+
 describe('rollout rows', () => {
   it('accepts a valid row', () => {
     expect(describeRolloutRowProblem(goodRollout)).toBeNull();

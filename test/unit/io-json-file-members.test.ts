@@ -76,6 +76,8 @@ describe('metrics file from replies on disk', () => {
     ['brackets mismatched', '{"a": [1}', /mismatched bracket/],
     ['data after the object', '{"a": 1} x', /unexpected data after the JSON value/],
     ['a missing colon', '{"a" 1}', /expected ':'/],
+    ['an HTML error page', '<html>proxy error</html>', /not a JSON object at byte 0/],
+    ['an empty body', '', /unexpected end of data|end/],
   ])('a reply that is not JSON: %s', async (_label, text, message) => {
     const path = tmp.unique('bad-', '.json');
     writeFileSync(path, text);
@@ -87,6 +89,7 @@ describe('metrics file from replies on disk', () => {
 
   it.each([
     ['not an object', '[1]', '(root): expected an object'],
+    ['a string', ' "ok"', '(root): expected an object'],
     ['group_level_metrics not an array', '{"group_level_metrics": 3}', 'group_level_metrics: expected an array, got 3'],
     ['key_metrics not an object', '{"key_metrics": [1]}', 'key_metrics: expected an object, got [1]'],
   ])('a reply of the wrong shape: %s', async (_label, text, message) => {

@@ -1,0 +1,92 @@
+/**
+ * No file a run writes or deletes may be one of the files it reads, under any name (symlinks, hard
+ * links, `..` segments): NeMo Gym's `--overwrite` deletes `--output` before reading the inputs, and
+ * any run would overwrite an input named like its metrics file (spec §7). The one exception is
+ * NeMo Gym's own: `--judge-failed-only --append` writing into the run's rollouts file (and so into
+ * its sidecar, the recovery source).
+ */
+import { ConfigError } from '../src/contract/errors.js';
+import { coveragePath, sidecarPath } from '../src/contract/file-names.js';
+import type { OutputPaths } from '../src/contract/run-spec.js';
+import { isInside, pathIdentity, sameFile } from '../src/io/same-file.js';
+import type { OutputRules } from './output-paths.js';
+
+/** The files a run reads. */
+export interface InputFiles {
+  inputsPath: string;
+  rolloutsPath: string;
+  /** Recovery mode: the sidecar of --rollouts is read too. */
+  judgeFailedOnly: boolean;
+}
+
+/** A file the run reads, and how the user named it. */
+export interface ReadFile {
+  role: 'inputs' | 'rollouts' | 'recovery' | 'config';
+  /** The flag, as the message shows it. */
+  flag: string;
+  path: string;
+}
+
+type WrittenRole = 'output' | 'sidecar' | 'metrics' | 'coverage' | 'workDir';
+
+interface WrittenFile {
+  role: WrittenRole;
+  what: string;
+  path: string;
+}
+
+/** The data files a run reads, by flag. */
+export function dataFiles(inputs: InputFiles): ReadFile[] {
+  return [
+    { role: 'inputs', flag: '--inputs', path: inputs.inputsPath },
+    { role: 'rollouts', flag: '--rollouts', path: inputs.rolloutsPath },
+    ...(inputs.judgeFailedOnly
+      ? [{ role: 'recovery' as const, flag: 'the sidecar of --rollouts', path: sidecarPath(inputs.rolloutsPath) }]
+      : []),
+  ];
+}
+
+/** Every path a run with these output paths writes or deletes (the coverage file is reserved for it). */
+function writtenFiles(paths: OutputPaths): WrittenFile[] {
+  return [
+    { role: 'output', what: 'the output', path: paths.output },
+    { role: 'sidecar', what: 'the failures sidecar', path: paths.sidecar },
+    { role: 'metrics', what: 'the aggregate metrics file', path: paths.metrics },
+    { role: 'coverage', what: 'the coverage file', path: coveragePath(paths.output) },
+    { role: 'workDir', what: 'the work directory', path: paths.workDir },
+  ];
+}
+
+/** NeMo Gym's supported way to write into the run's own rollouts file (contract §7). */
+function allowed(w: WrittenFile, r: ReadFile, rules: OutputRules): boolean {
+  return rules.append && ((w.role === 'output' && r.role === 'rollouts') || (w.role === 'sidecar' && r.role === 'recovery'));
+}
+
+function aliasMessage(w: WrittenFile, r: ReadFile, rules: OutputRules): string {
+  const where = r.path === w.path ? '' : ` ('${w.path}')`;
+  if (w.role === 'workDir') {
+    return `${r.flag} '${r.path}' is inside the work directory of this run${where}, which it deletes when it ends: choose another --output, or move the file`;
+  }
+  const clears = rules.overwrite && !rules.resume && !rules.append;
+  const verb = w.role === 'output' || w.role === 'sidecar' ? (clears ? 'delete (--overwrite)' : 'append to') : 'overwrite';
+  const hint = w.role === 'output' && r.role === 'rollouts' ? " (to write into the run's own rollouts file, use --judge-failed-only --append)" : '';
+  return `${r.flag} '${r.path}' is also ${w.what} of this run${where}, which it would ${verb}: choose another --output${hint}`;
+}
+
+/**
+ * Throws a one-line `ConfigError` when a file of `reads` is one the run writes or deletes with any
+ * of `outputs` (several when the guard has not chosen the `unsafe_` prefix yet). Reads nothing but
+ * file metadata; call it before anything is written.
+ */
+export async function refuseInputAliases(outputs: OutputPaths[], reads: ReadFile[], rules: OutputRules): Promise<void> {
+  const readIds = await Promise.all(reads.map((r) => pathIdentity(r.path)));
+  for (const paths of outputs) {
+    for (const w of writtenFiles(paths)) {
+      const wId = await pathIdentity(w.path);
+      reads.forEach((r, i) => {
+        const alias = sameFile(wId, readIds[i]) || (w.role === 'workDir' && isInside(readIds[i], wId));
+        if (alias && !allowed(w, r, rules)) throw new ConfigError(aliasMessage(w, r, rules));
+      });
+    }
+  }
+}
