@@ -171,7 +171,7 @@ async function writePlan(req: PlanRequest): Promise<PlanOutcome> {
   const verdicts = new VerdictFile(join(req.workDir, 'plan.verdicts'));
   // The files the plan's offsets point into, as they are before they are read (checked after; a
   // missing file is reported by the read itself).
-  const before = { source: await fileNow(sourcePath), inputs: await fileNow(req.inputsPath) };
+  const before = { source: await fileNow(sourcePath), inputs: await fileNow(req.inputsPath), rollouts: await fileNow(req.rolloutsPath) };
   try {
     await addKeyFacts(req, sorter, agents, servers);
 
@@ -248,6 +248,8 @@ async function writePlan(req: PlanRequest): Promise<PlanOutcome> {
     const files: FileIdentity[] = [
       { path: sourcePath, ...before.source! },
       { path: req.inputsPath, ...before.inputs! },
+      // Recovery: --rollouts' keys decided what is re-verified, and seeding copies its successes.
+      ...(req.judgeFailedOnly ? [{ path: req.rolloutsPath, ...before.rollouts! }] : []),
     ];
     for (const f of files) {
       if (!sameIdentity(f, await fileNow(f.path))) {

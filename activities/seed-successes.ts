@@ -1,8 +1,13 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
+import { InputChangedError } from '../src/contract/errors.js';
+import { inputChanged } from '../src/contract/messages.js';
 import { lineKeyId } from '../src/contract/row-key.js';
+import type { FileIdentity } from '../src/contract/run-spec.js';
 import { publishFile } from '../src/io/atomic-file.js';
 import { ExternalSorter } from '../src/io/external-sort.js';
+import { fileNow, sameIdentity } from '../src/io/file-identity.js';
+import { pathIdentity, sameFile } from '../src/io/same-file.js';
 import { isBlank, jsonlLines } from '../src/io/jsonl-lines.js';
 import { compareKeyedRecords, keyedRecordCodec, type KeyedRecord } from '../src/io/keyed-records.js';
 import { outputKeyIds } from '../src/io/output-cache.js';
@@ -16,6 +21,11 @@ export interface SeedRequest {
   rolloutsPath: string;
   output: string;
   workDir: string;
+  /**
+   * --rollouts as the plan read it (its keys decided what is re-verified): seeding refuses a file
+   * changed since, or while it copies. Absent in runs started before it was passed.
+   */
+  planned?: FileIdentity;
 }
 
 /** Tuning of the seeding sorts (tests force them to spill to disk). */
@@ -90,6 +100,18 @@ async function copyLines(source: FileHandle, out: FileHandle, copies: ExternalSo
 }
 
 /**
+ * Stops seeding when --rollouts is not the file the plan read (`InputChangedError`). Not when it is
+ * the output itself (`--append` into the run's own rollouts): opening the outputs may have repaired it.
+ */
+async function refuseChanged(req: SeedRequest): Promise<void> {
+  if (!req.planned || sameFile(await pathIdentity(req.rolloutsPath), await pathIdentity(req.output))) return;
+  const now = await fileNow(req.rolloutsPath);
+  if (!sameIdentity(req.planned, now)) {
+    throw new InputChangedError(inputChanged(req.rolloutsPath, 'the successful rollouts to copy', req.planned, now));
+  }
+}
+
+/**
  * Writes the seeding part file `part` (see `seedSuccesses`) and returns how many lines it holds.
  * Memory is flat in the number of rows: the key join and the copy order are external sorts whose
  * run files go to a scratch directory in `req.workDir`.
@@ -98,6 +120,7 @@ export async function writeSeedPart(req: SeedRequest, part: string, opts: SeedOp
   return withScratchDir(req.workDir, 'seed-', async (dir) => {
     const copies = new ExternalSorter<CopyRecord>({ dir, name: 'seed-lines', compare: compareKeyedRecords, codec: keyedRecordCodec, maxRecords: opts.maxRecords });
     try {
+      await refuseChanged(req);
       await chooseLines(req, dir, opts, copies);
       const partial = `${part}.partial`;
       const out = await open(partial, 'w');
@@ -109,6 +132,7 @@ export async function writeSeedPart(req: SeedRequest, part: string, opts: SeedOp
         await source.close();
         await out.close();
       }
+      await refuseChanged(req);
       await publishFile(partial, part);
       return seeded;
     } finally {

@@ -318,7 +318,7 @@ async function start(spec: RunSpec, st: RunState): Promise<void> {
   st.sidecarLength = opened.sidecarLength;
   if (spec.judgeFailedOnly) {
     const seed = await long.seedSuccesses.executeWithOptions({ summary: 'seed: copy the successful rollouts' }, [
-      { rolloutsPath: spec.rolloutsPath, output: outputs.output, workDir: outputs.workDir },
+      { rolloutsPath: spec.rolloutsPath, output: outputs.output, workDir: outputs.workDir, planned: plan.files?.find((f) => f.path === spec.rolloutsPath) },
     ]);
     await appendParts(spec, st, [seed.part], [], 'commit seeded successes');
     st.seeded = seed.seeded;
