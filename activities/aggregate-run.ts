@@ -39,7 +39,7 @@ async function groupRows(output: string, routing: RoutingTable, dir: string, opt
     if (isBlank(line.text)) continue;
     let row: Record<string, unknown>;
     try {
-      row = JSON.parse(line.text);
+      row = JSON.parse(line.text) as Record<string, unknown>;
     } catch (err) {
       throw new InputError(`${output}:${line.lineNo}: malformed JSON (${(err as Error).message}); fix or remove this line, then run \`reverify aggregate\``);
     }

@@ -228,7 +228,7 @@ async function writePlan(req: PlanRequest): Promise<PlanOutcome> {
         if (req.limit !== null && yielded >= req.limit) break;
         if (verdict === Verdict.NotYielded) continue;
         if (verdict === Verdict.Error) {
-          if (lineErrors.ordinal === ordinal) throw new InputError(lineErrors.value!);
+          if (lineErrors.ordinal === ordinal) throw new InputError(lineErrors.value);
           throw new InputError(await joinErrorMessage(req, sourcePath, joinErrors.value!));
         }
         yielded++;

@@ -306,15 +306,15 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
         }
       }
     };
-    let firstError: unknown = null;
+    const first: { error?: Error } = {};
     const lanes = Array.from({ length: Math.max(1, Math.min(req.parallelism, todo.length)) }, () =>
-      lane().catch((err) => {
-        firstError ??= err;
+      lane().catch((err: Error) => {
+        first.error ??= err;
         stop.abort();
       }),
     );
     await Promise.all(lanes);
-    if (firstError) throw firstError;
+    if (first.error) throw first.error;
     if (struck.length > 0) {
       beat(); // the strikes must reach the next attempt
       const { row, error, stamps } = struck[0];

@@ -28,9 +28,9 @@ if (!values.dir || !values.rows) {
 }
 const files = await writeRunFiles(resolve(values.dir), {
   rows: parseCount('--rows', values.rows),
-  responseBytes: parseCount('--response-bytes', values['response-bytes']!),
-  agents: parseCount('--agents', values.agents!),
-  repeats: parseCount('--repeats', values.repeats!),
+  responseBytes: parseCount('--response-bytes', values['response-bytes']),
+  agents: parseCount('--agents', values.agents),
+  repeats: parseCount('--repeats', values.repeats),
   seed: Number(values.seed),
 });
 console.log(`rows:      ${files.rows} (${files.tasks} tasks × ${files.repeats} repeats, agents ${files.agents.join(', ')})`);

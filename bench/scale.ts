@@ -76,14 +76,14 @@ function sizeLabel(n: number): string {
 }
 
 runBench(async () => {
-  const sizes = values.sizes!.split(',').map((s) => parseCount('--sizes', s.trim()));
-  const responseBytes = parseCount('--response-bytes', values['response-bytes']!);
-  const concurrency = parseCount('--concurrency', values.concurrency!);
-  const agents = parseCount('--agents', values.agents!);
-  const maxActivities = parseCount('--max-activities', values['max-activities']!);
-  const intervalMs = parseCount('--interval-ms', values['interval-ms']!);
+  const sizes = values.sizes.split(',').map((s) => parseCount('--sizes', s.trim()));
+  const responseBytes = parseCount('--response-bytes', values['response-bytes']);
+  const concurrency = parseCount('--concurrency', values.concurrency);
+  const agents = parseCount('--agents', values.agents);
+  const maxActivities = parseCount('--max-activities', values['max-activities']);
+  const intervalMs = parseCount('--interval-ms', values['interval-ms']);
   const batchSize = values['batch-size'] === undefined ? undefined : parseCount('--batch-size', values['batch-size']);
-  const out = resolve(values.out!);
+  const out = resolve(values.out);
   mkdirSync(out, { recursive: true });
 
   console.log(machineLine());
@@ -131,7 +131,7 @@ runBench(async () => {
       const worker = spawnCli(['worker', '--max-activities', String(maxActivities)], {
         env,
         logPath: join(dir, 'worker.log'),
-        nodeArgs: values['worker-node-args']!.split(' ').filter(Boolean),
+        nodeArgs: values['worker-node-args'].split(' ').filter(Boolean),
       });
       procs.push(worker);
       watch('worker', worker.pid);

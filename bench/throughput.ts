@@ -99,18 +99,18 @@ const windowSec = (w: WindowResult) => (w.lastMs - w.firstMs) / 1000;
 const pm = (w: WindowResult) => `±${fixed(w.resolutionMs)} ms`;
 
 runBench(async () => {
-  const rows = parseCount('--rows', values.rows!);
-  const responseBytes = parseCount('--response-bytes', values['response-bytes']!);
-  const concurrency = parseCount('--concurrency', values.concurrency!);
-  const repeat = parseCount('--repeat', values.repeat!);
-  const latencies = values.latencies!.split(',').map((s) => {
+  const rows = parseCount('--rows', values.rows);
+  const responseBytes = parseCount('--response-bytes', values['response-bytes']);
+  const concurrency = parseCount('--concurrency', values.concurrency);
+  const repeat = parseCount('--repeat', values.repeat);
+  const latencies = values.latencies.split(',').map((s) => {
     const n = Number(s);
     if (s.trim() === '' || !Number.isFinite(n) || n < 0) throw new RangeError(`--latencies takes comma-separated milliseconds, got '${s}'`);
     return n;
   });
   const batchSize = values['batch-size'] === undefined ? undefined : parseCount('--batch-size', values['batch-size']);
-  const only = new Set(values.only!.split(',').map((s) => s.trim()));
-  const out = resolve(values.out!);
+  const only = new Set(values.only.split(',').map((s) => s.trim()));
+  const out = resolve(values.out);
   mkdirSync(out, { recursive: true });
   const batchLabel = `${batchSize ?? `${REVERIFY_DEFAULT_BATCH_SIZE} (reverify default)`}`;
 
@@ -121,7 +121,7 @@ runBench(async () => {
   );
   const data = await writeRunFiles(
     join(ROOT, 'bench', 'out', 'data', `rows${rows}-resp${responseBytes}-agents${values.agents}`),
-    { rows, responseBytes, agents: parseCount('--agents', values.agents!) },
+    { rows, responseBytes, agents: parseCount('--agents', values.agents) },
     true,
   );
   console.log(

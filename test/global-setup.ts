@@ -35,7 +35,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     project.provide('temporalAddress', external);
     project.provide('temporalNamespace', process.env.REVERIFY_TEST_TEMPORAL_NAMESPACE || 'default');
     project.provide('temporalUiUrl', '');
-    return async () => undefined;
+    return () => Promise.resolve();
   }
 
   await sweepAbandoned();

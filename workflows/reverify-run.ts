@@ -363,7 +363,7 @@ async function verifyRound(spec: RunSpec, st: RunState, inflight: Map<number, In
   st.phase = 'verify';
   const batches = Math.ceil(plan.rows / spec.batchSize);
   const ready: BatchResult[] = [];
-  let failure: unknown = null;
+  const failed: { error?: Error } = {};
   let launchedThisGeneration = 0;
   let stopping = false;
 
@@ -409,7 +409,7 @@ async function verifyRound(spec: RunSpec, st: RunState, inflight: Map<number, In
       )
       .then(
         (r) => ready.push(r),
-        (err) => (failure ??= err),
+        (err: Error) => (failed.error ??= err),
       )
       .finally(() => inflight.delete(batch));
   };
@@ -420,7 +420,7 @@ async function verifyRound(spec: RunSpec, st: RunState, inflight: Map<number, In
   const canLaunch = () =>
     !stopping &&
     !st.paused &&
-    failure === null &&
+    failed.error === undefined &&
     st.nextBatch < batches &&
     usedSlots() + shape().parallelism <= st.effective &&
     (spec.continueAsNewAfterBatches === undefined || launchedThisGeneration < spec.continueAsNewAfterBatches);
@@ -438,13 +438,13 @@ async function verifyRound(spec: RunSpec, st: RunState, inflight: Map<number, In
       }
     };
     launchAll();
-    await condition(() => ready.length > 0 || canLaunch() || failure !== null || (stopping && inflight.size === 0));
+    await condition(() => ready.length > 0 || canLaunch() || failed.error !== undefined || (stopping && inflight.size === 0));
     // Refill the window before committing, so freed slots do not wait for the commit's round trip.
     // (A later change: runs recorded before it commit first, and must replay that way.)
     if (patched('launch-before-commit')) launchAll();
     // Whatever finished is committed, even when the run is about to fail: committed rows are kept.
     if (ready.length > 0) await commit(spec, st, ready.splice(0, ready.length));
-    if (failure !== null) throw failure;
+    if (failed.error) throw failed.error;
     const suggested = workflowInfo().continueAsNewSuggested;
     const byCount = spec.continueAsNewAfterBatches !== undefined && launchedThisGeneration >= spec.continueAsNewAfterBatches;
     if ((suggested || byCount) && st.nextBatch < batches) stopping = true;

@@ -103,7 +103,7 @@ export async function naiveLoop(
   let inFlight = 0;
   let requests = 0;
   let non200 = 0;
-  let failure: unknown = null;
+  const failed: { error?: Error } = {};
   let wake: (() => void) | null = null;
   const startMs = performance.now();
   const verify = async (payload: string, stamps: Record<string, unknown>) => {
@@ -114,7 +114,7 @@ export async function naiveLoop(
       // Backpressure is bounded by the requests in flight: a naive script just writes.
       out.write(JSON.stringify({ ...result, ...stamps }) + '\n');
     } catch (err) {
-      failure ??= err;
+      failed.error ??= err as Error;
     } finally {
       inFlight--;
       wake?.();
@@ -129,7 +129,7 @@ export async function naiveLoop(
     const payload = JSON.stringify({ ...input, response: rollout.response });
     const stamps = { _ng_task_index: input._ng_task_index, _ng_rollout_index: input._ng_rollout_index, agent_ref: input.agent_ref };
     while (inFlight >= concurrency) await new Promise<void>((r) => (wake = r));
-    if (failure) break;
+    if (failed.error) break;
     inFlight++;
     requests++;
     void verify(payload, stamps);
@@ -138,6 +138,6 @@ export async function naiveLoop(
   const endMs = performance.now();
   out.end();
   await once(out, 'finish');
-  if (failure) throw failure;
+  if (failed.error) throw failed.error;
   return { startMs, endMs, requests, non200, loadMs };
 }

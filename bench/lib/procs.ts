@@ -217,7 +217,7 @@ export function runBench(main: () => Promise<void>): void {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   process.on('exit', cleanUpSync);
-  main()
+  void main()
     .then(
       () => 0,
       (err: unknown) => {

@@ -111,7 +111,7 @@ async function main(argv: string[]): Promise<number> {
     .exitOverride();
   let code = EXIT_OK;
 
-  runOptions(program.command('run').description('re-verify rollouts against resources servers')).action(async (o) => {
+  runOptions(program.command('run').description('re-verify rollouts against resources servers')).action(async (o: Record<string, unknown> & { worker: boolean; heartbeatTimeout: number }) => {
     installRuntime(false);
     detachOnInterrupt();
     await runCommand(toRaw(o), { worker: o.worker, heartbeatTimeoutMs: Math.round(o.heartbeatTimeout * 1000) });
@@ -121,7 +121,7 @@ async function main(argv: string[]): Promise<number> {
     .command('worker')
     .description('run a worker for the reverify task queue (TEMPORAL_ADDRESS names the cluster)')
     .option('--max-activities <n>', 'batch activities run at once by this worker', int('--max-activities'), 64)
-    .action(async (o) => {
+    .action(async (o: { maxActivities: number }) => {
       installRuntime(true);
       await workerCommand({ maxConcurrentActivities: o.maxActivities });
     });
@@ -130,7 +130,7 @@ async function main(argv: string[]): Promise<number> {
     .command('status')
     .description('show the state of the run writing an output')
     .requiredOption('-o, --output <path>', 'the run\'s --output')
-    .action(async (o) => {
+    .action(async (o: { output: string }) => {
       installRuntime(false);
       await statusCommand(o.output, (l) => console.log(l));
     });
@@ -143,7 +143,7 @@ async function main(argv: string[]): Promise<number> {
     .option('--config <path>', 'NeMo Gym YAML config (repeatable): agent -> resources server routing, host/port', collect, [])
     .option('--server <name=url>', 'resources server URL by instance name (repeatable); overrides the config', collect, [])
     .option('--no-merge', 'only compute the metrics; do not write --output')
-    .action(async (o) => {
+    .action(async (o: { inputGlob: string; output: string; config: string[]; server: string[]; merge: boolean }) => {
       await aggregateCommand({ inputGlob: o.inputGlob, output: o.output, configs: o.config, servers: o.server, merge: o.merge });
     });
 
@@ -154,7 +154,7 @@ async function main(argv: string[]): Promise<number> {
     .option('--concurrency <n>', 'new ceiling of /verify requests in flight', int('--concurrency'))
     .option('--pause', 'start no new batch (those in flight finish)')
     .option('--unpause', 'continue a paused run')
-    .action(async (o) => {
+    .action(async (o: Parameters<typeof controlCommand>[0]) => {
       installRuntime(false);
       await controlCommand(o, (l) => console.log(l));
     });
@@ -164,7 +164,7 @@ async function main(argv: string[]): Promise<number> {
     .description('end the run writing an output, whatever it waits on: committed rows stay; continue later with --resume')
     .requiredOption('-o, --output <path>', 'the run\'s --output')
     .option('--no-worker', 'do not run a worker in this process: the run\'s own workers carry out the cancellation')
-    .action(async (o) => {
+    .action(async (o: { output: string; worker: boolean }) => {
       installRuntime(false);
       await cancelCommand({ output: o.output, worker: o.worker }, (l) => console.log(l));
     });
@@ -176,7 +176,7 @@ async function main(argv: string[]): Promise<number> {
     .option('--tasks <n>', 'tasks', int('--tasks'), 100)
     .option('--repeats <n>', 'rollouts per task', int('--repeats'), 4)
     .addOption(heartbeatOption)
-    .action(async (o) => {
+    .action(async (o: { dir: string; tasks: number; repeats: number; heartbeatTimeout: number }) => {
       installRuntime(false);
       detachOnInterrupt();
       await demoCommand(o, { worker: true, heartbeatTimeoutMs: Math.round(o.heartbeatTimeout * 1000) });
@@ -194,7 +194,7 @@ async function main(argv: string[]): Promise<number> {
     .option('--reset-rate <p>', 'share of /verify whose connection is reset', float('--reset-rate'), 0)
     .option('--hang-rate <p>', 'share of /verify never answered', float('--hang-rate'), 0)
     .option('--seed <n>', 'seed of the simulated failures', int('--seed'), 1)
-    .action(async (o) => runReferenceServerCli(o));
+    .action(async (o: Parameters<typeof runReferenceServerCli>[0]) => runReferenceServerCli(o));
 
   const server = program.command('server').description('the embedded Temporal dev server (used when TEMPORAL_ADDRESS is unset)');
   server.command('start').action(async () => {

@@ -72,6 +72,8 @@ export function pythonRepr(value: unknown): string {
     const items = Object.entries(value as Record<string, unknown>).map(([k, v]) => `${pyStrRepr(k)}: ${pythonRepr(v)}`);
     return `{${items.join(', ')}}`;
   }
+  // Functions and symbols never come from JSON.
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string
   return pyStrRepr(String(value));
 }
 

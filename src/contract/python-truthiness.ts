@@ -9,7 +9,7 @@ export function pyTruthy(value: unknown): boolean {
   if (typeof value === 'number') return value !== 0;
   if (typeof value === 'string') return value.length > 0;
   if (Array.isArray(value)) return value.length > 0;
-  if (typeof value === 'object') return Object.keys(value as object).length > 0;
+  if (typeof value === 'object') return Object.keys(value).length > 0;
   return true;
 }
 

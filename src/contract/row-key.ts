@@ -115,7 +115,7 @@ function rawIndices(line: string): [string, string] | null {
 export function lineKey(line: string): RowKey | null {
   const raw = rawIndices(line);
   if (raw === null) return null;
-  return keyOf({ [TASK_INDEX_KEY]: JSON.parse(raw[0]), [ROLLOUT_INDEX_KEY]: JSON.parse(raw[1]) });
+  return keyOf({ [TASK_INDEX_KEY]: JSON.parse(raw[0]) as unknown, [ROLLOUT_INDEX_KEY]: JSON.parse(raw[1]) as unknown });
 }
 
 /** `keyId` of one JSONL line's key, exact for integers above 2^53; `null` when `lineKey` would be `null`. */

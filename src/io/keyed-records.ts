@@ -37,7 +37,7 @@ export const keyedRecordCodec: RecordCodec<KeyedRecord> = {
     const key = buf.toString('utf8', at + 4, at + 4 + k);
     let p = at + 4 + k;
     const count = buf[p++];
-    const nums: number[] = new Array(count);
+    const nums = new Array<number>(count);
     for (let i = 0; i < count; i++, p += 8) nums[i] = buf.readDoubleLE(p);
     const t = buf.readUInt32LE(p);
     const text = t === NO_TEXT ? null : buf.toString('utf8', p + 4, p + 4 + t);

@@ -19,16 +19,19 @@ function cutOffMessage(path: string, lineNo: number): string {
   );
 }
 
+/** A cut-off last line that the policy leaves out. */
+const SKIP = Symbol('skip');
+
 /**
- * The keys of one line of an output file, or null for a keyless line; a malformed line is an error
- * naming `file:line` — unless it is the cut-off last line, which the policy decides about.
+ * The key id of one line of an output file, null for a keyless line, or `SKIP`; a malformed line is
+ * an error naming `file:line` — unless it is the cut-off last line, which the policy decides about.
  */
-function keyOfOutputLine(path: string, line: JsonlLine, policy: TailPolicy): string | null | 'skip' {
+function keyOfOutputLine(path: string, line: JsonlLine, policy: TailPolicy): string | null | typeof SKIP {
   if (!line.terminated) {
     try {
       JSON.parse(line.text);
     } catch {
-      if (policy.repairTruncated) return 'skip';
+      if (policy.repairTruncated) return SKIP;
       throw new InputError(cutOffMessage(path, line.lineNo));
     }
   }
@@ -45,7 +48,7 @@ export async function* outputKeyIds(path: string, policy: TailPolicy): AsyncGene
   for await (const line of jsonlLines(path)) {
     if (isBlank(line.text)) continue;
     const id = keyOfOutputLine(path, line, policy);
-    if (id !== null && id !== 'skip') yield id;
+    if (id !== null && id !== SKIP) yield id;
   }
 }
 
@@ -61,7 +64,7 @@ export async function* sidecarAttemptLines(path: string, policy: TailPolicy): As
   for await (const line of jsonlLines(path)) {
     if (isBlank(line.text)) continue;
     const id = keyOfOutputLine(path, line, policy);
-    if (id === null || id === 'skip') continue;
+    if (id === null || id === SKIP) continue;
     const span = topLevelSpans(line.text).get(FAILURE_TERMINAL_KEY);
     yield { id, terminal: span !== undefined && rawTruthy(line.text.slice(span.start, span.end)) };
   }

@@ -24,13 +24,13 @@ function* answerPieces(metrics: AggregateMetrics): Generator<string> {
 export async function handleAggregateMetrics(req: IncomingMessage, res: ServerResponse): Promise<void> {
   const aggregator = new MetricsAggregator();
   const parser = new VerifyResponsesParser((element) => aggregator.add(element));
-  let failure: unknown;
+  let failure: Error | undefined;
   for await (const chunk of req) {
     if (failure !== undefined) continue; // drain the rest of the body
     try {
       parser.push(chunk as Buffer);
     } catch (error) {
-      failure = error;
+      failure = error as Error;
     }
   }
   if (failure !== undefined) throw failure;

@@ -29,7 +29,7 @@ export async function resolveTemporal(env: NodeJS.ProcessEnv = process.env): Pro
   return { address: server.address, namespace, uiUrl: server.uiUrl, embedded: true, started: server.started };
 }
 
-export async function connectClient(target: TemporalTarget): Promise<{ client: Client; close(): Promise<void> }> {
+export async function connectClient(target: TemporalTarget): Promise<{ client: Client; close: () => Promise<void> }> {
   let connection: Connection;
   try {
     connection = await Connection.connect({ address: target.address });

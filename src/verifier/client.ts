@@ -361,6 +361,7 @@ export function describeTransportError(err: unknown): string {
   if (message !== undefined && code !== undefined && !message.includes(code)) {
     return truncateOneLine(`${message} (${code})`, 200);
   }
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- last resort for an error without message or code
   return truncateOneLine(message ?? code ?? String(err), 200);
 }
 

@@ -83,11 +83,14 @@ export async function verifyWithRetries(
 
 /** setTimeout as a promise that rejects with `signal.reason` as soon as the signal aborts. */
 function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  // `signal.reason` is the AbortError (or the reason the caller gave): rethrown as it is.
+  // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors
   if (signal?.aborted) return Promise.reject(signal.reason);
   if (ms <= 0) return Promise.resolve();
   return new Promise((resolve, reject) => {
     const onAbort = (): void => {
       clearTimeout(timer);
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors
       reject(signal?.reason);
     };
     const timer = setTimeout(() => {

@@ -13,9 +13,9 @@ export interface TempRoot {
   /** The root directory (set in `beforeAll`). */
   readonly path: string;
   /** A path in the root no earlier call returned, `<stem><n><ext>`; nothing is created. */
-  unique(stem: string, ext?: string): string;
+  unique: (stem: string, ext?: string) => string;
   /** A fresh empty subdirectory `d<n>` of the root, so a test can list exactly what it wrote. */
-  freshDir(): string;
+  freshDir: () => string;
 }
 
 /** One temporary directory for a test file: made in `beforeAll`, removed with its content in `afterAll`. */
@@ -34,7 +34,7 @@ export function useTempRoot(prefix: string): TempRoot {
       return root;
     },
     unique,
-    freshDir() {
+    freshDir: () => {
       const d = unique('d');
       mkdirSync(d);
       return d;

@@ -17,8 +17,8 @@ export async function startWorkerProcess(env: Record<string, string>): Promise<C
       log += d.toString();
       if (log.includes('polling task queue')) resolve();
     };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', (d: Buffer) => (log += d.toString()));
+    child.stdout.on('data', onData);
+    child.stderr.on('data', (d: Buffer) => (log += d.toString()));
     child.once('exit', (code) => reject(new Error(`worker exited early (${code}): ${log}`)));
     setTimeout(() => reject(new Error(`worker did not start within 60 s: ${log}`)), 60_000).unref();
   });

@@ -216,7 +216,7 @@ describe('ensureDevServer', () => {
     expect(results.filter((r) => r.started)).toHaveLength(1);
     expect(new Set(results.map((r) => r.pid)).size).toBe(1);
     expect(new Set(results.map((r) => r.address)).size).toBe(1);
-    expect(alive(results[0]!.pid)).toBe(true);
+    expect(alive(results[0].pid)).toBe(true);
     await stopDevServer(dir);
   });
 

@@ -134,7 +134,7 @@ describe('VerifierClient.verifyOnce', () => {
   it('a 2xx whose body is not a JSON object is rejected (contract violation)', async () => {
     const bodies = ['[1,2]', '"ok"', 'not json', '', '{"truncated": '];
     let i = 0;
-    const srv = await startServer((_req, res) => json(res, 200, bodies[i++]!));
+    const srv = await startServer((_req, res) => json(res, 200, bodies[i++]));
     const client = newClient();
     for (const _ of bodies) {
       const r = await client.verifyOnce(srv.url, REQUEST);
@@ -156,7 +156,7 @@ describe('VerifierClient.verifyOnce', () => {
     ];
     let i = 0;
     const srv = await startServer((_req, res) => {
-      const [status, headers, body] = plan[i++]!;
+      const [status, headers, body] = plan[i++];
       json(res, status, body, headers);
     });
     const client = newClient();
@@ -272,7 +272,7 @@ describe('verifyWithRetries', () => {
     expect(n).toBe(2);
     expect(retries).toHaveLength(1);
     expect(retries[0]).toMatchObject({ attempt: 1, maxTries: 6, status: 500, serverUrl: srv.url });
-    expect(retries[0]!.reason).toContain("judge crashed");
+    expect(retries[0].reason).toContain("judge crashed");
   });
 
   it('does not retry a rejected reply', async () => {
@@ -301,7 +301,7 @@ describe('verifyWithRetries', () => {
     });
     expect(r.kind).toBe('ok');
     expect(times).toHaveLength(2);
-    expect(times[1]! - times[0]!).toBeGreaterThanOrEqual(1000);
+    expect(times[1] - times[0]).toBeGreaterThanOrEqual(1000);
     expect(retries[0]).toMatchObject({ status: 429, retryAfterMs: 1000, delayMs: 1000 });
   });
 
@@ -490,7 +490,7 @@ describe('VerifierClient.reverifyMode', () => {
   it('an unknown value is named', async () => {
     const bodies = ['"maybe"', 'stateless', '{"mode":"stateless"}'];
     let i = 0;
-    const srv = await startServer((_req, res) => json(res, 200, bodies[i++]!));
+    const srv = await startServer((_req, res) => json(res, 200, bodies[i++]));
     const client = newClient();
     for (const shown of ['"maybe"', 'stateless', '{"mode":"stateless"}']) {
       const err = await client.reverifyMode('mcqa', srv.url).catch((e: unknown) => e);

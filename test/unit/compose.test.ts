@@ -70,7 +70,7 @@ function dockerfileInstructions(path: string): Array<{ op: string; args: string 
     .filter((l) => l !== '' && !l.startsWith('#'))
     .map((l) => {
       const m = /^(\S+)\s*(.*)$/.exec(l)!;
-      return { op: m[1]!.toUpperCase(), args: m[2]! };
+      return { op: m[1].toUpperCase(), args: m[2] };
     });
 }
 
@@ -119,7 +119,7 @@ describe('docker-compose.yml', () => {
         expect(compose.services[target], `${name} depends on '${target}'`).toBeDefined();
         if (condition !== undefined) expect(conditions.has(condition), `${name} -> ${target}: ${condition}`).toBe(true);
         if (condition === 'service_healthy') {
-          expect(compose.services[target]!.healthcheck, `${target} needs a healthcheck`).toBeDefined();
+          expect(compose.services[target].healthcheck, `${target} needs a healthcheck`).toBeDefined();
         }
       }
     }
@@ -129,7 +129,7 @@ describe('docker-compose.yml', () => {
       if (done.has(n)) return;
       expect(visiting.has(n), `dependency cycle through ${n}`).toBe(false);
       visiting.add(n);
-      for (const [t] of dependsOn(compose.services[n]!)) visit(t);
+      for (const [t] of dependsOn(compose.services[n])) visit(t);
       visiting.delete(n);
       done.add(n);
     };
@@ -140,7 +140,7 @@ describe('docker-compose.yml', () => {
     for (const [name, svc] of services) {
       for (const v of svc.volumes ?? []) {
         if (typeof v === 'string') {
-          const source = v.split(':')[0]!;
+          const source = v.split(':')[0];
           const isPath = source.startsWith('.') || source.startsWith('/') || source.startsWith('~') || source.startsWith('$');
           if (v.includes(':') && !isPath) {
             expect(compose.volumes ?? {}, `service ${name} volume ${source}`).toHaveProperty(source);
@@ -161,32 +161,32 @@ describe('docker-compose.yml', () => {
   });
 
   it('runs Temporal on PostgreSQL with the schema set up first, and the Web UI on 8080', () => {
-    const pg = compose.services.postgresql!;
+    const pg = compose.services.postgresql;
     expect(pg.image).toMatch(/^postgres:16/);
-    const temporal = compose.services.temporal!;
+    const temporal = compose.services.temporal;
     expect(temporal.image).toMatch(/^temporalio\/server:/);
     expect(envOf(temporal)).toMatchObject({ DB: 'postgres12', POSTGRES_SEEDS: 'postgresql', BIND_ON_IP: '0.0.0.0' });
     expect(temporal.ports).toContain('7233:7233');
     expect(dependsOn(temporal)).toContainEqual(['temporal-admin-tools', 'service_completed_successfully']);
-    expect(compose.services['temporal-admin-tools']!.image).toMatch(/^temporalio\/admin-tools:/);
-    const ui = compose.services['temporal-ui']!;
+    expect(compose.services['temporal-admin-tools'].image).toMatch(/^temporalio\/admin-tools:/);
+    const ui = compose.services['temporal-ui'];
     expect(ui.image).toMatch(/^temporalio\/ui:/);
     expect(ui.ports).toContain('8080:8080');
     expect(envOf(ui).TEMPORAL_ADDRESS).toBe('temporal:7233');
   });
 
   it('the worker is built from the project, talks to temporal:7233, is scalable, and sees ./data', () => {
-    const worker = compose.services.worker!;
+    const worker = compose.services.worker;
     expect(worker.build).toBeDefined();
     const build = typeof worker.build === 'string' ? { context: worker.build } : worker.build!;
     const context = resolve(ROOT, build.context ?? '.');
     expect(existsSync(join(context, build.dockerfile ?? 'Dockerfile'))).toBe(true);
 
     const env = envOf(worker);
-    const [host, port] = env.TEMPORAL_ADDRESS!.split(':');
-    expect(compose.services[host!], `TEMPORAL_ADDRESS host '${host}' is a service`).toBeDefined();
+    const [host, port] = env.TEMPORAL_ADDRESS.split(':');
+    expect(compose.services[host], `TEMPORAL_ADDRESS host '${host}' is a service`).toBeDefined();
     expect(port).toBe('7233');
-    expect(compose.services[host!]!.ports?.some((p) => String(p).endsWith(':7233'))).toBe(true);
+    expect(compose.services[host].ports?.some((p) => String(p).endsWith(':7233'))).toBe(true);
 
     expect(worker.command).toEqual(['worker']);
     // Replicas: no fixed name, no host port.
@@ -228,7 +228,7 @@ describe('Dockerfile', () => {
     };
     const command = [...(exec('ENTRYPOINT') ?? []), ...(exec('CMD') ?? [])];
     expect(command).toEqual(['node', 'bin/reverify.js', 'worker']);
-    expect(existsSync(join(ROOT, command[1]!))).toBe(true);
+    expect(existsSync(join(ROOT, command[1]))).toBe(true);
     const copied = dockerfile.filter((i) => i.op === 'COPY').map((i) => i.args.split(/\s+/)[0]);
     for (const dir of ['bin', 'src', 'workflows', 'activities']) expect(copied).toContain(dir);
   });

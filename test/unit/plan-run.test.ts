@@ -67,7 +67,7 @@ function request(files: ReturnType<typeof scenario>, workDir: string, over: Part
 }
 
 async function plan(req: PlanRequest) {
-  const outcome = (await new MockActivityEnvironment().run(planRun(), req)) as PlanOutcome;
+  const outcome: PlanOutcome = await new MockActivityEnvironment().run(planRun(), req);
   const bytes = readFileSync(outcome.planPath);
   return { outcome: { ...outcome, planPath: '', sourcePath: outcome.sourcePath }, bytes, left: readdirSync(req.workDir).sort() };
 }

@@ -7,6 +7,7 @@ function work<T>(signal: RequestSignal, ms: number, value: T): Promise<T> {
     const t = setTimeout(() => resolve(value), ms);
     signal.once('abort', () => {
       clearTimeout(t);
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors
       reject(signal.reason);
     });
   });

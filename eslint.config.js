@@ -1,0 +1,50 @@
+// ESLint (flat config): typescript-eslint's recommended rules with type information, promise
+// discipline (a floating promise in a worker or an activity is a lost error), and the workflow
+// sandbox's boundary (workflow code imports no Node API and no activity implementation).
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['node_modules/', '.temporal/', 'demo-output/', 'coverage/', 'dist/'] },
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+    },
+  },
+  {
+    files: ['workflows/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['node:*', 'fs', 'path', 'os', 'child_process', 'undici'], message: 'workflow code is deterministic: no I/O, no Node APIs' },
+            { group: ['../activities/*', '!../activities/index.js'], message: 'workflows import activity types only (through activities/index.js)' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // Tests and benchmarks read parsed JSON rows (`any`) by design: the no-unsafe-* family would
+    // ask for a cast on every assertion. Promise rules still apply.
+    files: ['test/**/*.ts', 'bench/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-unsafe-assignment': 'off',
+      '@typescript-eslint/no-unsafe-member-access': 'off',
+      '@typescript-eslint/no-unsafe-argument': 'off',
+      '@typescript-eslint/no-unsafe-return': 'off',
+      '@typescript-eslint/no-unsafe-call': 'off',
+      '@typescript-eslint/restrict-template-expressions': 'off',
+      // Async generators stand in for streams in tests.
+      '@typescript-eslint/require-await': 'off',
+      '@typescript-eslint/no-explicit-any': 'off',
+      // A server whose script refers to the server itself is declared before it is assigned.
+      'prefer-const': 'off',
+    },
+  },
+  { files: ['**/*.js', '**/*.mjs'], ...tseslint.configs.disableTypeChecked },
+);
