@@ -21,8 +21,14 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            { group: ['node:*', 'fs', 'path', 'os', 'child_process', 'undici'], message: 'workflow code is deterministic: no I/O, no Node APIs' },
-            { group: ['../activities/*', '!../activities/index.js'], message: 'workflows import activity types only (through activities/index.js)' },
+            {
+              group: ['node:*', 'fs', 'path', 'os', 'child_process', 'undici'],
+              message: 'workflow code is deterministic: no I/O, no Node APIs',
+            },
+            {
+              group: ['../activities/*', '!../activities/index.js'],
+              message: 'workflows import activity types only (through activities/index.js)',
+            },
           ],
         },
       ],

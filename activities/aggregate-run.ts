@@ -41,12 +41,19 @@ async function groupRows(output: string, routing: RoutingTable, dir: string, opt
     try {
       row = JSON.parse(line.text) as Record<string, unknown>;
     } catch (err) {
-      throw new InputError(`${output}:${line.lineNo}: malformed JSON (${(err as Error).message}); fix or remove this line, then run \`reverify aggregate\``);
+      throw new InputError(
+        `${output}:${line.lineNo}: malformed JSON (${(err as Error).message}); fix or remove this line, then run \`reverify aggregate\``,
+      );
     }
     const target = aggregationTargetOf(row);
     if (target === null) continue;
     const server = resolveServer(routing, target.agent, target.taskSource);
-    await groups.add(target.agent, server, { key: keyOf(row) ?? { task: null, rollout: null }, file: 0, offset: line.offset, length: line.length });
+    await groups.add(target.agent, server, {
+      key: keyOf(row) ?? { task: null, rollout: null },
+      file: 0,
+      offset: line.offset,
+      length: line.length,
+    });
   }
   return groups.sorted();
 }
@@ -64,7 +71,14 @@ export async function aggregateOutput(
 ): Promise<{ metricsPath: string | null; keyMetrics: AgentKeyMetrics[] }> {
   return withScratchDir(outputPathsFor(req.output, '').workDir, 'aggregate-', async (dir) => {
     const groups = await groupRows(req.output, req.routing, dir, opts);
-    return aggregateToMetricsFile({ files: [req.output], groups, strip: stripForAggregation, post, metricsPath: req.metrics, scratchDir: dir });
+    return aggregateToMetricsFile({
+      files: [req.output],
+      groups,
+      strip: stripForAggregation,
+      post,
+      metricsPath: req.metrics,
+      scratchDir: dir,
+    });
   });
 }
 
@@ -88,17 +102,19 @@ export function isPermanentAggregationError(err: AggregateMetricsError): boolean
  */
 export function aggregateRun(deps: ActivityDeps) {
   return (req: AggregateRequest): Promise<{ metricsPath: string | null; keyMetrics: AgentKeyMetrics[] }> =>
-    failFastOnUserError(() => whileHeartbeating(async () => {
-      const signal = Context.current().cancellationSignal;
-      const post: PostAggregateMetrics = (server, body, replyPath) =>
-        deps.verifier(req.timeoutMs).aggregateMetrics(server, req.routing.servers[server], body, replyPath, signal);
-      try {
-        return await aggregateOutput(req, post);
-      } catch (err) {
-        if (err instanceof AggregateMetricsError && isPermanentAggregationError(err)) {
-          throw ApplicationFailure.nonRetryable(err.message, FailureType.AggregationFailed);
+    failFastOnUserError(() =>
+      whileHeartbeating(async () => {
+        const signal = Context.current().cancellationSignal;
+        const post: PostAggregateMetrics = (server, body, replyPath) =>
+          deps.verifier(req.timeoutMs).aggregateMetrics(server, req.routing.servers[server], body, replyPath, signal);
+        try {
+          return await aggregateOutput(req, post);
+        } catch (err) {
+          if (err instanceof AggregateMetricsError && isPermanentAggregationError(err)) {
+            throw ApplicationFailure.nonRetryable(err.message, FailureType.AggregationFailed);
+          }
+          throw err;
         }
-        throw err;
-      }
-    }));
+      }),
+    );
 }

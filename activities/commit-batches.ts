@@ -24,10 +24,12 @@ export interface CommitRequest {
  */
 export function commitBatches() {
   return (req: CommitRequest): Promise<{ mainLength: number; sidecarLength: number }> =>
-    failFastOnUserError(() => whileHeartbeating(async () => {
-      await Promise.all(req.obsolete.map((p) => rm(p, { force: true })));
-      const mainLength = await commitParts(req.outputs.output, req.mainLength, req.mainParts);
-      const sidecarLength = await commitParts(req.outputs.sidecar, req.sidecarLength, req.sidecarParts);
-      return { mainLength, sidecarLength };
-    }));
+    failFastOnUserError(() =>
+      whileHeartbeating(async () => {
+        await Promise.all(req.obsolete.map((p) => rm(p, { force: true })));
+        const mainLength = await commitParts(req.outputs.output, req.mainLength, req.mainParts);
+        const sidecarLength = await commitParts(req.outputs.sidecar, req.sidecarLength, req.sidecarParts);
+        return { mainLength, sidecarLength };
+      }),
+    );
 }

@@ -18,14 +18,16 @@ export interface GuardDecision {
  */
 export function guardReverifyModes(deps: ActivityDeps) {
   return (servers: Array<{ name: string; url: string }>, force: boolean, timeoutMs: number): Promise<GuardDecision> =>
-    failFastOnUserError(() => whileHeartbeating(async () => {
-      const client = deps.verifier(timeoutMs);
-      const modes: Record<string, ReverifyMode> = {};
-      for (const { name, url } of servers) modes[name] = await client.reverifyMode(name, url);
-      const offenders = guardOffenders(modes);
-      if (offenders.length === 0) return { prefix: '', warning: null };
-      // The spec's exact text names NeMo Gym's Hydra override; say what to pass here as well.
-      if (!force) throw new ConfigError(`${guardError(offenders)} With reverify, pass --force.`);
-      return { prefix: 'unsafe_', warning: guardWarning(offenders) };
-    }));
+    failFastOnUserError(() =>
+      whileHeartbeating(async () => {
+        const client = deps.verifier(timeoutMs);
+        const modes: Record<string, ReverifyMode> = {};
+        for (const { name, url } of servers) modes[name] = await client.reverifyMode(name, url);
+        const offenders = guardOffenders(modes);
+        if (offenders.length === 0) return { prefix: '', warning: null };
+        // The spec's exact text names NeMo Gym's Hydra override; say what to pass here as well.
+        if (!force) throw new ConfigError(`${guardError(offenders)} With reverify, pass --force.`);
+        return { prefix: 'unsafe_', warning: guardWarning(offenders) };
+      }),
+    );
 }

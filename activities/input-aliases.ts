@@ -69,7 +69,8 @@ function aliasMessage(w: WrittenFile, r: ReadFile, rules: OutputRules): string {
   }
   const clears = rules.overwrite && !rules.resume && !rules.append;
   const verb = w.role === 'output' || w.role === 'sidecar' ? (clears ? 'delete (--overwrite)' : 'append to') : 'overwrite';
-  const hint = w.role === 'output' && r.role === 'rollouts' ? " (to write into the run's own rollouts file, use --judge-failed-only --append)" : '';
+  const hint =
+    w.role === 'output' && r.role === 'rollouts' ? " (to write into the run's own rollouts file, use --judge-failed-only --append)" : '';
   return `${r.flag} '${r.path}' is also ${w.what} of this run${where}, which it would ${verb}: choose another --output${hint}`;
 }
 

@@ -14,27 +14,29 @@ import { failFastOnUserError } from './user-errors.js';
  */
 export function openOutputs() {
   return (paths: OutputPaths, rules: OutputRules): Promise<{ mainLength: number; sidecarLength: number; messages: string[] }> =>
-    failFastOnUserError(() => whileHeartbeating(async () => {
-      const messages: string[] = [];
-      if (rules.overwrite && !rules.resume && !rules.append) {
-        for (const p of [paths.output, paths.sidecar]) {
-          if (await exists(p)) {
-            await rm(p);
-            messages.push(deletedExistingOutput(p));
+    failFastOnUserError(() =>
+      whileHeartbeating(async () => {
+        const messages: string[] = [];
+        if (rules.overwrite && !rules.resume && !rules.append) {
+          for (const p of [paths.output, paths.sidecar]) {
+            if (await exists(p)) {
+              await rm(p);
+              messages.push(deletedExistingOutput(p));
+            }
           }
         }
-      }
-      const lengths: number[] = [];
-      for (const p of [paths.output, paths.sidecar]) {
-        if (await exists(p)) {
-          const repaired = await endWithWholeLine(p, rules.repairTruncated ?? false);
-          if (repaired) messages.push(repaired);
+        const lengths: number[] = [];
+        for (const p of [paths.output, paths.sidecar]) {
+          if (await exists(p)) {
+            const repaired = await endWithWholeLine(p, rules.repairTruncated ?? false);
+            if (repaired) messages.push(repaired);
+          }
+          const fh = await open(p, 'a');
+          lengths.push((await fh.stat()).size);
+          await fh.close();
         }
-        const fh = await open(p, 'a');
-        lengths.push((await fh.stat()).size);
-        await fh.close();
-      }
-      await mkdir(paths.workDir, { recursive: true });
-      return { mainLength: lengths[0], sidecarLength: lengths[1], messages };
-    }));
+        await mkdir(paths.workDir, { recursive: true });
+        return { mainLength: lengths[0], sidecarLength: lengths[1], messages };
+      }),
+    );
 }

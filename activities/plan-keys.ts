@@ -31,9 +31,7 @@ export interface KeyPolicy {
 }
 
 /** A yielded source row that stops the run, as found by the join. */
-export type JoinProblem =
-  | { kind: 'shape'; message: string }
-  | { kind: 'no-input'; offset: number; length: number; line: number };
+export type JoinProblem = { kind: 'shape'; message: string } | { kind: 'no-input'; offset: number; length: number; line: number };
 
 /** Where the decisions go. */
 export interface VerdictSink {
@@ -86,7 +84,17 @@ export function decideKey(group: readonly KeyedRecord[], policy: KeyPolicy, sink
           sink.verdict(ordinal, Verdict.SkipMaxed);
         } else {
           const [, , inputOffset, inputLength, agent, server, inputSum] = input;
-          const plan = { sourceOffset: offset, sourceLength: length, sourceLine: line, inputOffset, inputLength, agent, server, sourceSum, inputSum };
+          const plan = {
+            sourceOffset: offset,
+            sourceLength: length,
+            sourceLine: line,
+            inputOffset,
+            inputLength,
+            agent,
+            server,
+            sourceSum,
+            inputSum,
+          };
           sink.verdict(ordinal, Verdict.Plan, plan);
         }
         first ??= n;

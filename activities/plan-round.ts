@@ -10,7 +10,14 @@ import { fileNow } from '../src/io/file-identity.js';
 import { lineSum } from '../src/io/jsonl-lines.js';
 import { compareKeyedRecords, keyedRecordCodec, type KeyedRecord } from '../src/io/keyed-records.js';
 import { sidecarAttemptLines } from '../src/io/output-cache.js';
-import { LEGACY_PLAN_RECORD_BYTES, PLAN_RECORD_BYTES, PlanWriter, UNCHECKED, withPlanReader, type PlanRecord } from '../src/io/plan-file.js';
+import {
+  LEGACY_PLAN_RECORD_BYTES,
+  PLAN_RECORD_BYTES,
+  PlanWriter,
+  UNCHECKED,
+  withPlanReader,
+  type PlanRecord,
+} from '../src/io/plan-file.js';
 import { readRangeBytes, ShortReadError } from '../src/io/read-range.js';
 import { withScratchDir } from '../src/io/scratch-dir.js';
 import { whileHeartbeating } from './heartbeating.js';
@@ -77,15 +84,19 @@ async function readPlannedSource(plan: PlanSummary, source: FileHandle, rec: Pla
 async function addRows(req: RoundRequest, lists: readonly string[], keys: ExternalSorter<KeyedRecord>): Promise<void> {
   const source = await open(req.plan.sourcePath, 'r');
   try {
-    await withPlanReader(req.plan.planPath, async (read) => {
-      for (const list of lists) {
-        for (const i of JSON.parse(await readFile(list, 'utf8')) as number[]) {
-          const rec = await read(i);
-          const id = lineKeyId(await readPlannedSource(req.plan, source, rec));
-          if (id !== null) await keys.add({ key: id, nums: [Kind.Row, i, ...planFields(rec)], text: null });
+    await withPlanReader(
+      req.plan.planPath,
+      async (read) => {
+        for (const list of lists) {
+          for (const i of JSON.parse(await readFile(list, 'utf8')) as number[]) {
+            const rec = await read(i);
+            const id = lineKeyId(await readPlannedSource(req.plan, source, rec));
+            if (id !== null) await keys.add({ key: id, nums: [Kind.Row, i, ...planFields(rec)], text: null });
+          }
         }
-      }
-    }, req.plan.recordBytes ?? LEGACY_PLAN_RECORD_BYTES);
+      },
+      req.plan.recordBytes ?? LEGACY_PLAN_RECORD_BYTES,
+    );
   } finally {
     await source.close();
   }
@@ -120,7 +131,11 @@ async function keepRetryable(keys: ExternalSorter<KeyedRecord>, maxAttempts: num
  * rows' keys, and the return to plan order, are external sorts in a scratch directory of the work
  * directory. Returns the rows written per agent, in first-written order.
  */
-export async function writeRoundPlan(req: RoundRequest, planPath: string, opts: RoundOptions = {}): Promise<{ rows: number; rowsPerAgent: Record<string, number> }> {
+export async function writeRoundPlan(
+  req: RoundRequest,
+  planPath: string,
+  opts: RoundOptions = {},
+): Promise<{ rows: number; rowsPerAgent: Record<string, number> }> {
   const lists = await rejudgeLists(req.workDir, req.round);
   return withScratchDir(req.workDir, `round-${req.round + 1}-`, async (dir) => {
     const sorter = (name: string) =>
@@ -158,12 +173,14 @@ export async function writeRoundPlan(req: RoundRequest, planPath: string, opts: 
  */
 export function planRound() {
   return (req: RoundRequest): Promise<PlanSummary> =>
-    failFastOnUserError(() => whileHeartbeating(async () => {
-      const planPath = join(req.workDir, `plan-r${req.round + 1}.bin`);
-      const { rows, rowsPerAgent } = await writeRoundPlan(req, `${planPath}.tmp`);
-      await rename(`${planPath}.tmp`, planPath);
-      const summary: PlanSummary = { ...req.plan, planPath, rows, rowsPerAgent, recordBytes: PLAN_RECORD_BYTES };
-      await writeFileAtomic(join(req.workDir, `plan-r${req.round + 1}.json`), JSON.stringify(summary));
-      return summary;
-    }));
+    failFastOnUserError(() =>
+      whileHeartbeating(async () => {
+        const planPath = join(req.workDir, `plan-r${req.round + 1}.bin`);
+        const { rows, rowsPerAgent } = await writeRoundPlan(req, `${planPath}.tmp`);
+        await rename(`${planPath}.tmp`, planPath);
+        const summary: PlanSummary = { ...req.plan, planPath, rows, rowsPerAgent, recordBytes: PLAN_RECORD_BYTES };
+        await writeFileAtomic(join(req.workDir, `plan-r${req.round + 1}.json`), JSON.stringify(summary));
+        return summary;
+      }),
+    );
 }

@@ -167,7 +167,13 @@ async function writePlan(req: PlanRequest): Promise<PlanOutcome> {
       `No such file or directory: '${sourcePath}': --judge-failed-only re-verifies the judge failures in the sidecar of --rollouts`,
     );
   }
-  const sorter = new ExternalSorter<KeyedRecord>({ dir: req.workDir, name: 'plan-keys', compare: compareKeyedRecords, codec: keyedRecordCodec, maxRecords: req.sortMaxRecords });
+  const sorter = new ExternalSorter<KeyedRecord>({
+    dir: req.workDir,
+    name: 'plan-keys',
+    compare: compareKeyedRecords,
+    codec: keyedRecordCodec,
+    maxRecords: req.sortMaxRecords,
+  });
   const verdicts = new VerdictFile(join(req.workDir, 'plan.verdicts'));
   // The files the plan's offsets point into, as they are before they are read (checked after; a
   // missing file is reported by the read itself).
@@ -253,7 +259,9 @@ async function writePlan(req: PlanRequest): Promise<PlanOutcome> {
     ];
     for (const f of files) {
       if (!sameIdentity(f, await fileNow(f.path))) {
-        throw new InputError(`'${f.path}' changed while the run was planning: wait until whatever writes it has finished, then run the same command again`);
+        throw new InputError(
+          `'${f.path}' changed while the run was planning: wait until whatever writes it has finished, then run the same command again`,
+        );
       }
     }
     await rename(tmpPath, planPath);

@@ -21,7 +21,17 @@ export enum Verdict {
 
 const RECORD_BYTES = 1 + PLAN_RECORD_BYTES;
 const READ_RECORDS = 32_768;
-const NO_PLAN: PlanRecord = { sourceOffset: 0, sourceLength: 0, sourceLine: 0, inputOffset: 0, inputLength: 0, agent: 0, server: 0, sourceSum: 0, inputSum: 0 };
+const NO_PLAN: PlanRecord = {
+  sourceOffset: 0,
+  sourceLength: 0,
+  sourceLine: 0,
+  inputOffset: 0,
+  inputLength: 0,
+  agent: 0,
+  server: 0,
+  sourceSum: 0,
+  inputSum: 0,
+};
 
 /**
  * One fixed record per source row, at the row's ordinal: the verdict and, for `Plan`, its plan

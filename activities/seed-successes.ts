@@ -53,9 +53,16 @@ const COPY_BUFFER_BYTES = 1 << 20;
  * the keyed lines are sorted by key, so each key's records arrive together, output first.
  */
 async function chooseLines(req: SeedRequest, dir: string, opts: SeedOptions, copies: ExternalSorter<CopyRecord>): Promise<void> {
-  const keys = new ExternalSorter<KeyedRecord>({ dir, name: 'seed-keys', compare: compareKeyedRecords, codec: keyedRecordCodec, maxRecords: opts.maxRecords });
+  const keys = new ExternalSorter<KeyedRecord>({
+    dir,
+    name: 'seed-keys',
+    compare: compareKeyedRecords,
+    codec: keyedRecordCodec,
+    maxRecords: opts.maxRecords,
+  });
   try {
-    for await (const id of outputKeyIds(req.output, { repairTruncated: true })) await keys.add({ key: id, nums: [Kind.Output], text: null });
+    for await (const id of outputKeyIds(req.output, { repairTruncated: true }))
+      await keys.add({ key: id, nums: [Kind.Output], text: null });
     for await (const line of jsonlLines(req.rolloutsPath)) {
       if (isBlank(line.text)) continue;
       const id = lineKeyId(line.text);
@@ -118,7 +125,13 @@ async function refuseChanged(req: SeedRequest): Promise<void> {
  */
 export async function writeSeedPart(req: SeedRequest, part: string, opts: SeedOptions = {}): Promise<number> {
   return withScratchDir(req.workDir, 'seed-', async (dir) => {
-    const copies = new ExternalSorter<CopyRecord>({ dir, name: 'seed-lines', compare: compareKeyedRecords, codec: keyedRecordCodec, maxRecords: opts.maxRecords });
+    const copies = new ExternalSorter<CopyRecord>({
+      dir,
+      name: 'seed-lines',
+      compare: compareKeyedRecords,
+      codec: keyedRecordCodec,
+      maxRecords: opts.maxRecords,
+    });
     try {
       await refuseChanged(req);
       await chooseLines(req, dir, opts, copies);
@@ -149,8 +162,10 @@ export async function writeSeedPart(req: SeedRequest, part: string, opts: SeedOp
  */
 export function seedSuccesses() {
   return (req: SeedRequest): Promise<{ part: string; seeded: number }> =>
-    failFastOnUserError(() => whileHeartbeating(async () => {
-      const part = join(req.workDir, 'seed.main.part');
-      return { part, seeded: await writeSeedPart(req, part) };
-    }));
+    failFastOnUserError(() =>
+      whileHeartbeating(async () => {
+        const part = join(req.workDir, 'seed.main.part');
+        return { part, seeded: await writeSeedPart(req, part) };
+      }),
+    );
 }

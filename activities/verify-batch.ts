@@ -4,7 +4,14 @@ import { open, readFile, stat, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { Context } from '@temporalio/activity';
-import { classifyResult, stampResult, stampsFromPayload, verifyFailedRow, verifyRejectedRow, type Stamps } from '../src/contract/outcome.js';
+import {
+  classifyResult,
+  stampResult,
+  stampsFromPayload,
+  verifyFailedRow,
+  verifyRejectedRow,
+  type Stamps,
+} from '../src/contract/outcome.js';
 import { InputChangedError } from '../src/contract/errors.js';
 import { FailureType } from '../src/contract/failure-types.js';
 import { inputChanged } from '../src/contract/messages.js';
@@ -145,7 +152,13 @@ class BatchRecorder {
   /** A copy of the checkpoint, consistent at this instant. */
   snapshot(): Checkpoint {
     const cp = this.checkpoint;
-    return { ...cp, done: [...cp.done], judgeFailedRows: [...cp.judgeFailedRows], counts: structuredClone(cp.counts), strikes: { ...cp.strikes } };
+    return {
+      ...cp,
+      done: [...cp.done],
+      judgeFailedRows: [...cp.judgeFailedRows],
+      counts: structuredClone(cp.counts),
+      strikes: { ...cp.strikes },
+    };
   }
 
   async close(): Promise<void> {
@@ -349,7 +362,9 @@ async function serverAnswersOthers(
   send: (body: string) => Promise<VerifyReply>,
 ): Promise<boolean> {
   const after = records.map((_, n) => (i + 1 + n) % records.length);
-  const candidates = [...new Set([...(first === null ? [] : [first]), ...after])].filter((j) => j !== i && records[j].server === records[i].server);
+  const candidates = [...new Set([...(first === null ? [] : [first]), ...after])].filter(
+    (j) => j !== i && records[j].server === records[i].server,
+  );
   for (const j of candidates.slice(0, 3)) {
     const { sources, inputs } = await readPlannedRows(req, records, [j]);
     if ((await send(buildPayload(inputs[0], readRolloutResponse(sources[0])!))).kind === 'ok') return true;
@@ -382,7 +397,10 @@ async function readPlannedRows(
 ): Promise<{ sources: string[]; inputs: string[] }> {
   const read = async (path: string, where: (rec: PlanRecord) => string, range: (rec: PlanRecord) => ByteRange) => {
     try {
-      return await readRanges(path, rows.map((i) => range(records[i])));
+      return await readRanges(
+        path,
+        rows.map((i) => range(records[i])),
+      );
     } catch (err) {
       if (!(err instanceof ChangedRangeError)) throw err;
       const planned = req.plan.files?.find((f) => f.path === path);

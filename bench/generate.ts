@@ -37,4 +37,6 @@ console.log(`rows:      ${files.rows} (${files.tasks} tasks × ${files.repeats} 
 console.log(`inputs:    ${files.inputsPath}  ${mib(files.inputsBytes)} (${Math.round(files.inputsBytes / files.rows)} B/row)`);
 console.log(`rollouts:  ${files.rolloutsPath}  ${mib(files.rolloutsBytes)} (${Math.round(files.rolloutsBytes / files.rows)} B/row)`);
 console.log(`config:    ${files.configPath}  (resources server 'mcqa_resources_server' at 127.0.0.1:8000)`);
-console.log(`seconds:   ${files.seconds.toFixed(2)} (${Math.round(files.rows / files.seconds)} rows/s, ${mib((files.inputsBytes + files.rolloutsBytes) / files.seconds)}/s)`);
+console.log(
+  `seconds:   ${files.seconds.toFixed(2)} (${Math.round(files.rows / files.seconds)} rows/s, ${mib((files.inputsBytes + files.rolloutsBytes) / files.seconds)}/s)`,
+);

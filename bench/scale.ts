@@ -102,7 +102,11 @@ runBench(async () => {
   const results: SizeResult[] = [];
   for (const rows of sizes) {
     const label = sizeLabel(rows);
-    const data = await writeRunFiles(join(ROOT, 'bench', 'out', 'data', `rows${rows}-resp${responseBytes}-agents${agents}`), { rows, responseBytes, agents }, true);
+    const data = await writeRunFiles(
+      join(ROOT, 'bench', 'out', 'data', `rows${rows}-resp${responseBytes}-agents${agents}`),
+      { rows, responseBytes, agents },
+      true,
+    );
     console.log(
       `\n[${label}] data ${data.dir} (${data.reused ? 'reused' : `written in ${data.seconds.toFixed(1)} s`}): ` +
         `inputs ${mib(data.inputsBytes)}, rollouts ${mib(data.rolloutsBytes)}`,
@@ -139,13 +143,21 @@ runBench(async () => {
       const output = join(dir, 'run', 'reverified.jsonl');
       const args = [
         'run',
-        '--inputs', data.inputsPath,
-        '--rollouts', data.rolloutsPath,
-        '-o', output,
-        '--config', data.configPath,
-        '--server', `${RESOURCES_SERVER}=${ref.url}`,
-        '--concurrency', String(concurrency),
-        '--no-rejudge', '--overwrite', '--no-worker',
+        '--inputs',
+        data.inputsPath,
+        '--rollouts',
+        data.rolloutsPath,
+        '-o',
+        output,
+        '--config',
+        data.configPath,
+        '--server',
+        `${RESOURCES_SERVER}=${ref.url}`,
+        '--concurrency',
+        String(concurrency),
+        '--no-rejudge',
+        '--overwrite',
+        '--no-worker',
         ...(values['no-aggregation'] ? ['--disable-aggregation'] : []),
         ...(batchSize === undefined ? [] : ['--batch-size', String(batchSize)]),
       ];
@@ -155,7 +167,9 @@ runBench(async () => {
       watch('CLI (--no-worker)', cli.pid);
       const heartbeat = setInterval(() => {
         const w = rss.get('worker');
-        process.stdout.write(`  … ${((performance.now() - t0) / 1000).toFixed(0)} s, worker RSS ${w ? fmtMiB(w.peakRssKiB) : '?'} MiB peak\n`);
+        process.stdout.write(
+          `  … ${((performance.now() - t0) / 1000).toFixed(0)} s, worker RSS ${w ? fmtMiB(w.peakRssKiB) : '?'} MiB peak\n`,
+        );
       }, 30_000);
       const code = await cli.exited.finally(() => clearInterval(heartbeat));
       const wallSec = (performance.now() - t0) / 1000;
@@ -173,7 +187,16 @@ runBench(async () => {
       const runPeakKiB = new Map([...peaks].map(([l, p]) => [l, peakBetween(p, w.firstMs, tEnd)]));
       const summary = /Rows: .*/.exec(readFileSync(join(dir, 'reverify-run.log'), 'utf8'))?.[0] ?? '';
       const chain = await continueAsNewChain(server.address, 'default', workflowIdForOutput(output));
-      const result: SizeResult = { rows, rowsPerSec: rows / ((w.lastMs - w.firstMs) / 1000), wallSec, rss: peaks, chain, written: summary, cpuUsPerRow, runPeakKiB };
+      const result: SizeResult = {
+        rows,
+        rowsPerSec: rows / ((w.lastMs - w.firstMs) / 1000),
+        wallSec,
+        rss: peaks,
+        chain,
+        written: summary,
+        cpuUsPerRow,
+        runPeakKiB,
+      };
       results.push(result);
       const events = chain.reduce((a, r) => a + r.historyLength, 0);
       console.log(`[${label}] ${summary}`);
@@ -204,7 +227,9 @@ runBench(async () => {
           ['first → last /verify (verify, commit)', w.firstMs, w.lastMs],
           ['last /verify → exit (last commits, aggregate)', w.lastMs, tEnd],
         ] as const;
-        console.log(`    worker peak VmRSS by phase (MiB): ${phases.map(([n, a, b]) => `${n}: ${fmtMiB(peakBetween(workerRss, a, b))}`).join('; ')}`);
+        console.log(
+          `    worker peak VmRSS by phase (MiB): ${phases.map(([n, a, b]) => `${n}: ${fmtMiB(peakBetween(workerRss, a, b))}`).join('; ')}`,
+        );
       }
       for (const label of PROCESSES) {
         const p = peaks.get(label);
@@ -235,7 +260,17 @@ runBench(async () => {
   };
   console.log(
     table(
-      ['rows', 'rows/s', 'wall s', ...PROCESSES.map((p) => `${p} MiB`), 'runs', 'CAN', 'events/1k rows', 'max history KiB', 'worker CPU µs/row'],
+      [
+        'rows',
+        'rows/s',
+        'wall s',
+        ...PROCESSES.map((p) => `${p} MiB`),
+        'runs',
+        'CAN',
+        'events/1k rows',
+        'max history KiB',
+        'worker CPU µs/row',
+      ],
       results.map((r) => [
         sizeLabel(r.rows),
         fixed(r.rowsPerSec),

@@ -24,7 +24,17 @@ import { driveCapacity, naiveLoop, prebuildPayloads } from './lib/clients.js';
 import { describeProfiles, monotonicUs } from './lib/cpuprofile.js';
 import { mib, parseCount, RESOURCES_SERVER, type RunFiles, writeRunFiles } from './lib/data.js';
 import { CpuSampler, describeCpu } from './lib/cpu.js';
-import { benchEnv, freshStateDir, readDevServerRecord, ROOT, runBench, spawnCli, startDevServer, startReferenceServerProc, stopDevServer } from './lib/procs.js';
+import {
+  benchEnv,
+  freshStateDir,
+  readDevServerRecord,
+  ROOT,
+  runBench,
+  spawnCli,
+  startDevServer,
+  startReferenceServerProc,
+  stopDevServer,
+} from './lib/procs.js';
 import { VerifyWindow, type WindowResult } from './lib/stats.js';
 import { fixed, machineLine, ratio, table } from './lib/table.js';
 
@@ -143,13 +153,21 @@ runBench(async () => {
   const stateDir = join(out, 'state');
   const reverifyArgs = (output: string, url: string, extra: string[] = []) => [
     'run',
-    '--inputs', data.inputsPath,
-    '--rollouts', data.rolloutsPath,
-    '-o', output,
-    '--config', data.configPath,
-    '--server', `${RESOURCES_SERVER}=${url}`,
-    '--concurrency', String(concurrency),
-    '--no-rejudge', '--disable-aggregation', '--overwrite',
+    '--inputs',
+    data.inputsPath,
+    '--rollouts',
+    data.rolloutsPath,
+    '-o',
+    output,
+    '--config',
+    data.configPath,
+    '--server',
+    `${RESOURCES_SERVER}=${url}`,
+    '--concurrency',
+    String(concurrency),
+    '--no-rejudge',
+    '--disable-aggregation',
+    '--overwrite',
     ...(batchSize === undefined ? [] : ['--batch-size', String(batchSize)]),
     ...extra,
   ];
@@ -171,7 +189,9 @@ runBench(async () => {
       if (only.has('a')) {
         const m = await measureCapacity(r.latency, join(out, `a-${tag}.reference-server.log`), payloads, rows, concurrency);
         r.a.push(m);
-        console.log(`${head} (a) capacity: ${fixed(m.rowsPerSec)} rows/s (${pm(m.window)}; ${m.note}, in flight: mean ${fixed(m.window.meanInFlight, 1)}, peak ${m.window.peakInFlight})`);
+        console.log(
+          `${head} (a) capacity: ${fixed(m.rowsPerSec)} rows/s (${pm(m.window)}; ${m.note}, in flight: mean ${fixed(m.window.meanInFlight, 1)}, peak ${m.window.peakInFlight})`,
+        );
         printCpu(m);
       }
       if (only.has('b')) {
@@ -187,7 +207,9 @@ runBench(async () => {
         printCpu(m);
         const profDir = join(runDir, 'cpu-prof');
         if (values['cpu-prof'] && existsSync(profDir)) {
-          const files = readdirSync(profDir).filter((f) => f.endsWith('.cpuprofile')).map((f) => join(profDir, f));
+          const files = readdirSync(profDir)
+            .filter((f) => f.endsWith('.cpuprofile'))
+            .map((f) => join(profDir, f));
           const window = { startUs: monotonicUs(m.window.firstMs), endUs: monotonicUs(m.window.lastMs) };
           console.log(
             `\nCPU profile of the \`reverify run\` process (CLI + in-process worker) from the first /verify to the last, ${profDir}:\n` +
@@ -198,7 +220,9 @@ runBench(async () => {
       if (only.has('c')) {
         const m = await measureNaive(r.latency, out, tag, data, rows, concurrency);
         r.c.push(m);
-        console.log(`${head} (c) naive loop: ${fixed(m.rowsPerSec)} rows/s (${pm(m.window)}; ${m.note}, in flight: mean ${fixed(m.window.meanInFlight, 1)}, peak ${m.window.peakInFlight})`);
+        console.log(
+          `${head} (c) naive loop: ${fixed(m.rowsPerSec)} rows/s (${pm(m.window)}; ${m.note}, in flight: mean ${fixed(m.window.meanInFlight, 1)}, peak ${m.window.peakInFlight})`,
+        );
         printCpu(m);
       }
     }
@@ -216,8 +240,21 @@ runBench(async () => {
   console.log(
     table(
       [
-        'latency', '(a) capacity', '(b) reverify', '(b) wall−startup', '(b) wall', '(c) naive', 'b/a', 'b/c',
-        '(b) startup s', '(b) tail s', '(b) in flight mean/peak', 'CPU µs/row: (b) reverify', '(b) Temporal', '(b) ref server', '(a) ref server',
+        'latency',
+        '(a) capacity',
+        '(b) reverify',
+        '(b) wall−startup',
+        '(b) wall',
+        '(c) naive',
+        'b/a',
+        'b/c',
+        '(b) startup s',
+        '(b) tail s',
+        '(b) in flight mean/peak',
+        'CPU µs/row: (b) reverify',
+        '(b) Temporal',
+        '(b) ref server',
+        '(a) ref server',
       ],
       results.map((r) => {
         const a = med(r.a);
@@ -232,9 +269,20 @@ runBench(async () => {
           fixed(c),
           ratio(b, a),
           ratio(b, c),
-          fixed(medB(r.b, (m) => m.startupSec), 1),
-          fixed(medB(r.b, (m) => m.tailSec), 1),
-          r.b.length > 0 ? `${fixed(medB(r.b, (m) => m.window.meanInFlight), 1)} / ${Math.max(...r.b.map((m) => m.window.peakInFlight))}` : '-',
+          fixed(
+            medB(r.b, (m) => m.startupSec),
+            1,
+          ),
+          fixed(
+            medB(r.b, (m) => m.tailSec),
+            1,
+          ),
+          r.b.length > 0
+            ? `${fixed(
+                medB(r.b, (m) => m.window.meanInFlight),
+                1,
+              )} / ${Math.max(...r.b.map((m) => m.window.peakInFlight))}`
+            : '-',
           fixed(medB(r.b, (m) => m.cpuUsPerRow['reverify run'] ?? NaN)),
           fixed(medB(r.b, (m) => m.cpuUsPerRow['Temporal server'] ?? NaN)),
           fixed(medB(r.b, (m) => m.cpuUsPerRow['reference server'] ?? NaN)),
@@ -245,7 +293,9 @@ runBench(async () => {
   );
   const positive = latencies.filter((l) => l > 0);
   if (positive.length > 0) {
-    console.log(`(ceiling at latency L: concurrency / L = ${positive.map((l) => `${fixed((concurrency * 1000) / l)} rows/s at ${l} ms`).join(', ')})`);
+    console.log(
+      `(ceiling at latency L: concurrency / L = ${positive.map((l) => `${fixed((concurrency * 1000) / l)} rows/s at ${l} ms`).join(', ')})`,
+    );
   }
   console.log(`outputs left for inspection under ${out}`);
 });

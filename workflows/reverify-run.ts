@@ -21,16 +21,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { ReverifyActivities } from '../activities/index.js';
-import type {
-  AgentCounts,
-  BatchResult,
-  OutputPaths,
-  Phase,
-  PlanSummary,
-  Progress,
-  RunResult,
-  RunSpec,
-} from '../src/contract/run-spec.js';
+import type { AgentCounts, BatchResult, OutputPaths, Phase, PlanSummary, Progress, RunResult, RunSpec } from '../src/contract/run-spec.js';
 // Pure text functions (no I/O, no Node APIs): deterministic, so the workflow may use them.
 import {
   computingAggregateMetrics,
@@ -246,7 +237,8 @@ export async function reverifyRun(spec: RunSpec, carried?: RunState): Promise<Ru
   );
 
   setHandler(setPausedUpdate, (paused: boolean) => {
-    if (paused !== st.paused) st.messages.push(paused ? 'Paused by an operator: batches in flight finish, no new one starts' : 'Resumed by an operator');
+    if (paused !== st.paused)
+      st.messages.push(paused ? 'Paused by an operator: batches in flight finish, no new one starts' : 'Resumed by an operator');
     st.paused = paused;
     return paused;
   });
@@ -318,7 +310,12 @@ async function start(spec: RunSpec, st: RunState): Promise<void> {
   st.sidecarLength = opened.sidecarLength;
   if (spec.judgeFailedOnly) {
     const seed = await long.seedSuccesses.executeWithOptions({ summary: 'seed: copy the successful rollouts' }, [
-      { rolloutsPath: spec.rolloutsPath, output: outputs.output, workDir: outputs.workDir, planned: plan.files?.find((f) => f.path === spec.rolloutsPath) },
+      {
+        rolloutsPath: spec.rolloutsPath,
+        output: outputs.output,
+        workDir: outputs.workDir,
+        planned: plan.files?.find((f) => f.path === spec.rolloutsPath),
+      },
     ]);
     await appendParts(spec, st, [seed.part], [], 'commit seeded successes');
     st.seeded = seed.seeded;
@@ -506,8 +503,18 @@ async function finish(spec: RunSpec, st: RunState): Promise<RunResult> {
     st.messages.push(computingAggregateMetrics());
     try {
       const agg = await aggregation.aggregateRun.executeWithOptions(
-        { summary: 'aggregate: POST /aggregate_metrics per agent', ...(spec.aggregateRetry ? { retry: aggregationRetry(spec.aggregateRetry) } : {}) },
-        [{ output: outputs.output, metrics: outputs.metrics, routing: spec.routing, timeoutMs: Math.max(spec.requestTimeoutMs, 3_600_000) }],
+        {
+          summary: 'aggregate: POST /aggregate_metrics per agent',
+          ...(spec.aggregateRetry ? { retry: aggregationRetry(spec.aggregateRetry) } : {}),
+        },
+        [
+          {
+            output: outputs.output,
+            metrics: outputs.metrics,
+            routing: spec.routing,
+            timeoutMs: Math.max(spec.requestTimeoutMs, 3_600_000),
+          },
+        ],
       );
       metricsPath = agg.metricsPath;
       keyMetrics = agg.keyMetrics;
@@ -553,7 +560,11 @@ function aggregationRetry(r: { initialIntervalMs: number; maximumIntervalMs: num
 /** The innermost message of a failure chain (an activity's own error, not "Activity task failed"). */
 function innermostMessage(err: unknown): string {
   let message = err instanceof Error ? err.message : String(err);
-  for (let cur: unknown = err instanceof ActivityFailure ? err.cause : null; cur instanceof Error; cur = (cur as { cause?: unknown }).cause) {
+  for (
+    let cur: unknown = err instanceof ActivityFailure ? err.cause : null;
+    cur instanceof Error;
+    cur = (cur as { cause?: unknown }).cause
+  ) {
     message = cur.message;
   }
   return message;
@@ -596,7 +607,9 @@ async function endCancelled(st: RunState, inflight: Map<number, InFlight>, err: 
       }
       await cleanup.removeWorkDir.executeWithOptions({ summary: 'cancel: remove the work directory' }, [outputs.workDir]);
     } catch (cleanupErr) {
-      st.messages.push(`Cancelled, but the cleanup failed: ${innermostMessage(cleanupErr)}; run the same command with --resume to continue`);
+      st.messages.push(
+        `Cancelled, but the cleanup failed: ${innermostMessage(cleanupErr)}; run the same command with --resume to continue`,
+      );
     }
   });
   return isCancellation(err) ? err : new CancelledFailure('the run was cancelled');

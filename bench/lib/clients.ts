@@ -21,7 +21,11 @@ function lines(path: string): AsyncIterable<string> {
  * input row by key, then `buildPayload(input, rollout.response)`. At most `limit` are built (the
  * load generator cycles through them); returns them with their total size.
  */
-export async function prebuildPayloads(inputsPath: string, rolloutsPath: string, limit: number): Promise<{ payloads: string[]; bytes: number }> {
+export async function prebuildPayloads(
+  inputsPath: string,
+  rolloutsPath: string,
+  limit: number,
+): Promise<{ payloads: string[]; bytes: number }> {
   const inputs = new Map<string, string>();
   for await (const line of lines(inputsPath)) {
     const key = lineKeyId(line);

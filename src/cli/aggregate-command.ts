@@ -52,7 +52,11 @@ const listFromOne = (v: unknown): unknown => (typeof v === 'string' ? [v] : v);
 /** Options of `reverify aggregate`, validated at the CLI boundary. */
 export const AggregateOptionsSchema = z.object({
   inputGlob: z.string().trim().min(1).describe('One glob or comma-separated globs of shard JSONL files (`input_glob`).'),
-  output: z.string().trim().min(1).describe('Merged JSONL (`output_jsonl_fpath`); the metrics file is `<stem>_aggregate_metrics.json` next to it.'),
+  output: z
+    .string()
+    .trim()
+    .min(1)
+    .describe('Merged JSONL (`output_jsonl_fpath`); the metrics file is `<stem>_aggregate_metrics.json` next to it.'),
   configs: z.preprocess(listFromOne, z.array(z.string())).default([]).describe('NeMo Gym YAML configs (routing, host/port).'),
   servers: z.preprocess(listFromOne, z.array(z.string())).default([]).describe('`NAME=URL` of resources servers.'),
   merge: z.boolean().default(true).describe('Write the merged rows to --output (`merge_shards`); false only aggregates.'),

@@ -32,7 +32,11 @@ export async function requireReadableFile(flag: string, path: string): Promise<s
  * user and password: those are kept for this process's requests (`credentials.ts`), or refused
  * when no worker of this process will make them (`--no-worker`).
  */
-export async function routingFromFlags(configs: string[], servers: string[], urlCredentials: 'keep' | 'refuse' = 'keep'): Promise<RoutingTable> {
+export async function routingFromFlags(
+  configs: string[],
+  servers: string[],
+  urlCredentials: 'keep' | 'refuse' = 'keep',
+): Promise<RoutingTable> {
   parseServerAuth(process.env[SERVER_AUTH_ENV] ?? ''); // a malformed value stops here, not at the first request
   const overrides = parseServerFlags(servers);
   let routing: RoutingTable;

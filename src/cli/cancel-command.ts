@@ -31,10 +31,14 @@ export async function cancelCommand(opts: CancelOptions, out: (line: string) => 
     const handle = client.workflow.getHandle(workflowId);
     const desc = await handle.describe().catch(() => null);
     if (desc?.status.name !== 'RUNNING') {
-      throw new ConfigError(`no live run writes '${output}' (workflow ${workflowId}${desc ? `: ${desc.status.name}` : ''}): nothing to cancel`);
+      throw new ConfigError(
+        `no live run writes '${output}' (workflow ${workflowId}${desc ? `: ${desc.status.name}` : ''}): nothing to cancel`,
+      );
     }
     await handle.cancel();
-    out(`Cancelling the run writing '${output}' (workflow ${workflowId}): batches in flight stop, the outputs are cut back to the last commit`);
+    out(
+      `Cancelling the run writing '${output}' (workflow ${workflowId}): batches in flight stop, the outputs are cut back to the last commit`,
+    );
     if (opts.worker) {
       worker = await createReverifyWorker({ address: target.address, namespace: target.namespace, cacheDir: cacheDir() });
       workerRun = worker.worker.run();

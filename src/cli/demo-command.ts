@@ -18,7 +18,10 @@ export async function demoCommand(opts: { dir: string; tasks: number; repeats: n
   const server = await startReferenceServer({ port: 0, latencyMs: 5, judgeFailRate: 0.03, seed: 7 });
   try {
     const configPath = join(dir, 'gym_config.yaml');
-    await writeFile(configPath, sampleGymConfigYaml({ resourcesServer: RESOURCES_SERVER, host: '127.0.0.1', port: server.port, agents: AGENTS }));
+    await writeFile(
+      configPath,
+      sampleGymConfigYaml({ resourcesServer: RESOURCES_SERVER, host: '127.0.0.1', port: server.port, agents: AGENTS }),
+    );
     const output = join(dir, 'reverified.jsonl');
     defaultIo.out(`Demo data: ${data.rows} rollouts in ${data.rolloutsPath}`);
     defaultIo.out(`Reference resources server '${RESOURCES_SERVER}' at ${server.url} (3% simulated judge failures)`);
@@ -27,7 +30,15 @@ export async function demoCommand(opts: { dir: string; tasks: number; repeats: n
     );
     await runCommand(
       // Judge failures are re-judged automatically after a short durable timer (default: a minute).
-      { inputs: data.inputsPath, rollouts: data.rolloutsPath, output, configs: [configPath], concurrency: 16, overwrite: true, rejudgeDelayMs: 2000 },
+      {
+        inputs: data.inputsPath,
+        rollouts: data.rolloutsPath,
+        output,
+        configs: [configPath],
+        concurrency: 16,
+        overwrite: true,
+        rejudgeDelayMs: 2000,
+      },
       proc,
     );
     const stats = server.stats();

@@ -42,7 +42,8 @@ export function describeFailure(err: unknown): { line: string; code: number } {
   }
   if (err instanceof MetricsMissingError) return { line: err.message, code: EXIT_METRICS_MISSING };
   if (err instanceof RunCancelledError) return { line: err.message, code: EXIT_CANCELLED };
-  if (isCancelledRun(err)) return { line: 'Cancelled: the run was cancelled. To continue, run the same command with --resume.', code: EXIT_CANCELLED };
+  if (isCancelledRun(err))
+    return { line: 'Cancelled: the run was cancelled. To continue, run the same command with --resume.', code: EXIT_CANCELLED };
   const root = rootFailure(err);
   if (root.type && USER_FAILURE_TYPES.has(root.type)) return { line: `Error: ${root.message}`, code: EXIT_USER_ERROR };
   // A full disk and the like: the message names the file and what to do.

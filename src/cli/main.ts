@@ -23,7 +23,7 @@ const float = (flag: string) => (v: string) => {
 };
 
 /** Heartbeat timeout of batch activities: how soon a killed worker's batch moves to another. */
-const heartbeatOption = new Option('--heartbeat-timeout <seconds>', 'how soon a dead worker\'s batch is retried elsewhere')
+const heartbeatOption = new Option('--heartbeat-timeout <seconds>', "how soon a dead worker's batch is retried elsewhere")
   .argParser(float('--heartbeat-timeout'))
   .default(30);
 
@@ -41,10 +41,18 @@ function runOptions(cmd: Command): Command {
     .option('--disable-aggregation', 'skip /aggregate_metrics (for shards; run `reverify aggregate` later)')
     .option('--resume', 'continue from the existing output and sidecar: skip done, terminal and maxed-out keys')
     .option('--judge-failed-only', 'recovery: copy the successes of --rollouts, re-verify the judge failures of its sidecar')
-    .option('--append', 'with --judge-failed-only: write into an existing output (e.g. the run\'s own rollouts.jsonl)')
-    .option('--max-attempts <n>', 'attempt cap per key (default NEMO_GYM_MAX_ROLLOUT_ATTEMPTS or 3; 1 = a single pass)', int('--max-attempts'))
+    .option('--append', "with --judge-failed-only: write into an existing output (e.g. the run's own rollouts.jsonl)")
+    .option(
+      '--max-attempts <n>',
+      'attempt cap per key (default NEMO_GYM_MAX_ROLLOUT_ATTEMPTS or 3; 1 = a single pass)',
+      int('--max-attempts'),
+    )
     .option('--no-rejudge', 'one pass only, as NeMo Gym: judge failures stay in the sidecar for a later --resume')
-    .option('--rejudge-delay <seconds>', 'wait before the first re-judgment round; doubles every round (default 60)', float('--rejudge-delay'))
+    .option(
+      '--rejudge-delay <seconds>',
+      'wait before the first re-judgment round; doubles every round (default 60)',
+      float('--rejudge-delay'),
+    )
     .option('--repair-truncated', 'with --resume/--append: cut a cut-off last line of the output instead of stopping')
     .option('--batch-size <n>', 'rows per batch activity (default 200)', int('--batch-size'))
     .option('--request-timeout <seconds>', 'timeout of one /verify request (default 600: LLM judges are slow)', float('--request-timeout'))
@@ -111,11 +119,13 @@ async function main(argv: string[]): Promise<number> {
     .exitOverride();
   let code = EXIT_OK;
 
-  runOptions(program.command('run').description('re-verify rollouts against resources servers')).action(async (o: Record<string, unknown> & { worker: boolean; heartbeatTimeout: number }) => {
-    installRuntime(false);
-    detachOnInterrupt();
-    await runCommand(toRaw(o), { worker: o.worker, heartbeatTimeoutMs: Math.round(o.heartbeatTimeout * 1000) });
-  });
+  runOptions(program.command('run').description('re-verify rollouts against resources servers')).action(
+    async (o: Record<string, unknown> & { worker: boolean; heartbeatTimeout: number }) => {
+      installRuntime(false);
+      detachOnInterrupt();
+      await runCommand(toRaw(o), { worker: o.worker, heartbeatTimeoutMs: Math.round(o.heartbeatTimeout * 1000) });
+    },
+  );
 
   program
     .command('worker')
@@ -129,7 +139,7 @@ async function main(argv: string[]): Promise<number> {
   program
     .command('status')
     .description('show the state of the run writing an output')
-    .requiredOption('-o, --output <path>', 'the run\'s --output')
+    .requiredOption('-o, --output <path>', "the run's --output")
     .action(async (o: { output: string }) => {
       installRuntime(false);
       await statusCommand(o.output, (l) => console.log(l));
@@ -138,7 +148,10 @@ async function main(argv: string[]): Promise<number> {
   program
     .command('aggregate')
     .description('merge the shards of runs made with --disable-aggregation and compute their aggregate metrics (needs no Temporal server)')
-    .requiredOption('-i, --input-glob <globs>', "shard JSONL glob(s), comma-separated, e.g. 'shards/*.jsonl'; *_failures.jsonl files are excluded")
+    .requiredOption(
+      '-i, --input-glob <globs>',
+      "shard JSONL glob(s), comma-separated, e.g. 'shards/*.jsonl'; *_failures.jsonl files are excluded",
+    )
     .requiredOption('-o, --output <path>', 'merged JSONL, sorted by key; <stem>_aggregate_metrics.json goes next to it')
     .option('--config <path>', 'NeMo Gym YAML config (repeatable): agent -> resources server routing, host/port', collect, [])
     .option('--server <name=url>', 'resources server URL by instance name (repeatable); overrides the config', collect, [])
@@ -150,7 +163,7 @@ async function main(argv: string[]): Promise<number> {
   program
     .command('control')
     .description('change a live run from any machine: its concurrency ceiling, pause, unpause')
-    .requiredOption('-o, --output <path>', 'the run\'s --output')
+    .requiredOption('-o, --output <path>', "the run's --output")
     .option('--concurrency <n>', 'new ceiling of /verify requests in flight', int('--concurrency'))
     .option('--pause', 'start no new batch (those in flight finish)')
     .option('--unpause', 'continue a paused run')
@@ -162,8 +175,8 @@ async function main(argv: string[]): Promise<number> {
   program
     .command('cancel')
     .description('end the run writing an output, whatever it waits on: committed rows stay; continue later with --resume')
-    .requiredOption('-o, --output <path>', 'the run\'s --output')
-    .option('--no-worker', 'do not run a worker in this process: the run\'s own workers carry out the cancellation')
+    .requiredOption('-o, --output <path>', "the run's --output")
+    .option('--no-worker', "do not run a worker in this process: the run's own workers carry out the cancellation")
     .action(async (o: { output: string; worker: boolean }) => {
       installRuntime(false);
       await cancelCommand({ output: o.output, worker: o.worker }, (l) => console.log(l));
@@ -187,7 +200,9 @@ async function main(argv: string[]): Promise<number> {
     .description('a small, fast NeMo Gym-compatible resources server (mcqa grading)')
     .option('--port <n>', 'port (0: any free port)', int('--port'), 8000)
     .option('--host <host>', 'bind address', '127.0.0.1')
-    .addOption(new Option('--mode <mode>', 'what GET /reverify_mode answers').choices(['stateless', 'unknown', 'unsupported']).default('stateless'))
+    .addOption(
+      new Option('--mode <mode>', 'what GET /reverify_mode answers').choices(['stateless', 'unknown', 'unsupported']).default('stateless'),
+    )
     .option('--latency-ms <n>', 'delay before each /verify answer', float('--latency-ms'), 0)
     .option('--judge-fail-rate <p>', 'share of /verify answered as judge failures', float('--judge-fail-rate'), 0)
     .option('--error-rate <p>', 'share of /verify answered with HTTP 500', float('--error-rate'), 0)

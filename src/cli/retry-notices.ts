@@ -51,7 +51,7 @@ export class RetryNotices {
 export async function pendingActivities(handle: WorkflowHandle, timeoutMs = 3000): Promise<PendingActivity[]> {
   try {
     const desc = await handle.client.withDeadline(Date.now() + timeoutMs, () => handle.describe());
-    return (desc.raw.pendingActivities ?? []);
+    return desc.raw.pendingActivities ?? [];
   } catch {
     return [];
   }

@@ -59,7 +59,11 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, io: RunC
   const opts = parseRunOptions(raw);
   const cap = attemptCap(opts, process.env);
   if (cap.warning) io.out(cap.warning);
-  const spec: RunSpec = await buildRunSpec(opts, { heartbeatTimeoutMs: proc.heartbeatTimeoutMs, maxAttempts: cap.value, worker: proc.worker });
+  const spec: RunSpec = await buildRunSpec(opts, {
+    heartbeatTimeoutMs: proc.heartbeatTimeoutMs,
+    maxAttempts: cap.value,
+    worker: proc.worker,
+  });
   if (spec.routing.catchAll !== null) io.out(catchAllWarning(spec.routing.catchAll));
   const target = await resolveTemporal();
   const workflowId = workflowIdForOutput(spec.outputPath);
@@ -97,7 +101,8 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, io: RunC
     const result = await followRun(handle, { tty: io.tty, lineIntervalMs: 10_000, out: io.out, bar: io.bar });
     printSummary(result, ui, io);
     // The rows are complete, the metrics are not: one line with the reason and the command that computes them (exit 3).
-    if (result.aggregationError) throw new MetricsMissingError(result, aggregateCommandLine(result.outputs.output, opts.configs, opts.servers));
+    if (result.aggregationError)
+      throw new MetricsMissingError(result, aggregateCommandLine(result.outputs.output, opts.configs, opts.servers));
     return result;
   } catch (err) {
     // Cancelled (`reverify cancel`, from this terminal or another): say so and how to go on (exit 4).

@@ -18,7 +18,9 @@ export async function statusCommand(output: string, out: (line: string) => void)
     });
     out(`Run ${workflowId}: ${desc.status.name} (started ${desc.startTime.toISOString()}, ${desc.historyLength} history events)`);
     if (desc.status.name === 'CANCELLED') {
-      out('Cancelled: the rows it committed are kept in its output and sidecar; to continue, run the same `reverify run` command with --resume');
+      out(
+        'Cancelled: the rows it committed are kept in its output and sidecar; to continue, run the same `reverify run` command with --resume',
+      );
     }
     const ui = runUiUrl(target, workflowId);
     if (ui) out(`Temporal UI: ${ui}`);

@@ -3,13 +3,7 @@
  * the snapshot's agent table. The table is plain JSON so it can travel in the workflow's run spec.
  */
 import { ConfigError } from '../contract/errors.js';
-import {
-  multipleResourcesServers,
-  noResourcesServer,
-  noServerUrl,
-  pythonRepr,
-  unknownAgent,
-} from '../contract/messages.js';
+import { multipleResourcesServers, noResourcesServer, noServerUrl, pythonRepr, unknownAgent } from '../contract/messages.js';
 import { compareCodePoints } from '../contract/row-key.js';
 import { redactUserinfo } from '../verifier/credentials.js';
 import { blocksOfType, connectHost, firstImplementation, isMapping, serverUrl, type GymConfig } from './gym-config.js';

@@ -3,13 +3,7 @@
  * other field (big integers included) reaches the server unchanged.
  */
 import { scanObject, setFieldsScanned, spansOf, topLevelSpans, type ObjectScan } from './json-spans.js';
-import {
-  AGENT_OBSERVATIONS_KEY,
-  MODEL_CALL_CAPTURE_KEY,
-  RESPONSE_KEY,
-  RESPONSES_CREATE_PARAMS_KEY,
-  TRAJECTORY_KEY,
-} from './keys.js';
+import { AGENT_OBSERVATIONS_KEY, MODEL_CALL_CAPTURE_KEY, RESPONSE_KEY, RESPONSES_CREATE_PARAMS_KEY, TRAJECTORY_KEY } from './keys.js';
 import { rawTruthy } from './python-truthiness.js';
 
 /** Raw `response.usage` text when `response` is an object and its `usage` is truthy in Python terms. */

@@ -31,10 +31,7 @@ export function guardWarning(names: readonly string[]): string {
 
 /** §4.4: an output (or its sidecar) exists and neither `--overwrite` nor `--resume` was given. */
 export function outputExists(path: string): string {
-  return (
-    `Output file already exists: '${path}'. Pass --overwrite to delete it and start fresh, ` +
-    'or --resume to continue from it.'
-  );
+  return `Output file already exists: '${path}'. Pass --overwrite to delete it and start fresh, ` + 'or --resume to continue from it.';
 }
 
 /** §4.4: printed for each existing output file deleted by `--overwrite`. */
@@ -50,8 +47,7 @@ export function noResourcesServer(): string {
 /** §4.2: several resources servers and no agent blocks (`names` in config order). */
 export function multipleResourcesServers(names: readonly string[]): string {
   return (
-    `reverify: multiple resources servers ${pythonRepr([...names])} and no agent blocks to ` +
-    'route by. Use a config with agent blocks.'
+    `reverify: multiple resources servers ${pythonRepr([...names])} and no agent blocks to ` + 'route by. Use a config with agent blocks.'
   );
 }
 

@@ -145,5 +145,11 @@ function verifyErrorRow(failureFields: string, stamps: Stamps, status: number | 
   const chars = Array.from(bodyExcerpt.slice(0, 2 * VERIFY_ERROR_MAX_CHARS + 2).replace(LONE_SURROGATE, '\uFFFD'));
   const excerpt = chars.length > VERIFY_ERROR_MAX_CHARS ? chars.slice(0, VERIFY_ERROR_MAX_CHARS).join('') : chars.join('');
   const head = `{"reward":0.0,${failureFields},"verify_status":${status === null ? 'null' : Math.trunc(status)},"verify_error":${JSON.stringify(excerpt)}`;
-  return head + stampFields(stamps).map(([k, v]) => `,${JSON.stringify(k)}:${v}`).join('') + '}';
+  return (
+    head +
+    stampFields(stamps)
+      .map(([k, v]) => `,${JSON.stringify(k)}:${v}`)
+      .join('') +
+    '}'
+  );
 }

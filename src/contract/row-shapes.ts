@@ -126,11 +126,5 @@ export function describeInputRowProblem(row: unknown, text?: string): string | n
  */
 export function describeRolloutRowProblem(row: unknown, text?: string): string | null {
   if (rolloutRowOk(row)) return null;
-  return describe(
-    RolloutRowSchema,
-    row,
-    'rollout row',
-    'each row to re-verify needs _ng_task_index, _ng_rollout_index and response',
-    text,
-  );
+  return describe(RolloutRowSchema, row, 'rollout row', 'each row to re-verify needs _ng_task_index, _ng_rollout_index and response', text);
 }

@@ -27,7 +27,13 @@ const groupedPlaceCodec: RecordCodec<GroupedPlace> = {
   },
   read(buf, at) {
     const [key] = readRowKey(buf, at + 20);
-    return { group: buf.readUInt32LE(at), file: buf.readUInt32LE(at + 4), offset: buf.readDoubleLE(at + 8), length: buf.readUInt32LE(at + 16), key };
+    return {
+      group: buf.readUInt32LE(at),
+      file: buf.readUInt32LE(at + 4),
+      offset: buf.readDoubleLE(at + 8),
+      length: buf.readUInt32LE(at + 16),
+      key,
+    };
   },
 };
 

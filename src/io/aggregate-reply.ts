@@ -67,7 +67,11 @@ async function fieldsOf(fh: FileHandle, members: Map<string, ByteSpan>): Promise
     const expected = field === 'group_level_metrics' ? '[' : '{';
     if (head.startsWith('null')) spans[field] = null;
     else if (head.startsWith(expected)) spans[field] = span!;
-    else throw new AggregateReplyProblem('shape', `${field}: expected ${expected === '[' ? 'an array' : 'an object'}, got ${head.slice(0, 40)}`);
+    else
+      throw new AggregateReplyProblem(
+        'shape',
+        `${field}: expected ${expected === '[' ? 'an array' : 'an object'}, got ${head.slice(0, 40)}`,
+      );
   }
   let keyMetrics: Record<string, unknown> = {};
   if (spans.key_metrics) {

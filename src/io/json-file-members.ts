@@ -26,7 +26,7 @@ const MAX_KEY_BYTES = 4096;
 /** The bytes of `span` of a file, a chunk at a time (the buffer is reused: use it before the next). */
 async function* chunks(fh: FileHandle, span: ByteSpan): AsyncGenerator<{ buf: Buffer; n: number; pos: number }> {
   const buf = Buffer.allocUnsafe(CHUNK);
-  for (let pos = span.start; pos < span.end; ) {
+  for (let pos = span.start; pos < span.end;) {
     const { bytesRead } = await fh.read(buf, 0, Math.min(CHUNK, span.end - pos), pos);
     if (bytesRead === 0) throw new Error(`unexpected end of file at byte ${pos}`);
     yield { buf, n: bytesRead, pos };

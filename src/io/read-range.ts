@@ -14,7 +14,8 @@ export async function readRangeBytes(fh: FileHandle, offset: number, length: num
   let done = 0;
   while (done < length) {
     const { bytesRead } = await fh.read(buf, done, length - done, offset + done);
-    if (bytesRead === 0) throw new ShortReadError(`unexpected end of file at byte ${offset + done} (the file changed while the run was using it)`);
+    if (bytesRead === 0)
+      throw new ShortReadError(`unexpected end of file at byte ${offset + done} (the file changed while the run was using it)`);
     done += bytesRead;
   }
   return buf;

@@ -37,7 +37,7 @@ export async function readRanges(path: string, ranges: ByteRange[]): Promise<str
   const fh = await open(path, 'r');
   try {
     const size = (await fh.stat()).size;
-    for (let i = 0; i < order.length; ) {
+    for (let i = 0; i < order.length;) {
       const first = ranges[order[i]];
       let end = first.offset + first.length;
       let j = i + 1;
@@ -48,7 +48,11 @@ export async function readRanges(path: string, ranges: ByteRange[]): Promise<str
         end = newEnd;
         j++;
       }
-      if (end > size) throw new ChangedRangeError(path, order.slice(i, j).find((k) => ranges[k].offset + ranges[k].length > size)!);
+      if (end > size)
+        throw new ChangedRangeError(
+          path,
+          order.slice(i, j).find((k) => ranges[k].offset + ranges[k].length > size)!,
+        );
       const window = await readRangeBytes(fh, first.offset, end - first.offset);
       for (let k = i; k < j; k++) {
         const r = ranges[order[k]];

@@ -80,7 +80,7 @@ function charClass(segment: string, i: number): { regex: string; next: number } 
 /** A regular expression matching one path segment (a file or directory name) against `segment`. */
 export function segmentRegExp(segment: string): RegExp {
   let out = '';
-  for (let i = 0; i < segment.length; ) {
+  for (let i = 0; i < segment.length;) {
     const c = segment[i];
     if (c === '*') {
       out += '[^/]*';
@@ -119,7 +119,6 @@ async function isDirectory(path: string): Promise<boolean> {
     return false;
   }
 }
-
 
 async function entries(dir: string) {
   try {

@@ -43,7 +43,14 @@ export const shardRowCodec: RecordCodec<ShardRow> = {
   read(buf, at) {
     const [id, p] = readString(buf, at + 20);
     const [key] = readRowKey(buf, p);
-    return { file: buf.readUInt32LE(at), offset: buf.readDoubleLE(at + 4), length: buf.readUInt32LE(at + 12), line: buf.readUInt32LE(at + 16), id, key };
+    return {
+      file: buf.readUInt32LE(at),
+      offset: buf.readDoubleLE(at + 4),
+      length: buf.readUInt32LE(at + 12),
+      line: buf.readUInt32LE(at + 16),
+      id,
+      key,
+    };
   },
 };
 

@@ -41,7 +41,7 @@ export async function endWithWholeLine(path: string, repair: boolean): Promise<s
 
 async function lastLineStart(fh: FileHandle, size: number): Promise<number> {
   const chunk = Buffer.alloc(1 << 20);
-  for (let end = size; end > 0; ) {
+  for (let end = size; end > 0;) {
     const from = Math.max(0, end - chunk.length);
     await fh.read(chunk, 0, end - from, from);
     const nl = chunk.subarray(0, end - from).lastIndexOf(10);

@@ -19,7 +19,10 @@ const WHAT: Record<string, [problem: string, fix: string]> = {
 export class DiskWriteError extends Error {
   override readonly name = 'DiskWriteError';
 
-  constructor(readonly path: string, readonly code: string) {
+  constructor(
+    readonly path: string,
+    readonly code: string,
+  ) {
     const [problem, fix] = WHAT[code];
     super(`cannot write '${path}': ${problem} (${code}); ${fix}, then run the same command again (a live run retries by itself)`);
   }

@@ -134,7 +134,7 @@ export class MetricsAggregator {
 
     const table = new ColumnTable(entries, this.columnNames);
     const groups: GroupLevelMetrics[] = [];
-    for (let start = 0; start < entries.length; ) {
+    for (let start = 0; start < entries.length;) {
       let end = start + 1;
       while (end < entries.length && compareIndex(entries[end].task, entries[start].task) === 0) end++;
       groups.push({

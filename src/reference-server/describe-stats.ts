@@ -25,15 +25,27 @@ export function pairwiseSum(a: Float64Array, lo: number, n: number): number {
     return sum;
   }
   if (n <= PAIRWISE_BLOCK) {
-    let r0 = a[lo], r1 = a[lo + 1], r2 = a[lo + 2], r3 = a[lo + 3];
-    let r4 = a[lo + 4], r5 = a[lo + 5], r6 = a[lo + 6], r7 = a[lo + 7];
+    let r0 = a[lo],
+      r1 = a[lo + 1],
+      r2 = a[lo + 2],
+      r3 = a[lo + 3];
+    let r4 = a[lo + 4],
+      r5 = a[lo + 5],
+      r6 = a[lo + 6],
+      r7 = a[lo + 7];
     let i = 8;
     for (const end = n - (n % 8); i < end; i += 8) {
       const j = lo + i;
-      r0 += a[j]; r1 += a[j + 1]; r2 += a[j + 2]; r3 += a[j + 3];
-      r4 += a[j + 4]; r5 += a[j + 5]; r6 += a[j + 6]; r7 += a[j + 7];
+      r0 += a[j];
+      r1 += a[j + 1];
+      r2 += a[j + 2];
+      r3 += a[j + 3];
+      r4 += a[j + 4];
+      r5 += a[j + 5];
+      r6 += a[j + 6];
+      r7 += a[j + 7];
     }
-    let sum = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7));
+    let sum = r0 + r1 + (r2 + r3) + (r4 + r5 + (r6 + r7));
     for (; i < n; i++) sum += a[lo + i];
     return sum;
   }

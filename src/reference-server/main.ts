@@ -15,10 +15,7 @@ export async function runReferenceServerCli(opts: Partial<ReferenceServerOptions
   const server = await startReferenceServer(options);
   process.stdout.write(`reference server listening on ${server.url} (mode=${options.mode})\n`);
   const stop = new AbortController();
-  await Promise.race([
-    once(process, 'SIGINT', { signal: stop.signal }),
-    once(process, 'SIGTERM', { signal: stop.signal }),
-  ]);
+  await Promise.race([once(process, 'SIGINT', { signal: stop.signal }), once(process, 'SIGTERM', { signal: stop.signal })]);
   stop.abort(); // removes the listener of the other signal
   await server.close();
 }

@@ -1,11 +1,4 @@
-import {
-  RequestValidationError,
-  isJsonObject,
-  jsonInvalid,
-  missingField,
-  notAList,
-  notAnObject,
-} from './validation.js';
+import { RequestValidationError, isJsonObject, jsonInvalid, missingField, notAList, notAnObject } from './validation.js';
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;

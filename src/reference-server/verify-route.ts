@@ -54,12 +54,7 @@ function afterLatency(res: ServerResponse, ms: number, action: () => void): void
   res.once('close', () => clearTimeout(timer));
 }
 
-function carryOut(
-  outcome: VerifyOutcome,
-  request: Record<string, unknown>,
-  req: IncomingMessage,
-  res: ServerResponse,
-): void {
+function carryOut(outcome: VerifyOutcome, request: Record<string, unknown>, req: IncomingMessage, res: ServerResponse): void {
   switch (outcome) {
     case 'hang':
       return; // never answered: the socket stays open until the client or `close()` ends it

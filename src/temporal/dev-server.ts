@@ -234,12 +234,7 @@ async function startServer(
   // A port picked as "free" can be taken before the server binds it; retry with fresh ports then.
   for (let attempt = 1; ; attempt++) {
     const port = await choosePort(requestedPort, [previous?.port, DEFAULT_DEV_SERVER_PORT], 'REVERIFY_TEMPORAL_PORT', []);
-    const uiPort = await choosePort(
-      requestedUiPort,
-      [previous?.uiPort, DEFAULT_DEV_SERVER_UI_PORT],
-      'REVERIFY_TEMPORAL_UI_PORT',
-      [port],
-    );
+    const uiPort = await choosePort(requestedUiPort, [previous?.uiPort, DEFAULT_DEV_SERVER_UI_PORT], 'REVERIFY_TEMPORAL_UI_PORT', [port]);
     const args = [
       'server',
       'start-dev',
@@ -408,11 +403,7 @@ async function waitUntilReady(args: {
       // Our own child: give its 'exit' event a moment, for the exit code.
       for (let i = 0; i < 10 && exit !== undefined && !exit.done; i++) await sleep(50);
       const how =
-        exit?.done === true
-          ? exit.signal !== null
-            ? `was killed by ${exit.signal}`
-            : `exited with code ${exit.code}`
-          : 'exited';
+        exit?.done === true ? (exit.signal !== null ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`) : 'exited';
       throw startFailure(`the Temporal dev server (pid ${record.pid}) ${how} before it was ready`, logPath);
     }
     const remaining = deadline - Date.now();
@@ -430,7 +421,10 @@ async function waitUntilReady(args: {
 
 function startFailure(summary: string, logPath: string): ConfigError {
   const tail = logTail(logPath, 12);
-  const shown = tail.length > 0 ? `; last lines of ${logPath}:\n${tail.map((l) => `  ${truncate(l, 400)}`).join('\n')}` : `; its log ${logPath} is empty`;
+  const shown =
+    tail.length > 0
+      ? `; last lines of ${logPath}:\n${tail.map((l) => `  ${truncate(l, 400)}`).join('\n')}`
+      : `; its log ${logPath} is empty`;
   return new ConfigError(`${summary}${shown}`);
 }
 
@@ -536,7 +530,9 @@ function pidAlive(pid: number): boolean {
 /** argv of a process (Linux); undefined when unknown. */
 function processArgs(pid: number): string[] | undefined {
   try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter((a) => a !== '');
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+      .split('\0')
+      .filter((a) => a !== '');
   } catch {
     return undefined;
   }
@@ -624,12 +620,7 @@ function readRecord(file: string): DevServerRecord | undefined {
   }
   try {
     const r = JSON.parse(raw) as Partial<DevServerRecord>;
-    if (
-      typeof r.pid === 'number' &&
-      typeof r.port === 'number' &&
-      typeof r.uiPort === 'number' &&
-      typeof r.dbPath === 'string'
-    ) {
+    if (typeof r.pid === 'number' && typeof r.port === 'number' && typeof r.uiPort === 'number' && typeof r.dbPath === 'string') {
       return {
         pid: r.pid,
         port: r.port,
@@ -683,8 +674,7 @@ async function acquireLock(lockFile: string, deadline: number): Promise<() => vo
     if (holder === undefined) continue; // vanished between open and read
     const age = Date.now() - holder.mtimeMs;
     // No pid yet: the holder is between creating and writing the file; stale only if that lasts.
-    const stale =
-      age > LOCK_STALE_MS || (holder.pid === undefined ? age > 10_000 : !pidAlive(holder.pid));
+    const stale = age > LOCK_STALE_MS || (holder.pid === undefined ? age > 10_000 : !pidAlive(holder.pid));
     if (stale) {
       rmSync(lockFile, { force: true });
       continue;

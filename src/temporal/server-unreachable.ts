@@ -44,7 +44,11 @@ export interface LostRun {
 export class TemporalUnreachable extends Error {
   override readonly name = 'TemporalUnreachable';
 
-  constructor(readonly address: string, reason: string, readonly run: LostRun | null) {
+  constructor(
+    readonly address: string,
+    reason: string,
+    readonly run: LostRun | null,
+  ) {
     super(
       run === null
         ? `cannot reach the Temporal server at ${address} (${reason}): start it (\`reverify server start\`, or check TEMPORAL_ADDRESS), then run the same command again`

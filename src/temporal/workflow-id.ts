@@ -20,6 +20,8 @@ export function workflowIdForOutput(outputPath: string): string {
   // One output reached through a symlinked directory is still one run.
   const abs = canonicalPath(outputPath);
   const hash = createHash('sha256').update(abs).digest('hex').slice(0, 16);
-  const name = basename(abs).replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 80);
+  const name = basename(abs)
+    .replace(/[^A-Za-z0-9._-]/g, '_')
+    .slice(0, 80);
   return `reverify-${name}-${hash}`;
 }

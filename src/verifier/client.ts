@@ -24,9 +24,20 @@ import { authorizationFor, redactUserinfo } from './credentials.js';
  *   408, 429 and 5xx. `retryAfterMs` comes from a `Retry-After` header (seconds or HTTP-date).
  */
 export type VerifyReply =
-  | { kind: 'ok'; status: number; body: string; /** `body` parsed (a JSON object), so callers need not parse it again. */ result: Record<string, unknown> }
+  | {
+      kind: 'ok';
+      status: number;
+      body: string;
+      /** `body` parsed (a JSON object), so callers need not parse it again. */ result: Record<string, unknown>;
+    }
   | { kind: 'rejected'; status: number; excerpt: string }
-  | { kind: 'retryable'; reason: string; status?: number; /** The body's excerpt when the server answered. */ excerpt?: string; retryAfterMs?: number };
+  | {
+      kind: 'retryable';
+      reason: string;
+      status?: number;
+      /** The body's excerpt when the server answered. */ excerpt?: string;
+      retryAfterMs?: number;
+    };
 
 export type ReverifyMode = 'stateless' | 'unsupported' | 'unknown';
 
@@ -76,14 +87,8 @@ export class VerifierClient {
     this.connectionsPerServer = positiveInt('connectionsPerServer', options.connectionsPerServer);
     this.requestTimeoutMs = positiveInt('requestTimeoutMs', options.requestTimeoutMs);
     this.probeTimeoutMs = positiveInt('probeTimeoutMs', options.probeTimeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS);
-    this.aggregateTimeoutMs = positiveInt(
-      'aggregateTimeoutMs',
-      options.aggregateTimeoutMs ?? DEFAULT_AGGREGATE_TIMEOUT_MS,
-    );
-    this.keepAliveTimeoutMs = positiveInt(
-      'keepAliveTimeoutMs',
-      options.keepAliveTimeoutMs ?? DEFAULT_KEEP_ALIVE_TIMEOUT_MS,
-    );
+    this.aggregateTimeoutMs = positiveInt('aggregateTimeoutMs', options.aggregateTimeoutMs ?? DEFAULT_AGGREGATE_TIMEOUT_MS);
+    this.keepAliveTimeoutMs = positiveInt('keepAliveTimeoutMs', options.keepAliveTimeoutMs ?? DEFAULT_KEEP_ALIVE_TIMEOUT_MS);
   }
 
   /**
@@ -145,9 +150,7 @@ export class VerifierClient {
         );
       }
       if (isUsageError(err)) throw err;
-      throw new ConfigError(
-        `${who} is not reachable (${describeTransportError(err)}): start it, or ${fix}`,
-      );
+      throw new ConfigError(`${who} is not reachable (${describeTransportError(err)}): start it, or ${fix}`);
     }
     if (status === 404) {
       throw new ConfigError(
@@ -221,7 +224,10 @@ export class VerifierClient {
       return await readAggregateReply(replyPath);
     } catch (err) {
       if (!(err instanceof AggregateReplyProblem)) throw err;
-      const detail = err.kind === 'syntax' ? `reply is not JSON (${err.message}): ${bodyExcerpt(await fileHead(replyPath))}` : `unexpected reply (${err.message})`;
+      const detail =
+        err.kind === 'syntax'
+          ? `reply is not JSON (${err.message}): ${bodyExcerpt(await fileHead(replyPath))}`
+          : `unexpected reply (${err.message})`;
       throw new AggregateMetricsError(serverName, serverUrl, detail, status);
     }
   }
@@ -276,11 +282,7 @@ function headers(base: Record<string, string>, authorization: string | undefined
 }
 
 /** Classify a complete `/verify` reply. Exported for unit tests. */
-export function classifyVerifyReply(
-  status: number,
-  retryAfter: string | string[] | undefined,
-  text: string,
-): VerifyReply {
+export function classifyVerifyReply(status: number, retryAfter: string | string[] | undefined, text: string): VerifyReply {
   if (status >= 200 && status <= 299) {
     const result = parseJsonObject(text);
     if (result) return { kind: 'ok', status, body: text, result };
@@ -313,11 +315,7 @@ function parseJsonObject(text: string): Record<string, unknown> | null {
   }
 }
 
-
-async function* asBuffers(
-  body: AsyncIterable<string | Uint8Array>,
-  source: { error?: unknown; failed: boolean },
-): AsyncGenerator<Buffer> {
+async function* asBuffers(body: AsyncIterable<string | Uint8Array>, source: { error?: unknown; failed: boolean }): AsyncGenerator<Buffer> {
   try {
     for await (const chunk of body) {
       if (typeof chunk === 'string') {
@@ -371,7 +369,6 @@ function positiveInt(name: string, value: number): number {
   }
   return Math.ceil(value);
 }
-
 
 /** The first KiB of a file, as text (for an excerpt of an error reply). */
 async function fileHead(path: string): Promise<string> {

@@ -64,7 +64,9 @@ export function parseServerAuth(text: string): Map<string, string> {
       origin = null;
     }
     if (authorization === null || origin === null || origin === 'null') {
-      throw new ConfigError(`${SERVER_AUTH_ENV}: '${redactUserinfo(item)}' is not a URL with credentials; expected http://user:password@host:port`);
+      throw new ConfigError(
+        `${SERVER_AUTH_ENV}: '${redactUserinfo(item)}' is not a URL with credentials; expected http://user:password@host:port`,
+      );
     }
     byOrigin.set(origin, authorization);
   }

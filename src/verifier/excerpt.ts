@@ -35,7 +35,7 @@ function summarize(text: string): string {
   }
   if (typeof parsed === 'string') return parsed;
   if (parsed !== null && typeof parsed === 'object' && 'detail' in parsed) {
-    const detail = (parsed).detail;
+    const detail = parsed.detail;
     if (typeof detail === 'string') return detail;
     if (Array.isArray(detail)) {
       const parts = detail.map((d) => {

@@ -2,10 +2,7 @@
  * Parse an HTTP `Retry-After` header (RFC 9110 §10.2.3): either delay-seconds or an HTTP-date.
  * Returns milliseconds to wait (≥ 0), or undefined when absent or unparseable.
  */
-export function parseRetryAfterMs(
-  value: string | string[] | undefined,
-  now: number = Date.now(),
-): number | undefined {
+export function parseRetryAfterMs(value: string | string[] | undefined, now: number = Date.now()): number | undefined {
   const raw = Array.isArray(value) ? value[0] : value;
   if (raw === undefined) return undefined;
   const text = raw.trim();

@@ -29,11 +29,7 @@ export interface BackoffOptions {
  * (up to min(baseMs, 10% of the floor)) so that clients told the same instant do not all return
  * exactly at once. Pure: `random` must return a number in [0, 1).
  */
-export function backoffDelayMs(
-  attempt: number,
-  opts: BackoffOptions,
-  random: () => number = Math.random,
-): number {
+export function backoffDelayMs(attempt: number, opts: BackoffOptions, random: () => number = Math.random): number {
   const baseMs = Math.max(0, opts.baseMs);
   const maxMs = Math.max(baseMs, opts.maxMs);
   const n = Math.max(1, Math.floor(attempt));

@@ -13,7 +13,10 @@ export const RS = 'mcqa_rs';
 
 /** The reference resources server (started with `opts`) for the whole test file. */
 export function useReferenceServer(opts: Partial<ReferenceServerOptions>): () => ReferenceServer {
-  return openForFile(() => startReferenceServer(opts), (rs) => rs.close());
+  return openForFile(
+    () => startReferenceServer(opts),
+    (rs) => rs.close(),
+  );
 }
 
 /** Sample data plus a gym config routing both agents to one resources server at `port`. */

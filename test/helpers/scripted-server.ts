@@ -151,7 +151,8 @@ export async function startScriptedServer(opts: ScriptedServerOptions = {}): Pro
       }
       const path = (req.url ?? '').replace(/^\/ng-rollout\/[^/]+/, '');
       requests.push({ method: req.method ?? '', url: path, text, body, headers: req.headers });
-      if (req.method === 'GET' && path === '/reverify_mode') return send(res, typeof mode === 'string' ? { status: 200, body: mode } : mode);
+      if (req.method === 'GET' && path === '/reverify_mode')
+        return send(res, typeof mode === 'string' ? { status: 200, body: mode } : mode);
       if (req.method === 'GET' && path === '/') return send(res, { status: 200, body: { status: 'ok' } });
       if (req.method === 'POST' && path === '/aggregate_metrics') return send(res, aggregate(body as { verify_responses: Row[] }));
       if (req.method === 'POST' && path === '/verify') {

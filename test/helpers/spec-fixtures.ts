@@ -114,7 +114,10 @@ export function writeFixture(
   const inputs = join(dir, 'inputs.jsonl');
   const rollouts = join(dir, 'rollouts.jsonl');
   const rolloutsSidecar = join(dir, 'rollouts_failures.jsonl');
-  writeLines(inputs, spec.inputs.map((row) => inputLine(row, { skills: spec.skills?.(row) })));
+  writeLines(
+    inputs,
+    spec.inputs.map((row) => inputLine(row, { skills: spec.skills?.(row) })),
+  );
   writeLines(rollouts, spec.successes ?? spec.inputs.map((row) => successLine(row)));
   if (spec.failures) writeLines(rolloutsSidecar, spec.failures);
   const name = spec.outputName ?? 'out';
@@ -147,7 +150,14 @@ export function writeAgentsConfig(dir: string, routes: Record<string, { server: 
   }
   for (const [server, url] of servers) {
     const u = new URL(url);
-    lines.push(`${server}:`, '  resources_servers:', '    mcqa:', '      entrypoint: app.py', `      host: ${u.hostname}`, `      port: ${u.port}`);
+    lines.push(
+      `${server}:`,
+      '  resources_servers:',
+      '    mcqa:',
+      '      entrypoint: app.py',
+      `      host: ${u.hostname}`,
+      `      port: ${u.port}`,
+    );
   }
   const path = join(dir, file);
   writeFileSync(path, lines.join('\n') + '\n');
@@ -160,7 +170,14 @@ export function writeResourcesOnlyConfig(dir: string, server: string, url: strin
   const path = join(dir, file);
   writeFileSync(
     path,
-    [`${server}:`, '  resources_servers:', '    mcqa:', '      entrypoint: app.py', `      host: ${u.hostname}`, `      port: ${u.port}`].join('\n') + '\n',
+    [
+      `${server}:`,
+      '  resources_servers:',
+      '    mcqa:',
+      '      entrypoint: app.py',
+      `      host: ${u.hostname}`,
+      `      port: ${u.port}`,
+    ].join('\n') + '\n',
   );
   return path;
 }

@@ -59,7 +59,19 @@ describe('adaptive concurrency and operator control', () => {
     const judge = await rateLimitedJudge(4, 15);
     const dir = tempDir();
     const d = await sampleRun(dir, judge.port, { tasks: 150, repeats: 4 });
-    const running = runCommand({ inputs: d.inputsPath, rollouts: d.rolloutsPath, output: d.output, configs: [d.config], concurrency: 32, batchSize: 16, maxAttempts: 1 }, proc, captureIo());
+    const running = runCommand(
+      {
+        inputs: d.inputsPath,
+        rollouts: d.rolloutsPath,
+        output: d.output,
+        configs: [d.config],
+        concurrency: 32,
+        batchSize: 16,
+        maxAttempts: 1,
+      },
+      proc,
+      captureIo(),
+    );
     const seen = await watch(d.output, running);
     await running;
     expect(judge.stats.throttled).toBeGreaterThan(0);
@@ -75,7 +87,19 @@ describe('adaptive concurrency and operator control', () => {
     try {
       const dir = tempDir();
       const d = await sampleRun(dir, rs.port, { tasks: 100, repeats: 4 });
-      const running = runCommand({ inputs: d.inputsPath, rollouts: d.rolloutsPath, output: d.output, configs: [d.config], concurrency: 8, batchSize: 10, maxAttempts: 1 }, proc, captureIo());
+      const running = runCommand(
+        {
+          inputs: d.inputsPath,
+          rollouts: d.rolloutsPath,
+          output: d.output,
+          configs: [d.config],
+          concurrency: 8,
+          batchSize: 10,
+          maxAttempts: 1,
+        },
+        proc,
+        captureIo(),
+      );
       while (rs.stats().requests.verify < 20) await new Promise((r) => setTimeout(r, 50));
       const out: string[] = [];
       await controlCommand({ output: d.output, pause: true, concurrency: 4 }, (l) => out.push(l));

@@ -235,15 +235,19 @@ describe('reverify aggregate (real reference server, real files)', () => {
     const n = linesOf(d.shardPaths[0]).length;
     const { error } = await aggregate({ inputGlob: d.glob, output: d.output, configs: [d.config] });
     expect(error!.code).toBe(1);
-    expect(error!.line).toMatch(new RegExp(`^Error: ${d.shardPaths[0].replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:${n}: row has no _ng_task_index or _ng_rollout_index`));
+    expect(error!.line).toMatch(
+      new RegExp(`^Error: ${d.shardPaths[0].replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:${n}: row has no _ng_task_index or _ng_rollout_index`),
+    );
     expect(rs.stats().requests.aggregate_metrics).toBe(0);
   });
 
   it('rows are copied byte for byte: big integers, 1.0, spacing, key order and CRLF survive', async () => {
     const dir = tempDir();
     mkdirSync(join(dir, 'shards'));
-    const r2 = '{"reward": 1.0, "meta": {"id": 12345678901234567891, "z": 1.50}, "_ng_rollout_index":0,"_ng_task_index":2,"agent_ref":{"name":"agent_a"}}';
-    const r0 = '{"_ng_task_index":0,"_ng_rollout_index":1,"reward":0.0,"big":-98765432109876543210,"agent_ref":{"name":"agent_a"},"note":"é\\u00e9"}';
+    const r2 =
+      '{"reward": 1.0, "meta": {"id": 12345678901234567891, "z": 1.50}, "_ng_rollout_index":0,"_ng_task_index":2,"agent_ref":{"name":"agent_a"}}';
+    const r0 =
+      '{"_ng_task_index":0,"_ng_rollout_index":1,"reward":0.0,"big":-98765432109876543210,"agent_ref":{"name":"agent_a"},"note":"é\\u00e9"}';
     const r1 = '{"_ng_task_index":0,"_ng_rollout_index":0,"reward":1.0,"agent_ref":{"name":"agent_b"}}';
     writeFileSync(join(dir, 'shards', 's0.jsonl'), `${r2}\r\n${r0}\n`);
     writeFileSync(join(dir, 'shards', 's1.jsonl'), r1); // no final newline
@@ -283,12 +287,18 @@ describe('reverify aggregate (real reference server, real files)', () => {
   it('rows without agent_ref.name are merged but not aggregated; no named row -> no request, no metrics file', async () => {
     const dir = tempDir();
     mkdirSync(join(dir, 'shards'));
-    writeFileSync(join(dir, 'shards', 'a.jsonl'), '{"_ng_task_index":1,"_ng_rollout_index":0,"reward":1.0}\n{"_ng_task_index":0,"_ng_rollout_index":0,"reward":0.0}\n');
+    writeFileSync(
+      join(dir, 'shards', 'a.jsonl'),
+      '{"_ng_task_index":1,"_ng_rollout_index":0,"reward":1.0}\n{"_ng_task_index":0,"_ng_rollout_index":0,"reward":0.0}\n',
+    );
     const output = join(dir, 'merged.jsonl');
     const { result, lines, error } = await aggregate({ inputGlob: join(dir, 'shards', '*.jsonl'), output, servers: [`${RS}=${rs.url}`] });
     expect(error).toBeNull();
     expect(lines).toContain('2 row(s) have no agent_ref.name: merged, but not aggregated');
-    expect(linesOf(output).map(keyOfLine)).toEqual([{ task: 0, rollout: 0 }, { task: 1, rollout: 0 }]);
+    expect(linesOf(output).map(keyOfLine)).toEqual([
+      { task: 0, rollout: 0 },
+      { task: 1, rollout: 0 },
+    ]);
     expect(result!.metricsPath).toBeNull();
     expect(lines.at(-1)).toBe('Aggregate metrics: None');
     expect(rs.stats().requests.aggregate_metrics).toBe(0);
@@ -299,7 +309,9 @@ describe('reverify aggregate (real reference server, real files)', () => {
     const d = await shardedRun(dir, { tasks: 2, repeats: 2 });
     const { error } = await aggregate({ inputGlob: d.glob, output: d.output, servers: [`${RS}=http://127.0.0.1:1`] });
     expect(error!.code).toBe(1);
-    expect(error!.line).toMatch(/^Error: resources server 'mcqa_rs' at http:\/\/127\.0\.0\.1:1: POST \/aggregate_metrics failed: .*ECONNREFUSED/);
+    expect(error!.line).toMatch(
+      /^Error: resources server 'mcqa_rs' at http:\/\/127\.0\.0\.1:1: POST \/aggregate_metrics failed: .*ECONNREFUSED/,
+    );
     expect(error!.line).toContain(`the merged rows are in ${d.output}`);
     expect(existsSync(d.output)).toBe(true);
   });
@@ -325,7 +337,12 @@ describe('duplicate keys are compared like Python, exactly for big integers', ()
   }
 
   it('integers above 2^53 that differ are different keys; equal ones are duplicates', async () => {
-    expect(await duplicateOf(['{"_ng_task_index":9007199254740993,"_ng_rollout_index":0}', '{"_ng_task_index":9007199254740992,"_ng_rollout_index":0}'])).toBeNull();
+    expect(
+      await duplicateOf([
+        '{"_ng_task_index":9007199254740993,"_ng_rollout_index":0}',
+        '{"_ng_task_index":9007199254740992,"_ng_rollout_index":0}',
+      ]),
+    ).toBeNull();
     const d = await duplicateOf([
       '{"_ng_task_index":9007199254740993,"_ng_rollout_index":0}',
       '{"_ng_task_index":9007199254740992,"_ng_rollout_index":0}',
@@ -340,14 +357,22 @@ describe('duplicate keys are compared like Python, exactly for big integers', ()
     const row = '{"_ng_task_index":12345678901234567891,"_ng_rollout_index":0,"agent_ref":{"name":"agent_a"},"reward":1.0}';
     writeFileSync(join(dir, 's0.jsonl'), row + '\n');
     writeFileSync(join(dir, 's1.jsonl'), row + '\n');
-    const { error } = await aggregate({ inputGlob: join(dir, 's*.jsonl'), output: join(dir, 'merged.jsonl'), servers: [`${RS}=http://127.0.0.1:1`] });
+    const { error } = await aggregate({
+      inputGlob: join(dir, 's*.jsonl'),
+      output: join(dir, 'merged.jsonl'),
+      servers: [`${RS}=http://127.0.0.1:1`],
+    });
     expect(error?.code).toBe(1);
     expect(error?.line).toContain('= (12345678901234567891, 0) at ');
   });
 
   it('1, 1.0 and true are one key; "1" is another', async () => {
-    expect(await duplicateOf(['{"_ng_task_index":1,"_ng_rollout_index":0}', '{"_ng_task_index":1.0,"_ng_rollout_index":0}'])).not.toBeNull();
-    expect(await duplicateOf(['{"_ng_task_index":true,"_ng_rollout_index":0}', '{"_ng_task_index":1,"_ng_rollout_index":0}'])).not.toBeNull();
+    expect(
+      await duplicateOf(['{"_ng_task_index":1,"_ng_rollout_index":0}', '{"_ng_task_index":1.0,"_ng_rollout_index":0}']),
+    ).not.toBeNull();
+    expect(
+      await duplicateOf(['{"_ng_task_index":true,"_ng_rollout_index":0}', '{"_ng_task_index":1,"_ng_rollout_index":0}']),
+    ).not.toBeNull();
     expect(await duplicateOf(['{"_ng_task_index":"1","_ng_rollout_index":0}', '{"_ng_task_index":1,"_ng_rollout_index":0}'])).toBeNull();
   });
 
@@ -413,7 +438,8 @@ describe('reverify aggregate in flat memory (sorts forced to spill to disk)', ()
     }
     // The same lines; the key metrics come in completion order, which may differ.
     expect(spilled.lines.map((l) => l.replaceAll('/disk/', '/mem/')).sort()).toEqual([...inMemory.lines].sort());
-    for (const tag of ['mem', 'disk']) expect(readdirSync(join(dir, tag)).sort()).toEqual(['merged.jsonl', 'merged_aggregate_metrics.json']);
+    for (const tag of ['mem', 'disk'])
+      expect(readdirSync(join(dir, tag)).sort()).toEqual(['merged.jsonl', 'merged_aggregate_metrics.json']);
   });
 
   it('finds the same duplicate, with the same message, as the in-memory sort', async () => {
@@ -467,7 +493,9 @@ describe('the reverify aggregate subprocess (no Temporal server needed)', () => 
     appendFileSync(join(dir, 'shards', 'run_1.jsonl'), readFileSync(join(dir, 'shards', 'run_0.jsonl')));
     const dupRow = await cli(['aggregate', '-i', 'shards/*.jsonl', '-o', 'm.jsonl', '--config', 'gym.yaml'], dir);
     expect(dupRow.code).toBe(1);
-    expect(dupRow.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^Error: Duplicate key .* at shards\/run_0\.jsonl:1 and shards\/run_1\.jsonl:2/)]);
+    expect(dupRow.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(/^Error: Duplicate key .* at shards\/run_0\.jsonl:1 and shards\/run_1\.jsonl:2/),
+    ]);
     const noServer = await cli(['aggregate', '-i', 'shards/*.jsonl', '-o', 'm.jsonl'], dir);
     expect(noServer.code).toBe(1);
     expect(noServer.stderr).toBe('Error: no resources server given: pass --config <gym config.yaml> or --server NAME=URL\n');

@@ -57,10 +57,19 @@ function swapLines(path: string, a: number, b: number): void {
 }
 
 const run = (f: Fixture, url: string, extra: Record<string, unknown> = {}) =>
-  runInProcess({ inputs: f.inputs, rollouts: f.rollouts, output: f.output, servers: [`rs=${url}`], batchSize: 50, concurrency: 2, maxAttempts: 1, ...extra });
+  runInProcess({
+    inputs: f.inputs,
+    rollouts: f.rollouts,
+    output: f.output,
+    servers: [`rs=${url}`],
+    batchSize: 50,
+    concurrency: 2,
+    maxAttempts: 1,
+    ...extra,
+  });
 
 describe('a file changed after the plan', () => {
-  it('rollout lines swapped (equal lengths) mid-run: the run stops naming the file and line; no row carries another key\'s response; --resume finishes', async () => {
+  it("rollout lines swapped (equal lengths) mid-run: the run stops naming the file and line; no row carries another key's response; --resume finishes", async () => {
     const dir = tempDir();
     const f = writeFixture(dir, { inputs: pairs(300) });
     const { s, release, held } = await gatedServer(200);
@@ -97,7 +106,11 @@ describe('a file changed after the plan', () => {
     release();
     const { error } = await running;
     expect(error?.code).toBe(1);
-    expect(error?.line).toMatch(new RegExp(`'${f.inputs}' changed after this run planned it: the materialized input of ${f.rollouts}:\\d+ is not the row that was planned \\(size \\d+ -> \\d+ bytes`));
+    expect(error?.line).toMatch(
+      new RegExp(
+        `'${f.inputs}' changed after this run planned it: the materialized input of ${f.rollouts}:\\d+ is not the row that was planned \\(size \\d+ -> \\d+ bytes`,
+      ),
+    );
     expectOwnResponses(f.output);
   });
 
@@ -111,7 +124,9 @@ describe('a file changed after the plan', () => {
     release();
     const { error } = await running;
     expect(error?.code).toBe(1);
-    expect(error?.line).toMatch(new RegExp(`'${f.rollouts}' changed after this run planned it: line \\d+ is not the row that was planned \\(size \\d+ -> 1000 bytes`));
+    expect(error?.line).toMatch(
+      new RegExp(`'${f.rollouts}' changed after this run planned it: line \\d+ is not the row that was planned \\(size \\d+ -> 1000 bytes`),
+    );
     expectOwnResponses(f.output);
   });
 

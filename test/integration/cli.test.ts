@@ -70,10 +70,32 @@ describe('the reverify command', () => {
 
   it('missing files and invalid flags are one line each, exit status 1', async () => {
     const dir = tempDir();
-    const missing = await cli(['run', '--inputs', join(dir, 'nope.jsonl'), '--rollouts', join(dir, 'r.jsonl'), '-o', join(dir, 'o.jsonl'), '--server', 'rs=http://127.0.0.1:9']);
+    const missing = await cli([
+      'run',
+      '--inputs',
+      join(dir, 'nope.jsonl'),
+      '--rollouts',
+      join(dir, 'r.jsonl'),
+      '-o',
+      join(dir, 'o.jsonl'),
+      '--server',
+      'rs=http://127.0.0.1:9',
+    ]);
     expect(missing.code).toBe(1);
     expect(missing.stderr.trim()).toBe(`Error: --inputs file not found: '${join(dir, 'nope.jsonl')}'`);
-    const zero = await cli(['run', '--inputs', 'a', '--rollouts', 'b', '-o', 'c', '--server', 'rs=http://127.0.0.1:9', '--concurrency', '0']);
+    const zero = await cli([
+      'run',
+      '--inputs',
+      'a',
+      '--rollouts',
+      'b',
+      '-o',
+      'c',
+      '--server',
+      'rs=http://127.0.0.1:9',
+      '--concurrency',
+      '0',
+    ]);
     expect(zero.code).toBe(1);
     expect(zero.stderr.trim().split('\n')).toHaveLength(1);
     expect(zero.stderr).toContain('--concurrency');
@@ -95,7 +117,19 @@ describe('the reverify command', () => {
     try {
       const dir = tempDir();
       const d = await sampleRun(dir, gated.port, { tasks: 40, repeats: 4 });
-      const args = ['run', '--inputs', d.inputsPath, '--rollouts', d.rolloutsPath, '-o', d.output, '--config', d.config, '--concurrency', '4'];
+      const args = [
+        'run',
+        '--inputs',
+        d.inputsPath,
+        '--rollouts',
+        d.rolloutsPath,
+        '-o',
+        d.output,
+        '--config',
+        d.config,
+        '--concurrency',
+        '4',
+      ];
       const first = cli(args);
       while (seen < 8) await new Promise((r) => setTimeout(r, 50));
       const second = cli(args, temporal.env, (stdout) => {

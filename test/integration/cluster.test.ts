@@ -27,7 +27,15 @@ describe('several processes', () => {
     const workers = [await startWorkerProcess(temporal.env), await startWorkerProcess(temporal.env)];
     try {
       const result = await runCommand(
-        { inputs: d.inputsPath, rollouts: d.rolloutsPath, output: d.output, configs: [d.config], concurrency: 8, batchSize: 10, maxAttempts: 1 },
+        {
+          inputs: d.inputsPath,
+          rollouts: d.rolloutsPath,
+          output: d.output,
+          configs: [d.config],
+          concurrency: 8,
+          batchSize: 10,
+          maxAttempts: 1,
+        },
         { worker: false, heartbeatTimeoutMs: 10_000 },
         captureIo(),
       );
@@ -53,7 +61,23 @@ describe('several processes', () => {
     rs().resetStats();
     const cli = spawn(
       process.execPath,
-      [reverifyBin, 'run', '--inputs', d.inputsPath, '--rollouts', d.rolloutsPath, '-o', d.output, '--config', d.config, '--concurrency', '4', '--batch-size', '10', '--no-rejudge'],
+      [
+        reverifyBin,
+        'run',
+        '--inputs',
+        d.inputsPath,
+        '--rollouts',
+        d.rolloutsPath,
+        '-o',
+        d.output,
+        '--config',
+        d.config,
+        '--concurrency',
+        '4',
+        '--batch-size',
+        '10',
+        '--no-rejudge',
+      ],
       { env, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let log = '';
@@ -62,11 +86,19 @@ describe('several processes', () => {
     const exited = new Promise<number>((r) => cli.on('exit', (code) => r(code ?? -1)));
     try {
       while (rs().stats().requests.verify < 80) await new Promise((r) => setTimeout(r, 50));
-      const server = await ensureDevServer({ stateDir, port: Number(ports.REVERIFY_TEMPORAL_PORT), uiPort: Number(ports.REVERIFY_TEMPORAL_UI_PORT) });
+      const server = await ensureDevServer({
+        stateDir,
+        port: Number(ports.REVERIFY_TEMPORAL_PORT),
+        uiPort: Number(ports.REVERIFY_TEMPORAL_UI_PORT),
+      });
       expect(server.started).toBe(false); // the CLI's own server
       process.kill(server.pid, 'SIGKILL');
       await new Promise((r) => setTimeout(r, 2000));
-      const again = await ensureDevServer({ stateDir, port: Number(ports.REVERIFY_TEMPORAL_PORT), uiPort: Number(ports.REVERIFY_TEMPORAL_UI_PORT) });
+      const again = await ensureDevServer({
+        stateDir,
+        port: Number(ports.REVERIFY_TEMPORAL_PORT),
+        uiPort: Number(ports.REVERIFY_TEMPORAL_UI_PORT),
+      });
       expect(again.started).toBe(true);
       expect(await exited, log).toBe(0);
     } finally {

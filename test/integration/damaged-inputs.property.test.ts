@@ -26,7 +26,14 @@ const RUNS = Number(process.env.REVERIFY_DAMAGE_RUNS ?? 24);
 const CASE_LIMIT_MS = 30_000;
 
 /** Held requests wait for this; `answered` counts the requests answered since the last `arm`. */
-const gate = { open: Infinity, answered: 0, release: () => undefined as void, held: Promise.resolve(), heldNow: () => undefined as void, wait: Promise.resolve() };
+const gate = {
+  open: Infinity,
+  answered: 0,
+  release: () => undefined as void,
+  held: Promise.resolve(),
+  heldNow: () => undefined as void,
+  wait: Promise.resolve(),
+};
 
 function arm(open: number): void {
   gate.open = open;
@@ -63,7 +70,11 @@ const damageArb: fc.Arbitrary<Damage> = fc.oneof(
   fc.record({ kind: fc.constant('truncate' as const), at: fc.double({ min: 0, max: 1, noNaN: true }) }),
   fc.record({ kind: fc.constant('swap' as const), a: fc.nat(), b: fc.nat() }),
   fc.record({ kind: fc.constant('move' as const), from: fc.nat(), to: fc.nat() }),
-  fc.record({ kind: fc.constant('flip' as const), at: fc.double({ min: 0, max: 1, noNaN: true }), byte: fc.integer({ min: 0x20, max: 0x7e }) }),
+  fc.record({
+    kind: fc.constant('flip' as const),
+    at: fc.double({ min: 0, max: 1, noNaN: true }),
+    byte: fc.integer({ min: 0x20, max: 0x7e }),
+  }),
   fc.record({ kind: fc.constant('duplicate' as const), line: fc.nat() }),
   fc.record({ kind: fc.constant('invalid-utf8' as const), at: fc.double({ min: 0, max: 1, noNaN: true }) }),
 );
@@ -159,73 +170,80 @@ function readOutput(path: string): Row[] {
 }
 
 describe('damaged input files (property)', () => {
-  it(`never writes a wrong row: one clear error, or the rows the files call for (seed ${SEED}, ${RUNS} cases)`, { timeout: 60_000 + RUNS * CASE_LIMIT_MS }, async () => {
-    const rs = server();
-    await fc.assert(
-      fc.asyncProperty(
-        fc.integer({ min: 3, max: 12 }),
-        fc.constantFrom('inputs' as const, 'rollouts' as const),
-        fc.constantFrom('before-run' as const, 'after-plan' as const),
-        damageArb,
-        fc.nat(),
-        fc.nat(),
-        async (keys, target, when, damage, order, openAt) => {
-          const dir = tempDir('reverify-damage-');
-          const specs = Array.from({ length: keys }, (_, i) => ({ t: 10 + (i >> 1), r: i & 1 }));
-          // The rollouts in a shuffled order (the inputs in key order), so line numbers differ.
-          const rolled = specs.map((s, i) => ({ s, k: (i * 7919 + order) % 104_729 })).sort((a, b) => a.k - b.k).map((x) => x.s);
-          const original = {
-            inputs: Buffer.from(specs.map((s) => inputLine(s)).join('\n') + '\n'),
-            rollouts: Buffer.from(rolled.map((s) => successLine(s)).join('\n') + '\n'),
-          };
-          const paths = { inputs: join(dir, 'inputs.jsonl'), rollouts: join(dir, 'rollouts.jsonl') };
-          const output = join(dir, 'out.jsonl');
-          writeFileSync(paths.inputs, original.inputs);
-          writeFileSync(paths.rollouts, original.rollouts);
-          const broken = damaged(original[target], damage);
-          if (when === 'before-run') writeFileSync(paths[target], broken);
-          arm(when === 'after-plan' ? openAt % keys : Infinity);
-          const running = runInProcess({
-            inputs: paths.inputs,
-            rollouts: paths.rollouts,
-            output,
-            servers: [`rs=${rs.url}`],
-            batchSize: 2,
-            concurrency: 1,
-            maxAttempts: 1,
-            disableAggregation: true,
-          });
-          if (when === 'after-plan') {
-            // Damage the file while a batch waits for its answer (the plan has been written).
-            await Promise.race([gate.held, running]);
-            writeFileSync(paths[target], broken);
-            gate.release();
-          }
-          // A run that never ends (retrying a row it cannot read, say) is a failure too.
-          const ended = await Promise.race([running, new Promise<null>((r) => setTimeout(() => r(null), CASE_LIMIT_MS).unref())]);
-          if (ended === null) throw new Error(`the run did not end within ${CASE_LIMIT_MS / 1000} s`);
-          const { error } = ended;
-          const written = readOutput(output);
-          const want =
-            when === 'before-run'
-              ? expectedRows(target === 'inputs' ? broken : original.inputs, target === 'rollouts' ? broken : original.rollouts)
-              : expectedRows(original.inputs, original.rollouts);
-          if (error) {
-            expect(error.code).toBe(1);
-            expect(error.line).not.toContain('\n');
-            expect(error.line).toContain(dir); // names the file
-            // Nothing wrong was written: every committed row is one the undamaged (or, before the
-            // run, the damaged) files call for.
-            const allowed = new Map((want ?? expectedRows(original.inputs, original.rollouts)!).map((r) => [keyOfRow(r), r]));
-            for (const row of written) expect(row).toEqual(allowed.get(keyOfRow(row)));
-            if (when === 'before-run') expect(written).toEqual([]);
-          } else {
-            expect(want).not.toBeNull();
-            expect(sortedByKey(written)).toEqual(sortedByKey(want!));
-          }
-        },
-      ),
-      { seed: SEED, numRuns: RUNS, endOnFailure: true },
-    );
-  });
+  it(
+    `never writes a wrong row: one clear error, or the rows the files call for (seed ${SEED}, ${RUNS} cases)`,
+    { timeout: 60_000 + RUNS * CASE_LIMIT_MS },
+    async () => {
+      const rs = server();
+      await fc.assert(
+        fc.asyncProperty(
+          fc.integer({ min: 3, max: 12 }),
+          fc.constantFrom('inputs' as const, 'rollouts' as const),
+          fc.constantFrom('before-run' as const, 'after-plan' as const),
+          damageArb,
+          fc.nat(),
+          fc.nat(),
+          async (keys, target, when, damage, order, openAt) => {
+            const dir = tempDir('reverify-damage-');
+            const specs = Array.from({ length: keys }, (_, i) => ({ t: 10 + (i >> 1), r: i & 1 }));
+            // The rollouts in a shuffled order (the inputs in key order), so line numbers differ.
+            const rolled = specs
+              .map((s, i) => ({ s, k: (i * 7919 + order) % 104_729 }))
+              .sort((a, b) => a.k - b.k)
+              .map((x) => x.s);
+            const original = {
+              inputs: Buffer.from(specs.map((s) => inputLine(s)).join('\n') + '\n'),
+              rollouts: Buffer.from(rolled.map((s) => successLine(s)).join('\n') + '\n'),
+            };
+            const paths = { inputs: join(dir, 'inputs.jsonl'), rollouts: join(dir, 'rollouts.jsonl') };
+            const output = join(dir, 'out.jsonl');
+            writeFileSync(paths.inputs, original.inputs);
+            writeFileSync(paths.rollouts, original.rollouts);
+            const broken = damaged(original[target], damage);
+            if (when === 'before-run') writeFileSync(paths[target], broken);
+            arm(when === 'after-plan' ? openAt % keys : Infinity);
+            const running = runInProcess({
+              inputs: paths.inputs,
+              rollouts: paths.rollouts,
+              output,
+              servers: [`rs=${rs.url}`],
+              batchSize: 2,
+              concurrency: 1,
+              maxAttempts: 1,
+              disableAggregation: true,
+            });
+            if (when === 'after-plan') {
+              // Damage the file while a batch waits for its answer (the plan has been written).
+              await Promise.race([gate.held, running]);
+              writeFileSync(paths[target], broken);
+              gate.release();
+            }
+            // A run that never ends (retrying a row it cannot read, say) is a failure too.
+            const ended = await Promise.race([running, new Promise<null>((r) => setTimeout(() => r(null), CASE_LIMIT_MS).unref())]);
+            if (ended === null) throw new Error(`the run did not end within ${CASE_LIMIT_MS / 1000} s`);
+            const { error } = ended;
+            const written = readOutput(output);
+            const want =
+              when === 'before-run'
+                ? expectedRows(target === 'inputs' ? broken : original.inputs, target === 'rollouts' ? broken : original.rollouts)
+                : expectedRows(original.inputs, original.rollouts);
+            if (error) {
+              expect(error.code).toBe(1);
+              expect(error.line).not.toContain('\n');
+              expect(error.line).toContain(dir); // names the file
+              // Nothing wrong was written: every committed row is one the undamaged (or, before the
+              // run, the damaged) files call for.
+              const allowed = new Map((want ?? expectedRows(original.inputs, original.rollouts)!).map((r) => [keyOfRow(r), r]));
+              for (const row of written) expect(row).toEqual(allowed.get(keyOfRow(row)));
+              if (when === 'before-run') expect(written).toEqual([]);
+            } else {
+              expect(want).not.toBeNull();
+              expect(sortedByKey(written)).toEqual(sortedByKey(want!));
+            }
+          },
+        ),
+        { seed: SEED, numRuns: RUNS, endOnFailure: true },
+      );
+    },
+  );
 });

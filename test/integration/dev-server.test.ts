@@ -285,11 +285,12 @@ describe('ensureDevServer', () => {
   it('a server that never becomes ready is killed after the deadline', async () => {
     const dir = freshDir();
     const fake = join(dir, 'slow-temporal');
-    writeFileSync(fake, '#!/bin/sh\n[ "$1" = --version ] && { echo "temporal version 0.0.0"; exit 0; }\necho "starting forever"\nexec sleep 600\n');
-    chmodSync(fake, 0o755);
-    const err = await ensureDevServer({ stateDir: dir, port: 0, uiPort: 0, binary: fake, readyTimeoutMs: 1_000 }).catch(
-      (e: unknown) => e,
+    writeFileSync(
+      fake,
+      '#!/bin/sh\n[ "$1" = --version ] && { echo "temporal version 0.0.0"; exit 0; }\necho "starting forever"\nexec sleep 600\n',
     );
+    chmodSync(fake, 0o755);
+    const err = await ensureDevServer({ stateDir: dir, port: 0, uiPort: 0, binary: fake, readyTimeoutMs: 1_000 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ConfigError);
     expect((err as Error).message).toMatch(/did not answer within 1 s; .*starting forever/s);
     expect(existsSync(devServerPaths(dir).serverFile)).toBe(false);
@@ -301,9 +302,7 @@ describe('workflowUiUrl', () => {
     expect(workflowUiUrl('http://127.0.0.1:8233', 'default', 'reverify:/data/out.jsonl')).toBe(
       'http://127.0.0.1:8233/namespaces/default/workflows/reverify%3A%2Fdata%2Fout.jsonl',
     );
-    expect(workflowUiUrl('http://127.0.0.1:8233/', 'my ns', 'a b')).toBe(
-      'http://127.0.0.1:8233/namespaces/my%20ns/workflows/a%20b',
-    );
+    expect(workflowUiUrl('http://127.0.0.1:8233/', 'my ns', 'a b')).toBe('http://127.0.0.1:8233/namespaces/my%20ns/workflows/a%20b');
   });
 });
 

@@ -18,7 +18,15 @@ useSharedTemporal('input-aliases');
 const server = closedAfterEach(startScriptedServer);
 
 /** Refused with exit 1 and one line starting `Error: <flag> '<path>'`; nothing sent or written; `input` keeps its bytes. */
-function expectRefused(outcome: RunOutcome, rs: ScriptedServer, flag: string, shown: string, input: string, before: Buffer, notWritten: string[]): void {
+function expectRefused(
+  outcome: RunOutcome,
+  rs: ScriptedServer,
+  flag: string,
+  shown: string,
+  input: string,
+  before: Buffer,
+  notWritten: string[],
+): void {
   expect(outcome.error?.code).toBe(1);
   expect(outcome.error?.line.startsWith(`Error: ${flag} '${shown}' `)).toBe(true);
   expect(outcome.error?.line).toContain('choose another --output');
@@ -82,14 +90,17 @@ describe('an input that is also a file the run writes', () => {
     const rs = await server();
     const f = writeFixture(tempDir(), { inputs: tasks([0]) });
     // JSON is YAML: a resources-only config, named like the metrics file of -o.
-    writeFileSync(f.metrics, JSON.stringify({ rs: { resources_servers: { mcqa: { entrypoint: 'app.py', host: '127.0.0.1', port: rs.port } } } }));
+    writeFileSync(
+      f.metrics,
+      JSON.stringify({ rs: { resources_servers: { mcqa: { entrypoint: 'app.py', host: '127.0.0.1', port: rs.port } } } }),
+    );
     const before = readFileSync(f.metrics);
     const outcome = await runReverify({ inputs: f.inputs, rollouts: f.rollouts, output: f.output, configs: [f.metrics] });
     expectRefused(outcome, rs, '--config', f.metrics, f.metrics, before, [f.output, f.outputSidecar]);
     expect(rs.requests).toHaveLength(0);
   });
 
-  it('--judge-failed-only --append into the run\'s own rollouts still works, but not with --inputs as its metrics file', async () => {
+  it("--judge-failed-only --append into the run's own rollouts still works, but not with --inputs as its metrics file", async () => {
     const rs = await server({ verify: () => reward(0.9) });
     const f = writeFixture(tempDir(), {
       inputs: tasks([0, 1]),
@@ -100,11 +111,25 @@ describe('an input that is also a file the run writes', () => {
     const inputs = join(f.dir, 'rollouts_aggregate_metrics.json');
     renameSync(f.inputs, inputs);
     const before = readFileSync(inputs);
-    const refused = await runReverify({ inputs, rollouts: f.rollouts, output: f.rollouts, servers: [rs.flag('rs')], judgeFailedOnly: true, append: true });
+    const refused = await runReverify({
+      inputs,
+      rollouts: f.rollouts,
+      output: f.rollouts,
+      servers: [rs.flag('rs')],
+      judgeFailedOnly: true,
+      append: true,
+    });
     expectRefused(refused, rs, '--inputs', inputs, inputs, before, []);
 
     copyFileSync(inputs, f.inputs);
-    const ok = await runReverify({ inputs: f.inputs, rollouts: f.rollouts, output: f.rollouts, servers: [rs.flag('rs')], judgeFailedOnly: true, append: true });
+    const ok = await runReverify({
+      inputs: f.inputs,
+      rollouts: f.rollouts,
+      output: f.rollouts,
+      servers: [rs.flag('rs')],
+      judgeFailedOnly: true,
+      append: true,
+    });
     expect(ok.error).toBeNull();
     expect(rs.verifyBodies).toHaveLength(1);
   });

@@ -148,7 +148,10 @@ describe('reference server: POST /verify', () => {
       ['{not json', { type: 'json_invalid', loc: ['body', 0] }],
       [[1, 2], { type: 'model_attributes_type', loc: ['body'] }],
       [{ responses_create_params: {} }, { type: 'missing', loc: ['body', 'response'], msg: 'Field required' }],
-      [{ responses_create_params: {}, response: 'text' }, { type: 'model_attributes_type', loc: ['body', 'response'] }],
+      [
+        { responses_create_params: {}, response: 'text' },
+        { type: 'model_attributes_type', loc: ['body', 'response'] },
+      ],
     ];
     for (const [body, issue] of cases) {
       const res = await post(server, '/verify', typeof body === 'string' ? body : JSON.stringify(body));

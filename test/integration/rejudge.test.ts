@@ -38,7 +38,14 @@ describe('automatic re-judgment rounds', () => {
     const dir = tempDir();
     const port = await flakyJudge(failuresOf);
     const d = await sampleRun(dir, port, { tasks: 16, repeats: 2 });
-    const { result, lines, error } = await run({ inputs: d.inputsPath, rollouts: d.rolloutsPath, output: d.output, configs: [d.config], rejudgeDelayMs: 0, batchSize: 5 });
+    const { result, lines, error } = await run({
+      inputs: d.inputsPath,
+      rollouts: d.rolloutsPath,
+      output: d.output,
+      configs: [d.config],
+      rejudgeDelayMs: 0,
+      batchSize: 5,
+    });
     expect(error).toBeNull();
     expect(result!.rounds).toBe(3);
     const main = readRows(d.output);
@@ -65,7 +72,9 @@ describe('automatic re-judgment rounds', () => {
     const dir = tempDir();
     const a = await sampleRun(join(dir, 'rounds'), await flakyJudge(failuresOf), { tasks: 12, repeats: 2 });
     const b = await sampleRun(join(dir, 'resumes'), await flakyJudge(failuresOf), { tasks: 12, repeats: 2 });
-    expect((await run({ inputs: a.inputsPath, rollouts: a.rolloutsPath, output: a.output, configs: [a.config], rejudgeDelayMs: 0 })).error).toBeNull();
+    expect(
+      (await run({ inputs: a.inputsPath, rollouts: a.rolloutsPath, output: a.output, configs: [a.config], rejudgeDelayMs: 0 })).error,
+    ).toBeNull();
     // NeMo Gym: one pass, then `--resume` by hand until nothing is left (the cap: 3, from the environment).
     const base = { inputs: b.inputsPath, rollouts: b.rolloutsPath, output: b.output, configs: [b.config], rejudge: false };
     expect((await run(base)).error).toBeNull();
@@ -77,7 +86,13 @@ describe('automatic re-judgment rounds', () => {
   it('--max-attempts 1 is a single pass: judge failures stay in the sidecar, no round follows', async () => {
     const dir = tempDir();
     const d = await sampleRun(dir, await flakyJudge(failuresOf), { tasks: 8, repeats: 1 });
-    const { result, lines } = await run({ inputs: d.inputsPath, rollouts: d.rolloutsPath, output: d.output, configs: [d.config], maxAttempts: 1 });
+    const { result, lines } = await run({
+      inputs: d.inputsPath,
+      rollouts: d.rolloutsPath,
+      output: d.output,
+      configs: [d.config],
+      maxAttempts: 1,
+    });
     expect(result!.rounds).toBe(1);
     expect(readRows(join(dir, 'out_failures.jsonl'))).toHaveLength(6);
     expect(lines.some((l) => l.startsWith('Re-judging'))).toBe(false);
@@ -136,7 +151,14 @@ describe('--resume', () => {
     const gymLine = `{"reward":1.0,"big":12345678901234567890,"_ng_task_index":${first._ng_task_index},"_ng_rollout_index":${first._ng_rollout_index},"agent_ref":{"name":"${(first.agent_ref as { name: string }).name}"}}\n`;
     writeFileSync(d.output, gymLine);
     writeFileSync(join(dir, 'out_failures.jsonl'), '');
-    const { result, error } = await run({ inputs: d.inputsPath, rollouts: d.rolloutsPath, output: d.output, configs: [d.config], resume: true, maxAttempts: 1 });
+    const { result, error } = await run({
+      inputs: d.inputsPath,
+      rollouts: d.rolloutsPath,
+      output: d.output,
+      configs: [d.config],
+      resume: true,
+      maxAttempts: 1,
+    });
     expect(error).toBeNull();
     expect(result!.planned).toBe(3);
     expect(readFileSync(d.output, 'utf8').startsWith(gymLine)).toBe(true);

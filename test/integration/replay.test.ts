@@ -40,7 +40,11 @@ describe('determinism: recorded histories replay against the current workflow co
     const spec = { ...(await buildRunSpec(opts, { heartbeatTimeoutMs: 10_000, maxAttempts: 3 })), continueAsNewAfterBatches: 2 };
     const workflowId = `replay-${process.pid}-${Date.now()}`;
     const w = await createReverifyWorker({ address: temporal.address, namespace: temporal.namespace, cacheDir: cacheDir() });
-    const handle = await client().workflow.start<typeof reverifyRun>('reverifyRun', { workflowId, taskQueue: temporal.taskQueue, args: [spec] });
+    const handle = await client().workflow.start<typeof reverifyRun>('reverifyRun', {
+      workflowId,
+      taskQueue: temporal.taskQueue,
+      args: [spec],
+    });
     const result: RunResult = await w.worker.runUntil(handle.result());
     await w.close();
     const main = keysOf(readRows(d.output));

@@ -44,7 +44,10 @@ interface CliOutcome {
 /** Runs the real `reverify` command (killed after `timeoutMs`, so a hanging run fails the test instead of blocking it). */
 function cli(args: string[], timeoutMs = 90_000): Promise<CliOutcome> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [reverifyBin, ...args], { env: { ...process.env, ...temporal.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [reverifyBin, ...args], {
+      env: { ...process.env, ...temporal.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
@@ -61,7 +64,11 @@ function cli(args: string[], timeoutMs = 90_000): Promise<CliOutcome> {
 function shell(commandLine: string): Promise<CliOutcome> {
   const line = commandLine.replace(/^reverify /, `'${process.execPath}' '${reverifyBin}' `);
   return new Promise((resolve) => {
-    const child = spawn('sh', ['-c', line], { cwd: projectRoot, env: { ...process.env, ...temporal.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('sh', ['-c', line], {
+      cwd: projectRoot,
+      env: { ...process.env, ...temporal.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
@@ -74,7 +81,10 @@ function shell(commandLine: string): Promise<CliOutcome> {
 function meanReward(body: { verify_responses: Row[] }): Reply {
   const rewards = body.verify_responses.map((r) => r.reward as number);
   const mean = rewards.reduce((a, b) => a + b, 0) / rewards.length;
-  return { status: 200, body: { agent_metrics: { 'mean/reward': mean, rows: rewards.length }, key_metrics: { 'mean/reward': mean }, group_level_metrics: [] } };
+  return {
+    status: 200,
+    body: { agent_metrics: { 'mean/reward': mean, rows: rewards.length }, key_metrics: { 'mean/reward': mean }, group_level_metrics: [] },
+  };
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -96,11 +106,26 @@ async function aggregationFailsThenIsRedone(broken: Reply, reason: RegExp): Prom
   const sidecar = join(dir, 'out_failures.jsonl');
   const metrics = join(dir, 'out_aggregate_metrics.json');
   const started = Date.now();
-  const r = await cli(['run', '--inputs', d.inputsPath, '--rollouts', d.rolloutsPath, '-o', d.output, '--config', d.config, '--no-rejudge']);
+  const r = await cli([
+    'run',
+    '--inputs',
+    d.inputsPath,
+    '--rollouts',
+    d.rolloutsPath,
+    '-o',
+    d.output,
+    '--config',
+    d.config,
+    '--no-rejudge',
+  ]);
   expect(Date.now() - started).toBeLessThan(60_000);
   expect(r.code).toBe(3);
   // The rows are all there, each once: the outputs are complete.
-  expect(keysOf(readRows(d.output)).concat(keysOf(readRows(sidecar))).sort()).toEqual(keysOf(readRows(d.inputsPath)).sort());
+  expect(
+    keysOf(readRows(d.output))
+      .concat(keysOf(readRows(sidecar)))
+      .sort(),
+  ).toEqual(keysOf(readRows(d.inputsPath)).sort());
   expect(readRows(sidecar)).toHaveLength(2);
   expect(existsSync(metrics)).toBe(false);
   expect(existsSync(join(dir, '.out.jsonl.reverify'))).toBe(false);
@@ -127,7 +152,12 @@ async function aggregationFailsThenIsRedone(broken: Reply, reason: RegExp): Prom
   expect(entries.map((e) => e.agent_ref.name).sort()).toEqual(['agent_a', 'agent_b']);
   expect(redo.stdout).toContain(`Aggregate metrics: ${metrics}`);
   // It sent the very rows the run would have sent.
-  expect(s.aggregateBodies.slice(2).map((b) => JSON.stringify(b)).sort()).toEqual([...runBodies].sort());
+  expect(
+    s.aggregateBodies
+      .slice(2)
+      .map((b) => JSON.stringify(b))
+      .sort(),
+  ).toEqual([...runBodies].sort());
 }
 
 describe('aggregation that cannot succeed ends the run with the rows complete', () => {
@@ -145,7 +175,10 @@ describe('aggregation that cannot succeed ends the run with the rows complete', 
     const d = await sampleRun(dir, s.port, { tasks: 6, repeats: 2 });
     const opts = parseRunOptions({ inputs: d.inputsPath, rollouts: d.rolloutsPath, output: d.output, configs: [d.config], maxAttempts: 1 });
     // Short retry intervals instead of the default ones (5 s doubling to 2 min, about 10 minutes in all).
-    const spec = { ...(await buildRunSpec(opts, { heartbeatTimeoutMs: 10_000, maxAttempts: 1 })), aggregateRetry: { initialIntervalMs: 50, maximumIntervalMs: 200 } };
+    const spec = {
+      ...(await buildRunSpec(opts, { heartbeatTimeoutMs: 10_000, maxAttempts: 1 })),
+      aggregateRetry: { initialIntervalMs: 50, maximumIntervalMs: 200 },
+    };
     const w = await createReverifyWorker({ address: temporal.address, namespace: temporal.namespace, cacheDir: cacheDir() });
     const handle = await client().workflow.start<typeof reverifyRun>('reverifyRun', {
       workflowId: `run-endings-503-${process.pid}-${Date.now()}`,
@@ -164,7 +197,7 @@ describe('aggregation that cannot succeed ends the run with the rows complete', 
   });
 });
 
-describe('reverify aggregate --no-merge on a run\'s own output', () => {
+describe("reverify aggregate --no-merge on a run's own output", () => {
   it('reads the output when it is all the glob matches, never rewriting it; matched with other shards it is an earlier merge and left out', async () => {
     const s = await server({});
     const dir = tempDir();
@@ -279,7 +312,9 @@ describe('reverify cancel', () => {
     expect(attachedOutput).toContain('Attached to the live run');
     for (const r of [a, b]) {
       expect(r.code).toBe(4);
-      expect(r.stderr).toMatch(/^Cancelled: the run writing '.*out\.jsonl' was cancelled; .* To continue, run the same command with --resume\.$/m);
+      expect(r.stderr).toMatch(
+        /^Cancelled: the run writing '.*out\.jsonl' was cancelled; .* To continue, run the same command with --resume\.$/m,
+      );
     }
     expect(readFileSync(d.output).equals(rows)).toBe(true);
     expect(existsSync(join(dir, '.out.jsonl.reverify'))).toBe(false);

@@ -54,7 +54,14 @@ describe('reverify run end to end (real Temporal dev server, real resources serv
     try {
       const dir = tempDir();
       const d = await sampleRun(dir, slow.port, { tasks: 40, repeats: 3 });
-      const { error } = await run({ inputs: d.inputsPath, rollouts: d.rolloutsPath, output: d.output, configs: [d.config], concurrency: 5, batchSize: 10 });
+      const { error } = await run({
+        inputs: d.inputsPath,
+        rollouts: d.rolloutsPath,
+        output: d.output,
+        configs: [d.config],
+        concurrency: 5,
+        batchSize: 10,
+      });
       expect(error).toBeNull();
       const stats = slow.stats();
       expect(stats.requests.verify).toBe(120);
@@ -113,7 +120,9 @@ describe('reverify run end to end (real Temporal dev server, real resources serv
   it('reports a rollout without a materialized input row, naming file:line and the key', async () => {
     const dir = tempDir();
     const d = await sampleRun(dir, rs().port, { tasks: 3, repeats: 2 });
-    const inputs = readFileSync(d.inputsPath, 'utf8').split('\n').filter((l) => l.trim());
+    const inputs = readFileSync(d.inputsPath, 'utf8')
+      .split('\n')
+      .filter((l) => l.trim());
     writeFileSync(d.inputsPath, inputs.slice(1).join('\n') + '\n'); // drop key (0, 0)
     const rolloutLines = readFileSync(d.rolloutsPath, 'utf8').split('\n');
     const lineNo = rolloutLines.findIndex((l) => l.includes('"_ng_task_index":0,"_ng_rollout_index":0')) + 1;
@@ -166,7 +175,13 @@ describe('reverify run end to end (real Temporal dev server, real resources serv
   it('--limit verifies only the first N rollouts of the file', async () => {
     const dir = tempDir();
     const d = await sampleRun(dir, rs().port, { tasks: 10, repeats: 2 });
-    const { result, error } = await run({ inputs: d.inputsPath, rollouts: d.rolloutsPath, output: d.output, configs: [d.config], limit: 7 });
+    const { result, error } = await run({
+      inputs: d.inputsPath,
+      rollouts: d.rolloutsPath,
+      output: d.output,
+      configs: [d.config],
+      limit: 7,
+    });
     expect(error).toBeNull();
     const firstSeven = keysOf(readRows(d.rolloutsPath).slice(0, 7)).sort();
     const written = [...keysOf(readRows(d.output)), ...keysOf(readRows(join(dir, 'out_failures.jsonl')))].sort();
@@ -177,7 +192,13 @@ describe('reverify run end to end (real Temporal dev server, real resources serv
   it('--disable-aggregation writes no metrics file and prints the notice', async () => {
     const dir = tempDir();
     const d = await sampleRun(dir, rs().port, { tasks: 3, repeats: 2 });
-    const { lines, error } = await run({ inputs: d.inputsPath, rollouts: d.rolloutsPath, output: d.output, configs: [d.config], disableAggregation: true });
+    const { lines, error } = await run({
+      inputs: d.inputsPath,
+      rollouts: d.rolloutsPath,
+      output: d.output,
+      configs: [d.config],
+      disableAggregation: true,
+    });
     expect(error).toBeNull();
     expect(existsSync(join(dir, 'out_aggregate_metrics.json'))).toBe(false);
     expect(lines.some((l) => l.startsWith('Skipping aggregate-metrics computation because disable_aggregation=True.'))).toBe(true);
@@ -190,7 +211,9 @@ describe('reverify run end to end (real Temporal dev server, real resources serv
     const output = join(d.config, 'out.jsonl'); // a path below a regular file
     const { error } = await run({ inputs: d.inputsPath, rollouts: d.rolloutsPath, output, configs: [d.config] });
     expect(error?.code).toBe(1);
-    expect(error?.line).toMatch(/^Error: cannot write the output directory '.*gym\.yaml' \(a file is in the way\): choose another --output$/);
+    expect(error?.line).toMatch(
+      /^Error: cannot write the output directory '.*gym\.yaml' \(a file is in the way\): choose another --output$/,
+    );
   });
 
   it('an agent name the config does not route is reported with file:line before any request', async () => {

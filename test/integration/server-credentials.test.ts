@@ -32,12 +32,16 @@ const withUserinfo = (rs: ScriptedServer, userinfo = USERINFO) => rs.url.replace
 async function historyText(output: string): Promise<string> {
   const history = await client().workflow.getHandle(workflowIdForOutput(output)).fetchHistory();
   const json = JSON.stringify(history);
-  return json + json.replace(/"data":"([A-Za-z0-9+/=]*)"/g, (_m, b64: string) => JSON.stringify(Buffer.from(b64, 'base64').toString('utf8')));
+  return (
+    json + json.replace(/"data":"([A-Za-z0-9+/=]*)"/g, (_m, b64: string) => JSON.stringify(Buffer.from(b64, 'base64').toString('utf8')))
+  );
 }
 
 /** Every request carried the header, and the three routes were all called. */
 function expectAuthorizedEverywhere(rs: ScriptedServer, expected = BASIC): void {
-  expect(rs.requests.map((r) => `${r.method} ${r.url}`)).toEqual(expect.arrayContaining(['GET /reverify_mode', 'POST /verify', 'POST /aggregate_metrics']));
+  expect(rs.requests.map((r) => `${r.method} ${r.url}`)).toEqual(
+    expect.arrayContaining(['GET /reverify_mode', 'POST /verify', 'POST /aggregate_metrics']),
+  );
   for (const r of rs.requests) expect(r.headers.authorization).toBe(expected);
 }
 
@@ -49,7 +53,12 @@ describe('credentials of a resources server', () => {
   it('--server NAME=http://user:password@host:port: every request carries Basic auth (percent-decoded); the password is neither printed nor in the history', async () => {
     const rs = await server();
     const f = writeFixture(tempDir(), { inputs: tasks([0, 1, 2]) });
-    const { error, lines } = await runReverify({ inputs: f.inputs, rollouts: f.rollouts, output: f.output, servers: [`rs=${withUserinfo(rs)}`] });
+    const { error, lines } = await runReverify({
+      inputs: f.inputs,
+      rollouts: f.rollouts,
+      output: f.output,
+      servers: [`rs=${withUserinfo(rs)}`],
+    });
     expect(error).toBeNull();
     expectAuthorizedEverywhere(rs);
     const history = await historyText(f.output);
@@ -64,13 +73,16 @@ describe('credentials of a resources server', () => {
     const rs = await server();
     const f = writeFixture(tempDir(), { inputs: tasks([0, 1]) });
     const config = join(f.dir, 'rs.yaml');
-    writeFileSync(config, `rs:\n  resources_servers:\n    mcqa:\n      entrypoint: app.py\n      host: "${USERINFO}@127.0.0.1"\n      port: ${rs.port}\n`);
+    writeFileSync(
+      config,
+      `rs:\n  resources_servers:\n    mcqa:\n      entrypoint: app.py\n      host: "${USERINFO}@127.0.0.1"\n      port: ${rs.port}\n`,
+    );
     const { error } = await runReverify({ inputs: f.inputs, rollouts: f.rollouts, output: f.output, configs: [config] });
     expect(error).toBeNull();
     expectAuthorizedEverywhere(rs);
   });
 
-  it('REVERIFY_SERVER_AUTH in the worker\'s environment gives the credentials of a plain --server URL', async () => {
+  it("REVERIFY_SERVER_AUTH in the worker's environment gives the credentials of a plain --server URL", async () => {
     const rs = await server();
     const f = writeFixture(tempDir(), { inputs: tasks([0, 1]) });
     process.env.REVERIFY_SERVER_AUTH = `http://other:x@127.0.0.1:1 ${withUserinfo(rs, 'worker:s%20cret')}`;

@@ -62,7 +62,7 @@ describe('§6 join / pairing and limit (29, 31, 33–34, 65)', () => {
     expect(lines(f.output)).toEqual([]);
   });
 
-  it('§6.33/§6.70 (ours: the only predicate is recovery\'s, judge failures only) a predicate keeping T=0,2 of T=0..3: only T=0,2 are paired', async () => {
+  it("§6.33/§6.70 (ours: the only predicate is recovery's, judge failures only) a predicate keeping T=0,2 of T=0..3: only T=0,2 are paired", async () => {
     const rs = await server();
     const f = writeFixture(tempDir(), {
       inputs: tasks([0, 1, 2, 3]),
@@ -101,7 +101,11 @@ describe('§6 recovery predicate (43–46)', () => {
 
   it('§6.44 a non-judge row is dropped; a judge row for another key is kept', async () => {
     const rs = await server();
-    const f = writeFixture(tempDir(), { inputs: tasks([0, 1, 2]), successes: [successLine({ t: 0 })], failures: [timeoutLine({ t: 1 }), failureLine({ t: 2 })] });
+    const f = writeFixture(tempDir(), {
+      inputs: tasks([0, 1, 2]),
+      successes: [successLine({ t: 0 })],
+      failures: [timeoutLine({ t: 1 }), failureLine({ t: 2 })],
+    });
     const { error } = await recover(f, rs);
     expect(error).toBeNull();
     expect(sentKeys(rs)).toEqual(['2:0']);
@@ -304,7 +308,7 @@ describe('§6 payload preparation (64–67, 71)', () => {
     await rs.close();
   });
 
-  it('§6.64 3 pairs and no resume: 3 payloads, each carrying its rollout\'s response', () => {
+  it("§6.64 3 pairs and no resume: 3 payloads, each carrying its rollout's response", () => {
     expect(outcome.error).toBeNull();
     expect(rs.verifyBodies).toHaveLength(3);
     for (const b of rs.verifyBodies) expect(b.response).toEqual(JSON.parse(responseText(b._ng_task_index as number)));

@@ -45,7 +45,9 @@ describe('§6 guard and output preparation in recovery mode (89, 100)', () => {
     const { result, error } = await recover(f, rs);
     expect(error).toBeNull();
     expect(rs.modeRequests).toBe(0);
-    expect(rs.requests.map((r) => `${r.method} ${r.url}`).filter((r) => r !== 'POST /verify' && r !== 'POST /aggregate_metrics')).toEqual([]);
+    expect(rs.requests.map((r) => `${r.method} ${r.url}`).filter((r) => r !== 'POST /verify' && r !== 'POST /aggregate_metrics')).toEqual(
+      [],
+    );
     expect(sentKeys(rs)).toEqual(['1:0']);
     expect(result!.forceWarning).toBeNull();
     expect(readdirSync(dir).filter((n) => n.startsWith('unsafe_'))).toEqual([]);
@@ -85,7 +87,7 @@ describe('§6 judge-failed-only end to end (119–131)', () => {
       await rs.close();
     });
 
-    it('§6.119 only T=2,3 are sent (input row + the sidecar row\'s response); the output holds T=0..3; seeded rows keep reward 1.0 byte for byte; recovered rows carry 0.9 and no failure class; the reload is sorted; no unsafe_ file', () => {
+    it("§6.119 only T=2,3 are sent (input row + the sidecar row's response); the output holds T=0..3; seeded rows keep reward 1.0 byte for byte; recovered rows carry 0.9 and no failure class; the reload is sorted; no unsafe_ file", () => {
       expect(outcome.error).toBeNull();
       expect(sentKeys(rs)).toEqual(['2:0', '3:0']);
       for (const body of rs.verifyBodies) {
@@ -179,7 +181,10 @@ describe('§6 judge-failed-only end to end (119–131)', () => {
       successes: [successLine({ t: 0 })],
       failures: [failureLine({ t: 1 }), failureLine({ t: 2 })],
     });
-    const prior = [successLine({ t: 0 }), '{"reward":0.9,"_ng_task_index":1,"_ng_rollout_index":0,"agent_ref":{"type":"responses_api_agents","name":"agent_a"}}'];
+    const prior = [
+      successLine({ t: 0 }),
+      '{"reward":0.9,"_ng_task_index":1,"_ng_rollout_index":0,"agent_ref":{"type":"responses_api_agents","name":"agent_a"}}',
+    ];
     writeLines(f.output, prior);
     const { lines: printed, error } = await recover(f, rs, { resume: true });
     expect(error).toBeNull();
@@ -254,7 +259,7 @@ describe('§6 judge-failed-only end to end (119–131)', () => {
     expect(keys(rows(f.output))).toEqual(['0:0', '1:0', '2:0']);
   });
 
-  it('§6.128 --append with --output = the run\'s own rollouts.jsonl: only the judge failure is sent and appended to it; no duplicates', async () => {
+  it("§6.128 --append with --output = the run's own rollouts.jsonl: only the judge failure is sent and appended to it; no duplicates", async () => {
     const rs = await server({ verify: () => reward(0.9) });
     const f = writeFixture(tempDir(), {
       inputs: tasks([0, 1, 2]),

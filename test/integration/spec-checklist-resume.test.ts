@@ -77,7 +77,11 @@ describe('§6 resume end to end (114–118)', () => {
     const { result, error } = await plain(f, rs, { overwrite: true });
     expect(error).toBeNull();
     expect(sentKeys(rs)).toEqual(['0:0', '1:0']);
-    expect(rows(f.output).map((r) => [keyText(r), r.reward]).sort()).toEqual([
+    expect(
+      rows(f.output)
+        .map((r) => [keyText(r), r.reward])
+        .sort(),
+    ).toEqual([
       ['0:0', 0.5],
       ['1:0', 0.5],
     ]);

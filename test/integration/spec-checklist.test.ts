@@ -15,7 +15,16 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { guardWarning } from '../../src/contract/messages.js';
 import { closedAfterEach } from '../helpers/hooks.js';
 import { runReverify } from '../helpers/run-fixtures.js';
-import { byTask, echo, judgeFailed, keyText, reward, startScriptedServer, type Row, type ScriptedServer } from '../helpers/scripted-server.js';
+import {
+  byTask,
+  echo,
+  judgeFailed,
+  keyText,
+  reward,
+  startScriptedServer,
+  type Row,
+  type ScriptedServer,
+} from '../helpers/scripted-server.js';
 import {
   agentRef,
   inputLine,
@@ -99,7 +108,11 @@ describe('§6 dispatch (72–81)', () => {
     it('§6.74 (ours: not propagated — a 5xx is retried and its row succeeds; a 4xx becomes a terminal verify_rejected sidecar row and is not retried; the other rows are written)', () => {
       expect(outcome.error).toBeNull();
       expect(sentKeys(rs)).toEqual(['0:0', '1:0', '1:0', '2:0']);
-      expect(rows(f.output).map((r) => [keyText(r), r.reward]).sort()).toEqual([
+      expect(
+        rows(f.output)
+          .map((r) => [keyText(r), r.reward])
+          .sort(),
+      ).toEqual([
         ['0:0', 1],
         ['1:0', 0.7],
       ]);
@@ -144,7 +157,13 @@ describe('§6 dispatch (72–81)', () => {
     const f = writeFixture(dir, { inputs: tasks([0, 1]) });
     // The config points rs_a at port 9 (nothing listens); --server gives the live address.
     const config = writeAgentsConfig(dir, { agent_a: { server: 'rs_a', url: 'http://127.0.0.1:9' } });
-    const { error } = await runReverify({ inputs: f.inputs, rollouts: f.rollouts, output: f.output, configs: [config], servers: [rs.flag('rs_a')] });
+    const { error } = await runReverify({
+      inputs: f.inputs,
+      rollouts: f.rollouts,
+      output: f.output,
+      configs: [config],
+      servers: [rs.flag('rs_a')],
+    });
     expect(error).toBeNull();
     expect(rs.modeRequests).toBe(1);
     expect(sentKeys(rs)).toEqual(['0:0', '1:0']);
@@ -176,7 +195,9 @@ describe('§6 dispatch (72–81)', () => {
     const { result, error } = await plain(f, rs, { concurrency: 2, batchSize: 1 });
     expect(error).toBeNull();
     expect(result!.done + result!.failed).toBe(8);
-    expect([...keys(rows(f.output)), ...keys(rows(f.outputSidecar))].sort()).toEqual(tasks([0, 1, 2, 3, 4, 5, 6, 7]).map((r) => `${r.t}:0`));
+    expect([...keys(rows(f.output)), ...keys(rows(f.outputSidecar))].sort()).toEqual(
+      tasks([0, 1, 2, 3, 4, 5, 6, 7]).map((r) => `${r.t}:0`),
+    );
     expect(rs.peakInFlight).toBeLessThanOrEqual(2);
     expect(rs.inFlight).toBe(0);
   });
@@ -247,7 +268,7 @@ function strippedSuccess(t: number, r = 0, agent = 'agent_a'): Row {
 }
 
 describe('§6 reload (90–91)', () => {
-  it('§6.90 output rows (agent_a T=1), (agent_b T=0), (agent_a T=0 R=1) are read back whole and sorted by key; each agent\'s rows go to its RS (one call per agent, so the order shows within an agent)', async () => {
+  it("§6.90 output rows (agent_a T=1), (agent_b T=0), (agent_a T=0 R=1) are read back whole and sorted by key; each agent's rows go to its RS (one call per agent, so the order shows within an agent)", async () => {
     const rsA = await server();
     const rsB = await server();
     const dir = tempDir();
@@ -258,12 +279,23 @@ describe('§6 reload (90–91)', () => {
     ];
     const f = writeFixture(dir, { inputs: specs });
     const config = writeAgentsConfig(dir, { agent_a: { server: 'rs_a', url: rsA.url }, agent_b: { server: 'rs_b', url: rsB.url } });
-    writeLines(f.output, specs.map((s) => successLine(s)));
-    const { lines: printed, error } = await runReverify({ inputs: f.inputs, rollouts: f.rollouts, output: f.output, configs: [config], resume: true });
+    writeLines(
+      f.output,
+      specs.map((s) => successLine(s)),
+    );
+    const { lines: printed, error } = await runReverify({
+      inputs: f.inputs,
+      rollouts: f.rollouts,
+      output: f.output,
+      configs: [config],
+      resume: true,
+    });
     expect(error).toBeNull();
     expect(printed).toContain('WARNING: Nothing to be re-verified.');
     expect(rsA.verifyBodies.length + rsB.verifyBodies.length).toBe(0);
-    expect(rsA.aggregateBodies.map((b) => b.verify_responses)).toEqual([[strippedSuccess(0, 1, 'agent_a'), strippedSuccess(1, 0, 'agent_a')]]);
+    expect(rsA.aggregateBodies.map((b) => b.verify_responses)).toEqual([
+      [strippedSuccess(0, 1, 'agent_a'), strippedSuccess(1, 0, 'agent_a')],
+    ]);
     expect(rsB.aggregateBodies.map((b) => b.verify_responses)).toEqual([[strippedSuccess(0, 0, 'agent_b')]]);
   });
 
@@ -272,7 +304,13 @@ describe('§6 reload (90–91)', () => {
     // Empty: every key has a terminal sidecar row, so a resume sends nothing and the output stays empty.
     const a = writeFixture(tempDir(), { inputs: tasks([0, 1]) });
     writeFileSync(a.output, '');
-    writeLines(a.outputSidecar, [0, 1].map((t) => `{"reward":0.0,"_ng_failure_class":"timeout_exceeded","_ng_failure_terminal":true,"_ng_task_index":${t},"_ng_rollout_index":0,"agent_ref":{"name":"agent_a"}}`));
+    writeLines(
+      a.outputSidecar,
+      [0, 1].map(
+        (t) =>
+          `{"reward":0.0,"_ng_failure_class":"timeout_exceeded","_ng_failure_terminal":true,"_ng_task_index":${t},"_ng_rollout_index":0,"agent_ref":{"name":"agent_a"}}`,
+      ),
+    );
     const empty = await runReverify({ inputs: a.inputs, rollouts: a.rollouts, output: a.output, servers: [rs.flag('rs')], resume: true });
     expect(empty.error).toBeNull();
     expect(rs.verifyBodies).toHaveLength(0);
@@ -314,7 +352,10 @@ describe('§6 aggregation call (92–95)', () => {
         row._ng_task_index === 0
           ? echo(row, { reward: 1.0, judgement: 'ok', extracted_answer: 'A' })
           : echo({ ...row, response: { id: 'resp_1', object: 'response', output: [] } }, { reward: 0.0, judgement: 'no' }),
-      aggregate: () => ({ status: 200, body: { agent_metrics: { 'mean/reward': 0.5 }, key_metrics: { 'mean/reward': 0.5 }, group_level_metrics: [{ _ng_task_index: 0 }] } }),
+      aggregate: () => ({
+        status: 200,
+        body: { agent_metrics: { 'mean/reward': 0.5 }, key_metrics: { 'mean/reward': 0.5 }, group_level_metrics: [{ _ng_task_index: 0 }] },
+      }),
     });
     const f = writeFixture(tempDir(), { inputs: tasks([0, 1]) });
     const { result, lines: printed, error } = await plain(f, rs);
@@ -360,7 +401,7 @@ describe('§6 aggregation call (92–95)', () => {
     expect(printed).toContain('Aggregate metrics: None');
   });
 
-  it('§6.95 a row whose agent_ref has no name is excluded, and only the named agent\'s RS is called', async () => {
+  it("§6.95 a row whose agent_ref has no name is excluded, and only the named agent's RS is called", async () => {
     const rsA = await server();
     const rsB = await server();
     const dir = tempDir();
@@ -442,7 +483,11 @@ describe('§6 reverify-mode check and guard (98–104)', () => {
     expect(rsB.verifyBodies).toHaveLength(0);
 
     const rsUnknown = await server({ mode: 'unknown' });
-    const config2 = writeAgentsConfig(dir, { agent_a: { server: 'rs_a', url: rsA.url }, agent_b: { server: 'rs_b', url: rsUnknown.url } }, 'gym2.yaml');
+    const config2 = writeAgentsConfig(
+      dir,
+      { agent_a: { server: 'rs_a', url: rsA.url }, agent_b: { server: 'rs_b', url: rsUnknown.url } },
+      'gym2.yaml',
+    );
     const refused = await runReverify({ inputs: f.inputs, rollouts: f.rollouts, output: join(dir, 'other.jsonl'), configs: [config2] });
     expect(refused.error?.line).toContain("Resource server(s) ['rs_b'] have reverify_mode=UNSUPPORTED or UNKNOWN");
     expect(rsUnknown.modeRequests).toBe(1);
@@ -526,7 +571,7 @@ describe('§6 end-to-end run (105–110)', () => {
     expect(printed.some((l) => l.startsWith('Skipping aggregate-metrics computation because disable_aggregation=True.'))).toBe(true);
   });
 
-  it('§6.110 agents a,b → rs_a,rs_b with 2 rows each: 4 /verify calls (2 per RS, each with its own agent\'s rows), 4 output rows of exactly {reward, T, R, agent_ref}, aggregation sees both agents, sorted', async () => {
+  it("§6.110 agents a,b → rs_a,rs_b with 2 rows each: 4 /verify calls (2 per RS, each with its own agent's rows), 4 output rows of exactly {reward, T, R, agent_ref}, aggregation sees both agents, sorted", async () => {
     const rsA = await server({ verify: () => reward(0.5) });
     const rsB = await server({ verify: () => reward(0.5) });
     const dir = tempDir();

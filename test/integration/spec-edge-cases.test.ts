@@ -87,7 +87,12 @@ describe('§7 blank lines and a final line without \\n', () => {
     expect(printed).toContain(seededLine(2, f));
     expect(readFileSync(f.output, 'utf8').startsWith(`${successLine({ t: 0 })}\n${successLine({ t: 1 })}\n`)).toBe(true);
     expect(keys(rows(f.output)).sort()).toEqual(['0:0', '1:0', '2:0', '3:0']);
-    expect(readFileSync(f.output, 'utf8').split('\n').slice(0, -1).every((l) => l.trim() !== '')).toBe(true);
+    expect(
+      readFileSync(f.output, 'utf8')
+        .split('\n')
+        .slice(0, -1)
+        .every((l) => l.trim() !== ''),
+    ).toBe(true);
   });
 
   it('§7 an output whose complete last line has no \\n is fine on --resume: its key counts as done and the next row starts on a new line', async () => {
@@ -111,7 +116,11 @@ describe('§7 malformed JSON', () => {
     '§7 malformed JSON in %s: "Error: <file>:<line>: malformed JSON (…)", exit 1, no /verify request, no output file (NeMo Gym crashes with a traceback)',
     async (_name, which) => {
       const rs = await server();
-      const f = writeFixture(tempDir(), { inputs: tasks([0, 1, 2]), successes: [successLine({ t: 0 })], failures: [failureLine({ t: 1 }), failureLine({ t: 2 })] });
+      const f = writeFixture(tempDir(), {
+        inputs: tasks([0, 1, 2]),
+        successes: [successLine({ t: 0 })],
+        failures: [failureLine({ t: 1 }), failureLine({ t: 2 })],
+      });
       const path = which === 'inputs' ? f.inputs : f.rolloutsSidecar;
       const good = which === 'inputs' ? [inputLine({ t: 0 }), inputLine({ t: 2 })] : [failureLine({ t: 1 }), failureLine({ t: 2 })];
       writeLines(path, [good[0], '{"_ng_task_index":1,"_ng_rollout_index":0,', good[1]]);
@@ -125,28 +134,35 @@ describe('§7 malformed JSON', () => {
     ['NaN', '--rollouts', (l: string) => l.replace('"reward":1.0', '"reward":NaN')],
     ['Infinity', '--inputs', (l: string) => l.replace('"temperature":1.0', '"temperature":Infinity')],
     ['-Infinity', 'the recovery sidecar', (l: string) => l.replace('"reward":0.0', '"reward":-Infinity')],
-  ] as const)('§7 the token %s in %s is rejected as malformed JSON with file:line, exit 1, nothing sent or written (like NeMo Gym)', async (token, where, edit) => {
-    const rs = await server();
-    const f = writeFixture(tempDir(), { inputs: tasks([0, 1]), successes: [successLine({ t: 0 }), successLine({ t: 1 })], failures: [failureLine({ t: 0 }), failureLine({ t: 1 })] });
-    let path: string;
-    let outcome: RunOutcome;
-    if (where === '--rollouts') {
-      path = f.rollouts;
-      writeLines(path, [successLine({ t: 0 }), edit(successLine({ t: 1 }))]);
-      outcome = await plain(f, rs);
-    } else if (where === '--inputs') {
-      path = f.inputs;
-      writeLines(path, [inputLine({ t: 0 }), edit(inputLine({ t: 1 }))]);
-      outcome = await plain(f, rs);
-    } else {
-      path = f.rolloutsSidecar;
-      writeLines(f.rollouts, []);
-      writeLines(path, [failureLine({ t: 0 }), edit(failureLine({ t: 1 }))]);
-      outcome = await recover(f, rs);
-    }
-    expect(readFileSync(path, 'utf8')).toContain(token);
-    expectStoppedBeforeWork(outcome, rs, f, `${path}:2`, 'malformed JSON (');
-  });
+  ] as const)(
+    '§7 the token %s in %s is rejected as malformed JSON with file:line, exit 1, nothing sent or written (like NeMo Gym)',
+    async (token, where, edit) => {
+      const rs = await server();
+      const f = writeFixture(tempDir(), {
+        inputs: tasks([0, 1]),
+        successes: [successLine({ t: 0 }), successLine({ t: 1 })],
+        failures: [failureLine({ t: 0 }), failureLine({ t: 1 })],
+      });
+      let path: string;
+      let outcome: RunOutcome;
+      if (where === '--rollouts') {
+        path = f.rollouts;
+        writeLines(path, [successLine({ t: 0 }), edit(successLine({ t: 1 }))]);
+        outcome = await plain(f, rs);
+      } else if (where === '--inputs') {
+        path = f.inputs;
+        writeLines(path, [inputLine({ t: 0 }), edit(inputLine({ t: 1 }))]);
+        outcome = await plain(f, rs);
+      } else {
+        path = f.rolloutsSidecar;
+        writeLines(f.rollouts, []);
+        writeLines(path, [failureLine({ t: 0 }), edit(failureLine({ t: 1 }))]);
+        outcome = await recover(f, rs);
+      }
+      expect(readFileSync(path, 'utf8')).toContain(token);
+      expectStoppedBeforeWork(outcome, rs, f, `${path}:2`, 'malformed JSON (');
+    },
+  );
 
   it.each([
     ['--inputs', 'inputs'],
@@ -156,18 +172,35 @@ describe('§7 malformed JSON', () => {
     '§7 invalid UTF-8 bytes in a row of %s are rejected with file:line, exit 1, before any /verify request and before any output file (like NeMo Gym; never decoded lossily to U+FFFD)',
     async (_name, which) => {
       const rs = await server();
-      const f = writeFixture(tempDir(), { inputs: tasks([0, 1]), successes: [successLine({ t: 0 }), successLine({ t: 1 })], failures: [failureLine({ t: 0 }), failureLine({ t: 1 })] });
+      const f = writeFixture(tempDir(), {
+        inputs: tasks([0, 1]),
+        successes: [successLine({ t: 0 }), successLine({ t: 1 })],
+        failures: [failureLine({ t: 0 }), failureLine({ t: 1 })],
+      });
       let path: string;
       if (which === 'inputs') {
         path = f.inputs;
-        writeFileSync(path, Buffer.concat([Buffer.from(inputLine({ t: 0 }) + '\n'), withInvalidUtf8(inputLine({ t: 1 }), '"expected_answer":"'), Buffer.from('\n')]));
+        writeFileSync(
+          path,
+          Buffer.concat([
+            Buffer.from(inputLine({ t: 0 }) + '\n'),
+            withInvalidUtf8(inputLine({ t: 1 }), '"expected_answer":"'),
+            Buffer.from('\n'),
+          ]),
+        );
       } else if (which === 'rollouts') {
         path = f.rollouts;
-        writeFileSync(path, Buffer.concat([Buffer.from(successLine({ t: 0 }) + '\n'), withInvalidUtf8(successLine({ t: 1 }), 'boxed{'), Buffer.from('\n')]));
+        writeFileSync(
+          path,
+          Buffer.concat([Buffer.from(successLine({ t: 0 }) + '\n'), withInvalidUtf8(successLine({ t: 1 }), 'boxed{'), Buffer.from('\n')]),
+        );
       } else {
         path = f.rolloutsSidecar;
         writeLines(f.rollouts, []);
-        writeFileSync(path, Buffer.concat([Buffer.from(failureLine({ t: 0 }) + '\n'), withInvalidUtf8(failureLine({ t: 1 }), 'boxed{'), Buffer.from('\n')]));
+        writeFileSync(
+          path,
+          Buffer.concat([Buffer.from(failureLine({ t: 0 }) + '\n'), withInvalidUtf8(failureLine({ t: 1 }), 'boxed{'), Buffer.from('\n')]),
+        );
       }
       const outcome = which === 'sidecar' ? await recover(f, rs) : await plain(f, rs);
       expectStoppedBeforeWork(outcome, rs, f, `${path}:2`, /UTF-8/i);
@@ -226,7 +259,11 @@ describe('§7 missing keys', () => {
   });
 
   it.each([
-    ['agent_ref.name', (l: string) => l.replace('"agent_ref":{"type":"responses_api_agents","name":"agent_a"}', '"agent_ref":{"type":"responses_api_agents"}')],
+    [
+      'agent_ref.name',
+      (l: string) =>
+        l.replace('"agent_ref":{"type":"responses_api_agents","name":"agent_a"}', '"agent_ref":{"type":"responses_api_agents"}'),
+    ],
     ['agent_ref', (l: string) => withoutField(l, 'agent_ref')],
   ] as const)(
     '§7 a materialized input row without %s: one line "<file>:<line>: materialized input row has no …", exit 1, before any request (NeMo Gym crashes before any request)',
@@ -239,7 +276,9 @@ describe('§7 missing keys', () => {
   );
 
   it('§7 a resources server reply without reward is written to the main output as a success (like NeMo Gym), stamped, and aggregated', async () => {
-    const rs = await server({ verify: (row) => (row._ng_task_index === 0 ? { status: 200, raw: '{"judgement":"unparseable"}' } : reward(1.0)) });
+    const rs = await server({
+      verify: (row) => (row._ng_task_index === 0 ? { status: 200, raw: '{"judgement":"unparseable"}' } : reward(1.0)),
+    });
     const f = writeFixture(tempDir(), { inputs: tasks([0, 1]) });
     const { result, error } = await plain(f, rs);
     expect(error).toBeNull();
@@ -253,7 +292,7 @@ describe('§7 missing keys', () => {
 });
 
 describe('§7 output rows without indices', () => {
-  it('§7 output rows without both indices (written by another tool) are ignored by the --resume cache and kept byte for byte; the run does not crash on them (NeMo Gym\'s final sort does)', async () => {
+  it("§7 output rows without both indices (written by another tool) are ignored by the --resume cache and kept byte for byte; the run does not crash on them (NeMo Gym's final sort does)", async () => {
     const rs = await server({ verify: () => reward(0.5) });
     const f = writeFixture(tempDir(), { inputs: tasks([0, 1]) });
     const foreign = ['{"reward":1.0,"note":"written by another tool"}', '{"reward":1.0,"_ng_task_index":0,"note":"one index only"}'];
@@ -273,7 +312,11 @@ describe('§7 duplicate keys', () => {
     const rs = await server({ verify: () => reward(0.5) });
     const f = writeFixture(tempDir(), { inputs: tasks([0, 1]) });
     const last = inputLine({ t: 0, agent: 'agent_b' }).replace('"expected_answer":"A"', '"expected_answer":"B","which":"last"');
-    writeLines(f.inputs, [inputLine({ t: 0 }).replace('"expected_answer":"A"', '"expected_answer":"A","which":"first"'), inputLine({ t: 1 }), last]);
+    writeLines(f.inputs, [
+      inputLine({ t: 0 }).replace('"expected_answer":"A"', '"expected_answer":"A","which":"first"'),
+      inputLine({ t: 1 }),
+      last,
+    ]);
     const { error } = await plain(f, rs);
     expect(error).toBeNull();
     expect(sentKeys(rs)).toEqual(['0:0', '1:0']);
@@ -327,7 +370,11 @@ describe('§7 duplicate keys', () => {
     const rs = await server({ verify: () => reward(0.5) });
     const f = writeFixture(tempDir(), { inputs: tasks([0, 1]) });
     writeLines(f.inputs, [inputLine({ t: 0 }), inputLine({ t: 1 }).replace('"_ng_task_index":1,', '"_ng_task_index":1.0,')]);
-    writeLines(f.rollouts, [successLine({ t: 0 }), successLine({ t: 1 }), successLine({ t: 1 }).replace('"_ng_task_index":1,', '"_ng_task_index":1.0,')]);
+    writeLines(f.rollouts, [
+      successLine({ t: 0 }),
+      successLine({ t: 1 }),
+      successLine({ t: 1 }).replace('"_ng_task_index":1,', '"_ng_task_index":1.0,'),
+    ]);
     const { lines: printed, error } = await plain(f, rs);
     expect(error).toBeNull();
     expect(sentKeys(rs)).toEqual(['0:0', '1:0']);
@@ -375,9 +422,17 @@ describe('§7 files and paths', () => {
       const f = writeFixture(tempDir(), { inputs: tasks([0, 1]) });
       const target = which === 'rollouts' ? f.rollouts : f.inputs;
       const before = readFileSync(target);
-      const { error, lines: printed } = await runReverify({ inputs: f.inputs, rollouts: f.rollouts, output: target, servers: [rs.flag('rs')], overwrite: true });
+      const { error, lines: printed } = await runReverify({
+        inputs: f.inputs,
+        rollouts: f.rollouts,
+        output: target,
+        servers: [rs.flag('rs')],
+        overwrite: true,
+      });
       expect(error?.code).toBe(1);
-      expect(error?.line.startsWith(`Error: ${flag} '${target}' is also the output of this run, which it would delete (--overwrite)`)).toBe(true);
+      expect(error?.line.startsWith(`Error: ${flag} '${target}' is also the output of this run, which it would delete (--overwrite)`)).toBe(
+        true,
+      );
       expect(error?.line.split('\n')).toHaveLength(1);
       expect(printed.filter((l) => l.startsWith('Deleted existing output file'))).toEqual([]);
       expect(existsSync(target)).toBe(true);
@@ -422,7 +477,13 @@ describe('§7 servers', () => {
       const f = writeFixture(tempDir(), { inputs: tasks([0, 1]) });
       writeLines(f.output, [successLine({ t: 0 })]);
       const before = readFileSync(f.output);
-      const { error } = await runReverify({ inputs: f.inputs, rollouts: f.rollouts, output: f.output, servers: [`my_rs=${mode.url}`], overwrite: true });
+      const { error } = await runReverify({
+        inputs: f.inputs,
+        rollouts: f.rollouts,
+        output: f.output,
+        servers: [`my_rs=${mode.url}`],
+        overwrite: true,
+      });
       expect(error?.code).toBe(1);
       expect(error?.line).toContain(`resources server 'my_rs'`);
       expect(error?.line).toMatch(message);
@@ -466,7 +527,7 @@ describe('§7 routing outcomes of odd result bodies', () => {
     expect(lines(f.output)).toContain(`{"reward":1.0,"_ng_failure_terminal":true,${stamps(2)}}`);
   });
 
-  it('§7 RS-provided _ng_task_index/_ng_rollout_index/agent_ref are overwritten in place by the payload\'s values (like NeMo Gym)', () => {
+  it("§7 RS-provided _ng_task_index/_ng_rollout_index/agent_ref are overwritten in place by the payload's values (like NeMo Gym)", () => {
     expect(lines(f.output)).toContain(`{"reward":1.0,${stamps(3)},"extra":1}`);
     expect(readFileSync(f.output, 'utf8')).not.toContain('impostor');
     expect(keys(rows(f.output)).sort()).toEqual(['0:0', '2:0', '3:0']);
@@ -524,7 +585,13 @@ describe('§7 counting: the attempt cap from the environment', () => {
     async (value) => {
       const rs = await server();
       const f = writeFixture(tempDir(), { inputs: tasks([7, 8]) });
-      writeLines(f.outputSidecar, [failureLine({ t: 7 }), failureLine({ t: 8 }), failureLine({ t: 7 }), failureLine({ t: 8 }), failureLine({ t: 8 })]);
+      writeLines(f.outputSidecar, [
+        failureLine({ t: 7 }),
+        failureLine({ t: 8 }),
+        failureLine({ t: 7 }),
+        failureLine({ t: 8 }),
+        failureLine({ t: 8 }),
+      ]);
       const saved = process.env.NEMO_GYM_MAX_ROLLOUT_ATTEMPTS;
       process.env.NEMO_GYM_MAX_ROLLOUT_ATTEMPTS = value;
       try {

@@ -28,10 +28,28 @@ describe('the Temporal server dies during a run', () => {
     const d = await sampleRun(dir, rs().port, { tasks: 40, repeats: 2 });
     const child = spawn(
       process.execPath,
-      [reverifyBin, 'run', '--inputs', d.inputsPath, '--rollouts', d.rolloutsPath, '-o', d.output, '--config', d.config, '--concurrency', '2'],
+      [
+        reverifyBin,
+        'run',
+        '--inputs',
+        d.inputsPath,
+        '--rollouts',
+        d.rolloutsPath,
+        '-o',
+        d.output,
+        '--config',
+        d.config,
+        '--concurrency',
+        '2',
+      ],
       {
         // The shared bundle cache of the tests (temporal-env.ts), so the worker starts fast.
-        env: { ...process.env, TEMPORAL_ADDRESS: server.address, REVERIFY_TASK_QUEUE: `lost-server-${process.pid}`, REVERIFY_STATE_DIR: join(tmpdir(), 'reverify-test-state') },
+        env: {
+          ...process.env,
+          TEMPORAL_ADDRESS: server.address,
+          REVERIFY_TASK_QUEUE: `lost-server-${process.pid}`,
+          REVERIFY_STATE_DIR: join(tmpdir(), 'reverify-test-state'),
+        },
         stdio: ['ignore', 'pipe', 'pipe'],
       },
     );

@@ -108,9 +108,7 @@ describe('VerifierClient.verifyOnce', () => {
 
   it('422 is rejected with a short one-line excerpt of the FastAPI detail', async () => {
     const detail = {
-      detail: [
-        { type: 'missing', loc: ['body', 'response'], msg: 'Field required', input: { big: 'x'.repeat(5000) } },
-      ],
+      detail: [{ type: 'missing', loc: ['body', 'response'], msg: 'Field required', input: { big: 'x'.repeat(5000) } }],
     };
     const srv = await startServer((_req, res) => json(res, 422, JSON.stringify(detail)));
     const r = await newClient().verifyOnce(srv.url, REQUEST);
@@ -272,7 +270,7 @@ describe('verifyWithRetries', () => {
     expect(n).toBe(2);
     expect(retries).toHaveLength(1);
     expect(retries[0]).toMatchObject({ attempt: 1, maxTries: 6, status: 500, serverUrl: srv.url });
-    expect(retries[0].reason).toContain("judge crashed");
+    expect(retries[0].reason).toContain('judge crashed');
   });
 
   it('does not retry a rejected reply', async () => {
@@ -322,9 +320,7 @@ describe('verifyWithRetries', () => {
     expect(e.serverUrl).toBe(url);
     expect(e.lastReason).toBe('connect ECONNREFUSED');
     expect(e.lastStatus).toBeUndefined();
-    expect(e.message).toBe(
-      `resources server 'mcqa' at ${url} is unavailable: POST /verify failed 4 time(s), last: connect ECONNREFUSED`,
-    );
+    expect(e.message).toBe(`resources server 'mcqa' at ${url} is unavailable: POST /verify failed 4 time(s), last: connect ECONNREFUSED`);
     expect(retries.map((i) => i.attempt)).toEqual([1, 2, 3]);
   });
 
@@ -370,9 +366,7 @@ describe('VerifierClient.aggregateMetrics', () => {
           serverHash.update(c);
           if (received >= 4 * 1024 * 1024) notify?.();
         });
-        req.on('end', () =>
-          json(res, 200, JSON.stringify({ key_metrics: { 'mean/reward': 0.5 }, agent_metrics: { n: received } })),
-        );
+        req.on('end', () => json(res, 200, JSON.stringify({ key_metrics: { 'mean/reward': 0.5 }, agent_metrics: { n: received } })));
       },
       { readBody: false },
     );
@@ -393,9 +387,7 @@ describe('VerifierClient.aggregateMetrics', () => {
           // 20 MiB produced: the server must already be receiving, or the client is buffering.
           await Promise.race([
             gotFirstMegabytes,
-            new Promise((_, reject) =>
-              setTimeout(() => reject(new Error('server received nothing: the body is not streamed')), 20_000),
-            ),
+            new Promise((_, reject) => setTimeout(() => reject(new Error('server received nothing: the body is not streamed')), 20_000)),
           ]);
         }
         yield emit(i === 0 ? '"' : ',"');

@@ -31,12 +31,18 @@ describe('/verify failure policy', () => {
     );
     const dir = tempDir();
     const d = await sampleRun(dir, port, { tasks: 30, repeats: 2 });
-    const { result, error } = await run({ inputs: d.inputsPath, rollouts: d.rolloutsPath, output: d.output, configs: [d.config], batchSize: 8 });
+    const { result, error } = await run({
+      inputs: d.inputsPath,
+      rollouts: d.rolloutsPath,
+      output: d.output,
+      configs: [d.config],
+      batchSize: 8,
+    });
     expect(error).toBeNull();
     const side = readRows(join(dir, 'out_failures.jsonl'));
     expect(side).toHaveLength(20);
     for (const r of side) {
-      expect(r._ng_task_index as number % 3).toBe(0);
+      expect((r._ng_task_index as number) % 3).toBe(0);
       expect(r).toMatchObject({ _ng_failure_class: 'verify_rejected', _ng_failure_terminal: true, verify_status: 422, reward: 0 });
       expect(r.verify_error).toContain('Field required');
     }
@@ -62,7 +68,13 @@ describe('/verify failure policy', () => {
       const a = await sampleRun(join(dir, 'a'), calm.port, { tasks: 30, repeats: 3 });
       const b = await sampleRun(join(dir, 'b'), flaky.port, { tasks: 30, repeats: 3 });
       expect((await run({ inputs: a.inputsPath, rollouts: a.rolloutsPath, output: a.output, configs: [a.config] })).error).toBeNull();
-      const flakyRun = await run({ inputs: b.inputsPath, rollouts: b.rolloutsPath, output: b.output, configs: [b.config], requestTimeoutMs: 1000 });
+      const flakyRun = await run({
+        inputs: b.inputsPath,
+        rollouts: b.rolloutsPath,
+        output: b.output,
+        configs: [b.config],
+        requestTimeoutMs: 1000,
+      });
       expect(flakyRun.error).toBeNull();
       const rewards = (path: string) => new Map(readRows(path).map((r) => [`${r._ng_task_index}:${r._ng_rollout_index}`, r.reward]));
       const expected = rewards(a.output);
@@ -83,7 +95,14 @@ describe('/verify failure policy', () => {
     const port = first.port;
     const dir = tempDir();
     const d = await sampleRun(dir, port, { tasks: 40, repeats: 2 });
-    const running = run({ inputs: d.inputsPath, rollouts: d.rolloutsPath, output: d.output, configs: [d.config], concurrency: 2, batchSize: 10 });
+    const running = run({
+      inputs: d.inputsPath,
+      rollouts: d.rolloutsPath,
+      output: d.output,
+      configs: [d.config],
+      concurrency: 2,
+      batchSize: 10,
+    });
     while (first.stats().requests.verify < 10) await new Promise((r) => setTimeout(r, 50));
     await first.close(); // connection refused from now on
     await new Promise((r) => setTimeout(r, 2500));
@@ -114,12 +133,20 @@ describe('/verify failure policy', () => {
     const line = readRows(d.rolloutsPath).findIndex((r) => keyText(r) === '7:1') + 1;
     expect(first.lines).toContainEqual(
       expect.stringMatching(
-        new RegExp(`^Waiting: verifyBatch attempt \\d failed, Temporal retries it: 1 row\\(s\\) of the batch failed while the server answered other rows; .*rollouts\\.jsonl:${line} \\(key \\(7, 1\\)\\), attempt \\d: .*HTTP 500: ValueError: cannot grade`),
+        new RegExp(
+          `^Waiting: verifyBatch attempt \\d failed, Temporal retries it: 1 row\\(s\\) of the batch failed while the server answered other rows; .*rollouts\\.jsonl:${line} \\(key \\(7, 1\\)\\), attempt \\d: .*HTTP 500: ValueError: cannot grade`,
+        ),
       ),
     );
     const side = readRows(join(dir, 'out_failures.jsonl'));
     expect(side).toHaveLength(1);
-    expect(side[0]).toMatchObject({ _ng_task_index: 7, _ng_rollout_index: 1, reward: 0, _ng_failure_class: 'transient', verify_status: 500 });
+    expect(side[0]).toMatchObject({
+      _ng_task_index: 7,
+      _ng_rollout_index: 1,
+      reward: 0,
+      _ng_failure_class: 'transient',
+      verify_status: 500,
+    });
     expect(side[0]).not.toHaveProperty('_ng_failure_terminal');
     expect(side[0].verify_error).toContain('cannot grade this response');
     expect(keysOf(readRows(d.output))).toHaveLength(39);
@@ -136,22 +163,41 @@ describe('/verify failure policy', () => {
   it.each([
     ['whose connection is always reset', { reset: true }, /reset|ECONNRESET|socket/i],
     ['always answered slower than --request-timeout', { delayMs: 1500, status: 200, body: { reward: 1.0 } }, /timed? ?out|deadline/i],
-  ])('a row %s while the server answers the others goes to the sidecar as transient after 3 attempts, named by file:line and key', async (_label, bad, reason) => {
-    const s = await server({ aggregate: emptyMetrics, verify: (row) => (keyText(row) === '3:0' ? bad : reward(1.0)) });
-    const dir = tempDir();
-    const d = await sampleRun(dir, s.port, { tasks: 10, repeats: 2 });
-    const args = { inputs: d.inputsPath, rollouts: d.rolloutsPath, output: d.output, configs: [d.config], batchSize: 8, rejudge: false, requestTimeoutMs: 300 };
-    const { error, result, lines } = await run(args);
-    expect(error).toBeNull();
-    const line = readRows(d.rolloutsPath).findIndex((r) => keyText(r) === '3:0') + 1;
-    expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^Waiting: .*rollouts\\.jsonl:${line} \\(key \\(3, 0\\)\\), attempt \\d`)));
-    const side = readRows(join(dir, 'out_failures.jsonl'));
-    expect(side).toHaveLength(1);
-    expect(side[0]).toMatchObject({ _ng_task_index: 3, _ng_rollout_index: 0, reward: 0, _ng_failure_class: 'transient', verify_status: null });
-    expect(side[0].verify_error).toMatch(reason);
-    expect(keysOf(readRows(d.output))).toHaveLength(19);
-    expect(result!.failed).toBe(1);
-  });
+  ])(
+    'a row %s while the server answers the others goes to the sidecar as transient after 3 attempts, named by file:line and key',
+    async (_label, bad, reason) => {
+      const s = await server({ aggregate: emptyMetrics, verify: (row) => (keyText(row) === '3:0' ? bad : reward(1.0)) });
+      const dir = tempDir();
+      const d = await sampleRun(dir, s.port, { tasks: 10, repeats: 2 });
+      const args = {
+        inputs: d.inputsPath,
+        rollouts: d.rolloutsPath,
+        output: d.output,
+        configs: [d.config],
+        batchSize: 8,
+        rejudge: false,
+        requestTimeoutMs: 300,
+      };
+      const { error, result, lines } = await run(args);
+      expect(error).toBeNull();
+      const line = readRows(d.rolloutsPath).findIndex((r) => keyText(r) === '3:0') + 1;
+      expect(lines).toContainEqual(
+        expect.stringMatching(new RegExp(`^Waiting: .*rollouts\\.jsonl:${line} \\(key \\(3, 0\\)\\), attempt \\d`)),
+      );
+      const side = readRows(join(dir, 'out_failures.jsonl'));
+      expect(side).toHaveLength(1);
+      expect(side[0]).toMatchObject({
+        _ng_task_index: 3,
+        _ng_rollout_index: 0,
+        reward: 0,
+        _ng_failure_class: 'transient',
+        verify_status: null,
+      });
+      expect(side[0].verify_error).toMatch(reason);
+      expect(keysOf(readRows(d.output))).toHaveLength(19);
+      expect(result!.failed).toBe(1);
+    },
+  );
 
   it('when every row answers 500 (the judge behind the server is down), no row is given up: the run waits and completes when it heals', async () => {
     let healAt = Infinity;
@@ -164,7 +210,14 @@ describe('/verify failure policy', () => {
     });
     const dir = tempDir();
     const d = await sampleRun(dir, s.port, { tasks: 20, repeats: 2 });
-    const running = run({ inputs: d.inputsPath, rollouts: d.rolloutsPath, output: d.output, configs: [d.config], batchSize: 8, concurrency: 8 });
+    const running = run({
+      inputs: d.inputsPath,
+      rollouts: d.rolloutsPath,
+      output: d.output,
+      configs: [d.config],
+      batchSize: 8,
+      concurrency: 8,
+    });
     // `reverify status` from another terminal tells why the run waits.
     let over = false;
     void running.finally(() => (over = true));
@@ -175,11 +228,15 @@ describe('/verify failure policy', () => {
       await new Promise((r) => setTimeout(r, 500));
     }
     expect(status[0]).toMatch(/^Run reverify-out\.jsonl-[0-9a-f]+: RUNNING/);
-    expect(status).toContainEqual(expect.stringMatching(/^Waiting: verifyBatch attempt \d+ failed, Temporal retries it: .* is unavailable: .*JudgeUnavailable/));
+    expect(status).toContainEqual(
+      expect.stringMatching(/^Waiting: verifyBatch attempt \d+ failed, Temporal retries it: .* is unavailable: .*JudgeUnavailable/),
+    );
     const { error, lines } = await running;
     expect(error).toBeNull();
     // So does the run command itself.
-    expect(lines).toContainEqual(expect.stringMatching(/^Waiting: verifyBatch attempt 1 failed, Temporal retries it: .* is unavailable: .*JudgeUnavailable/));
+    expect(lines).toContainEqual(
+      expect.stringMatching(/^Waiting: verifyBatch attempt 1 failed, Temporal retries it: .* is unavailable: .*JudgeUnavailable/),
+    );
     expect(readRows(join(dir, 'out_failures.jsonl'))).toHaveLength(0);
     const keys = keysOf(readRows(d.output));
     expect(keys).toHaveLength(40);

@@ -84,7 +84,9 @@ describe('AggregateGroups', () => {
     // Expected: each group's rows in insertion order, stably sorted by key.
     const byGroup = new Map<string, RowPlace[]>();
     for (const [agent, server, p] of rows) byGroup.set(`${agent}/${server}`, [...(byGroup.get(`${agent}/${server}`) ?? []), p]);
-    const expected = [...byGroup.values()].map((ps) => [...ps].sort((a, b) => compareKeys(a.key, b.key)).map(({ file, offset, length }) => ({ file, offset, length })));
+    const expected = [...byGroup.values()].map((ps) =>
+      [...ps].sort((a, b) => compareKeys(a.key, b.key)).map(({ file, offset, length }) => ({ file, offset, length })),
+    );
     expect(spilled.placesOf).toEqual(expected);
   });
 });

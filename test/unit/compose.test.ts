@@ -195,8 +195,7 @@ describe('docker-compose.yml', () => {
     expect(dependsOn(worker).map(([t]) => t)).toContain('temporal-create-namespace');
 
     const data = (worker.volumes ?? []).find((v) => typeof v !== 'string' && v.type === 'bind') as
-      | { source: string; target: string }
-      | undefined;
+      { source: string; target: string } | undefined;
     expect(data, 'a bind mount for the shared data directory').toBeDefined();
     expect(interpolateDefaults(data!.source)).toBe('./data');
     expect(interpolateDefaults(data!.target)).toBe('/data');

@@ -199,12 +199,16 @@ describe('routingFromServerFlags (no config)', () => {
 
   it('several servers: the spec error plus a hint to pass --config', () => {
     const msg = configError(() => routingFromServerFlags({ a: 'http://a:1', b: 'http://b:2' }));
-    expect(msg.startsWith("reverify: multiple resources servers ['a', 'b'] and no agent blocks to route by. Use a config with agent blocks.")).toBe(true);
+    expect(
+      msg.startsWith("reverify: multiple resources servers ['a', 'b'] and no agent blocks to route by. Use a config with agent blocks."),
+    ).toBe(true);
     expect(msg).toContain('Pass --config');
   });
 
   it('no server at all', () => {
-    expect(configError(() => routingFromServerFlags({}))).toContain('reverify: no resources server found in the config. Pass --server NAME=URL');
+    expect(configError(() => routingFromServerFlags({}))).toContain(
+      'reverify: no resources server found in the config. Pass --server NAME=URL',
+    );
   });
 });
 

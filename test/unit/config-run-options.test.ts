@@ -58,9 +58,7 @@ describe('run options: config validation (§6.1–9)', () => {
   });
 
   it('§6.7 append without judge_failed_only is rejected', () => {
-    expect(problem({ ...base, append: true })).toBe(
-      '`append` is only valid together with `judge_failed_only` (pass --judge-failed-only).',
-    );
+    expect(problem({ ...base, append: true })).toBe('`append` is only valid together with `judge_failed_only` (pass --judge-failed-only).');
     // NeMo Gym checks this rule first, so it wins when both apply.
     expect(problem({ ...base, append: true, overwrite: true })).toContain('only valid together with `judge_failed_only`');
   });

@@ -25,7 +25,9 @@ describe('stripForAggregation (§2.3)', () => {
 
   it('keeps a 20-digit integer byte-exactly', () => {
     const row = '{"response":{"usage":{"total_tokens":12345678901234567890}},"big":12345678901234567890,"f":1.0}';
-    expect(stripForAggregation(row)).toBe('{"big":12345678901234567890,"f":1.0,"response":{"usage":{"total_tokens":12345678901234567890}}}');
+    expect(stripForAggregation(row)).toBe(
+      '{"big":12345678901234567890,"f":1.0,"response":{"usage":{"total_tokens":12345678901234567890}}}',
+    );
   });
 
   it('keeps the raw usage text as written', () => {

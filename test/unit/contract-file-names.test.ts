@@ -1,11 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  aggregateMetricsPath,
-  materializedInputsPath,
-  pathStem,
-  prefixedOutputPath,
-  sidecarPath,
-} from '../../src/contract/file-names.js';
+import { aggregateMetricsPath, materializedInputsPath, pathStem, prefixedOutputPath, sidecarPath } from '../../src/contract/file-names.js';
 
 describe('§1.1 file-name derivation', () => {
   it('derives every artifact of results/run.jsonl', () => {

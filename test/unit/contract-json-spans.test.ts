@@ -115,7 +115,12 @@ describe('setFields', () => {
 
   it('handles {} and whitespace-only objects', () => {
     expect(setFields('{}', [['a', '1']])).toBe('{"a":1}');
-    expect(setFields('{ }', [['a', '1'], ['b', '2']])).toBe('{"a":1,"b":2 }');
+    expect(
+      setFields('{ }', [
+        ['a', '1'],
+        ['b', '2'],
+      ]),
+    ).toBe('{"a":1,"b":2 }');
   });
 
   it('removes keys (first, middle, last, all)', () => {
@@ -143,7 +148,13 @@ describe('setFields', () => {
   });
 
   it('a key assigned twice takes the later value at the first position', () => {
-    expect(setFields('{"x":0}', [['a', '1'], ['b', '2'], ['a', '3']])).toBe('{"x":0,"a":3,"b":2}');
+    expect(
+      setFields('{"x":0}', [
+        ['a', '1'],
+        ['b', '2'],
+        ['a', '3'],
+      ]),
+    ).toBe('{"x":0,"a":3,"b":2}');
   });
 
   it('returns the text unchanged when there is nothing to do', () => {

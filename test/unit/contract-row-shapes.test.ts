@@ -1,11 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { guardOffenders, isReverifyMode } from '../../src/contract/reverify-mode.js';
-import {
-  describeInputRowProblem,
-  describeRolloutRowProblem,
-  InputRowSchema,
-  RolloutRowSchema,
-} from '../../src/contract/row-shapes.js';
+import { describeInputRowProblem, describeRolloutRowProblem, InputRowSchema, RolloutRowSchema } from '../../src/contract/row-shapes.js';
 
 const goodInput = { _ng_task_index: 0, _ng_rollout_index: 1, agent_ref: { type: 'responses_api_agents', name: 'a' }, extra: [1] };
 const goodRollout = { _ng_task_index: 0, _ng_rollout_index: 1, response: { id: 'r', output: [] }, reward: 1 };
@@ -57,7 +52,10 @@ describe('rollout rows', () => {
   });
 
   it.each([
-    [{ _ng_task_index: 0, response: {} }, 'rollout row has no "_ng_rollout_index" (each row to re-verify needs _ng_task_index, _ng_rollout_index and response)'],
+    [
+      { _ng_task_index: 0, response: {} },
+      'rollout row has no "_ng_rollout_index" (each row to re-verify needs _ng_task_index, _ng_rollout_index and response)',
+    ],
     [{ _ng_task_index: 0, _ng_rollout_index: 0 }, 'rollout row has no "response"'],
     [{ ...goodRollout, response: null }, '"response" must be a JSON object (the Responses API response), got null'],
     [{ ...goodRollout, response: 'text' }, '"response" must be a JSON object (the Responses API response), got "text" (a string)'],

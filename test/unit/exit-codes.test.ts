@@ -9,21 +9,21 @@ import {
   TimeoutType,
 } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
-import { describeFailure, EXIT_CANCELLED, EXIT_METRICS_MISSING, EXIT_OK, EXIT_RUN_FAILED, EXIT_USER_ERROR } from '../../src/cli/exit-codes.js';
+import {
+  describeFailure,
+  EXIT_CANCELLED,
+  EXIT_METRICS_MISSING,
+  EXIT_OK,
+  EXIT_RUN_FAILED,
+  EXIT_USER_ERROR,
+} from '../../src/cli/exit-codes.js';
 import { MetricsMissingError, RunCancelledError } from '../../src/cli/run-endings.js';
 import type { RunResult } from '../../src/contract/run-spec.js';
 import { ConfigError, InputError } from '../../src/contract/errors.js';
 
 /** The chain the client sees when an activity fails the workflow. */
 function viaActivity(inner: Error, activityType = 'planRun'): WorkflowFailedError {
-  const activity = new ActivityFailure(
-    'Activity task failed',
-    activityType,
-    '1',
-    RetryState.NON_RETRYABLE_FAILURE,
-    'worker-1@host',
-    inner,
-  );
+  const activity = new ActivityFailure('Activity task failed', activityType, '1', RetryState.NON_RETRYABLE_FAILURE, 'worker-1@host', inner);
   return new WorkflowFailedError('Workflow execution failed', activity, RetryState.NON_RETRYABLE_FAILURE);
 }
 
@@ -91,10 +91,21 @@ describe('describeFailure', () => {
   });
 
   it('a terminated workflow: exit 2; a cancelled one: exit 4, with how to continue', () => {
-    const terminated = new WorkflowFailedError('Workflow execution terminated', new TerminatedFailure('Terminated by operator'), RetryState.NON_RETRYABLE_FAILURE);
+    const terminated = new WorkflowFailedError(
+      'Workflow execution terminated',
+      new TerminatedFailure('Terminated by operator'),
+      RetryState.NON_RETRYABLE_FAILURE,
+    );
     expect(describeFailure(terminated)).toEqual({ line: 'Error: the run failed: Terminated by operator', code: 2 });
-    const cancelled = new WorkflowFailedError('Workflow execution cancelled', new CancelledFailure('Workflow canceled'), RetryState.NON_RETRYABLE_FAILURE);
-    expect(describeFailure(cancelled)).toEqual({ line: 'Cancelled: the run was cancelled. To continue, run the same command with --resume.', code: 4 });
+    const cancelled = new WorkflowFailedError(
+      'Workflow execution cancelled',
+      new CancelledFailure('Workflow canceled'),
+      RetryState.NON_RETRYABLE_FAILURE,
+    );
+    expect(describeFailure(cancelled)).toEqual({
+      line: 'Cancelled: the run was cancelled. To continue, run the same command with --resume.',
+      code: 4,
+    });
   });
 
   it('what `reverify run` throws for a cancelled run (exit 4) and for missing metrics (exit 3): its one line as is', () => {
@@ -103,10 +114,19 @@ describe('describeFailure', () => {
       code: 4,
     });
     const result = {
-      outputs: { output: '/d/out.jsonl', sidecar: '/d/out_failures.jsonl', metrics: '/d/out_aggregate_metrics.json', workDir: '/d/.out.jsonl.reverify' },
+      outputs: {
+        output: '/d/out.jsonl',
+        sidecar: '/d/out_failures.jsonl',
+        metrics: '/d/out_aggregate_metrics.json',
+        workDir: '/d/.out.jsonl.reverify',
+      },
       aggregationError: "resources server 'rs' at http://h:1: POST /aggregate_metrics failed: HTTP 422: bad",
     } as RunResult;
-    expect(describeFailure(new MetricsMissingError(result, "reverify aggregate -i '/d/out.jsonl' -o '/d/out.jsonl' --no-merge --server 'rs=http://h:1'"))).toEqual({
+    expect(
+      describeFailure(
+        new MetricsMissingError(result, "reverify aggregate -i '/d/out.jsonl' -o '/d/out.jsonl' --no-merge --server 'rs=http://h:1'"),
+      ),
+    ).toEqual({
       line:
         "Error: the rows are complete but the aggregate metrics could not be computed: resources server 'rs' at http://h:1: POST /aggregate_metrics failed: HTTP 422: bad. " +
         "'/d/out.jsonl' and '/d/out_failures.jsonl' are complete; compute the metrics later with: reverify aggregate -i '/d/out.jsonl' -o '/d/out.jsonl' --no-merge --server 'rs=http://h:1'",

@@ -10,7 +10,7 @@ const tmp = useTempRoot('reverify-sort-');
 function records(n: number, seed: number): KeyedRecord[] {
   const r = mulberry32(seed);
   return Array.from({ length: n }, (_, i) => ({
-    key: `["${Math.floor(r() * n / 3)}","é${Math.floor(r() * 4)}"]`,
+    key: `["${Math.floor((r() * n) / 3)}","é${Math.floor(r() * 4)}"]`,
     nums: [Math.floor(r() * 3), 2 ** 40 + i],
     text: r() < 0.1 ? `message ${i} ✓` : null,
   }));

@@ -23,7 +23,7 @@ function value(r: () => number, depth: number): unknown {
 const spaced = (v: unknown, indent: number | string) => JSON.stringify(v, null, indent);
 
 describe('metrics file from replies on disk', () => {
-  it.each([0, 1, 2, 3, 4, 5])('equals JSON.stringify(entries, null, 2), whatever the replies\' whitespace (seed %i)', async (seed) => {
+  it.each([0, 1, 2, 3, 4, 5])("equals JSON.stringify(entries, null, 2), whatever the replies' whitespace (seed %i)", async (seed) => {
     const r = mulberry32(seed);
     const dir = tmp.freshDir();
     const entries: Array<{ agent: string; reply: Awaited<ReturnType<typeof readAggregateReply>> }> = [];

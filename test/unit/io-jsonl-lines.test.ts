@@ -37,7 +37,9 @@ async function collect(path: string, startOffset?: number): Promise<Array<Omit<J
 
 /** The bytes `[offset, offset + length)` of the file, decoded: must give back the line's text. */
 function bytesAt(path: string, line: Omit<JsonlLine, 'rawLength' | 'utf8' | 'sum'>): string {
-  return readFileSync(path).subarray(line.offset, line.offset + line.length).toString('utf8');
+  return readFileSync(path)
+    .subarray(line.offset, line.offset + line.length)
+    .toString('utf8');
 }
 
 /** An independent model of the expected lines of a file (LF-terminated only, no CR handling). */

@@ -98,7 +98,17 @@ describe('encodePlanRecord / decodePlanRecord', () => {
   it('the layout is little-endian and fixed (the file is read by other workers)', () => {
     const buf = Buffer.alloc(PLAN_RECORD_BYTES);
     encodePlanRecord(
-      { sourceOffset: 1, sourceLength: 2, sourceLine: 3, inputOffset: 4, inputLength: 5, agent: 6, server: 0x0102, sourceSum: 7, inputSum: 8 },
+      {
+        sourceOffset: 1,
+        sourceLength: 2,
+        sourceLine: 3,
+        inputOffset: 4,
+        inputLength: 5,
+        agent: 6,
+        server: 0x0102,
+        sourceSum: 7,
+        inputSum: 8,
+      },
       buf,
       0,
     );

@@ -11,7 +11,14 @@ import { lineKeyId } from '../../src/contract/row-key.js';
 import type { PlanSummary } from '../../src/contract/run-spec.js';
 import { lineSum } from '../../src/io/jsonl-lines.js';
 import { InputChangedError } from '../../src/contract/errors.js';
-import { LEGACY_PLAN_RECORD_BYTES, PLAN_RECORD_BYTES, PlanWriter, readPlanRange, UNCHECKED, type PlanRecord } from '../../src/io/plan-file.js';
+import {
+  LEGACY_PLAN_RECORD_BYTES,
+  PLAN_RECORD_BYTES,
+  PlanWriter,
+  readPlanRange,
+  UNCHECKED,
+  type PlanRecord,
+} from '../../src/io/plan-file.js';
 import { useTempRoot } from '../helpers/temp-dirs.js';
 
 const tmp = useTempRoot('reverify-round-');
@@ -21,7 +28,10 @@ const failure = (t: string, r: number, terminal = false) =>
   `{"reward":0.0,"_ng_failure_class":"judge_failed","_ng_task_index":${t},"_ng_rollout_index":${r}${terminal ? ',"_ng_failure_terminal":true' : ''}}`;
 
 /** A round that just finished: its source, plan, rejudge lists (unsorted, several files) and sidecar. */
-async function finishedRound(n: number, maxAttempts: number): Promise<{ req: RoundRequest; records: PlanRecord[]; listed: number[]; sidecar: string[] }> {
+async function finishedRound(
+  n: number,
+  maxAttempts: number,
+): Promise<{ req: RoundRequest; records: PlanRecord[]; listed: number[]; sidecar: string[] }> {
   const workDir = tmp.freshDir();
   const taskOf = (i: number) => (i === n - 1 ? '9007199254740993' : i === n - 2 ? '9007199254740992' : String(i % Math.ceil(n * 0.8)));
   const lines = Array.from({ length: n }, (_, i) => (i % 19 === 4 ? '{"keyless":true}' : failure(taskOf(i), i % 2)));
@@ -30,7 +40,17 @@ async function finishedRound(n: number, maxAttempts: number): Promise<{ req: Rou
   const records: PlanRecord[] = [];
   let offset = 0;
   for (const [i, line] of lines.entries()) {
-    records.push({ sourceOffset: offset, sourceLength: Buffer.byteLength(line), sourceLine: i + 1, inputOffset: 1000 + i, inputLength: 7 + i, agent: i % AGENTS.length, server: i % 2, sourceSum: lineSum(Buffer.from(line)), inputSum: i });
+    records.push({
+      sourceOffset: offset,
+      sourceLength: Buffer.byteLength(line),
+      sourceLine: i + 1,
+      inputOffset: 1000 + i,
+      inputLength: 7 + i,
+      agent: i % AGENTS.length,
+      server: i % 2,
+      sourceSum: lineSum(Buffer.from(line)),
+      inputSum: i,
+    });
     offset += Buffer.byteLength(line) + 1;
   }
   const planPath = join(workDir, 'plan-r1.bin');
@@ -49,7 +69,15 @@ async function finishedRound(n: number, maxAttempts: number): Promise<{ req: Rou
   sidecar.push('', '{"keyless":1}');
   const sidecarPath = join(workDir, 'out_failures.jsonl');
   writeFileSync(sidecarPath, sidecar.join('\n') + '\n' + failure('0', 0).slice(0, 20));
-  const plan: PlanSummary = { planPath, recordBytes: PLAN_RECORD_BYTES, sourcePath, rows: n, agents: AGENTS, servers: ['rs0', 'rs1'], rowsPerAgent: {} };
+  const plan: PlanSummary = {
+    planPath,
+    recordBytes: PLAN_RECORD_BYTES,
+    sourcePath,
+    rows: n,
+    agents: AGENTS,
+    servers: ['rs0', 'rs1'],
+    rowsPerAgent: {},
+  };
   return { req: { workDir, round: 0, plan, sidecar: sidecarPath, maxAttempts }, records, listed, sidecar };
 }
 
@@ -102,14 +130,18 @@ describe('writeRoundPlan (re-judgment) in flat memory', () => {
     const planPath = join(round.req.workDir, 'plan-r2.bin.tmp');
     const err = await writeRoundPlan(round.req, planPath).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(InputChangedError);
-    expect((err as Error).message).toContain(`'${round.req.plan.sourcePath}' changed after this run planned it: line ${rec.sourceLine} is not the row that was planned`);
+    expect((err as Error).message).toContain(
+      `'${round.req.plan.sourcePath}' changed after this run planned it: line ${rec.sourceLine} is not the row that was planned`,
+    );
   });
 
   it('a legacy plan (32-byte records, before checksums) is read and re-planned unchecked', async () => {
     const round = await finishedRound(60, 3);
     const legacy = join(round.req.workDir, 'plan-legacy.bin');
     const raw = readFileSync(round.req.plan.planPath);
-    const records = Array.from({ length: 60 }, (_, k) => raw.subarray(k * PLAN_RECORD_BYTES, k * PLAN_RECORD_BYTES + LEGACY_PLAN_RECORD_BYTES));
+    const records = Array.from({ length: 60 }, (_, k) =>
+      raw.subarray(k * PLAN_RECORD_BYTES, k * PLAN_RECORD_BYTES + LEGACY_PLAN_RECORD_BYTES),
+    );
     writeFileSync(legacy, Buffer.concat(records));
     const req = { ...round.req, plan: { ...round.req.plan, planPath: legacy, recordBytes: undefined } };
     const planPath = join(round.req.workDir, 'plan-r2.bin.tmp');

@@ -15,7 +15,12 @@ import { failureLine, inputLine, successLine } from '../helpers/spec-fixtures.js
 import { useTempRoot } from '../helpers/temp-dirs.js';
 
 const tmp = useTempRoot('reverify-plan-run-');
-const routing: RoutingTable = { agents: { agent_a: 'rs_a', agent_b: 'rs_b' }, catchAll: null, servers: { rs_a: 'http://a', rs_b: 'http://b' }, taskSources: [] };
+const routing: RoutingTable = {
+  agents: { agent_a: 'rs_a', agent_b: 'rs_b' },
+  catchAll: null,
+  servers: { rs_a: 'http://a', rs_b: 'http://b' },
+  taskSources: [],
+};
 
 /**
  * 400 tasks × 2 rollouts: duplicate inputs (the later, agent_b, wins); shuffled rollouts with
@@ -39,8 +44,17 @@ function scenario(dir: string, seed: number) {
   const failures = [...judged].flatMap((k) => (r() < 0.2 ? [failureLine(k), failureLine(k)] : [failureLine(k)]));
   failures.push(failureLine({ t: 999 }, 'timeout_exceeded', { terminal: true }));
   const output = keys.filter(() => r() < 0.25).map((k) => successLine(k));
-  const sidecar = keys.filter(() => r() < 0.2).flatMap((k) => (r() < 0.3 ? [failureLine(k), failureLine(k), failureLine(k)] : [failureLine(k, 'timeout_exceeded', { terminal: r() < 0.5 })]));
-  const files = { inputs: join(dir, 'inputs.jsonl'), rollouts: join(dir, 'rollouts.jsonl'), output: join(dir, 'out.jsonl'), sidecar: join(dir, 'out_failures.jsonl') };
+  const sidecar = keys
+    .filter(() => r() < 0.2)
+    .flatMap((k) =>
+      r() < 0.3 ? [failureLine(k), failureLine(k), failureLine(k)] : [failureLine(k, 'timeout_exceeded', { terminal: r() < 0.5 })],
+    );
+  const files = {
+    inputs: join(dir, 'inputs.jsonl'),
+    rollouts: join(dir, 'rollouts.jsonl'),
+    output: join(dir, 'out.jsonl'),
+    sidecar: join(dir, 'out_failures.jsonl'),
+  };
   writeFileSync(files.inputs, inputs.join('\n') + '\n');
   writeFileSync(files.rollouts, rollouts.join('\n') + '\n');
   writeFileSync(join(dir, 'rollouts_failures.jsonl'), failures.join('\n') + '\n');
@@ -109,7 +123,8 @@ describe('plan phase: the key join on disk equals the join in memory', () => {
     lines.splice(90, 0, '{"_ng_task_index":1}'); // line 91: a shape problem
     writeFileSync(files.rollouts, lines.join('\n'));
     for (const sortMaxRecords of [undefined, 3]) {
-      const req = (over: Partial<PlanRequest>) => request(files, join(dir, `w${sortMaxRecords}-${Math.random()}`), { sortMaxRecords, ...over });
+      const req = (over: Partial<PlanRequest>) =>
+        request(files, join(dir, `w${sortMaxRecords}-${Math.random()}`), { sortMaxRecords, ...over });
       expect(await planError(req({}))).toMatch(/rollouts\.jsonl:31: No matching materialized input row found for rollout row \(5000, 0\)/);
       expect(await planError(req({ limit: 50 }))).toMatch(/rollouts\.jsonl:31: No matching/);
       // Non-blank lines before line 31: a limit of one more reaches it, a limit of exactly that does not.

@@ -104,9 +104,7 @@ describe('rowsFinished', () => {
 
 describe('progressLine', () => {
   it('the full verify line', () => {
-    expect(progressLine(progress(), 45.2)).toBe(
-      '[#######.................] 120/400 rows  117 ok  3 failed  45.2 rows/s  ETA 6s',
-    );
+    expect(progressLine(progress(), 45.2)).toBe('[#######.................] 120/400 rows  117 ok  3 failed  45.2 rows/s  ETA 6s');
   });
 
   it('dropped rows count as finished, not as ok or failed', () => {

@@ -118,9 +118,7 @@ describe('default aggregation rules', () => {
 
   it('rejects duplicate (task, rollout) keys', () => {
     expect(() => aggregateMetrics([row(0, 0, 1), row(0, 1, 1), row(0, 0, 0)])).toThrow(AggregationError);
-    expect(() => aggregateMetrics([row(3, 1, 1), row(3, 1, 1)])).toThrow(
-      'Duplicate materialized input row for rollout key (3, 1)',
-    );
+    expect(() => aggregateMetrics([row(3, 1, 1), row(3, 1, 1)])).toThrow('Duplicate materialized input row for rollout key (3, 1)');
   });
 
   it('reads rows lacking indices as (0, 0), so two of them collide', () => {

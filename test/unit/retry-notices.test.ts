@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { REPEAT_AFTER_MS, RetryNotices, retryNotice } from '../../src/cli/retry-notices.js';
 
-const failing = (id: string, attempt: number, message = 'resources server at http://x is unavailable: POST /verify failed 6 time(s), last: HTTP 500') => ({
+const failing = (
+  id: string,
+  attempt: number,
+  message = 'resources server at http://x is unavailable: POST /verify failed 6 time(s), last: HTTP 500',
+) => ({
   activityId: id,
   activityType: { name: 'verifyBatch' },
   attempt,

@@ -4,11 +4,13 @@ import { aggregateCommandLine, globLiteral, shellQuote } from '../../src/cli/run
 import { hasMagic } from '../../src/io/shard-glob.js';
 
 describe('aggregateCommandLine', () => {
-  it('names the output as input and output with --no-merge, and the run\'s own routing flags (configs absolute)', () => {
+  it("names the output as input and output with --no-merge, and the run's own routing flags (configs absolute)", () => {
     expect(aggregateCommandLine('/d/out.jsonl', ['/c/gym.yaml'], ['rs=http://127.0.0.1:8000'])).toBe(
       "reverify aggregate -i '/d/out.jsonl' -o '/d/out.jsonl' --no-merge --config '/c/gym.yaml' --server 'rs=http://127.0.0.1:8000'",
     );
-    expect(aggregateCommandLine('/d/out.jsonl', ['rel.yaml'], [])).toBe(`reverify aggregate -i '/d/out.jsonl' -o '/d/out.jsonl' --no-merge --config '${process.cwd()}/rel.yaml'`);
+    expect(aggregateCommandLine('/d/out.jsonl', ['rel.yaml'], [])).toBe(
+      `reverify aggregate -i '/d/out.jsonl' -o '/d/out.jsonl' --no-merge --config '${process.cwd()}/rel.yaml'`,
+    );
   });
 
   it('quotes for the shell and escapes glob syntax in the input', () => {
@@ -16,7 +18,9 @@ describe('aggregateCommandLine', () => {
     expect(globLiteral('/d/run[1]*?.jsonl')).toBe('/d/run[[]1][*][?].jsonl');
     expect(globLiteral('/d/plain.jsonl')).toBe('/d/plain.jsonl');
     expect(hasMagic('plain.jsonl')).toBe(false);
-    expect(aggregateCommandLine("/d/o'[x].jsonl", [], [])).toBe(`reverify aggregate -i '/d/o'\\''[[]x].jsonl' -o '/d/o'\\''[x].jsonl' --no-merge`);
+    expect(aggregateCommandLine("/d/o'[x].jsonl", [], [])).toBe(
+      `reverify aggregate -i '/d/o'\\''[[]x].jsonl' -o '/d/o'\\''[x].jsonl' --no-merge`,
+    );
   });
 
   it('never prints a password given in a --server URL', () => {

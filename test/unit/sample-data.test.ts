@@ -21,7 +21,10 @@ afterAll(async () => {
 async function readJsonl(path: string): Promise<Row[]> {
   const text = await readFile(path, 'utf8');
   expect(text.endsWith('\n')).toBe(true);
-  return text.slice(0, -1).split('\n').map((line) => JSON.parse(line) as Row);
+  return text
+    .slice(0, -1)
+    .split('\n')
+    .map((line) => JSON.parse(line) as Row);
 }
 
 const key = (row: Row): string => `${row._ng_task_index}:${row._ng_rollout_index}`;
@@ -38,9 +41,7 @@ describe('writeSampleData', () => {
     const inputs = await readJsonl(data.inputsPath);
     const rollouts = await readJsonl(data.rolloutsPath);
 
-    expect(inputs.map(key)).toEqual(
-      Array.from({ length: 15 }, (_, i) => `${Math.floor(i / 3)}:${i % 3}`),
-    );
+    expect(inputs.map(key)).toEqual(Array.from({ length: 15 }, (_, i) => `${Math.floor(i / 3)}:${i % 3}`));
     for (const input of inputs) {
       expect(input.agent_ref).toEqual({
         type: 'responses_api_agents',
@@ -61,9 +62,7 @@ describe('writeSampleData', () => {
       expect(rollout.agent_ref).toEqual(input.agent_ref);
       expect(rollout.responses_create_params).toEqual(input.responses_create_params);
       expect(rollout.response.object).toBe('response');
-      expect(rollout.response.usage.total_tokens).toBe(
-        rollout.response.usage.input_tokens + rollout.response.usage.output_tokens,
-      );
+      expect(rollout.response.usage.total_tokens).toBe(rollout.response.usage.input_tokens + rollout.response.usage.output_tokens);
       // The stored reward is what the reference server's grading gives.
       expect(gradeMcqa(rollout.response, input.expected_answer)).toEqual({
         reward: rollout.reward,

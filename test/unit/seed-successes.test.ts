@@ -58,7 +58,14 @@ function rolloutsText(n: number): string {
 }
 
 /** An output holding some of the keys, a keyless line and a cut-off last line. */
-const outputText = [row('0', '0'), '', row('3', '0'), '{"keyless":true}', row('9007199254740992', '1'), '{"_ng_task_index":5,"_ng_rol'].join('\n');
+const outputText = [
+  row('0', '0'),
+  '',
+  row('3', '0'),
+  '{"keyless":true}',
+  row('9007199254740992', '1'),
+  '{"_ng_task_index":5,"_ng_rol',
+].join('\n');
 
 async function seed(output: string | null, rollouts: string, maxRecords?: number) {
   const workDir = tmp.freshDir();

@@ -80,9 +80,7 @@ describe('expandGlob / matchShardGlobs on a directory tree', () => {
   });
 
   it('absolute patterns give absolute paths', async () => {
-    expect(await expandGlob(join(dir, 'shards', '?.jsonl'))).toEqual(
-      ['B', 'a', 'b'].map((n) => join(dir, 'shards', `${n}.jsonl`)),
-    );
+    expect(await expandGlob(join(dir, 'shards', '?.jsonl'))).toEqual(['B', 'a', 'b'].map((n) => join(dir, 'shards', `${n}.jsonl`)));
   });
 
   it('hidden names only match a segment starting with a dot', async () => {

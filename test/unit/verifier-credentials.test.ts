@@ -21,7 +21,10 @@ describe('splitCredentials', () => {
       url: 'http://127.0.0.1:8000/base',
       authorization: basic('us@er:p:ss wörd'),
     });
-    expect(splitCredentials('https://token@judge.internal', 'x')).toEqual({ url: 'https://judge.internal', authorization: basic('token:') });
+    expect(splitCredentials('https://token@judge.internal', 'x')).toEqual({
+      url: 'https://judge.internal',
+      authorization: basic('token:'),
+    });
     expect(splitCredentials('http://127.0.0.1:8000', 'x')).toEqual({ url: 'http://127.0.0.1:8000', authorization: null });
   });
 

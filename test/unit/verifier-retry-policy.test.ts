@@ -2,11 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { classifyVerifyReply, describeTransportError } from '../../src/verifier/client.js';
 import { bodyExcerpt, truncateOneLine } from '../../src/verifier/excerpt.js';
 import { parseRetryAfterMs } from '../../src/verifier/retry-after.js';
-import {
-  backoffDelayMs,
-  DEFAULT_RETRY_AFTER_CAP_MS,
-  DEFAULT_VERIFY_RETRY,
-} from '../../src/verifier/retry-policy.js';
+import { backoffDelayMs, DEFAULT_RETRY_AFTER_CAP_MS, DEFAULT_VERIFY_RETRY } from '../../src/verifier/retry-policy.js';
 
 describe('backoffDelayMs', () => {
   const opts = { baseMs: 250, maxMs: 15_000 };

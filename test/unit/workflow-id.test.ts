@@ -49,7 +49,15 @@ describe('workflowIdForOutput', () => {
   });
 
   it('only [A-Za-z0-9._-] characters, whatever the file name', () => {
-    const names = ['out.jsonl', 'my run (v2).jsonl', 'résultats 日本語 😀.jsonl', 'a:b*c?"d<e>f|g.jsonl', 'tab\tnew\nline', "q'uo`te$", '%41+&=#'];
+    const names = [
+      'out.jsonl',
+      'my run (v2).jsonl',
+      'résultats 日本語 😀.jsonl',
+      'a:b*c?"d<e>f|g.jsonl',
+      'tab\tnew\nline',
+      "q'uo`te$",
+      '%41+&=#',
+    ];
     for (const n of names) {
       const id = workflowIdForOutput(`/tmp/x/${n}`);
       expect(id, n).toMatch(ALLOWED);
