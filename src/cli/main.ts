@@ -6,6 +6,7 @@ import { aggregateCommand } from './aggregate-command.js';
 import { cancelCommand } from './cancel-command.js';
 import { controlCommand } from './control-command.js';
 import { demoCommand } from './demo-command.js';
+import { DEFAULT_BATCH_SIZE } from '../config/run-options.js';
 import { describeFailure, EXIT_OK } from './exit-codes.js';
 import { runCommand } from './run-command.js';
 import { statusCommand } from './status-command.js';
@@ -54,7 +55,7 @@ function runOptions(cmd: Command): Command {
       float('--rejudge-delay'),
     )
     .option('--repair-truncated', 'with --resume/--append: cut a cut-off last line of the output instead of stopping')
-    .option('--batch-size <n>', 'rows per batch activity (default 200)', int('--batch-size'))
+    .option('--batch-size <n>', `rows per batch activity (default ${DEFAULT_BATCH_SIZE})`, int('--batch-size'))
     .option('--request-timeout <seconds>', 'timeout of one /verify request (default 600: LLM judges are slow)', float('--request-timeout'))
     .option('--no-worker', 'do not run a worker in this process; `reverify worker` processes do the work')
     .addOption(heartbeatOption);

@@ -23,16 +23,19 @@ export const RUN_FLAGS = {
   append: '--append',
   disableAggregation: '--disable-aggregation',
   maxAttempts: '--max-attempts',
-  requestTimeoutMs: '--request-timeout-ms',
+  requestTimeoutMs: '--request-timeout',
   repairTruncated: '--repair-truncated',
   rejudgeDelayMs: '--rejudge-delay',
   rejudge: '--no-rejudge',
   batchSize: '--batch-size',
 } as const;
 
+/** Options given in seconds on the command line and held in ms: messages show the seconds. */
+const MS_PER_FLAG_UNIT: Record<string, number> = { requestTimeoutMs: 1000, rejudgeDelayMs: 1000 };
+
 /** Default of `--concurrency` (NeMo Gym: unbounded). */
 export const DEFAULT_CONCURRENCY = 32;
-/** Default of `--request-timeout-ms`: 10 minutes. */
+/** Default of `--request-timeout` (held in ms): 10 minutes. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 600_000;
 /** Default delay before the first re-judgment round: a minute (doubling per round). */
 export const DEFAULT_REJUDGE_DELAY_MS = 60_000;
@@ -144,9 +147,15 @@ function issueText(issue: z.core.$ZodIssue, raw: unknown): string {
   if (issue.code === 'custom') return issue.message;
   const field = String(issue.path[0] ?? '');
   const flagName = (RUN_FLAGS as Record<string, string>)[field] ?? field;
-  const given = typeof raw === 'object' && raw !== null ? (raw as Record<string, unknown>)[field] : undefined;
+  const value = typeof raw === 'object' && raw !== null ? (raw as Record<string, unknown>)[field] : undefined;
+  const scale = MS_PER_FLAG_UNIT[field];
+  const given = scale !== undefined && typeof value === 'number' ? value / scale : value;
   if (issue.code === 'too_small') {
     if (issue.origin === 'string') return `${flagName} is required`;
+    if (scale !== undefined) {
+      const bound = Number((issue as { minimum?: unknown }).minimum) === 0 ? '0 or more' : 'greater than 0';
+      return `${flagName} takes a number of seconds ${bound}, got ${shown(given)}`;
+    }
     return greaterOrEqualOne(flagName, given);
   }
   if (issue.code === 'too_big') return `${flagName} is too large (got ${shown(given)})`;

@@ -119,7 +119,7 @@ describe('run options: defaults and other fields', () => {
     [{ limit: 1.5 }, '--limit must be an integer, got 1.5'],
     [{ batchSize: 0 }, '--batch-size: Input should be greater than or equal to 1 (got 0)'],
     [{ maxAttempts: 0 }, '--max-attempts: Input should be greater than or equal to 1 (got 0)'],
-    [{ requestTimeoutMs: -5 }, '--request-timeout-ms: Input should be greater than or equal to 1 (got -5)'],
+    [{ requestTimeoutMs: -5000 }, '--request-timeout takes a number of seconds greater than 0, got -5'],
     [{ force: 'yes' }, '--force is a switch (true or false), got "yes"'],
     [{ configs: [1] }, '--config takes text values, got [1]'],
     [{ servers: ['nourl'] }, '--server nourl: expected NAME=URL'],
