@@ -7,7 +7,8 @@
  * `TestWorkflowEnvironment.createFromExistingServer({ address })` or `Connection.connect`.
  * Use unique workflow ids and task queues per test: the server is shared.
  *
- * `REVERIFY_TEST_TEMPORAL_ADDRESS=host:port` uses an already running server instead.
+ * `REVERIFY_TEST_TEMPORAL_ADDRESS=host:port` uses an already running server instead;
+ * `REVERIFY_TEST_NO_TEMPORAL=1` (`npm run test:unit`) starts none.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -30,6 +31,8 @@ const PREFIX = 'reverify-vitest-';
 const OWNER_FILE = 'owner.json';
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  // `npm run test:unit`: pure logic only, no server (an integration test run this way fails at its first inject).
+  if (process.env.REVERIFY_TEST_NO_TEMPORAL) return () => Promise.resolve();
   const external = process.env.REVERIFY_TEST_TEMPORAL_ADDRESS;
   if (external) {
     project.provide('temporalAddress', external);
