@@ -1,0 +1,103 @@
+/**
+ * The phases before the first verify round (first generation only): guard, prepare, plan, open the
+ * outputs, seed. Each is one named call of the main workflow; the activities run in this order.
+ */
+import { nothingToReverify, planning, recoveryWarning, seededSuccesses, verifyingWith } from '../src/contract/messages.js';
+import type { OutputPaths, PlanSummary, RunSpec } from '../src/contract/run-spec.js';
+import { long, quick } from './activity-proxies.js';
+import type { RunState } from './run-state.js';
+import { appendParts } from './verify-round.js';
+
+type Prefix = '' | 'unsafe_';
+
+const rulesOf = (spec: RunSpec) => ({
+  overwrite: spec.overwrite,
+  resume: spec.resume,
+  append: spec.append,
+  repairTruncated: spec.repairTruncated,
+});
+
+/** `GET /reverify_mode` of every server (spec §4.3); recovery skips it and never prefixes. Returns the output prefix. */
+export async function guard(spec: RunSpec, st: RunState): Promise<Prefix> {
+  if (spec.judgeFailedOnly) {
+    st.messages.push(recoveryWarning());
+    return '';
+  }
+  st.phase = 'guard';
+  const guard = await quick.guardReverifyModes.executeWithOptions({ summary: 'guard: GET /reverify_mode' }, [
+    spec.guardServers,
+    spec.force,
+    30_000,
+  ]);
+  st.forceWarning = guard.warning;
+  if (guard.warning) st.messages.push(guard.warning);
+  return guard.prefix;
+}
+
+/** The output paths, checked (spec §4.4): writable, not existing unless allowed, never an input. */
+export async function prepare(spec: RunSpec, st: RunState, prefix: Prefix): Promise<OutputPaths> {
+  st.phase = 'prepare';
+  st.outputs = await quick.checkOutputs(spec.outputPath, prefix, rulesOf(spec), {
+    inputsPath: spec.inputsPath,
+    rolloutsPath: spec.rolloutsPath,
+    judgeFailedOnly: spec.judgeFailedOnly,
+  });
+  return st.outputs;
+}
+
+/** Every input line checked and joined by key into the first round's plan; its messages are returned for later. */
+export async function plan(spec: RunSpec, st: RunState, outputs: OutputPaths): Promise<{ plan: PlanSummary; messages: string[] }> {
+  st.phase = 'plan';
+  st.messages.push(planning());
+  const { messages, ...plan } = await long.planRun.executeWithOptions(
+    { summary: spec.judgeFailedOnly ? 'plan: judge failures of the --rollouts sidecar' : 'plan: join inputs and rollouts' },
+    [
+      {
+        inputsPath: spec.inputsPath,
+        rolloutsPath: spec.rolloutsPath,
+        workDir: outputs.workDir,
+        routing: spec.routing,
+        limit: spec.limit,
+        judgeFailedOnly: spec.judgeFailedOnly,
+        resume: spec.resume,
+        outputs,
+        outputsCleared: spec.overwrite && !spec.resume && !spec.append,
+        maxAttempts: spec.maxAttempts,
+        repairTruncated: spec.repairTruncated,
+      },
+    ],
+  );
+  st.plan = plan;
+  st.planned = plan.rows;
+  return { plan, messages };
+}
+
+/** Opens the outputs (deleting them for --overwrite, repairing a cut-off line) and records their lengths. */
+export async function openOutputs(spec: RunSpec, st: RunState, outputs: OutputPaths): Promise<void> {
+  const opened = await quick.openOutputs(outputs, rulesOf(spec));
+  st.messages.push(...opened.messages);
+  st.mainLength = opened.mainLength;
+  st.sidecarLength = opened.sidecarLength;
+}
+
+/** Recovery (spec §4.6.3): the successes of --rollouts copied into the output and committed. */
+export async function seed(spec: RunSpec, st: RunState, outputs: OutputPaths, plan: PlanSummary): Promise<void> {
+  if (!spec.judgeFailedOnly) return;
+  const seed = await long.seedSuccesses.executeWithOptions({ summary: 'seed: copy the successful rollouts' }, [
+    {
+      rolloutsPath: spec.rolloutsPath,
+      output: outputs.output,
+      workDir: outputs.workDir,
+      planned: plan.files?.find((f) => f.path === spec.rolloutsPath),
+    },
+  ]);
+  await appendParts(spec, st, [seed.part], [], 'commit seeded successes');
+  st.seeded = seed.seeded;
+  st.messages.push(seededSuccesses(seed.seeded, outputs.output));
+}
+
+/** What the plan said, then what the verify phase does. */
+export function announce(st: RunState, plan: PlanSummary, planMessages: string[]): void {
+  st.messages.push(...planMessages);
+  st.messages.push(plan.rows === 0 ? nothingToReverify() : verifyingWith(st.concurrency));
+}

@@ -1,0 +1,124 @@
+/**
+ * The run's state, carried across continue-as-new (counts, cursors, committed lengths; never rows),
+ * and its arithmetic: the first state, upgrading a carried one, adding a batch's counts, progress.
+ */
+import type { AgentCounts, BatchResult, OutputPaths, Phase, PlanSummary, Progress, RunSpec } from '../src/contract/run-spec.js';
+
+/** A batch activity in flight: its rows and the `/verify` slots it holds. */
+export interface InFlight {
+  rows: number;
+  slots: number;
+}
+
+/** State carried across continue-as-new: counts, cursors and committed lengths; never rows. */
+export interface RunState {
+  phase: Phase;
+  generation: number;
+  /** The ceiling of `/verify` requests in flight (`--concurrency`, or set by `reverify control`). */
+  concurrency: number;
+  /** The limit in force, adapted to the verifier's health (see adaptive-limit.ts). */
+  effective: number;
+  baselineLatencyMs: number | null;
+  /** Paused by an operator: no new batch starts; those in flight finish. */
+  paused: boolean;
+  outputs: OutputPaths | null;
+  /** The plan of the current round. */
+  plan: PlanSummary | null;
+  /** Re-judgment round (0: the first pass). */
+  round: number;
+  /** Rows planned over all rounds so far (attempts). */
+  planned: number;
+  /** Judge failures committed in the current round. */
+  roundJudgeFailed: number;
+  /** Successful rows of --rollouts copied into the output (recovery mode). */
+  seeded: number;
+  forceWarning: string | null;
+  messages: string[];
+  /** Next batch to launch. */
+  nextBatch: number;
+  /** Lengths of the main output and the sidecar after the last recorded commit. */
+  mainLength: number;
+  sidecarLength: number;
+  /** Part files of the last recorded commit, deleted by the next one. */
+  obsolete: string[];
+  totals: Omit<BatchResult, 'batch' | 'mainPart' | 'sidecarPart'>;
+}
+
+export function initialState(spec: RunSpec): RunState {
+  return {
+    phase: 'guard',
+    generation: 0,
+    concurrency: spec.concurrency,
+    effective: spec.concurrency,
+    baselineLatencyMs: null,
+    paused: false,
+    outputs: null,
+    plan: null,
+    round: 0,
+    planned: 0,
+    roundJudgeFailed: 0,
+    seeded: 0,
+    forceWarning: null,
+    messages: [],
+    nextBatch: 0,
+    mainLength: 0,
+    sidecarLength: 0,
+    obsolete: [],
+    totals: { main: 0, failed: 0, dropped: 0, rejected: 0, judgeFailed: 0, perAgent: {}, throttled: 0, latencyMsSum: 0, latencyCount: 0 },
+  };
+}
+
+export function addCounts(into: RunState['totals'], b: BatchResult): void {
+  into.main += b.main;
+  into.failed += b.failed;
+  into.dropped += b.dropped;
+  into.rejected += b.rejected;
+  into.judgeFailed += b.judgeFailed;
+  into.throttled += b.throttled;
+  into.latencyMsSum += b.latencyMsSum;
+  into.latencyCount += b.latencyCount;
+  for (const [agent, c] of Object.entries(b.perAgent)) {
+    const t: AgentCounts = (into.perAgent[agent] ??= { done: 0, failed: 0, dropped: 0, rewardSum: 0 });
+    t.done += c.done;
+    t.failed += c.failed;
+    t.dropped += c.dropped;
+    t.rewardSum += c.rewardSum;
+  }
+}
+
+/**
+ * State carried by a continue-as-new from an older version of this workflow lacks the fields added
+ * since: give them the values that reproduce the old behaviour, so the run goes on (and replays)
+ * unchanged. Add a line here with every new field of RunState.
+ */
+export function upgradeState(st: RunState): RunState {
+  st.effective ??= st.concurrency;
+  st.baselineLatencyMs ??= null;
+  st.paused ??= false;
+  st.totals.throttled ??= 0;
+  st.totals.latencyMsSum ??= 0;
+  st.totals.latencyCount ??= 0;
+  return st;
+}
+
+/** What the progress query answers. */
+export function progressOf(st: RunState, inflight: Map<number, InFlight>): Progress {
+  return {
+    phase: st.phase,
+    planned: st.planned,
+    round: st.round,
+    done: st.totals.main,
+    failed: st.totals.failed,
+    dropped: st.totals.dropped,
+    rejected: st.totals.rejected,
+    judgeFailed: st.totals.judgeFailed,
+    inFlightRows: [...inflight.values()].reduce((a, b) => a + b.rows, 0),
+    perAgent: st.totals.perAgent,
+    messages: st.messages,
+    outputs: st.outputs,
+    generation: st.generation,
+    concurrency: st.concurrency,
+    effectiveConcurrency: st.effective,
+    paused: st.paused,
+  };
+}

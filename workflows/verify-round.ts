@@ -1,0 +1,158 @@
+/**
+ * The verify phase of one round: a sliding window of `verifyBatch` activities whose `/verify`
+ * slots never exceed the run's ceiling, each finished batch committed exactly once (in batch
+ * order), and continue-as-new between batches when the history grows.
+ */
+import { allHandlersFinished, condition, continueAsNew, patched, workflowInfo } from '@temporalio/workflow';
+import type { BatchResult, RunSpec } from '../src/contract/run-spec.js';
+import { long, quick } from './activity-proxies.js';
+import { adaptLimit } from './adaptive-limit.js';
+import type { reverifyRun } from './reverify-run.js';
+import { addCounts, type InFlight, type RunState } from './run-state.js';
+import { windowShape } from './window.js';
+
+/** Replies of a run that, if all are 4xx rejections, stop it (the server or config is wrong). */
+const REJECT_GUARD_REPLIES = 20;
+
+/** One round: the sliding window of verifyBatch activities, with commits as batches finish. */
+export async function verifyRound(spec: RunSpec, st: RunState, inflight: Map<number, InFlight>): Promise<void> {
+  const plan = st.plan!;
+  const outputs = st.outputs!;
+  st.phase = 'verify';
+  const batches = Math.ceil(plan.rows / spec.batchSize);
+  const ready: BatchResult[] = [];
+  const failed: { error?: Error } = {};
+  let launchedThisGeneration = 0;
+  let stopping = false;
+
+  const shape = () => windowShape(st.effective, spec.batchSize, batches - st.nextBatch + inflight.size);
+  const launch = (batch: number, slots: number) => {
+    const from = batch * spec.batchSize;
+    const to = Math.min(plan.rows, from + spec.batchSize);
+    const replies = st.totals.main + st.totals.failed + st.totals.dropped;
+    const rejectGuard = st.totals.rejected === replies && replies < REJECT_GUARD_REPLIES ? REJECT_GUARD_REPLIES - replies : 0;
+    inflight.set(batch, { rows: to - from, slots });
+    long.verifyBatch
+      .executeWithOptions(
+        {
+          summary: `${st.round > 0 ? `re-judge round ${st.round + 1}: ` : ''}verify rows ${from}..${to - 1} (batch ${batch + 1}/${batches})`,
+          heartbeatTimeout: spec.heartbeatTimeoutMs,
+          // Through the task queue, never eagerly to the worker running the workflow: batches
+          // spread over every `reverify worker` that polls the queue.
+          allowEagerDispatch: false,
+        },
+        [
+          {
+            inputsPath: spec.inputsPath,
+            plan: {
+              planPath: plan.planPath,
+              sourcePath: plan.sourcePath,
+              agents: plan.agents,
+              servers: plan.servers,
+              recordBytes: plan.recordBytes,
+              files: plan.files,
+            },
+            serverUrls: spec.routing.servers,
+            workDir: outputs.workDir,
+            round: st.round,
+            batch,
+            from,
+            to,
+            parallelism: slots,
+            requestTimeoutMs: spec.requestTimeoutMs,
+            rejectGuard,
+            outputSidecar: outputs.sidecar,
+          },
+        ],
+      )
+      .then(
+        (r) => ready.push(r),
+        (err: Error) => (failed.error ??= err),
+      )
+      .finally(() => inflight.delete(batch));
+  };
+
+  // Slots held by batches in flight never exceed the concurrency: a batch starts only when its
+  // share fits (with nothing in flight it always fits, since a share is at most the concurrency).
+  const usedSlots = () => [...inflight.values()].reduce((a, b) => a + b.slots, 0);
+  const canLaunch = () =>
+    !stopping &&
+    !st.paused &&
+    failed.error === undefined &&
+    st.nextBatch < batches &&
+    usedSlots() + shape().parallelism <= st.effective &&
+    (spec.continueAsNewAfterBatches === undefined || launchedThisGeneration < spec.continueAsNewAfterBatches);
+
+  while (st.nextBatch < batches || inflight.size > 0 || ready.length > 0) {
+    // The share is computed once per launch: the very value canLaunch() checked against the ceiling.
+    const launchAll = () => {
+      while (canLaunch()) {
+        const checked = shape().parallelism;
+        st.nextBatch++;
+        // Runs recorded before this fix took the share after moving the cursor (which could exceed
+        // the ceiling near the end of a round) and must replay that way.
+        launch(st.nextBatch - 1, patched('share-checked-is-share-launched') ? checked : shape().parallelism);
+        launchedThisGeneration++;
+      }
+    };
+    launchAll();
+    await condition(() => ready.length > 0 || canLaunch() || failed.error !== undefined || (stopping && inflight.size === 0));
+    // Refill the window before committing, so freed slots do not wait for the commit's round trip.
+    // (A later change: runs recorded before it commit first, and must replay that way.)
+    if (patched('launch-before-commit')) launchAll();
+    // Whatever finished is committed, even when the run is about to fail: committed rows are kept.
+    if (ready.length > 0) await commit(spec, st, ready.splice(0, ready.length));
+    if (failed.error) throw failed.error;
+    const suggested = workflowInfo().continueAsNewSuggested;
+    const byCount = spec.continueAsNewAfterBatches !== undefined && launchedThisGeneration >= spec.continueAsNewAfterBatches;
+    if ((suggested || byCount) && st.nextBatch < batches) stopping = true;
+    if (stopping && inflight.size === 0 && ready.length === 0) {
+      await condition(allHandlersFinished);
+      st.generation++;
+      await continueAsNew<typeof reverifyRun>(spec, st);
+    }
+  }
+}
+
+/** Appends part files to the outputs exactly once and records the new lengths. */
+export async function appendParts(
+  spec: RunSpec,
+  st: RunState,
+  mainParts: string[],
+  sidecarParts: string[],
+  summary: string,
+): Promise<void> {
+  // A commit is frequent: a worker killed in the middle of one is noticed as fast as in a batch.
+  const heartbeatTimeout = Math.min(spec.heartbeatTimeoutMs, 30_000);
+  const lengths = await quick.commitBatches.executeWithOptions({ summary, heartbeatTimeout }, [
+    {
+      outputs: st.outputs!,
+      mainLength: st.mainLength,
+      sidecarLength: st.sidecarLength,
+      mainParts,
+      sidecarParts,
+      obsolete: st.obsolete,
+    },
+  ]);
+  st.mainLength = lengths.mainLength;
+  st.sidecarLength = lengths.sidecarLength;
+  st.obsolete = [...mainParts, ...sidecarParts];
+}
+
+/** Commits finished batches and adds their counts. */
+async function commit(spec: RunSpec, st: RunState, batches: BatchResult[]): Promise<void> {
+  batches.sort((a, b) => a.batch - b.batch);
+  await appendParts(
+    spec,
+    st,
+    batches.map((b) => b.mainPart),
+    batches.map((b) => b.sidecarPart),
+    `commit ${st.round > 0 ? `round ${st.round + 1} ` : ''}batches ${batches.map((b) => b.batch + 1).join(',')}`,
+  );
+  for (const b of batches) {
+    addCounts(st.totals, b);
+    st.roundJudgeFailed += b.judgeFailed;
+    // Shown by the progress line (`concurrency 8/32`), not as messages: it may change all day.
+    ({ effective: st.effective, baselineLatencyMs: st.baselineLatencyMs } = adaptLimit(st, st.concurrency, b));
+  }
+}
