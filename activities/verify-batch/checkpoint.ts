@@ -1,0 +1,45 @@
+/** A batch's checkpoint (sent with its heartbeats) and the counts it carries. */
+import { stat } from 'node:fs/promises';
+import type { AgentCounts, BatchResult } from '../../src/contract/run-spec.js';
+
+/** Checkpoint sent with heartbeats: which rows are in the partial files, and how long those are. */
+export interface Checkpoint {
+  done: number[];
+  /** Plan indices whose verdict was `judge_failed` (candidates for the next re-judgment round). */
+  judgeFailedRows: number[];
+  mainBytes: number;
+  sidecarBytes: number;
+  counts: Omit<BatchResult, 'batch' | 'mainPart' | 'sidecarPart'>;
+  /** Row index -> attempts in which the row failed with 5xx while the server answered another row. */
+  strikes: Record<number, number>;
+}
+
+export function emptyCounts(): Checkpoint['counts'] {
+  return { main: 0, failed: 0, dropped: 0, rejected: 0, judgeFailed: 0, perAgent: {}, throttled: 0, latencyMsSum: 0, latencyCount: 0 };
+}
+
+export function agentCounts(c: Checkpoint['counts'], agent: string): AgentCounts {
+  return (c.perAgent[agent] ??= { done: 0, failed: 0, dropped: 0, rewardSum: 0 });
+}
+
+/** Counts of a batch, as its result reports them. */
+export type Counts = Checkpoint['counts'];
+
+/** The checkpoint a new attempt starts from: the last one heartbeated, if its partial files still hold it. */
+export async function resumeCheckpoint(details: unknown, mainPartial: string, sidecarPartial: string): Promise<Checkpoint> {
+  let cp = details as Checkpoint | undefined;
+  if (cp && !(await partialsCover(mainPartial, sidecarPartial, cp))) cp = undefined;
+  const checkpoint: Checkpoint = cp ?? { done: [], judgeFailedRows: [], mainBytes: 0, sidecarBytes: 0, counts: emptyCounts(), strikes: {} };
+  checkpoint.strikes ??= {}; // checkpoints of earlier versions
+  return checkpoint;
+}
+
+/** True if the partial files still hold at least what the checkpoint says was written. */
+async function partialsCover(mainPartial: string, sidecarPartial: string, cp: Checkpoint): Promise<boolean> {
+  try {
+    const [m, s] = await Promise.all([stat(mainPartial), stat(sidecarPartial)]);
+    return m.size >= cp.mainBytes && s.size >= cp.sidecarBytes;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,56 @@
+/** Reading a batch's rows by plan offset, each proven to be the planned bytes; naming a row in messages. */
+import { InputChangedError } from '../../src/contract/errors.js';
+import { inputChanged } from '../../src/contract/messages.js';
+import type { Stamps } from '../../src/contract/outcome.js';
+import { fileNow } from '../../src/io/file-identity.js';
+import { UNCHECKED, type PlanRecord } from '../../src/io/plan-file.js';
+import { ChangedRangeError, readRanges, type ByteRange } from '../../src/io/read-ranges.js';
+import type { VerifyBatchRequest } from './request.js';
+
+/** A row for messages: `file:line (key (t, r))`, the key as its exact digits. */
+export function rowPlace(req: Pick<VerifyBatchRequest, 'plan'>, rec: PlanRecord, stamps: Stamps): string {
+  return `${req.plan.sourcePath}:${rec.sourceLine} (key (${stamps.task}, ${stamps.rollout}))`;
+}
+
+/** The sidecar this batch's failures are committed to, for messages. */
+export function sidecarPathOf(req: Pick<VerifyBatchRequest, 'outputSidecar'>): string {
+  return req.outputSidecar ?? 'the sidecar';
+}
+
+/** A plan checksum to prove a read by, or undefined for a legacy plan's record (unchecked). */
+const proofOf = (sum: number) => (sum === UNCHECKED ? undefined : sum);
+
+/**
+ * The source and input rows of plan records `rows`, each proven to be the bytes the plan read
+ * (its checksum): a file changed since planning stops the run (`InputChangedError`) before
+ * anything is sent or written.
+ */
+export async function readPlannedRows(
+  req: Pick<VerifyBatchRequest, 'plan' | 'inputsPath'>,
+  records: PlanRecord[],
+  rows: number[],
+): Promise<{ sources: string[]; inputs: string[] }> {
+  const read = async (path: string, where: (rec: PlanRecord) => string, range: (rec: PlanRecord) => ByteRange) => {
+    try {
+      return await readRanges(
+        path,
+        rows.map((i) => range(records[i])),
+      );
+    } catch (err) {
+      if (!(err instanceof ChangedRangeError)) throw err;
+      const planned = req.plan.files?.find((f) => f.path === path);
+      throw new InputChangedError(inputChanged(path, where(records[rows[err.index]]), planned, await fileNow(path)));
+    }
+  };
+  const sources = await read(
+    req.plan.sourcePath,
+    (rec) => `line ${rec.sourceLine}`,
+    (rec) => ({ offset: rec.sourceOffset, length: rec.sourceLength, sum: proofOf(rec.sourceSum) }),
+  );
+  const inputs = await read(
+    req.inputsPath,
+    (rec) => `the materialized input of ${req.plan.sourcePath}:${rec.sourceLine}`,
+    (rec) => ({ offset: rec.inputOffset, length: rec.inputLength, sum: proofOf(rec.inputSum) }),
+  );
+  return { sources, inputs };
+}

@@ -1,0 +1,28 @@
+import { buildPayload, readRolloutResponse } from '../../src/contract/payload.js';
+import type { PlanRecord } from '../../src/io/plan-file.js';
+import type { VerifyReply } from '../../src/verifier/client.js';
+import { readPlannedRows } from './planned-rows.js';
+import type { VerifyBatchRequest } from './request.js';
+
+/**
+ * True if the server answers another row of the batch (of the same server) with a 2xx now, so
+ * row `i`'s 5xx is its own and not an outage. Tries `first` (a row answered before), then the rows
+ * after `i` in the batch, done ones included (read from disk), three at most.
+ */
+export async function serverAnswersOthers(
+  req: VerifyBatchRequest,
+  records: PlanRecord[],
+  i: number,
+  first: number | null,
+  send: (body: string) => Promise<VerifyReply>,
+): Promise<boolean> {
+  const after = records.map((_, n) => (i + 1 + n) % records.length);
+  const candidates = [...new Set([...(first === null ? [] : [first]), ...after])].filter(
+    (j) => j !== i && records[j].server === records[i].server,
+  );
+  for (const j of candidates.slice(0, 3)) {
+    const { sources, inputs } = await readPlannedRows(req, records, [j]);
+    if ((await send(buildPayload(inputs[0], readRolloutResponse(sources[0])!))).kind === 'ok') return true;
+  }
+  return false;
+}

@@ -1,0 +1,102 @@
+/**
+ * Where one row's result goes and how it counts (spec §1.6, §4.10): a reply's body is stamped and
+ * routed to the main output, the sidecar, or nowhere; a 4xx is a `verify_rejected` sidecar row; a
+ * row set aside after its strikes is a `transient` one. Pure: the batch recorder does the writing.
+ */
+import { JUDGE_FAILED_CLASS } from '../../src/contract/keys.js';
+import { classifyResult, stampResult, verifyFailedRow, verifyRejectedRow, type Stamps } from '../../src/contract/outcome.js';
+import type { VerifyReply } from '../../src/verifier/client.js';
+import type { VerifierUnavailableError } from '../../src/verifier/errors.js';
+import { agentCounts, type Checkpoint, type Counts } from './checkpoint.js';
+
+/** A routed row: the line to write (if any), where, and how the checkpoint counts it once written. */
+export interface Routed {
+  target: 'main' | 'sidecar' | null;
+  line: string | null;
+  count: (c: Counts, cp: Checkpoint) => void;
+}
+
+/** What is known of the row besides its reply. */
+export interface RowFacts {
+  agent: string;
+  /** Its index in the round's plan (a judge failure is listed by it for the next round). */
+  planIndex: number;
+  latencyMs: number;
+  /** Tries of this row answered 429/503 (throttling signals for the adaptive limit). */
+  throttled: number;
+}
+
+/** Routes an answered row: `ok` by its body's outcome, `rejected` (a 4xx) to the sidecar. */
+export function routeReply(reply: Exclude<VerifyReply, { kind: 'retryable' }>, stamps: Stamps, row: RowFacts): Routed {
+  const signals = (c: Counts) => {
+    c.throttled += row.throttled;
+    if (row.throttled === 0) {
+      c.latencyMsSum += row.latencyMs;
+      c.latencyCount++;
+    }
+  };
+  if (reply.kind === 'rejected') {
+    return {
+      target: 'sidecar',
+      line: verifyRejectedRow(stamps, reply.status, reply.excerpt),
+      count: (c) => {
+        signals(c);
+        c.failed++;
+        c.rejected++;
+        agentCounts(c, row.agent).failed++;
+      },
+    };
+  }
+  const result = reply.result;
+  const outcome = classifyResult(result);
+  if (outcome === 'drop') {
+    return {
+      target: null,
+      line: null,
+      count: (c) => {
+        signals(c);
+        c.dropped++;
+        agentCounts(c, row.agent).dropped++;
+      },
+    };
+  }
+  if (outcome === 'failure') {
+    const judgeFailed = result._ng_failure_class === JUDGE_FAILED_CLASS;
+    return {
+      target: 'sidecar',
+      line: stampResult(reply.body, stamps),
+      count: (c, cp) => {
+        signals(c);
+        c.failed++;
+        if (judgeFailed) {
+          c.judgeFailed++;
+          cp.judgeFailedRows.push(row.planIndex);
+        }
+        agentCounts(c, row.agent).failed++;
+      },
+    };
+  }
+  return {
+    target: 'main',
+    line: stampResult(reply.body, stamps),
+    count: (c) => {
+      signals(c);
+      c.main++;
+      const a = agentCounts(c, row.agent);
+      a.done++;
+      if (typeof result.reward === 'number') a.rewardSum += result.reward;
+    },
+  };
+}
+
+/** A row set aside after its strikes: a `transient` sidecar row with the last status (null: no answer) and reason. */
+export function routeSetAside(stamps: Stamps, err: VerifierUnavailableError, agent: string): Routed {
+  return {
+    target: 'sidecar',
+    line: verifyFailedRow(stamps, err.lastStatus ?? null, err.lastExcerpt ?? err.lastReason),
+    count: (c) => {
+      c.failed++;
+      agentCounts(c, agent).failed++;
+    },
+  };
+}
