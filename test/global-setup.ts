@@ -14,7 +14,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { ensureDevServer, stopDevServer } from '../src/temporal/dev-server.js';
+import { ensureDevServer, stopDevServer } from '../src/temporal/dev-server/index.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {

@@ -1,7 +1,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { DefaultLogger, makeTelemetryFilterString, Runtime } from '@temporalio/worker';
 import { runReferenceServerCli } from '../reference-server/main.js';
-import { devServerStatus, ensureDevServer, stopDevServer } from '../temporal/dev-server.js';
+import { devServerStatus, ensureDevServer, stopDevServer } from '../temporal/dev-server/index.js';
 import { aggregateCommand } from './aggregate-command.js';
 import { cancelCommand } from './cancel-command.js';
 import { controlCommand } from './control-command.js';

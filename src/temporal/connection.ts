@@ -1,6 +1,6 @@
 import { Connection, Client } from '@temporalio/client';
 import { TASK_QUEUE } from '../../workflows/definitions.js';
-import { ensureDevServer, workflowUiUrl } from './dev-server.js';
+import { ensureDevServer, workflowUiUrl } from './dev-server/index.js';
 import { TemporalUnreachable, unreachableReason } from './server-unreachable.js';
 import { stateDir } from './state-dir.js';
 

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { runCommand } from '../../src/cli/run-command.js';
-import { ensureDevServer, stopDevServer } from '../../src/temporal/dev-server.js';
+import { ensureDevServer, stopDevServer } from '../../src/temporal/dev-server/index.js';
 import { workflowIdForOutput } from '../../src/temporal/workflow-id.js';
 import { captureIo, keysOf, readRows, sampleRun, useReferenceServer } from '../helpers/run-fixtures.js';
 import { tempDir, useSharedTemporal, useTemporalClient } from '../helpers/temporal-env.js';

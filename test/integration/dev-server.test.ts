@@ -15,7 +15,7 @@ import {
   stopDevServer,
   workflowUiUrl,
   type DevServerRecord,
-} from '../../src/temporal/dev-server.js';
+} from '../../src/temporal/dev-server/index.js';
 import { stateDir } from '../../src/temporal/state-dir.js';
 
 // Real `temporal server start-dev` processes, each on its own temporary state dir.
@@ -201,7 +201,7 @@ describe('ensureDevServer', () => {
   it('two processes starting at once share one server (lock file)', async () => {
     const dir = freshDir();
     const script = `
-      import { ensureDevServer } from ${JSON.stringify(join(PROJECT_ROOT, 'src/temporal/dev-server.ts'))};
+      import { ensureDevServer } from ${JSON.stringify(join(PROJECT_ROOT, 'src/temporal/dev-server/index.ts'))};
       const info = await ensureDevServer({ stateDir: ${JSON.stringify(dir)}, port: 0, uiPort: 0 });
       console.log(JSON.stringify({ pid: info.pid, started: info.started, address: info.address }));
     `;

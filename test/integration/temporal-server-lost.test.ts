@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { EXIT_TEMPORAL_UNREACHABLE } from '../../src/cli/exit-codes.js';
-import { ensureDevServer, stopDevServer } from '../../src/temporal/dev-server.js';
+import { ensureDevServer, stopDevServer } from '../../src/temporal/dev-server/index.js';
 import { sampleRun, useReferenceServer } from '../helpers/run-fixtures.js';
 import { reverifyBin } from '../helpers/worker-process.js';
 
