@@ -8,8 +8,8 @@ import { writeFileAtomic } from '../src/io/atomic-file.js';
 import { ExternalSorter } from '../src/io/external-sort.js';
 import { fileNow } from '../src/io/file-identity.js';
 import { lineSum } from '../src/io/jsonl-lines.js';
-import { compareKeyedRecords, keyedRecordCodec, type KeyedRecord } from '../src/io/keyed-records.js';
-import { sidecarAttemptLines } from '../src/io/output-cache.js';
+import { compareKeyedRecords, keyedRecordCodec, type KeyedRecord } from '../src/planning/keyed-records.js';
+import { sidecarAttemptLines } from '../src/planning/output-cache.js';
 import {
   LEGACY_PLAN_RECORD_BYTES,
   PLAN_RECORD_BYTES,
@@ -17,7 +17,7 @@ import {
   UNCHECKED,
   withPlanReader,
   type PlanRecord,
-} from '../src/io/plan-file.js';
+} from '../src/planning/plan-file.js';
 import { readRangeBytes, ShortReadError } from '../src/io/read-range.js';
 import { withScratchDir } from '../src/io/scratch-dir.js';
 import { whileHeartbeating } from './heartbeating.js';

@@ -12,13 +12,13 @@ import { resolveServer, type RoutingTable } from '../src/config/routing.js';
 import { writeFileAtomic } from '../src/io/atomic-file.js';
 import { isBlank, jsonlLines, type JsonlLine } from '../src/io/jsonl-lines.js';
 import { ExternalSorter, groupsOf } from '../src/io/external-sort.js';
-import { compareKeyedRecords, keyedRecordCodec, type KeyedRecord } from '../src/io/keyed-records.js';
-import { outputKeyIds, sidecarAttemptLines } from '../src/io/output-cache.js';
+import { compareKeyedRecords, keyedRecordCodec, type KeyedRecord } from '../src/planning/keyed-records.js';
+import { outputKeyIds, sidecarAttemptLines } from '../src/planning/output-cache.js';
 import { fileNow, sameIdentity } from '../src/io/file-identity.js';
-import { PLAN_RECORD_BYTES, PlanWriter } from '../src/io/plan-file.js';
+import { PLAN_RECORD_BYTES, PlanWriter } from '../src/planning/plan-file.js';
 import { readRange } from '../src/io/read-range.js';
-import { decideKey, Kind, type JoinProblem, type VerdictSink } from './plan-keys.js';
-import { Verdict, VerdictFile } from './plan-verdicts.js';
+import { decideKey, Kind, type JoinProblem, type VerdictSink } from '../src/planning/plan-keys.js';
+import { Verdict, VerdictFile } from '../src/planning/plan-verdicts.js';
 import { whileHeartbeating } from './heartbeating.js';
 import { failFastOnUserError } from './user-errors.js';
 

@@ -9,7 +9,7 @@ import { stampsFromPayload, type Stamps } from '../src/contract/outcome.js';
 import { buildPayload, readRolloutResponse } from '../src/contract/payload.js';
 import type { BatchResult } from '../src/contract/run-spec.js';
 import { publishFile, writeFileAtomic } from '../src/io/atomic-file.js';
-import { LEGACY_PLAN_RECORD_BYTES, readPlanRange, type PlanRecord } from '../src/io/plan-file.js';
+import { LEGACY_PLAN_RECORD_BYTES, readPlanRange, type PlanRecord } from '../src/planning/plan-file.js';
 import { VerifierUnavailableError } from '../src/verifier/errors.js';
 import { DEFAULT_VERIFY_RETRY } from '../src/verifier/retry-policy.js';
 import { verifyWithRetries } from '../src/verifier/verify-with-retries.js';

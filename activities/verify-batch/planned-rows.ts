@@ -3,7 +3,7 @@ import { InputChangedError } from '../../src/contract/errors.js';
 import { inputChanged } from '../../src/contract/messages.js';
 import type { Stamps } from '../../src/contract/outcome.js';
 import { fileNow } from '../../src/io/file-identity.js';
-import { UNCHECKED, type PlanRecord } from '../../src/io/plan-file.js';
+import { UNCHECKED, type PlanRecord } from '../../src/planning/plan-file.js';
 import { ChangedRangeError, readRanges, type ByteRange } from '../../src/io/read-ranges.js';
 import type { VerifyBatchRequest } from './request.js';
 

@@ -1,5 +1,5 @@
 import { buildPayload, readRolloutResponse } from '../../src/contract/payload.js';
-import type { PlanRecord } from '../../src/io/plan-file.js';
+import type { PlanRecord } from '../../src/planning/plan-file.js';
 import type { VerifyReply } from '../../src/verifier/client.js';
 import { readPlannedRows } from './planned-rows.js';
 import type { VerifyBatchRequest } from './request.js';

@@ -4,7 +4,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Pool } from 'undici';
 import { ConfigError } from '../contract/errors.js';
-import { AggregateReplyProblem, readAggregateReply, type AggregateReplyFile } from '../io/aggregate-reply.js';
+import { AggregateReplyProblem, readAggregateReply, type AggregateReplyFile } from '../aggregation/aggregate-reply.js';
 import { AggregateMetricsError } from './errors.js';
 import { bodyExcerpt, truncateOneLine } from './excerpt.js';
 import { parseRetryAfterMs } from './retry-after.js';

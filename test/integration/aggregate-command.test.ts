@@ -16,8 +16,8 @@ import { aggregateRequestBody, stripForShardAggregation } from '../../src/contra
 import { catchAllWarning, malformedShard, noShardsMatched } from '../../src/contract/messages.js';
 import { compareKeys, keyOf } from '../../src/contract/row-key.js';
 import { sampleGymConfigYaml, writeSampleData } from '../../src/demo/sample-data.js';
-import { DuplicateKeyFinder, duplicateKeyMessage } from '../../src/io/duplicate-keys.js';
-import { readShardRows } from '../../src/io/shard-rows.js';
+import { DuplicateKeyFinder, duplicateKeyMessage } from '../../src/aggregation/duplicate-keys.js';
+import { readShardRows } from '../../src/aggregation/shard-rows.js';
 import { startReferenceServer, type ReferenceServer } from '../../src/reference-server/server.js';
 import { reverifyBin } from '../helpers/worker-process.js';
 

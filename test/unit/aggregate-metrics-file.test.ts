@@ -1,9 +1,9 @@
 import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { compareKeys, type RowKey } from '../../src/contract/row-key.js';
-import { AggregateGroups } from '../../src/io/aggregate-groups.js';
-import { aggregationTargetOf, READ_BATCH_ROWS, readBatches, type RowPlace } from '../../src/io/aggregate-metrics-file.js';
-import { readPlaceFile, type Place } from '../../src/io/place-file.js';
+import { AggregateGroups } from '../../src/aggregation/aggregate-groups.js';
+import { aggregationTargetOf, READ_BATCH_ROWS, readBatches, type RowPlace } from '../../src/aggregation/aggregate-metrics-file.js';
+import { readPlaceFile, type Place } from '../../src/aggregation/place-file.js';
 import { useTempRoot } from '../helpers/temp-dirs.js';
 
 const tmp = useTempRoot('reverify-aggregate-groups-');

@@ -11,8 +11,8 @@ import { aggregateOutput, type AggregateRequest } from '../../activities/aggrega
 import { outputPathsFor } from '../../activities/output-paths.js';
 import { aggregateRequestBody, stripForAggregation } from '../../src/contract/aggregate-request.js';
 import { compareKeys, keyOf } from '../../src/contract/row-key.js';
-import type { PostAggregateMetrics } from '../../src/io/aggregate-metrics-file.js';
-import { readAggregateReply } from '../../src/io/aggregate-reply.js';
+import type { PostAggregateMetrics } from '../../src/aggregation/aggregate-metrics-file.js';
+import { readAggregateReply } from '../../src/aggregation/aggregate-reply.js';
 import { useTempRoot } from '../helpers/temp-dirs.js';
 
 const tmp = useTempRoot('reverify-aggregate-run-');

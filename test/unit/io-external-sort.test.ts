@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ExternalSorter, groupsOf } from '../../src/io/external-sort.js';
-import { compareKeyedRecords, keyedRecordCodec, type KeyedRecord } from '../../src/io/keyed-records.js';
+import { compareKeyedRecords, keyedRecordCodec, type KeyedRecord } from '../../src/planning/keyed-records.js';
 import { mulberry32 } from '../../src/reference-server/prng.js';
 import { useTempRoot } from '../helpers/temp-dirs.js';
 

@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { writeMetricsFile } from '../../src/io/aggregate-metrics-file.js';
-import { AggregateReplyProblem, readAggregateReply } from '../../src/io/aggregate-reply.js';
+import { writeMetricsFile } from '../../src/aggregation/aggregate-metrics-file.js';
+import { AggregateReplyProblem, readAggregateReply } from '../../src/aggregation/aggregate-reply.js';
 import { jsonFileMembers } from '../../src/io/json-file-members.js';
 import { mulberry32 } from '../../src/reference-server/prng.js';
 import { useTempRoot } from '../helpers/temp-dirs.js';

@@ -10,7 +10,7 @@ import {
   UNCHECKED,
   readPlanRange,
   type PlanRecord,
-} from '../../src/io/plan-file.js';
+} from '../../src/planning/plan-file.js';
 import { useTempRoot } from '../helpers/temp-dirs.js';
 
 const tmp = useTempRoot('reverify-plan-');

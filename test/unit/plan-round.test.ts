@@ -18,7 +18,7 @@ import {
   readPlanRange,
   UNCHECKED,
   type PlanRecord,
-} from '../../src/io/plan-file.js';
+} from '../../src/planning/plan-file.js';
 import { useTempRoot } from '../helpers/temp-dirs.js';
 
 const tmp = useTempRoot('reverify-round-');

@@ -1,7 +1,7 @@
 /** The command `reverify run` prints for computing a run's metrics later: shell-quoted, glob-literal, no password. */
 import { describe, expect, it } from 'vitest';
 import { aggregateCommandLine, globLiteral, shellQuote } from '../../src/cli/run-endings.js';
-import { hasMagic } from '../../src/io/shard-glob.js';
+import { hasMagic } from '../../src/aggregation/shard-glob.js';
 
 describe('aggregateCommandLine', () => {
   it("names the output as input and output with --no-merge, and the run's own routing flags (configs absolute)", () => {

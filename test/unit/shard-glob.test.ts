@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { expandGlob, hasMagic, isFailuresSidecar, matchShardGlobs, segmentRegExp, splitGlobs } from '../../src/io/shard-glob.js';
+import { expandGlob, hasMagic, isFailuresSidecar, matchShardGlobs, segmentRegExp, splitGlobs } from '../../src/aggregation/shard-glob.js';
 
 describe('splitGlobs (§4.15 input_glob)', () => {
   it('splits at commas, trims, drops empty parts', () => {

@@ -4,8 +4,8 @@
  * does (recovery), its sidecar attempts, its materialized input rows, and its source rows in file
  * order — and this decides each source row's verdict. Pure: no I/O.
  */
-import type { KeyedRecord } from '../src/io/keyed-records.js';
-import type { PlanRecord } from '../src/io/plan-file.js';
+import type { KeyedRecord } from './keyed-records.js';
+import type { PlanRecord } from './plan-file.js';
 import { Verdict } from './plan-verdicts.js';
 
 /** Record kinds, in the order a key's group lists them (`nums[0]`). */

@@ -5,7 +5,7 @@
  */
 import { ROLLOUT_INDEX_KEY, TASK_INDEX_KEY } from '../contract/keys.js';
 import { compareKeys, formatKeyExactly, type RowKey } from '../contract/row-key.js';
-import { ExternalSorter } from './external-sort.js';
+import { ExternalSorter } from '../io/external-sort.js';
 import { shardRowCodec, type ShardRow, type ShardSortOptions } from './shard-rows.js';
 
 /** A key found more than once: its first two places and how many other keys are duplicated too. */

@@ -7,9 +7,9 @@
 import { join } from 'node:path';
 import { compareKeys } from '../contract/row-key.js';
 import type { RowPlace } from './aggregate-metrics-file.js';
-import { ExternalSorter, type RecordCodec } from './external-sort.js';
+import { ExternalSorter, type RecordCodec } from '../io/external-sort.js';
 import { PlaceFileWriter } from './place-file.js';
-import { readRowKey, rowKeySize, writeRowKey } from './row-key-codec.js';
+import { readRowKey, rowKeySize, writeRowKey } from '../io/row-key-codec.js';
 
 /** A row's place and the group it belongs to: what the sort orders. */
 interface GroupedPlace extends RowPlace {

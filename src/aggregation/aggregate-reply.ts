@@ -4,8 +4,8 @@
  * pass, and only `key_metrics` (a few numbers, printed in the run's summary) is parsed.
  */
 import { open, type FileHandle } from 'node:fs/promises';
-import { jsonFileMembers, type ByteSpan } from './json-file-members.js';
-import { readRange } from './read-range.js';
+import { jsonFileMembers, type ByteSpan } from '../io/json-file-members.js';
+import { readRange } from '../io/read-range.js';
 
 /** The three fields of a reply; each is null when missing or `null` (then written as `[]` / `{}`). */
 export interface AggregateReplyFile {

@@ -13,8 +13,8 @@ import type { RowKey } from '../contract/row-key.js';
 import type { AgentKeyMetrics } from '../contract/run-spec.js';
 import type { SortedGroup } from './aggregate-groups.js';
 import { AGGREGATE_FIELDS, type AggregateReplyFile } from './aggregate-reply.js';
-import { publishFile } from './atomic-file.js';
-import { copyJsonIndented, OutputBuffer } from './json-file-members.js';
+import { publishFile } from '../io/atomic-file.js';
+import { copyJsonIndented, OutputBuffer } from '../io/json-file-members.js';
 import { readPlaceFile, type Place } from './place-file.js';
 
 /** A row's key and where it sits: `files[file]`, bytes `[offset, offset + length)` (no line terminator). */

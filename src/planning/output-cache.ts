@@ -4,7 +4,7 @@ import { InputError } from '../contract/errors.js';
 import { topLevelSpans } from '../contract/json-spans.js';
 import { rawTruthy } from '../contract/python-truthiness.js';
 import { lineKeyId } from '../contract/row-key.js';
-import { isBlank, jsonlLines, type JsonlLine } from './jsonl-lines.js';
+import { isBlank, jsonlLines, type JsonlLine } from '../io/jsonl-lines.js';
 
 /** How to treat an output whose last line was cut off (a crash in the middle of a write). */
 export interface TailPolicy {

@@ -4,7 +4,7 @@
  * `/aggregate_metrics` body is streamed, so memory holds one buffer per open file, not the places.
  */
 import { open, type FileHandle } from 'node:fs/promises';
-import { writeFully } from './write-fully.js';
+import { writeFully } from '../io/write-fully.js';
 
 /** Where one row sits: file number `file`, bytes `[offset, offset + length)`. */
 export interface Place {

@@ -11,13 +11,13 @@ import { ConfigError, InputError } from '../contract/errors.js';
 import { ROLLOUT_INDEX_KEY, TASK_INDEX_KEY } from '../contract/keys.js';
 import { malformedShard } from '../contract/messages.js';
 import { compareKeys, keyId, keyOf, lineKeyId, type RowKey } from '../contract/row-key.js';
-import { fsyncDir } from './atomic-file.js';
+import { fsyncDir } from '../io/atomic-file.js';
 import { READ_BATCH_ROWS, readBatches, RowReader, type RowPlace } from './aggregate-metrics-file.js';
-import { ExternalSorter, type RecordCodec } from './external-sort.js';
-import { isBlank, jsonlLines } from './jsonl-lines.js';
-import { writingTo } from './write-errors.js';
-import { writeFully } from './write-fully.js';
-import { readRowKey, readString, rowKeySize, stringSize, writeRowKey, writeString } from './row-key-codec.js';
+import { ExternalSorter, type RecordCodec } from '../io/external-sort.js';
+import { isBlank, jsonlLines } from '../io/jsonl-lines.js';
+import { writingTo } from '../io/write-errors.js';
+import { writeFully } from '../io/write-fully.js';
+import { readRowKey, readString, rowKeySize, stringSize, writeRowKey, writeString } from '../io/row-key-codec.js';
 
 /** One shard row: its place plus its 1-based line number (for `file:line` messages) and exact key id. */
 export interface ShardRow extends RowPlace {

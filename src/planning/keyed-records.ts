@@ -4,7 +4,7 @@
  * (a message). Sorted by key id, then the numbers in order, so `[kind, seq, ...]` puts a key's
  * records together, by kind, then in file order.
  */
-import type { RecordCodec } from './external-sort.js';
+import type { RecordCodec } from '../io/external-sort.js';
 
 export interface KeyedRecord {
   key: string;

@@ -18,7 +18,7 @@
 import { readdir, stat } from 'node:fs/promises';
 import { basename, isAbsolute, resolve } from 'node:path';
 import { compareCodePoints } from '../contract/row-key.js';
-import { exists } from './file-exists.js';
+import { exists } from '../io/file-exists.js';
 
 /** `--input-glob` split at commas, each part trimmed, empty parts dropped (spec §4.15). */
 export function splitGlobs(inputGlob: string): string[] {

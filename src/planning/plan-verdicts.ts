@@ -1,5 +1,5 @@
 import { closeSync, openSync, readSync, writeSync } from 'node:fs';
-import { decodePlanRecord, encodePlanRecord, PLAN_RECORD_BYTES, type PlanRecord } from '../src/io/plan-file.js';
+import { decodePlanRecord, encodePlanRecord, PLAN_RECORD_BYTES, type PlanRecord } from './plan-file.js';
 
 /** What the plan phase decided about one source row. */
 export enum Verdict {
