@@ -35,6 +35,23 @@ export default tseslint.config(
     },
   },
   {
+    // The contract layer (NeMo Gym's names, shapes, messages) is the bottom: it imports nothing above it.
+    files: ['src/contract/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['../*/**', '!../contract/**'],
+              message: 'src/contract imports only src/contract (and node/npm packages): it is the bottom layer',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // Tests and benchmarks read parsed JSON rows (`any`) by design: the no-unsafe-* family would
     // ask for a cast on every assertion. Promise rules still apply.
     files: ['test/**/*.ts', 'bench/**/*.ts'],

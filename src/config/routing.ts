@@ -3,25 +3,13 @@
  * the snapshot's agent table. The table is plain JSON so it can travel in the workflow's run spec.
  */
 import { ConfigError } from '../contract/errors.js';
+import type { RoutingTable } from '../contract/routing-table.js';
 import { multipleResourcesServers, noResourcesServer, noServerUrl, pythonRepr, unknownAgent } from '../contract/messages.js';
 import { compareCodePoints } from '../contract/row-key.js';
 import { redactUserinfo } from '../verifier/credentials.js';
 import { blocksOfType, connectHost, firstImplementation, isMapping, serverUrl, type GymConfig } from './gym-config.js';
 
-/** Routing of rows to resources servers, with their URLs. */
-export interface RoutingTable {
-  /** Agent instance name -> resources server instance name (from agent blocks). */
-  agents: Record<string, string>;
-  /**
-   * Resources-only config: the single resources server EVERY agent name maps to (typos and stale
-   * names are absorbed; print `catchAllWarning` when this is set). `null` otherwise.
-   */
-  catchAll: string | null;
-  /** Resources server instance name -> base URL (`http://host:port`, no trailing slash). */
-  servers: Record<string, string>;
-  /** Resources server block names: a row whose `task_source` is one of them is routed there directly. */
-  taskSources: string[];
-}
+export type { RoutingTable };
 
 /**
  * Snapshot §4.2 step 1 (§6 checks 10–13): for every top-level block with `responses_api_agents`,

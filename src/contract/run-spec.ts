@@ -2,7 +2,7 @@
  * Types shared by the CLI, the workflow and the activities. Types only: the workflow bundle
  * imports this file, so it must not contain runtime code.
  */
-import type { RoutingTable } from '../config/routing.js';
+import type { RoutingTable } from './routing-table.js';
 
 /** Everything a run needs, resolved by the CLI: absolute paths and options, never rows. */
 export interface RunSpec {

@@ -1,0 +1,14 @@
+/** Routing of rows to resources servers, with their URLs. */
+export interface RoutingTable {
+  /** Agent instance name -> resources server instance name (from agent blocks). */
+  agents: Record<string, string>;
+  /**
+   * Resources-only config: the single resources server EVERY agent name maps to (typos and stale
+   * names are absorbed; print `catchAllWarning` when this is set). `null` otherwise.
+   */
+  catchAll: string | null;
+  /** Resources server instance name -> base URL (`http://host:port`, no trailing slash). */
+  servers: Record<string, string>;
+  /** Resources server block names: a row whose `task_source` is one of them is routed there directly. */
+  taskSources: string[];
+}
