@@ -27,6 +27,11 @@ export async function sampleRun(dir: string, port: number, opts: { tasks?: numbe
   return { ...data, config, output: join(dir, 'out.jsonl') };
 }
 
+/** `reverify run` arguments for a sample run (sampleRun's files and config), before any other flags. */
+export function runArgs(d: { inputsPath: string; rolloutsPath: string; output: string; config: string }): string[] {
+  return ['run', '--inputs', d.inputsPath, '--rollouts', d.rolloutsPath, '-o', d.output, '--config', d.config];
+}
+
 /** Captures what a command prints. */
 export function captureIo(): RunCommandIo & { lines: string[] } {
   const lines: string[] = [];

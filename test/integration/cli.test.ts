@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startReferenceServer, type ReferenceServer } from '../../src/reference-server/server.js';
-import { keysOf, readRows, sampleRun } from '../helpers/run-fixtures.js';
+import { keysOf, readRows, runArgs, sampleRun } from '../helpers/run-fixtures.js';
 import { reward, startScriptedServer } from '../helpers/scripted-server.js';
 import { tempDir, useSharedTemporal } from '../helpers/temporal-env.js';
 import { reverifyBin } from '../helpers/worker-process.js';
@@ -117,19 +117,7 @@ describe('the reverify command', () => {
     try {
       const dir = tempDir();
       const d = await sampleRun(dir, gated.port, { tasks: 40, repeats: 4 });
-      const args = [
-        'run',
-        '--inputs',
-        d.inputsPath,
-        '--rollouts',
-        d.rolloutsPath,
-        '-o',
-        d.output,
-        '--config',
-        d.config,
-        '--concurrency',
-        '4',
-      ];
+      const args = [...runArgs(d), '--concurrency', '4'];
       const first = cli(args);
       while (seen < 8) await new Promise((r) => setTimeout(r, 50));
       const second = cli(args, temporal.env, (stdout) => {

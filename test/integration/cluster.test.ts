@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { runCommand } from '../../src/cli/run-command.js';
 import { ensureDevServer, stopDevServer } from '../../src/temporal/dev-server/index.js';
 import { workflowIdForOutput } from '../../src/temporal/workflow-id.js';
-import { captureIo, keysOf, readRows, sampleRun, useReferenceServer } from '../helpers/run-fixtures.js';
+import { captureIo, keysOf, readRows, runArgs, sampleRun, useReferenceServer } from '../helpers/run-fixtures.js';
 import { tempDir, useSharedTemporal, useTemporalClient } from '../helpers/temporal-env.js';
 import { reverifyBin, sigkill, startWorkerProcess } from '../helpers/worker-process.js';
 
@@ -59,27 +59,10 @@ describe('several processes', () => {
     const env = { ...process.env, ...ports, REVERIFY_STATE_DIR: stateDir, TEMPORAL_ADDRESS: '', REVERIFY_TASK_QUEUE: 'reverify' };
     const d = await sampleRun(dir, rs().port, { tasks: 100, repeats: 4 });
     rs().resetStats();
-    const cli = spawn(
-      process.execPath,
-      [
-        reverifyBin,
-        'run',
-        '--inputs',
-        d.inputsPath,
-        '--rollouts',
-        d.rolloutsPath,
-        '-o',
-        d.output,
-        '--config',
-        d.config,
-        '--concurrency',
-        '4',
-        '--batch-size',
-        '10',
-        '--no-rejudge',
-      ],
-      { env, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
+    const cli = spawn(process.execPath, [reverifyBin, ...runArgs(d), '--concurrency', '4', '--batch-size', '10', '--no-rejudge'], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let log = '';
     cli.stdout.on('data', (c) => (log += c));
     cli.stderr.on('data', (c) => (log += c));

@@ -26,7 +26,7 @@ import { workflowBundlePath } from '../../src/temporal/workflow-bundle.js';
 import { workflowIdForOutput } from '../../src/temporal/workflow-id.js';
 import type { reverifyRun } from '../../workflows/reverify-run.js';
 import { closedAfterEach } from '../helpers/hooks.js';
-import { keysOf, readRows, sampleRun } from '../helpers/run-fixtures.js';
+import { keysOf, readRows, runArgs, sampleRun } from '../helpers/run-fixtures.js';
 import { byTask, judgeFailed, reward, startScriptedServer, type Reply, type Row } from '../helpers/scripted-server.js';
 import { tempDir, useSharedTemporal, useTemporalClient } from '../helpers/temporal-env.js';
 import { projectRoot, reverifyBin } from '../helpers/worker-process.js';
@@ -106,18 +106,7 @@ async function aggregationFailsThenIsRedone(broken: Reply, reason: RegExp): Prom
   const sidecar = join(dir, 'out_failures.jsonl');
   const metrics = join(dir, 'out_aggregate_metrics.json');
   const started = Date.now();
-  const r = await cli([
-    'run',
-    '--inputs',
-    d.inputsPath,
-    '--rollouts',
-    d.rolloutsPath,
-    '-o',
-    d.output,
-    '--config',
-    d.config,
-    '--no-rejudge',
-  ]);
+  const r = await cli([...runArgs(d), '--no-rejudge']);
   expect(Date.now() - started).toBeLessThan(60_000);
   expect(r.code).toBe(3);
   // The rows are all there, each once: the outputs are complete.

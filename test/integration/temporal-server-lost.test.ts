@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { EXIT_TEMPORAL_UNREACHABLE } from '../../src/cli/exit-codes.js';
 import { ensureDevServer, stopDevServer } from '../../src/temporal/dev-server/index.js';
-import { sampleRun, useReferenceServer } from '../helpers/run-fixtures.js';
+import { runArgs, sampleRun, useReferenceServer } from '../helpers/run-fixtures.js';
 import { reverifyBin } from '../helpers/worker-process.js';
 
 const rs = useReferenceServer({ port: 0, latencyMs: 300 });
@@ -26,33 +26,16 @@ describe('the Temporal server dies during a run', () => {
   it('the command says the run is intact and to run it again when the server is back; exit 5', async () => {
     const server = await ensureDevServer({ stateDir: join(dir, 'state'), port: 0, uiPort: 0, readyTimeoutMs: 60_000 });
     const d = await sampleRun(dir, rs().port, { tasks: 40, repeats: 2 });
-    const child = spawn(
-      process.execPath,
-      [
-        reverifyBin,
-        'run',
-        '--inputs',
-        d.inputsPath,
-        '--rollouts',
-        d.rolloutsPath,
-        '-o',
-        d.output,
-        '--config',
-        d.config,
-        '--concurrency',
-        '2',
-      ],
-      {
-        // The shared bundle cache of the tests (temporal-env.ts), so the worker starts fast.
-        env: {
-          ...process.env,
-          TEMPORAL_ADDRESS: server.address,
-          REVERIFY_TASK_QUEUE: `lost-server-${process.pid}`,
-          REVERIFY_STATE_DIR: join(tmpdir(), 'reverify-test-state'),
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
+    const child = spawn(process.execPath, [reverifyBin, ...runArgs(d), '--concurrency', '2'], {
+      // The shared bundle cache of the tests (temporal-env.ts), so the worker starts fast.
+      env: {
+        ...process.env,
+        TEMPORAL_ADDRESS: server.address,
+        REVERIFY_TASK_QUEUE: `lost-server-${process.pid}`,
+        REVERIFY_STATE_DIR: join(tmpdir(), 'reverify-test-state'),
       },
-    );
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     const verifying = new Promise<void>((resolve) => {
