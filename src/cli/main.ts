@@ -6,13 +6,13 @@ import { aggregateCommand } from './aggregate-command.js';
 import { cancelCommand } from './cancel-command.js';
 import { controlCommand } from './control-command.js';
 import { demoCommand } from './demo-command.js';
-import { DEFAULT_BATCH_SIZE } from '../config/run-options.js';
+import { longFlag, RUN_FLAG_LIST, type RunFlag } from '../config/run-flags.js';
 import { describeFailure, EXIT_OK } from './exit-codes.js';
 import { runCommand } from './run-command.js';
 import { statusCommand } from './status-command.js';
 import { workerCommand } from './worker-command.js';
 
-const collect = (v: string, prev: string[]) => [...prev, v];
+const collect = (v: string, prev?: string[]) => [...(prev ?? []), v];
 const int = (flag: string) => (v: string) => {
   if (!/^-?\d+$/.test(v.trim())) throw new InvalidArgumentError(`${flag} takes a whole number, got '${v}'`);
   return Number(v);
@@ -23,66 +23,52 @@ const float = (flag: string) => (v: string) => {
   return n;
 };
 
-/** Heartbeat timeout of batch activities: how soon a killed worker's batch moves to another. */
-const heartbeatOption = new Option('--heartbeat-timeout <seconds>', "how soon a dead worker's batch is retried elsewhere")
-  .argParser(float('--heartbeat-timeout'))
-  .default(30);
-
-function runOptions(cmd: Command): Command {
-  return cmd
-    .requiredOption('--inputs <path>', 'materialized inputs JSONL of the original run (<run>_materialized_inputs.jsonl)')
-    .requiredOption('--rollouts <path>', 'rollouts JSONL to re-verify (the main output of the original run)')
-    .requiredOption('-o, --output <path>', 'output JSONL; <stem>_failures.jsonl and <stem>_aggregate_metrics.json go next to it')
-    .option('--config <path>', 'NeMo Gym YAML config (repeatable): agent -> resources server routing, host/port', collect, [])
-    .option('--server <name=url>', 'resources server URL by instance name (repeatable); overrides the config', collect, [])
-    .option('--concurrency <n>', 'most /verify requests in flight across all workers (default 32)', int('--concurrency'))
-    .option('--limit <n>', 'verify only the first N rollouts', int('--limit'))
-    .option('--force', 'run even if a server is not reverify-safe; output gets the unsafe_ prefix')
-    .option('--overwrite', 'delete an existing output and sidecar first')
-    .option('--disable-aggregation', 'skip /aggregate_metrics (for shards; run `reverify aggregate` later)')
-    .option('--resume', 'continue from the existing output and sidecar: skip done, terminal and maxed-out keys')
-    .option('--judge-failed-only', 'recovery: copy the successes of --rollouts, re-verify the judge failures of its sidecar')
-    .option('--append', "with --judge-failed-only: write into an existing output (e.g. the run's own rollouts.jsonl)")
-    .option(
-      '--max-attempts <n>',
-      'attempt cap per key (default NEMO_GYM_MAX_ROLLOUT_ATTEMPTS or 3; 1 = a single pass)',
-      int('--max-attempts'),
-    )
-    .option('--no-rejudge', 'one pass only, as NeMo Gym: judge failures stay in the sidecar for a later --resume')
-    .option(
-      '--rejudge-delay <seconds>',
-      'wait before the first re-judgment round; doubles every round (default 60)',
-      float('--rejudge-delay'),
-    )
-    .option('--repair-truncated', 'with --resume/--append: cut a cut-off last line of the output instead of stopping')
-    .option('--batch-size <n>', `rows per batch activity (default ${DEFAULT_BATCH_SIZE})`, int('--batch-size'))
-    .option('--request-timeout <seconds>', 'timeout of one /verify request (default 600: LLM judges are slow)', float('--request-timeout'))
-    .option('--no-worker', 'do not run a worker in this process; `reverify worker` processes do the work')
-    .addOption(heartbeatOption);
+/** Commander's attribute of a flag: `--rejudge-delay` -> `rejudgeDelay`, `--no-worker` -> `worker`. */
+function attributeOf(f: RunFlag): string {
+  return longFlag(f)
+    .replace(/^--(no-)?/, '')
+    .replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
 }
 
-function toRaw(o: Record<string, unknown>) {
-  return {
-    inputs: o.inputs,
-    rollouts: o.rollouts,
-    output: o.output,
-    configs: o.config,
-    servers: o.server,
-    concurrency: o.concurrency,
-    limit: o.limit,
-    force: o.force ?? false,
-    overwrite: o.overwrite ?? false,
-    disableAggregation: o.disableAggregation ?? false,
-    resume: o.resume ?? false,
-    judgeFailedOnly: o.judgeFailedOnly ?? false,
-    append: o.append ?? false,
-    repairTruncated: o.repairTruncated ?? false,
-    maxAttempts: o.maxAttempts,
-    rejudge: o.rejudge,
-    rejudgeDelayMs: o.rejudgeDelay === undefined ? undefined : Math.round((o.rejudgeDelay as number) * 1000),
-    batchSize: o.batchSize,
-    requestTimeoutMs: o.requestTimeout === undefined ? undefined : Math.round((o.requestTimeout as number) * 1000),
-  };
+/** A declared flag (src/config/run-flags.ts) as a commander option: usage, help, parser, default. */
+function optionOf(f: RunFlag): Option {
+  const words = f.usage.split(' ');
+  const last = words[words.length - 1];
+  const spec = last.startsWith('-') ? f.usage : [...words.slice(0, -1), `<${last.toLowerCase()}>`].join(' ');
+  const shown = f.shownDefault.replace(/`/g, '');
+  // Commander itself shows the default of a flag that has an initial value.
+  const says = shown && f.initial === undefined && !['off', 'required', 'rounds on'].includes(shown);
+  const help = f.meaning.replace(/`/g, '') + (says ? ` (default ${shown})` : '');
+  const option = new Option(spec, help);
+  if (f.required) option.makeOptionMandatory();
+  const flag = longFlag(f);
+  if (f.kind === 'int') option.argParser(int(flag));
+  if (f.kind === 'seconds') option.argParser(float(flag));
+  if (f.kind === 'list') option.argParser(collect);
+  if (f.initial !== undefined) option.default(f.initial);
+  return option;
+}
+
+/** The heartbeat timeout of batch activities (also taken by `demo`). */
+const heartbeatFlag = RUN_FLAG_LIST.find((f) => longFlag(f) === '--heartbeat-timeout')!;
+
+function runOptions(cmd: Command): Command {
+  for (const f of RUN_FLAG_LIST) cmd.addOption(optionOf(f));
+  return cmd;
+}
+
+/** The run's raw options from commander's values: seconds in ms, switches false when absent. */
+function toRaw(o: Record<string, unknown>): Record<string, unknown> {
+  const raw: Record<string, unknown> = {};
+  for (const f of RUN_FLAG_LIST) {
+    if (f.key === null) continue;
+    const v = o[attributeOf(f)];
+    if (f.kind === 'seconds') raw[f.key] = v === undefined ? undefined : Math.round((v as number) * 1000);
+    else if (f.kind === 'switch') raw[f.key] = v ?? false;
+    else if (f.kind === 'list') raw[f.key] = v ?? [];
+    else raw[f.key] = v;
+  }
+  return raw;
 }
 
 /**
@@ -189,7 +175,7 @@ async function main(argv: string[]): Promise<number> {
     .option('--dir <path>', 'where to write the demo files', 'demo-output')
     .option('--tasks <n>', 'tasks', int('--tasks'), 100)
     .option('--repeats <n>', 'rollouts per task', int('--repeats'), 4)
-    .addOption(heartbeatOption)
+    .addOption(optionOf(heartbeatFlag))
     .action(async (o: { dir: string; tasks: number; repeats: number; heartbeatTimeout: number }) => {
       installRuntime(false);
       detachOnInterrupt();

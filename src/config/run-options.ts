@@ -5,42 +5,18 @@
 import { z } from 'zod';
 import { ConfigError } from '../contract/errors.js';
 import { appendAndOverwrite, appendNeedsJudgeFailedOnly, greaterOrEqualOne } from '../contract/messages.js';
+import { DEFAULT_BATCH_SIZE, DEFAULT_CONCURRENCY, DEFAULT_REJUDGE_DELAY_MS, DEFAULT_REQUEST_TIMEOUT_MS } from './run-defaults.js';
+import { RUN_FLAG_LIST, RUN_FLAGS } from './run-flags.js';
 import { parseServerFlag } from './routing.js';
 
-/** Option field -> CLI flag, for messages. */
-export const RUN_FLAGS = {
-  inputs: '--inputs',
-  rollouts: '--rollouts',
-  output: '--output',
-  configs: '--config',
-  servers: '--server',
-  concurrency: '--concurrency',
-  limit: '--limit',
-  force: '--force',
-  overwrite: '--overwrite',
-  resume: '--resume',
-  judgeFailedOnly: '--judge-failed-only',
-  append: '--append',
-  disableAggregation: '--disable-aggregation',
-  maxAttempts: '--max-attempts',
-  requestTimeoutMs: '--request-timeout',
-  repairTruncated: '--repair-truncated',
-  rejudgeDelayMs: '--rejudge-delay',
-  rejudge: '--no-rejudge',
-  batchSize: '--batch-size',
-} as const;
+export { RUN_FLAGS } from './run-flags.js';
 
 /** Options given in seconds on the command line and held in ms: messages show the seconds. */
-const MS_PER_FLAG_UNIT: Record<string, number> = { requestTimeoutMs: 1000, rejudgeDelayMs: 1000 };
+const MS_PER_FLAG_UNIT: Record<string, number> = Object.fromEntries(
+  RUN_FLAG_LIST.filter((f) => f.kind === 'seconds' && f.key !== null).map((f) => [f.key!, 1000]),
+);
 
-/** Default of `--concurrency` (NeMo Gym: unbounded). */
-export const DEFAULT_CONCURRENCY = 32;
-/** Default of `--request-timeout` (held in ms): 10 minutes. */
-export const DEFAULT_REQUEST_TIMEOUT_MS = 600_000;
-/** Default delay before the first re-judgment round: a minute (doubling per round). */
-export const DEFAULT_REJUDGE_DELAY_MS = 60_000;
-/** Default of `--batch-size`. */
-export const DEFAULT_BATCH_SIZE = 500;
+export { DEFAULT_BATCH_SIZE, DEFAULT_CONCURRENCY, DEFAULT_REJUDGE_DELAY_MS, DEFAULT_REQUEST_TIMEOUT_MS } from './run-defaults.js';
 
 /** CLI parsers hand over strings: accept integer text (`"4"`, `" 4 "`) for count options. */
 function intFromText(v: unknown): unknown {
@@ -146,7 +122,7 @@ function shown(v: unknown): string {
 function issueText(issue: z.core.$ZodIssue, raw: unknown): string {
   if (issue.code === 'custom') return issue.message;
   const field = String(issue.path[0] ?? '');
-  const flagName = (RUN_FLAGS as Record<string, string>)[field] ?? field;
+  const flagName = RUN_FLAGS[field] ?? field;
   const value = typeof raw === 'object' && raw !== null ? (raw as Record<string, unknown>)[field] : undefined;
   const scale = MS_PER_FLAG_UNIT[field];
   const given = scale !== undefined && typeof value === 'number' ? value / scale : value;

@@ -136,7 +136,7 @@ describe('run options: documentation', () => {
   it('every field has a description and a flag name', () => {
     for (const [field, schema] of Object.entries(RunOptionsSchema.shape)) {
       expect(schema.description, field).toMatch(/\S{10,}/);
-      expect(RUN_FLAGS[field as keyof typeof RUN_FLAGS], field).toMatch(/^--[a-z-]+$/);
+      expect(RUN_FLAGS[field], field).toMatch(/^--[a-z-]+$/);
     }
     expect(RunOptionsSchema.shape.requestTimeoutMs.description).toContain('LLM judges');
   });

@@ -1,0 +1,185 @@
+/**
+ * Every flag of `reverify run`, declared once: its usage, what it sets, how its text is read, what
+ * it means and its default. The CLI builds its options and help from this list, validation
+ * messages name flags through it, and the README's option table is this list (a unit test
+ * compares them). Meanings are Markdown (the help shows them without backticks).
+ */
+import { DEFAULT_BATCH_SIZE, DEFAULT_CONCURRENCY, DEFAULT_REJUDGE_DELAY_MS, DEFAULT_REQUEST_TIMEOUT_MS } from './run-defaults.js';
+
+/** How a flag's text becomes a value. */
+export type FlagKind = 'path' | 'list' | 'int' | 'seconds' | 'switch' | 'negated';
+
+export interface RunFlag {
+  /** As the README and help show it: `--limit N`, `-o, --output PATH`. */
+  usage: string;
+  /** The field of the run's raw options it sets (seconds are set in ms); null: the command's own. */
+  key: string | null;
+  kind: FlagKind;
+  required?: boolean;
+  meaning: string;
+  /** The default as shown ('' when there is none). */
+  shownDefault: string;
+  /** The value commander starts from, for a flag of the command itself (the heartbeat timeout). */
+  initial?: unknown;
+}
+
+const seconds = (ms: number) => String(ms / 1000);
+
+export const RUN_FLAG_LIST: readonly RunFlag[] = [
+  {
+    usage: '--inputs PATH',
+    key: 'inputs',
+    kind: 'path',
+    required: true,
+    meaning: 'materialized inputs of the original run (`<run>_materialized_inputs.jsonl`)',
+    shownDefault: 'required',
+  },
+  {
+    usage: '--rollouts PATH',
+    key: 'rollouts',
+    kind: 'path',
+    required: true,
+    meaning: "the rollouts to re-verify (the original run's main output)",
+    shownDefault: 'required',
+  },
+  {
+    usage: '-o, --output PATH',
+    key: 'output',
+    kind: 'path',
+    required: true,
+    meaning: 'output JSONL; `<stem>_failures.jsonl` and `<stem>_aggregate_metrics.json` go next to it',
+    shownDefault: 'required',
+  },
+  {
+    usage: '--config PATH',
+    key: 'configs',
+    kind: 'list',
+    meaning: "NeMo Gym YAML config (repeatable, merged in order): agent → resources server routing and each server's `host`/`port`",
+    shownDefault: '',
+  },
+  {
+    usage: '--server NAME=URL',
+    key: 'servers',
+    kind: 'list',
+    meaning:
+      "a resources server's URL by instance name (repeatable); overrides the config's host/port; without `--config`, one `--server` routes every agent to it. `http://user:password@host:port` (percent-encoded; also `host: user:password@host` in a config) sends HTTP Basic auth on every request to that server; the password is never printed nor stored in the workflow history. Other workers (`reverify worker`, `--no-worker`) take credentials from `REVERIFY_SERVER_AUTH`",
+    shownDefault: '',
+  },
+  {
+    usage: '--concurrency N',
+    key: 'concurrency',
+    kind: 'int',
+    meaning: 'most `/verify` requests in flight across the whole run, all workers together',
+    shownDefault: String(DEFAULT_CONCURRENCY),
+  },
+  { usage: '--limit N', key: 'limit', kind: 'int', meaning: 'verify only the first N rollouts of the file', shownDefault: 'all' },
+  {
+    usage: '--force',
+    key: 'force',
+    kind: 'switch',
+    meaning: "run even if a server's `reverify_mode` is `unknown`/`unsupported`; the output gets the `unsafe_` prefix",
+    shownDefault: 'off',
+  },
+  {
+    usage: '--overwrite',
+    key: 'overwrite',
+    kind: 'switch',
+    meaning: 'delete an existing output and sidecar first (only after every input row has been validated)',
+    shownDefault: 'off',
+  },
+  { usage: '--disable-aggregation', key: 'disableAggregation', kind: 'switch', meaning: 'skip `/aggregate_metrics`', shownDefault: 'off' },
+  {
+    usage: '--resume',
+    key: 'resume',
+    kind: 'switch',
+    meaning: 'continue from the existing output and sidecar (spec §4.8)',
+    shownDefault: 'off',
+  },
+  {
+    usage: '--judge-failed-only',
+    key: 'judgeFailedOnly',
+    kind: 'switch',
+    meaning: 'recovery: copy the successes of `--rollouts`, re-verify the judge failures of its sidecar (spec §4.6)',
+    shownDefault: 'off',
+  },
+  {
+    usage: '--append',
+    key: 'append',
+    kind: 'switch',
+    meaning: 'with `--judge-failed-only`: write into an existing output',
+    shownDefault: 'off',
+  },
+  {
+    usage: '--max-attempts N',
+    key: 'maxAttempts',
+    kind: 'int',
+    meaning: 'attempt cap per key, for `--resume` and the re-judgment rounds',
+    shownDefault: '`NEMO_GYM_MAX_ROLLOUT_ATTEMPTS`, else 3',
+  },
+  {
+    usage: '--no-rejudge',
+    key: 'rejudge',
+    kind: 'negated',
+    meaning: "one pass only: judge failures stay in the sidecar (NeMo Gym's behaviour)",
+    shownDefault: 'rounds on',
+  },
+  {
+    usage: '--rejudge-delay S',
+    key: 'rejudgeDelayMs',
+    kind: 'seconds',
+    meaning: 'wait before the first re-judgment round; doubles every round',
+    shownDefault: seconds(DEFAULT_REJUDGE_DELAY_MS),
+  },
+  {
+    usage: '--repair-truncated',
+    key: 'repairTruncated',
+    kind: 'switch',
+    meaning: 'with `--resume`/`--append`: cut a cut-off last line of the output instead of stopping',
+    shownDefault: 'off',
+  },
+  {
+    usage: '--batch-size N',
+    key: 'batchSize',
+    kind: 'int',
+    meaning: 'rows per batch activity (larger: fewer workflow tasks; smaller: more frequent commits)',
+    shownDefault: String(DEFAULT_BATCH_SIZE),
+  },
+  {
+    usage: '--request-timeout S',
+    key: 'requestTimeoutMs',
+    kind: 'seconds',
+    meaning: 'timeout of one `/verify` request, seconds (LLM judges are slow)',
+    shownDefault: seconds(DEFAULT_REQUEST_TIMEOUT_MS),
+  },
+  {
+    usage: '--heartbeat-timeout S',
+    key: null,
+    kind: 'seconds',
+    meaning: 'how soon the batch of a dead worker is retried elsewhere',
+    shownDefault: '30',
+    initial: 30,
+  },
+  {
+    usage: '--no-worker',
+    key: null,
+    kind: 'negated',
+    meaning: 'start (or attach to) the run but leave the work to `reverify worker` processes',
+    shownDefault: '',
+  },
+];
+
+/** The long flag of a usage: `--output` of `-o, --output PATH`. */
+export function longFlag(f: RunFlag): string {
+  return f.usage.split(/[ ,]+/).find((w) => w.startsWith('--'))!;
+}
+
+/** Raw option field -> its flag, for messages (`--rejudge-delay`, `--no-rejudge`, ...). */
+export const RUN_FLAGS: Readonly<Record<string, string>> = Object.fromEntries(
+  RUN_FLAG_LIST.filter((f) => f.key !== null).map((f) => [f.key!, longFlag(f)]),
+);
+
+/** The README's option table: a header and one row per flag, as the README shows it. */
+export function optionTableMarkdown(): string {
+  const rows = RUN_FLAG_LIST.map((f) => `| \`${f.usage}\` | ${f.meaning} | ${f.shownDefault ? `${f.shownDefault} ` : ''}|`);
+  return ['| option | meaning | default |', '|---|---|---|', ...rows].join('\n');
+}
