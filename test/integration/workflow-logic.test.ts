@@ -1,0 +1,574 @@
+/**
+ * The workflow's own logic (workflows/reverify-run.ts and the modules it imports), run for real on
+ * the shared Temporal dev server with STUB activities: plain async functions of the
+ * `ReverifyActivities` type that record what the workflow asked and answer what each test needs.
+ * The real activities are covered by the other integration tests; here nothing touches a file or a
+ * resources server, so each run takes a second or two and every decision of the workflow (window,
+ * ceiling, commit order and lengths, continue-as-new, re-judgment timers, pause, failures) is seen
+ * directly in the stubs' records, the workflow's result, its progress query and its history.
+ *
+ * Time skipping: `TestWorkflowEnvironment.createTimeSkipping()` downloads the Java test server from
+ * temporal.download, which is unreachable here (it fails at once), and no installed package ships
+ * it (temporal-notes §1.4). So this suite uses the shared dev server of test/global-setup.ts
+ * through `createFromExistingServer`, and the durable timers of re-judgment run in real time with a
+ * short `rejudgeDelayMs`.
+ */
+import { WorkflowFailedError, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { tsToMs } from '@temporalio/common/lib/time.js';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker } from '@temporalio/worker';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ReverifyActivities } from '../../activities/index.js';
+import type { BatchResult, PlanSummary, Progress, RunResult, RunSpec } from '../../src/contract/run-spec.js';
+import { cacheDir } from '../../src/temporal/connection.js';
+import { workflowBundlePath } from '../../src/temporal/workflow-bundle.js';
+import { progressQuery, setPausedUpdate } from '../../workflows/definitions.js';
+import type { reverifyRun } from '../../workflows/reverify-run.js';
+import { useSharedTemporal } from '../helpers/temporal-env.js';
+
+const temporal = useSharedTemporal('workflow-logic');
+
+let env: TestWorkflowEnvironment;
+let bundlePath: string;
+
+beforeAll(async () => {
+  env = await TestWorkflowEnvironment.createFromExistingServer({ address: temporal.address, namespace: temporal.namespace });
+  bundlePath = await workflowBundlePath(cacheDir());
+});
+
+afterAll(async () => {
+  await env?.teardown();
+});
+
+type VerifyRequest = Parameters<ReverifyActivities['verifyBatch']>[0];
+type CommitRequest = Parameters<ReverifyActivities['commitBatches']>[0];
+type RoundRequest = Parameters<ReverifyActivities['planRound']>[0];
+type AggregateRequest = Parameters<ReverifyActivities['aggregateRun']>[0];
+type Lengths = { mainLength: number; sidecarLength: number };
+
+/** Lengths the stubbed `openOutputs` reports: not zero, so that their threading into the first commit shows. */
+const OPENED: Lengths = { mainLength: 123, sidecarLength: 45 };
+
+interface StubOptions {
+  /** Rows of the first round's plan. */
+  rows: number;
+  /** Runs inside each verifyBatch call before it answers: may wait, or throw. */
+  beforeVerify?: (req: VerifyRequest) => Promise<void>;
+  /** Runs inside each commitBatches call (1-based `n`) before it answers. */
+  beforeCommit?: (req: CommitRequest, n: number) => Promise<void>;
+  /** Judge failures a batch reports (the rest of its rows go to the main output). */
+  judgeFailed?: (req: VerifyRequest) => number;
+  /** Rows of the next round's plan, per planRound call (0-based). */
+  nextRoundRows?: (call: number) => number;
+  /** Replaces the aggregate phase's answer (may throw). */
+  aggregate?: (req: AggregateRequest, attempt: number) => Promise<{ metricsPath: string | null; keyMetrics: [] }>;
+}
+
+interface VerifyCall {
+  req: VerifyRequest;
+  /** Slots (`parallelism`) of all stubbed batches running when this one started, itself included. */
+  slotsAtStart: number;
+  startedAt: number;
+  endedAt?: number;
+}
+
+/** Stub activities of one run and what they recorded. */
+function stubActivities(o: StubOptions) {
+  const rec = {
+    guard: 0,
+    checkOutputs: 0,
+    planRun: 0,
+    openOutputs: 0,
+    verify: [] as VerifyCall[],
+    runningSlots: 0,
+    peakSlots: 0,
+    runningBatches: 0,
+    peakBatches: 0,
+    commits: [] as Array<{ req: CommitRequest; returned: Lengths; at: number }>,
+    planRounds: [] as Array<{ req: RoundRequest; at: number }>,
+    roundPlans: [] as PlanSummary[],
+    aggregates: [] as AggregateRequest[],
+    removed: [] as string[],
+  };
+  let firstPlan: PlanSummary | null = null;
+
+  const activities: ReverifyActivities = {
+    guardReverifyModes: async () => {
+      rec.guard++;
+      return { prefix: '', warning: null };
+    },
+    checkOutputs: async (outputPath) => {
+      rec.checkOutputs++;
+      const stem = outputPath.replace(/\.jsonl$/, '');
+      return {
+        output: outputPath,
+        sidecar: `${stem}_failures.jsonl`,
+        metrics: `${stem}_aggregate_metrics.json`,
+        workDir: `${stem}.reverify`,
+      };
+    },
+    planRun: async (req) => {
+      rec.planRun++;
+      firstPlan = {
+        planPath: `${req.workDir}/plan.bin`,
+        sourcePath: req.rolloutsPath,
+        rows: o.rows,
+        agents: ['agent_a'],
+        servers: ['rs'],
+        rowsPerAgent: { agent_a: o.rows },
+        recordBytes: 40,
+      };
+      return { ...firstPlan, messages: [] };
+    },
+    openOutputs: async () => {
+      rec.openOutputs++;
+      return { ...OPENED, messages: [] };
+    },
+    seedSuccesses: () => Promise.reject(new Error('seedSuccesses is not expected in these runs')),
+    planRound: async (req) => {
+      const call = rec.planRounds.length;
+      rec.planRounds.push({ req, at: Date.now() });
+      const rows = o.nextRoundRows?.(call) ?? 0;
+      const plan: PlanSummary = {
+        ...(firstPlan as PlanSummary),
+        planPath: `${req.workDir}/plan-r${req.round + 1}.bin`,
+        rows,
+        rowsPerAgent: { agent_a: rows },
+      };
+      rec.roundPlans.push(plan);
+      return plan;
+    },
+    verifyBatch: async (req) => {
+      rec.runningSlots += req.parallelism;
+      rec.peakSlots = Math.max(rec.peakSlots, rec.runningSlots);
+      rec.runningBatches++;
+      rec.peakBatches = Math.max(rec.peakBatches, rec.runningBatches);
+      const call: VerifyCall = { req, slotsAtStart: rec.runningSlots, startedAt: Date.now() };
+      rec.verify.push(call);
+      try {
+        await o.beforeVerify?.(req);
+        const rows = req.to - req.from;
+        const judgeFailed = o.judgeFailed?.(req) ?? 0;
+        const result: BatchResult = {
+          batch: req.batch,
+          mainPart: `${req.workDir}/r${req.round}-b${req.batch}.main.part`,
+          sidecarPart: `${req.workDir}/r${req.round}-b${req.batch}.sidecar.part`,
+          main: rows - judgeFailed,
+          failed: judgeFailed,
+          dropped: 0,
+          rejected: 0,
+          judgeFailed,
+          perAgent: { agent_a: { done: rows - judgeFailed, failed: judgeFailed, dropped: 0, rewardSum: rows - judgeFailed } },
+          throttled: 0,
+          latencyMsSum: 0,
+          latencyCount: 0,
+        };
+        return result;
+      } finally {
+        call.endedAt = Date.now();
+        rec.runningSlots -= req.parallelism;
+        rec.runningBatches--;
+      }
+    },
+    commitBatches: async (req) => {
+      // New lengths: the recorded ones plus something that differs from commit to commit.
+      const n = rec.commits.length + 1;
+      await o.beforeCommit?.(req, n);
+      const returned = {
+        mainLength: req.mainLength + 1000 * req.mainParts.length + n,
+        sidecarLength: req.sidecarLength + 10 * req.sidecarParts.length + n,
+      };
+      rec.commits.push({ req, returned, at: Date.now() });
+      return returned;
+    },
+    aggregateRun: async (req) => {
+      rec.aggregates.push(req);
+      if (o.aggregate) return o.aggregate(req, rec.aggregates.length);
+      return { metricsPath: req.metrics, keyMetrics: [] };
+    },
+    removeWorkDir: async (workDir) => {
+      rec.removed.push(workDir);
+    },
+  };
+  return { activities, rec };
+}
+
+let runSeq = 0;
+
+/** A RunSpec as the CLI resolves it; no path is ever opened (the activities are stubs). */
+function specFor(name: string, overrides: Partial<RunSpec>): RunSpec {
+  const dir = `/stubbed/workflow-logic/${name}-${process.pid}-${++runSeq}`;
+  return {
+    inputsPath: `${dir}/inputs.jsonl`,
+    rolloutsPath: `${dir}/rollouts.jsonl`,
+    outputPath: `${dir}/out.jsonl`,
+    routing: { agents: { agent_a: 'rs' }, catchAll: null, servers: { rs: 'http://127.0.0.1:9' }, taskSources: [] },
+    guardServers: [{ name: 'rs', url: 'http://127.0.0.1:9' }],
+    concurrency: 8,
+    limit: null,
+    force: false,
+    overwrite: false,
+    disableAggregation: false,
+    batchSize: 5,
+    requestTimeoutMs: 600_000,
+    heartbeatTimeoutMs: 10_000,
+    resume: false,
+    judgeFailedOnly: false,
+    append: false,
+    repairTruncated: false,
+    maxAttempts: 1,
+    rejudge: true,
+    rejudgeDelayMs: 200,
+    ...overrides,
+  };
+}
+
+type Handle = WorkflowHandleWithFirstExecutionRunId<typeof reverifyRun>;
+
+/** Starts the run on a task queue of its own, with a worker running the real workflow code and the stubs, until `body` ends. */
+async function withRun<T>(spec: RunSpec, activities: ReverifyActivities, body: (handle: Handle) => Promise<T>): Promise<T> {
+  const taskQueue = `${temporal.taskQueue}-${runSeq}-${Date.now()}`;
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    namespace: temporal.namespace,
+    taskQueue,
+    workflowBundle: { codePath: bundlePath },
+    activities,
+  });
+  return worker.runUntil(async () => {
+    const handle = await env.client.workflow.start<typeof reverifyRun>('reverifyRun', {
+      workflowId: `workflow-logic-${taskQueue}`,
+      taskQueue,
+      args: [spec],
+    });
+    return body(handle);
+  });
+}
+
+/** The result and the final progress of a run left to finish. */
+async function finished(handle: Handle): Promise<{ result: RunResult; progress: Progress }> {
+  const result = await handle.result();
+  return { result, progress: await handle.query(progressQuery) };
+}
+
+async function until(what: string, predicate: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await predicate())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(10);
+  }
+}
+
+/** The plan ranges of `rows` rows in batches of `batchSize`. */
+function ranges(rows: number, batchSize: number): Array<[number, number]> {
+  return Array.from({ length: Math.ceil(rows / batchSize) }, (_, b) => [b * batchSize, Math.min(rows, (b + 1) * batchSize)]);
+}
+
+/** A batch's duration in ms, varied (10–100) but deterministic, so that batches finish out of order. */
+const durationOf = (batch: number) => 10 + ((batch * 37) % 10) * 10;
+
+/** Verify calls of one round, by batch. */
+const batchesOf = (calls: VerifyCall[], round: number) =>
+  calls
+    .filter((c) => c.req.round === round)
+    .map((c) => c.req)
+    .sort((a, b) => a.batch - b.batch);
+
+/** Batch numbers of the main parts of every commit, in commit order (`r<round>-b<batch>.main.part`). */
+function committedBatches(commits: Array<{ req: CommitRequest }>): Array<Array<[number, number]>> {
+  return commits.map((c) =>
+    c.req.mainParts.map((p) => {
+      const m = /\/r(\d+)-b(\d+)\.main\.part$/.exec(p);
+      if (!m) throw new Error(`unexpected part ${p}`);
+      return [Number(m[1]), Number(m[2])] as [number, number];
+    }),
+  );
+}
+
+/** Every committed batch number, sorted (a batch committed twice shows twice). */
+const allCommitted = (commits: Array<{ req: CommitRequest }>) =>
+  committedBatches(commits)
+    .flat()
+    .map(([, b]) => b)
+    .sort((a, b) => a - b);
+
+/** Each commit received the lengths the previous one returned (the first: those openOutputs reported), and its parts as obsolete. */
+function expectLengthsThreaded(commits: Array<{ req: CommitRequest; returned: Lengths }>): void {
+  let recorded: Lengths = OPENED;
+  let obsolete: string[] = [];
+  for (const c of commits) {
+    expect({ mainLength: c.req.mainLength, sidecarLength: c.req.sidecarLength }).toEqual(recorded);
+    expect(c.req.obsolete).toEqual(obsolete);
+    recorded = c.returned;
+    obsolete = [...c.req.mainParts, ...c.req.sidecarParts];
+  }
+}
+
+describe('workflow logic with stub activities', () => {
+  it('keeps the /verify slots of the batches in flight within --concurrency, and launches every batch [from,to) once', async () => {
+    const rows = 50;
+    const spec = specFor('window', { concurrency: 7, batchSize: 4 });
+    const { activities, rec } = stubActivities({ rows, beforeVerify: (req) => sleep(durationOf(req.batch)) });
+    const { result, progress } = await withRun(spec, activities, finished);
+
+    // Every batch once, covering 0..N with the batch size (13 batches, the last one of 2 rows).
+    expect(rec.verify).toHaveLength(13);
+    expect(batchesOf(rec.verify, 0).map((r) => [r.from, r.to])).toEqual(ranges(rows, 4));
+    expect(batchesOf(rec.verify, 0).map((r) => r.batch)).toEqual([...Array(13).keys()]);
+    // The ceiling: never more slots running than the concurrency, at any batch's start.
+    for (const c of rec.verify) {
+      expect(c.req.parallelism).toBeGreaterThanOrEqual(1);
+      expect(c.req.parallelism).toBeLessThanOrEqual(spec.batchSize);
+      expect(c.slotsAtStart).toBeLessThanOrEqual(spec.concurrency);
+    }
+    expect(rec.peakSlots).toBeLessThanOrEqual(spec.concurrency);
+    // ...and the window is used: several batches ran at once, and the share grew as the round's
+    // last batches left room (7 slots over 4 batches: 2 each; the last batch starts only when at
+    // most 3 batches are unfinished, so its share is 3 or 4).
+    expect(rec.peakBatches).toBeGreaterThanOrEqual(2);
+    const share = (batch: number) => rec.verify.find((c) => c.req.batch === batch)!.req.parallelism;
+    expect(share(0)).toBe(2);
+    expect(share(12)).toBeGreaterThanOrEqual(3);
+
+    expect(result).toMatchObject({ planned: rows, done: rows, failed: 0, rounds: 1, aggregationError: null });
+    expect(progress).toMatchObject({
+      phase: 'done',
+      planned: rows,
+      done: rows,
+      inFlightRows: 0,
+      generation: 0,
+      concurrency: 7,
+      paused: false,
+    });
+    expect([rec.guard, rec.checkOutputs, rec.planRun, rec.openOutputs]).toEqual([1, 1, 1, 1]);
+    expect(rec.removed).toEqual([result.outputs.workDir]);
+  });
+
+  it('launches each batch with the very share it checked against the ceiling, also as the round ends and shares grow', async () => {
+    // Concurrency 8 over 6 batches of 10 rows: 2 slots each while 4 or more batches are unfinished,
+    // 3 with 3 left. Batches 0 and 1 end first; batch 5 then starts next to batches 2-4 (2 slots
+    // each): checked with 4 unfinished (2 slots), it must be launched with 2, not with the share of
+    // 3 unfinished (3 slots, 9 in all), which the cursor moved before launching would give.
+    const spec = specFor('share', { concurrency: 8, batchSize: 10 });
+    const durations: Record<number, number> = { 0: 10, 1: 60, 2: 400, 3: 600, 4: 600, 5: 10 };
+    const { activities, rec } = stubActivities({ rows: 60, beforeVerify: (req) => sleep(durations[req.batch]) });
+    const { result } = await withRun(spec, activities, finished);
+
+    const call = (batch: number) => rec.verify.find((c) => c.req.batch === batch)!;
+    expect(call(5).startedAt).toBeLessThan(call(2).endedAt!);
+    expect(call(5).req.parallelism).toBe(2);
+    for (const c of rec.verify) expect(c.slotsAtStart).toBeLessThanOrEqual(spec.concurrency);
+    expect(rec.peakSlots).toBe(8);
+    expect(result.done).toBe(60);
+  });
+
+  it('commits every batch exactly once, each commit in batch order, threading the lengths the previous commit returned', async () => {
+    const rows = 40;
+    const spec = specFor('commit', { concurrency: 8, batchSize: 5 });
+    // Batches 0-3 start together; 3 finishes first and its commit is slow (500 ms), while 2 then 1
+    // finish; batch 0 is the slowest of all.
+    const durations: Record<number, number> = { 0: 1200, 1: 300, 2: 120, 3: 30 };
+    const { activities, rec } = stubActivities({
+      rows,
+      beforeVerify: (req) => sleep(durations[req.batch] ?? 10),
+      beforeCommit: (_req, n) => sleep(n === 1 ? 500 : 0),
+    });
+    const { result } = await withRun(spec, activities, finished);
+
+    const commits = committedBatches(rec.commits).map((c) => c.map(([, b]) => b));
+    expect(allCommitted(rec.commits)).toEqual([...Array(8).keys()]);
+    expect(committedBatches(rec.commits).every((c) => c.every(([round]) => round === 0))).toBe(true);
+    // Within a commit, the parts are in batch order, whatever order the batches finished in.
+    for (const c of commits) expect(c).toEqual([...c].sort((a, b) => a - b));
+    const ended = new Map(rec.verify.map((c) => [c.req.batch, c.endedAt!]));
+    expect(ended.get(2)!).toBeLessThan(ended.get(1)!);
+    const withOne = commits.find((c) => c.includes(1))!;
+    expect(withOne).toContain(2);
+    expect(withOne.indexOf(1)).toBeLessThan(withOne.indexOf(2));
+    // Parts come as pairs: the sidecar parts are those of the same batches, in the same order.
+    for (const c of rec.commits) expect(c.req.sidecarParts).toEqual(c.req.mainParts.map((p) => p.replace('.main.part', '.sidecar.part')));
+    // A slow first batch does not hold back the commits of those that finished ("as batches finish").
+    expect(commits[0]).not.toContain(0);
+    expect(commits.at(-1)).toEqual([0]);
+    // Each commit starts from the lengths the previous commit returned, and deletes its parts.
+    expectLengthsThreaded(rec.commits);
+    // Every commit follows the end of the batches it commits.
+    commits.forEach((c, i) => c.forEach((b) => expect(rec.commits[i].at).toBeGreaterThanOrEqual(ended.get(b)!)));
+    expect(result.done).toBe(rows);
+  });
+
+  it('continues as new every few batches (continueAsNewAfterBatches), still committing every batch once, and counts all rows', async () => {
+    const rows = 53;
+    const spec = specFor('continue-as-new', { concurrency: 8, batchSize: 5, continueAsNewAfterBatches: 3 });
+    const { activities, rec } = stubActivities({ rows, beforeVerify: (req) => sleep(durationOf(req.batch)) });
+    const { handle, result, progress } = await withRun(spec, activities, async (handle) => ({ handle, ...(await finished(handle)) }));
+
+    // 11 batches, at most 3 per run: 4 runs in the chain.
+    expect(progress.generation).toBe(3);
+    const last = await handle.describe();
+    expect(last.runId).not.toBe(handle.firstExecutionRunId);
+    const firstHistory = await env.client.workflow.getHandle(handle.workflowId, handle.firstExecutionRunId).fetchHistory();
+    expect(firstHistory.events?.at(-1)?.workflowExecutionContinuedAsNewEventAttributes).toBeTruthy();
+
+    // The first phases ran once, in the first run only.
+    expect([rec.guard, rec.checkOutputs, rec.planRun, rec.openOutputs]).toEqual([1, 1, 1, 1]);
+    expect(batchesOf(rec.verify, 0).map((r) => [r.from, r.to])).toEqual(ranges(rows, 5));
+    expect(allCommitted(rec.commits)).toEqual([...Array(11).keys()]);
+    // The committed lengths cross each continue-as-new unbroken.
+    expectLengthsThreaded(rec.commits);
+    expect(result).toMatchObject({ planned: rows, done: rows, failed: 0, rounds: 1 });
+    expect(result.perAgent.agent_a).toMatchObject({ done: rows, failed: 0 });
+    expect(rec.removed).toEqual([result.outputs.workDir]);
+  });
+
+  it('re-judges after a durable timer (doubling each round) and stops at maxAttempts', async () => {
+    const rows = 20;
+    const delay = 300;
+    const spec = specFor('rejudge-cap', { batchSize: 5, maxAttempts: 3, rejudgeDelayMs: delay });
+    // Every batch of every round has one judge failure; each re-judgment round plans 6 rows.
+    const { activities, rec } = stubActivities({ rows, judgeFailed: () => 1, nextRoundRows: () => 6 });
+    const { handle, result } = await withRun(spec, activities, async (handle) => ({ handle, ...(await finished(handle)) }));
+
+    // Rounds 1, 2, 3 (the cap): two planRound calls, after rounds 1 and 2; none after round 3.
+    expect(rec.planRounds.map((p) => p.req.round)).toEqual([0, 1]);
+    expect(rec.planRounds.map((p) => p.req.maxAttempts)).toEqual([3, 3]);
+    expect(rec.planRounds[0].req.plan.planPath).toMatch(/\/plan\.bin$/);
+    expect(rec.planRounds[1].req.plan).toEqual(rec.roundPlans[0]);
+    // Each round verifies the plan planRound returned, under its round number.
+    expect(batchesOf(rec.verify, 0).map((r) => [r.from, r.to])).toEqual(ranges(20, 5));
+    for (const round of [1, 2]) {
+      expect(batchesOf(rec.verify, round).map((r) => [r.from, r.to])).toEqual(ranges(6, 5));
+      expect(batchesOf(rec.verify, round).every((r) => r.plan.planPath === rec.roundPlans[round - 1].planPath)).toBe(true);
+    }
+    expect(rec.verify).toHaveLength(4 + 2 + 2);
+    // The wait: planRound comes at least the round's delay (doubling) after the round's last commit.
+    const lastCommitOf = (round: number) =>
+      Math.max(...rec.commits.filter((c) => c.req.mainParts.some((p) => p.includes(`/r${round}-b`))).map((c) => c.at));
+    expect(rec.planRounds[0].at - lastCommitOf(0)).toBeGreaterThanOrEqual(delay);
+    expect(rec.planRounds[1].at - lastCommitOf(1)).toBeGreaterThanOrEqual(2 * delay);
+    // ...on durable timers of the history, each fired before its round's plan was scheduled.
+    const events = (await handle.fetchHistory()).events ?? [];
+    expect(
+      events.flatMap((e) => (e.timerStartedEventAttributes ? [tsToMs(e.timerStartedEventAttributes.startToFireTimeout)] : [])),
+    ).toEqual([delay, 2 * delay]);
+    const kinds = events.flatMap((e) =>
+      e.timerFiredEventAttributes
+        ? ['fired']
+        : e.activityTaskScheduledEventAttributes?.activityType?.name === 'planRound'
+          ? ['planRound']
+          : [],
+    );
+    expect(kinds).toEqual(['fired', 'planRound', 'fired', 'planRound']);
+
+    expect(result).toMatchObject({ rounds: 3, planned: 20 + 6 + 6, done: 16 + 4 + 4, failed: 4 + 2 + 2, judgeFailed: 8 });
+    expect(result.messages.filter((m) => m.startsWith('Re-judging:'))).toHaveLength(2);
+    expectLengthsThreaded(rec.commits);
+  });
+
+  it('ends the rounds when planRound plans no row, and plans none without judge failures or with rejudge off', async () => {
+    const spec = specFor('rejudge-empty', { batchSize: 5, maxAttempts: 5, rejudgeDelayMs: 50 });
+    const empty = stubActivities({ rows: 12, judgeFailed: (req) => (req.batch === 1 ? 2 : 0), nextRoundRows: () => 0 });
+    const { result } = await withRun(spec, empty.activities, finished);
+    expect(empty.rec.planRounds.map((p) => p.req.round)).toEqual([0]);
+    expect(empty.rec.verify.every((c) => c.req.round === 0)).toBe(true);
+    expect(result).toMatchObject({ rounds: 1, planned: 12, done: 10, judgeFailed: 2 });
+
+    const clean = stubActivities({ rows: 12, nextRoundRows: () => 3 });
+    expect((await withRun(specFor('rejudge-clean', { batchSize: 5, maxAttempts: 5 }), clean.activities, finished)).result.rounds).toBe(1);
+    expect(clean.rec.planRounds).toEqual([]);
+
+    const off = stubActivities({ rows: 12, judgeFailed: () => 1, nextRoundRows: () => 3 });
+    const offSpec = specFor('rejudge-off', { batchSize: 5, maxAttempts: 5, rejudge: false });
+    expect((await withRun(offSpec, off.activities, finished)).result).toMatchObject({ rounds: 1, judgeFailed: 3 });
+    expect(off.rec.planRounds).toEqual([]);
+  });
+
+  it('starts no batch while paused (setPaused update); the batches in flight finish and are committed; unpaused, the run completes', async () => {
+    const rows = 30;
+    // Concurrency 2 over batches of 5: two batches of one slot each in flight.
+    const spec = specFor('pause', { concurrency: 2, batchSize: 5 });
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const { activities, rec } = stubActivities({ rows, beforeVerify: (req) => (req.batch < 2 ? gate : sleep(10)) });
+
+    const { result, paused } = await withRun(spec, activities, async (handle) => {
+      await until('the first two batches to start', () => rec.verify.length === 2);
+      expect(await handle.executeUpdate(setPausedUpdate, { args: [true] })).toBe(true);
+      release();
+      // Both batches are committed (the workflow task that recorded that would also have launched the next ones)...
+      await until('the running batches to be committed', async () => (await handle.query(progressQuery)).done === 10);
+      await sleep(300);
+      // ...and nothing new started: not in the stubs, not in the history.
+      const scheduled = ((await handle.fetchHistory()).events ?? []).filter(
+        (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'verifyBatch',
+      );
+      expect(scheduled).toHaveLength(2);
+      expect(rec.verify).toHaveLength(2);
+      const paused = await handle.query(progressQuery);
+      expect(await handle.executeUpdate(setPausedUpdate, { args: [false] })).toBe(false);
+      return { paused, ...(await finished(handle)) };
+    });
+
+    expect(paused).toMatchObject({ phase: 'verify', paused: true, done: 10, inFlightRows: 0 });
+    expect(batchesOf(rec.verify, 0).map((r) => [r.from, r.to])).toEqual(ranges(rows, 5));
+    expect(allCommitted(rec.commits)).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(result).toMatchObject({ done: rows, planned: rows });
+    expect(result.messages).toContain('Paused by an operator: batches in flight finish, no new one starts');
+    expect(result.messages).toContain('Resumed by an operator');
+  });
+
+  it("a batch's terminal InputChanged fails the run with its message and type, after committing the batches that had finished", async () => {
+    const message = "'/stubbed/rollouts.jsonl' changed after this run planned it: line 16 is not the row that was planned";
+    // Four batches of one slot each, all in flight; the last one fails once the other three are committed.
+    const spec = specFor('input-changed', { concurrency: 4, batchSize: 5 });
+    const committed = () => committedBatches(rec.commits).flat().length;
+    const { activities, rec } = stubActivities({
+      rows: 20,
+      beforeVerify: async (req) => {
+        if (req.batch !== 3) return sleep(10);
+        await until('batches 0-2 to be committed', () => committed() === 3);
+        throw ApplicationFailure.nonRetryable(message, 'InputChanged');
+      },
+    });
+
+    const error = await withRun(spec, activities, async (handle) => {
+      const err = await handle.result().then(
+        () => null,
+        (e: unknown) => e,
+      );
+      // The failed run still answers the progress query.
+      expect((await handle.query(progressQuery)).done).toBe(15);
+      return err;
+    });
+
+    expect(error).toBeInstanceOf(WorkflowFailedError);
+    const cause = (error as WorkflowFailedError).cause;
+    expect(cause).toBeInstanceOf(ApplicationFailure);
+    expect(cause).toMatchObject({ message, type: 'InputChanged', nonRetryable: true });
+    // Batch 3 was not retried; batches 0-2 were committed once each, batch 3 never.
+    expect(rec.verify.filter((c) => c.req.batch === 3)).toHaveLength(1);
+    expect(allCommitted(rec.commits)).toEqual([0, 1, 2]);
+    expectLengthsThreaded(rec.commits);
+    // No aggregation, and the work directory is kept (the same command with --resume plans again).
+    expect(rec.aggregates).toEqual([]);
+    expect(rec.removed).toEqual([]);
+  });
+
+  it('an aggregate phase failing with AggregationFailed ends the run normally, with aggregationError set and the work directory removed', async () => {
+    const message = 'POST /aggregate_metrics failed: HTTP 422: verify_responses: field required';
+    const spec = specFor('aggregation-failed', { batchSize: 5 });
+    const { activities, rec } = stubActivities({
+      rows: 12,
+      aggregate: () => Promise.reject(ApplicationFailure.nonRetryable(message, 'AggregationFailed')),
+    });
+    const { result, progress } = await withRun(spec, activities, finished);
+
+    expect(result).toMatchObject({ aggregationError: message, metricsPath: null, keyMetrics: [], done: 12, planned: 12 });
+    expect(rec.aggregates).toHaveLength(1); // not retried
+    expect(rec.aggregates[0]).toMatchObject({ output: result.outputs.output, metrics: result.outputs.metrics, timeoutMs: 3_600_000 });
+    expect(rec.removed).toEqual([result.outputs.workDir]);
+    expect(progress.phase).toBe('done');
+  });
+});
