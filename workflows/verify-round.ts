@@ -1,7 +1,7 @@
 /**
  * The verify phase of one round: a sliding window of `verifyBatch` activities whose `/verify`
  * slots never exceed the run's ceiling, each finished batch committed exactly once (in batch
- * order), and continue-as-new between batches when the history grows.
+ * order within each commit), and continue-as-new between batches when the history grows.
  */
 import { allHandlersFinished, condition, continueAsNew, patched, workflowInfo } from '@temporalio/workflow';
 import type { BatchResult, RunSpec } from '../src/contract/run-spec.js';
@@ -102,7 +102,12 @@ export async function verifyRound(spec: RunSpec, st: RunState, inflight: Map<num
     if (patched('launch-before-commit')) launchAll();
     // Whatever finished is committed, even when the run is about to fail: committed rows are kept.
     if (ready.length > 0) await commit(spec, st, ready.splice(0, ready.length));
-    if (failed.error) throw failed.error;
+    if (failed.error) {
+      // Batches that finished during that commit are committed too before the run fails (runs
+      // recorded before this fix failed at once, leaving them to be verified again by --resume).
+      if (patched('commit-finished-before-failing')) while (ready.length > 0) await commit(spec, st, ready.splice(0, ready.length));
+      throw failed.error;
+    }
     const suggested = workflowInfo().continueAsNewSuggested;
     const byCount = spec.continueAsNewAfterBatches !== undefined && launchedThisGeneration >= spec.continueAsNewAfterBatches;
     if ((suggested || byCount) && st.nextBatch < batches) stopping = true;

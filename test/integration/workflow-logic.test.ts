@@ -556,6 +556,31 @@ describe('workflow logic with stub activities', () => {
     expect(rec.removed).toEqual([]);
   });
 
+  it('a batch that finishes while the last commit before a failure runs is committed too', async () => {
+    // Commit 1 (batch 0) takes 500 ms; meanwhile batch 1 finishes and batch 2 fails.
+    const spec = specFor('commit-before-failing', { concurrency: 3, batchSize: 5 });
+    const { activities, rec } = stubActivities({
+      rows: 15,
+      beforeCommit: (_req, n) => sleep(n === 1 ? 500 : 0),
+      beforeVerify: async (req) => {
+        if (req.batch === 1) await sleep(150);
+        if (req.batch === 2) {
+          await sleep(250);
+          throw ApplicationFailure.nonRetryable('batch 2 fails', 'InputChanged');
+        }
+      },
+    });
+    const error = await withRun(spec, activities, (handle) =>
+      handle.result().then(
+        () => null,
+        (e: unknown) => e,
+      ),
+    );
+    expect(error).toBeInstanceOf(WorkflowFailedError);
+    expect(allCommitted(rec.commits)).toEqual([0, 1]);
+    expectLengthsThreaded(rec.commits);
+  });
+
   it('an aggregate phase failing with AggregationFailed ends the run normally, with aggregationError set and the work directory removed', async () => {
     const message = 'POST /aggregate_metrics failed: HTTP 422: verify_responses: field required';
     const spec = specFor('aggregation-failed', { batchSize: 5 });
