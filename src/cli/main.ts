@@ -1,3 +1,4 @@
+import { REVERIFY_MODES } from '../contract/reverify-mode.js';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { DefaultLogger, makeTelemetryFilterString, Runtime } from '@temporalio/worker';
 import { runReferenceServerCli } from '../reference-server/main.js';
@@ -187,9 +188,7 @@ async function main(argv: string[]): Promise<number> {
     .description('a small, fast NeMo Gym-compatible resources server (mcqa grading)')
     .option('--port <n>', 'port (0: any free port)', int('--port'), 8000)
     .option('--host <host>', 'bind address', '127.0.0.1')
-    .addOption(
-      new Option('--mode <mode>', 'what GET /reverify_mode answers').choices(['stateless', 'unknown', 'unsupported']).default('stateless'),
-    )
+    .addOption(new Option('--mode <mode>', 'what GET /reverify_mode answers').choices(REVERIFY_MODES).default('stateless'))
     .option('--latency-ms <n>', 'delay before each /verify answer', float('--latency-ms'), 0)
     .option('--judge-fail-rate <p>', 'share of /verify answered as judge failures', float('--judge-fail-rate'), 0)
     .option('--error-rate <p>', 'share of /verify answered with HTTP 500', float('--error-rate'), 0)

@@ -1,10 +1,11 @@
+import { REVERIFY_MODES } from '../contract/reverify-mode.js';
 import { z } from 'zod';
 
 /** A probability in [0, 1]; numeric strings (CLI flags) are accepted. */
 const probability = z.coerce.number().min(0).max(1).default(0);
 
 /** What the reference server answers on `GET /reverify_mode` (spec §2.1). */
-export const reverifyModeSchema = z.enum(['stateless', 'unknown', 'unsupported']);
+export const reverifyModeSchema = z.enum(REVERIFY_MODES);
 
 /** The three `/reverify_mode` values. */
 export type ReverifyMode = z.infer<typeof reverifyModeSchema>;

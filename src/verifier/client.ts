@@ -1,3 +1,4 @@
+import { isReverifyMode, type ReverifyMode } from '../contract/reverify-mode.js';
 import { createWriteStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { Readable } from 'node:stream';
@@ -39,7 +40,7 @@ export type VerifyReply =
       retryAfterMs?: number;
     };
 
-export type ReverifyMode = 'stateless' | 'unsupported' | 'unknown';
+export type { ReverifyMode } from '../contract/reverify-mode.js';
 
 export interface VerifierClientOptions {
   /**
@@ -65,8 +66,6 @@ export interface VerifierClientOptions {
 const DEFAULT_PROBE_TIMEOUT_MS = 30_000;
 const DEFAULT_AGGREGATE_TIMEOUT_MS = 2 * 60 * 60_000;
 const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 4_000;
-
-const REVERIFY_MODES: readonly ReverifyMode[] = ['stateless', 'unsupported', 'unknown'];
 
 /**
  * HTTP client for NeMo Gym resources servers: `/verify`, `/reverify_mode`, `/aggregate_metrics`.
@@ -168,8 +167,8 @@ export class VerifierClient {
     } catch {
       value = undefined;
     }
-    if (typeof value === 'string' && (REVERIFY_MODES as readonly string[]).includes(value)) {
-      return value as ReverifyMode;
+    if (isReverifyMode(value)) {
+      return value;
     }
     const shown = typeof value === 'string' ? JSON.stringify(value) : truncateOneLine(text, 120) || '(empty body)';
     throw new ConfigError(
