@@ -1,3 +1,9 @@
+/**
+ * The plan phase (spec §4.5–§4.8): every line of the inputs and the source checked, joined by key,
+ * and written as the plan. (Over 300 lines on purpose: its passes share the request, the interned
+ * names and the first-error bookkeeping that decides which message a user sees; the key join's
+ * decisions themselves live in src/planning/.)
+ */
 import { existsSync } from 'node:fs';
 import { mkdir, open, rename, rm, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';

@@ -4,6 +4,8 @@
  * streaming pass (a heap over one buffered reader per run). Memory is the budget plus one read
  * buffer per run, whatever the number of records; a sort that fits the budget never touches disk.
  * The plan, seeding, re-judgment and aggregation phases use it to join rows by key in flat memory.
+ * (Over 300 lines on purpose: the run writer, the buffered run reader, the heap and the multi-level
+ * merge are one algorithm whose invariants are easiest to check side by side.)
  */
 import { open, rm, type FileHandle } from 'node:fs/promises';
 import { writeFully } from './write-fully.js';

@@ -6,41 +6,16 @@ import { pipeline } from 'node:stream/promises';
 import { Pool } from 'undici';
 import { ConfigError } from '../contract/errors.js';
 import { AggregateReplyProblem, readAggregateReply, type AggregateReplyFile } from '../aggregation/aggregate-reply.js';
+import { describeTransportError, isUsageError } from './transport-errors.js';
+import { classifyVerifyReply, type VerifyReply } from './verify-reply.js';
 import { AggregateMetricsError } from './errors.js';
 import { bodyExcerpt, truncateOneLine } from './excerpt.js';
-import { parseRetryAfterMs } from './retry-after.js';
 import { DeadlineExceeded, Deadlines, formatMs } from './deadlines.js';
 import { authorizationFor, redactUserinfo } from './credentials.js';
 
-/**
- * The outcome of one `POST /verify`.
- *
- * - `ok`: a 2xx whose body is a JSON object. `body` is the text exactly as received (callers must
- *   not re-serialize it: large integers would be rounded).
- * - `rejected`: the server answered and retrying the same request will not help: a 4xx other than
- *   408/429, a 3xx, or a 2xx whose body is NOT a JSON object (a contract violation by the server:
- *   the request is deterministic, so repeating it is not expected to fix it; the excerpt starts
- *   with `reply is not a JSON object:`). `excerpt` is one line, at most 300 characters.
- * - `retryable`: transport errors (refused, reset, socket closed, DNS), the request timeout,
- *   408, 429 and 5xx. `retryAfterMs` comes from a `Retry-After` header (seconds or HTTP-date).
- */
-export type VerifyReply =
-  | {
-      kind: 'ok';
-      status: number;
-      body: string;
-      /** `body` parsed (a JSON object), so callers need not parse it again. */ result: Record<string, unknown>;
-    }
-  | { kind: 'rejected'; status: number; excerpt: string }
-  | {
-      kind: 'retryable';
-      reason: string;
-      status?: number;
-      /** The body's excerpt when the server answered. */ excerpt?: string;
-      retryAfterMs?: number;
-    };
-
 export type { ReverifyMode } from '../contract/reverify-mode.js';
+export { classifyVerifyReply, type VerifyReply } from './verify-reply.js';
+export { describeTransportError } from './transport-errors.js';
 
 export interface VerifierClientOptions {
   /**
@@ -280,40 +255,6 @@ function headers(base: Record<string, string>, authorization: string | undefined
   return authorization === undefined ? base : { ...base, authorization };
 }
 
-/** Classify a complete `/verify` reply. Exported for unit tests. */
-export function classifyVerifyReply(status: number, retryAfter: string | string[] | undefined, text: string): VerifyReply {
-  if (status >= 200 && status <= 299) {
-    const result = parseJsonObject(text);
-    if (result) return { kind: 'ok', status, body: text, result };
-    return {
-      kind: 'rejected',
-      status,
-      excerpt: truncateOneLine(`reply is not a JSON object: ${bodyExcerpt(text)}`),
-    };
-  }
-  if (status === 408 || status === 429 || status >= 500) {
-    const excerpt = bodyExcerpt(text);
-    const reply: VerifyReply = { kind: 'retryable', reason: `HTTP ${status}: ${excerpt}`, status, excerpt };
-    const retryAfterMs = parseRetryAfterMs(retryAfter);
-    if (retryAfterMs !== undefined) reply.retryAfterMs = retryAfterMs;
-    return reply;
-  }
-  return { kind: 'rejected', status, excerpt: bodyExcerpt(text) };
-}
-
-/** The body as a JSON object, or null if it is not exactly one. */
-function parseJsonObject(text: string): Record<string, unknown> | null {
-  // Cheap shape check first; then a full parse to be sure the body is one valid JSON object.
-  const start = text.search(/\S/);
-  if (start < 0 || text[start] !== '{') return null;
-  try {
-    const v: unknown = JSON.parse(text);
-    return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
-  } catch {
-    return null;
-  }
-}
-
 async function* asBuffers(body: AsyncIterable<string | Uint8Array>, source: { error?: unknown; failed: boolean }): AsyncGenerator<Buffer> {
   try {
     for await (const chunk of body) {
@@ -328,38 +269,6 @@ async function* asBuffers(body: AsyncIterable<string | Uint8Array>, source: { er
     source.error = err;
     throw err;
   }
-}
-
-/** Errors that mean a bug or a closed client, not a server problem: never turned into a retry. */
-function isUsageError(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  return (
-    err instanceof ConfigError ||
-    code === 'UND_ERR_INVALID_ARG' ||
-    code === 'UND_ERR_INVALID_RETURN_VALUE' ||
-    code === 'UND_ERR_DESTROYED' ||
-    code === 'UND_ERR_CLOSED' ||
-    code === 'UND_ERR_NOT_SUPPORTED'
-  );
-}
-
-/** A short description of a transport error, e.g. `connect ECONNREFUSED` or `other side closed (UND_ERR_SOCKET)`. */
-export function describeTransportError(err: unknown): string {
-  if (err instanceof AggregateError && err.errors.length > 0) return describeTransportError(err.errors[0]);
-  if (err === null || typeof err !== 'object') return truncateOneLine(String(err), 200);
-  const e = err as { code?: unknown; syscall?: unknown; message?: unknown; hostname?: unknown };
-  const code = typeof e.code === 'string' ? e.code : undefined;
-  const syscall = typeof e.syscall === 'string' ? e.syscall : undefined;
-  if (syscall !== undefined && code !== undefined) {
-    const host = syscall === 'getaddrinfo' && typeof e.hostname === 'string' ? ` ${e.hostname}` : '';
-    return `${syscall} ${code}${host}`;
-  }
-  const message = typeof e.message === 'string' && e.message !== '' ? e.message : undefined;
-  if (message !== undefined && code !== undefined && !message.includes(code)) {
-    return truncateOneLine(`${message} (${code})`, 200);
-  }
-  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- last resort for an error without message or code
-  return truncateOneLine(message ?? code ?? String(err), 200);
 }
 
 function positiveInt(name: string, value: number): number {

@@ -1,0 +1,64 @@
+import { bodyExcerpt, truncateOneLine } from './excerpt.js';
+import { parseRetryAfterMs } from './retry-after.js';
+
+/**
+ * The outcome of one `POST /verify`.
+ *
+ * - `ok`: a 2xx whose body is a JSON object. `body` is the text exactly as received (callers must
+ *   not re-serialize it: large integers would be rounded).
+ * - `rejected`: the server answered and retrying the same request will not help: a 4xx other than
+ *   408/429, a 3xx, or a 2xx whose body is NOT a JSON object (a contract violation by the server:
+ *   the request is deterministic, so repeating it is not expected to fix it; the excerpt starts
+ *   with `reply is not a JSON object:`). `excerpt` is one line, at most 300 characters.
+ * - `retryable`: transport errors (refused, reset, socket closed, DNS), the request timeout,
+ *   408, 429 and 5xx. `retryAfterMs` comes from a `Retry-After` header (seconds or HTTP-date).
+ */
+export type VerifyReply =
+  | {
+      kind: 'ok';
+      status: number;
+      body: string;
+      /** `body` parsed (a JSON object), so callers need not parse it again. */ result: Record<string, unknown>;
+    }
+  | { kind: 'rejected'; status: number; excerpt: string }
+  | {
+      kind: 'retryable';
+      reason: string;
+      status?: number;
+      /** The body's excerpt when the server answered. */ excerpt?: string;
+      retryAfterMs?: number;
+    };
+
+/** Classify a complete `/verify` reply.  */
+export function classifyVerifyReply(status: number, retryAfter: string | string[] | undefined, text: string): VerifyReply {
+  if (status >= 200 && status <= 299) {
+    const result = parseJsonObject(text);
+    if (result) return { kind: 'ok', status, body: text, result };
+    return {
+      kind: 'rejected',
+      status,
+      excerpt: truncateOneLine(`reply is not a JSON object: ${bodyExcerpt(text)}`),
+    };
+  }
+  if (status === 408 || status === 429 || status >= 500) {
+    const excerpt = bodyExcerpt(text);
+    const reply: VerifyReply = { kind: 'retryable', reason: `HTTP ${status}: ${excerpt}`, status, excerpt };
+    const retryAfterMs = parseRetryAfterMs(retryAfter);
+    if (retryAfterMs !== undefined) reply.retryAfterMs = retryAfterMs;
+    return reply;
+  }
+  return { kind: 'rejected', status, excerpt: bodyExcerpt(text) };
+}
+
+/** The body as a JSON object, or null if it is not exactly one. */
+function parseJsonObject(text: string): Record<string, unknown> | null {
+  // Cheap shape check first; then a full parse to be sure the body is one valid JSON object.
+  const start = text.search(/\S/);
+  if (start < 0 || text[start] !== '{') return null;
+  try {
+    const v: unknown = JSON.parse(text);
+    return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}
