@@ -1,3 +1,4 @@
+import { UNSAFE_PREFIX } from '../src/contract/keys.js';
 import { ConfigError } from '../src/contract/errors.js';
 import { guardError, guardWarning } from '../src/contract/messages.js';
 import { guardOffenders, type ReverifyMode } from '../src/contract/reverify-mode.js';
@@ -7,7 +8,7 @@ import { failFastOnUserError } from './user-errors.js';
 
 /** What the guard decided: the output prefix and the warning to print at start and end. */
 export interface GuardDecision {
-  prefix: '' | 'unsafe_';
+  prefix: '' | typeof UNSAFE_PREFIX;
   warning: string | null;
 }
 
@@ -27,7 +28,7 @@ export function guardReverifyModes(deps: ActivityDeps) {
         if (offenders.length === 0) return { prefix: '', warning: null };
         // The spec's exact text names NeMo Gym's Hydra override; say what to pass here as well.
         if (!force) throw new ConfigError(`${guardError(offenders)} With reverify, pass --force.`);
-        return { prefix: 'unsafe_', warning: guardWarning(offenders) };
+        return { prefix: UNSAFE_PREFIX, warning: guardWarning(offenders) };
       }),
     );
 }

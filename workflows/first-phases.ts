@@ -3,12 +3,13 @@
  * outputs, seed. Each is one named call of the main workflow; the activities run in this order.
  */
 import { nothingToReverify, planning, recoveryWarning, seededSuccesses, verifyingWith } from '../src/contract/messages.js';
+import type { UNSAFE_PREFIX } from '../src/contract/keys.js';
 import type { OutputPaths, PlanSummary, RunSpec } from '../src/contract/run-spec.js';
 import { long, quick } from './activity-proxies.js';
 import type { RunState } from './run-state.js';
 import { appendParts } from './verify-round.js';
 
-type Prefix = '' | 'unsafe_';
+type Prefix = '' | typeof UNSAFE_PREFIX;
 
 const rulesOf = (spec: RunSpec) => ({
   overwrite: spec.overwrite,

@@ -1,3 +1,4 @@
+import { UNSAFE_PREFIX } from '../contract/keys.js';
 import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
@@ -69,7 +70,7 @@ export function attemptCap(opts: RunOptions, env: NodeJS.ProcessEnv): { value: n
  * either prefix may be chosen, so both are checked.
  */
 async function refuseConfigAliases(opts: RunOptions, outputPath: string): Promise<void> {
-  const prefixes = opts.force && !opts.judgeFailedOnly ? ['', 'unsafe_'] : [''];
+  const prefixes = opts.force && !opts.judgeFailedOnly ? ['', UNSAFE_PREFIX] : [''];
   await refuseInputAliases(
     prefixes.map((p) => outputPathsFor(outputPath, p)),
     opts.configs.map((c) => ({ role: 'config' as const, flag: '--config', path: resolve(c) })),

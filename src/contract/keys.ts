@@ -7,10 +7,6 @@
 export const TASK_INDEX_KEY = '_ng_task_index';
 /** Repeat number within a task (int >= 0). Second half of a row's key. */
 export const ROLLOUT_INDEX_KEY = '_ng_rollout_index';
-/** Stamped by collection on resumed retries only; never written by reverify. */
-export const ATTEMPT_INDEX_KEY = '_ng_attempt_index';
-/** Optional explicit capture id, carried through collection only. */
-export const ROLLOUT_ID_KEY = '_ng_rollout_id';
 /** `{"name": str, ...}`: which agent produced the rollout. Only `.name` is read. */
 export const AGENT_REF_KEY = 'agent_ref';
 /** Run-level skills stamp, copied through. */
@@ -25,14 +21,8 @@ export const FAILURE_CLASS_KEY = '_ng_failure_class';
 export const FAILURE_TERMINAL_KEY = '_ng_failure_terminal';
 /** Truthy: the result is written nowhere (kill-shaped). Wins over a failure class. */
 export const NO_PERSIST_KEY = '_ng_no_persist';
-/** `"<ExceptionType>: <message>"` on judge failures. */
-export const JUDGE_ERROR_KEY = '_ng_failure_judge_error';
-/** Legacy boolean of old judge-failure rows; ignored by recovery (spec §6 check 42). */
-export const LEGACY_JUDGE_FAILED_KEY = '_ng_failure_judge_failed';
 /** The only failure class `--judge-failed-only` recovers. */
 export const JUDGE_FAILED_CLASS = 'judge_failed';
-/** Class of kill-shaped outcomes (always with `_ng_no_persist`). */
-export const KILL_SHAPED_CLASS = 'kill_shaped';
 /**
  * Newer NeMo Gym only (spec §4.2, §5.4): a row's task source; when it names a resources-server
  * block it is the authoritative route, and it is kept on output rows.
@@ -59,4 +49,4 @@ export const MAX_ATTEMPTS_ENV = 'NEMO_GYM_MAX_ROLLOUT_ATTEMPTS';
 /** Attempt cap when the environment variable is unset, empty or invalid. */
 export const DEFAULT_MAX_ATTEMPTS = 3;
 /** Output name prefix used with `--force` against unsafe servers. */
-export const UNSAFE_PREFIX = 'unsafe_';
+export const UNSAFE_PREFIX = 'unsafe_' as const;
