@@ -1,12 +1,10 @@
 import { open, readdir, readFile, rename, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { InputChangedError } from '../src/contract/errors.js';
-import { inputChanged } from '../src/contract/messages.js';
 import { lineKeyId } from '../src/contract/row-key.js';
+import { plannedRowChanged } from '../src/planning/changed-input.js';
 import type { PlanSummary } from '../src/contract/run-spec.js';
 import { writeFileAtomic } from '../src/io/atomic-file.js';
 import { ExternalSorter } from '../src/io/external-sort.js';
-import { fileNow } from '../src/io/file-identity.js';
 import { lineSum } from '../src/io/jsonl-lines.js';
 import { compareKeyedRecords, keyedRecordCodec, type KeyedRecord } from '../src/planning/keyed-records.js';
 import { sidecarAttemptLines } from '../src/planning/output-cache.js';
@@ -74,8 +72,7 @@ async function readPlannedSource(plan: PlanSummary, source: FileHandle, rec: Pla
     throw err;
   });
   if (bytes === null || (rec.sourceSum !== UNCHECKED && lineSum(bytes) !== rec.sourceSum)) {
-    const planned = plan.files?.find((f) => f.path === plan.sourcePath);
-    throw new InputChangedError(inputChanged(plan.sourcePath, `line ${rec.sourceLine}`, planned, await fileNow(plan.sourcePath)));
+    throw await plannedRowChanged(plan.files, plan.sourcePath, `line ${rec.sourceLine}`);
   }
   return bytes.toString('utf8');
 }

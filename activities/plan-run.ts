@@ -183,7 +183,11 @@ async function writePlan(req: PlanRequest): Promise<PlanOutcome> {
   const verdicts = new VerdictFile(join(req.workDir, 'plan.verdicts'));
   // The files the plan's offsets point into, as they are before they are read (checked after; a
   // missing file is reported by the read itself).
-  const before = { source: await fileNow(sourcePath), inputs: await fileNow(req.inputsPath), rollouts: await fileNow(req.rolloutsPath) };
+  const before = {
+    source: await fileNow(sourcePath),
+    inputs: await fileNow(req.inputsPath),
+    rollouts: req.judgeFailedOnly ? await fileNow(req.rolloutsPath) : null,
+  };
   try {
     await addKeyFacts(req, sorter, agents, servers);
 

@@ -1,8 +1,6 @@
 /** Reading a batch's rows by plan offset, each proven to be the planned bytes; naming a row in messages. */
-import { InputChangedError } from '../../src/contract/errors.js';
-import { inputChanged } from '../../src/contract/messages.js';
+import { plannedRowChanged } from '../../src/planning/changed-input.js';
 import type { Stamps } from '../../src/contract/outcome.js';
-import { fileNow } from '../../src/io/file-identity.js';
 import { UNCHECKED, type PlanRecord } from '../../src/planning/plan-file.js';
 import { ChangedRangeError, readRanges, type ByteRange } from '../../src/io/read-ranges.js';
 import type { VerifyBatchRequest } from './request.js';
@@ -38,8 +36,7 @@ export async function readPlannedRows(
       );
     } catch (err) {
       if (!(err instanceof ChangedRangeError)) throw err;
-      const planned = req.plan.files?.find((f) => f.path === path);
-      throw new InputChangedError(inputChanged(path, where(records[rows[err.index]]), planned, await fileNow(path)));
+      throw await plannedRowChanged(req.plan.files, path, where(records[rows[err.index]]));
     }
   };
   const sources = await read(

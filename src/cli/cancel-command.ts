@@ -1,7 +1,7 @@
+import { startInProcessWorker, type InProcessWorker } from './in-process-worker.js';
 import { resolve } from 'node:path';
 import { ConfigError } from '../contract/errors.js';
-import { cacheDir, connectClient, resolveTemporal } from '../temporal/connection.js';
-import { createReverifyWorker } from '../temporal/worker.js';
+import { connectClient, resolveTemporal } from '../temporal/connection.js';
 import { workflowIdForOutput } from '../temporal/workflow-id.js';
 import { isCancelledRun } from './run-endings.js';
 
@@ -25,8 +25,7 @@ export async function cancelCommand(opts: CancelOptions, out: (line: string) => 
   const target = await resolveTemporal();
   const workflowId = workflowIdForOutput(output);
   const { client, close } = await connectClient(target);
-  let worker: Awaited<ReturnType<typeof createReverifyWorker>> | null = null;
-  let workerRun: Promise<void> | null = null;
+  let worker: InProcessWorker | null = null;
   try {
     const handle = client.workflow.getHandle(workflowId);
     const desc = await handle.describe().catch(() => null);
@@ -39,10 +38,7 @@ export async function cancelCommand(opts: CancelOptions, out: (line: string) => 
     out(
       `Cancelling the run writing '${output}' (workflow ${workflowId}): batches in flight stop, the outputs are cut back to the last commit`,
     );
-    if (opts.worker) {
-      worker = await createReverifyWorker({ address: target.address, namespace: target.namespace, cacheDir: cacheDir() });
-      workerRun = worker.worker.run();
-    }
+    if (opts.worker) worker = await startInProcessWorker(target);
     let timer: NodeJS.Timeout | undefined;
     const ended = await Promise.race([
       handle.result().then(
@@ -65,11 +61,7 @@ export async function cancelCommand(opts: CancelOptions, out: (line: string) => 
       out(`The run writing '${output}' ${ended} before the cancellation took effect: \`reverify status -o ${output}\` shows its end`);
     }
   } finally {
-    if (worker) {
-      worker.worker.shutdown();
-      await workerRun?.catch(() => undefined);
-      await worker.close();
-    }
+    await worker?.stop();
     await close();
   }
 }

@@ -1,10 +1,10 @@
+import { startInProcessWorker, type InProcessWorker } from './in-process-worker.js';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { catchAllWarning, keyMetricsFor } from '../contract/messages.js';
 import type { RunResult, RunSpec } from '../contract/run-spec.js';
 import { parseRunOptions } from '../config/run-options.js';
-import { cacheDir, connectClient, resolveTemporal, runUiUrl, taskQueue } from '../temporal/connection.js';
+import { connectClient, resolveTemporal, runUiUrl, taskQueue } from '../temporal/connection.js';
 import { TemporalUnreachable, unreachableReason } from '../temporal/server-unreachable.js';
-import { createReverifyWorker } from '../temporal/worker.js';
 import { workflowIdForOutput } from '../temporal/workflow-id.js';
 import type { reverifyRun } from '../../workflows/reverify-run.js';
 import { attemptCap, buildRunSpec } from './build-spec.js';
@@ -68,8 +68,7 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, io: RunC
   const target = await resolveTemporal();
   const workflowId = workflowIdForOutput(spec.outputPath);
   const { client, close } = await connectClient(target);
-  let worker: Awaited<ReturnType<typeof createReverifyWorker>> | null = null;
-  let workerRun: Promise<void> | null = null;
+  let worker: InProcessWorker | null = null;
   try {
     const existing = await client.workflow
       .getHandle(workflowId)
@@ -93,8 +92,7 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, io: RunC
     if (existing) io.out(`Attached to the live run for ${spec.outputPath} (workflow ${workflowId}); its own options apply.`);
     else io.out(`Started run ${workflowId}${ui ? ` — ${ui}` : ''}`);
     if (proc.worker) {
-      worker = await createReverifyWorker({ address: target.address, namespace: target.namespace, cacheDir: cacheDir() });
-      workerRun = worker.worker.run();
+      worker = await startInProcessWorker(target);
     } else {
       io.out(`No in-process worker: waiting for \`reverify worker\` processes on task queue '${taskQueue()}'.`);
     }
@@ -112,11 +110,7 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, io: RunC
     if (reason !== null) throw new TemporalUnreachable(target.address, reason, { output: spec.outputPath, embedded: target.embedded });
     throw err;
   } finally {
-    if (worker) {
-      worker.worker.shutdown();
-      await workerRun?.catch(() => undefined);
-      await worker.close();
-    }
+    await worker?.stop();
     await close();
   }
 }
