@@ -38,7 +38,7 @@ function optionOf(f: RunFlag): Option {
   const spec = last.startsWith('-') ? f.usage : [...words.slice(0, -1), `<${last.toLowerCase()}>`].join(' ');
   const shown = f.shownDefault.replace(/`/g, '');
   // Commander itself shows the default of a flag that has an initial value.
-  const says = shown && f.initial === undefined && !['off', 'required', 'rounds on'].includes(shown);
+  const says = shown !== '' && f.initial === undefined && (f.kind === 'int' || f.kind === 'seconds');
   const help = f.meaning.replace(/`/g, '') + (says ? ` (default ${shown})` : '');
   const option = new Option(spec, help);
   if (f.required) option.makeOptionMandatory();
