@@ -22,14 +22,13 @@ export interface CommitRequest {
  * record. Parts are deleted only one commit later, once the workflow has recorded this one, so a
  * retried commit always finds them.
  */
-export function commitBatches() {
-  return (req: CommitRequest): Promise<{ mainLength: number; sidecarLength: number }> =>
-    failFastOnUserError(() =>
-      whileHeartbeating(async () => {
-        await Promise.all(req.obsolete.map((p) => rm(p, { force: true })));
-        const mainLength = await commitParts(req.outputs.output, req.mainLength, req.mainParts);
-        const sidecarLength = await commitParts(req.outputs.sidecar, req.sidecarLength, req.sidecarParts);
-        return { mainLength, sidecarLength };
-      }),
-    );
+export function commitBatches(req: CommitRequest): Promise<{ mainLength: number; sidecarLength: number }> {
+  return failFastOnUserError(() =>
+    whileHeartbeating(async () => {
+      await Promise.all(req.obsolete.map((p) => rm(p, { force: true })));
+      const mainLength = await commitParts(req.outputs.output, req.mainLength, req.mainParts);
+      const sidecarLength = await commitParts(req.outputs.sidecar, req.sidecarLength, req.sidecarParts);
+      return { mainLength, sidecarLength };
+    }),
+  );
 }

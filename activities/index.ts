@@ -10,19 +10,22 @@ import { removeWorkDir } from './remove-work-dir.js';
 import { seedSuccesses } from './seed-successes.js';
 import { verifyBatch } from './verify-batch.js';
 
-/** All activities of a reverify run, bound to this process's dependencies. */
+/**
+ * All activities of a reverify run. Those that talk to a verifier are bound to this process's
+ * dependencies (shared HTTP pools); the others inject nothing and are plain named functions.
+ */
 export function createActivities(deps: ActivityDeps) {
   return {
     guardReverifyModes: guardReverifyModes(deps),
-    checkOutputs: checkOutputs(),
-    planRun: planRun(),
-    openOutputs: openOutputs(),
-    seedSuccesses: seedSuccesses(),
-    planRound: planRound(),
+    checkOutputs,
+    planRun,
+    openOutputs,
+    seedSuccesses,
+    planRound,
     verifyBatch: verifyBatch(deps),
-    commitBatches: commitBatches(),
+    commitBatches,
     aggregateRun: aggregateRun(deps),
-    removeWorkDir: removeWorkDir(),
+    removeWorkDir,
   };
 }
 

@@ -12,31 +12,33 @@ import { failFastOnUserError } from './user-errors.js';
  * output and sidecar, then create both (spec §1.6: both always exist after a run) and the work
  * directory. Returns the current lengths, from which the workflow starts recording commits.
  */
-export function openOutputs() {
-  return (paths: OutputPaths, rules: OutputRules): Promise<{ mainLength: number; sidecarLength: number; messages: string[] }> =>
-    failFastOnUserError(() =>
-      whileHeartbeating(async () => {
-        const messages: string[] = [];
-        if (rules.overwrite && !rules.resume && !rules.append) {
-          for (const p of [paths.output, paths.sidecar]) {
-            if (await exists(p)) {
-              await rm(p);
-              messages.push(deletedExistingOutput(p));
-            }
-          }
-        }
-        const lengths: number[] = [];
+export function openOutputs(
+  paths: OutputPaths,
+  rules: OutputRules,
+): Promise<{ mainLength: number; sidecarLength: number; messages: string[] }> {
+  return failFastOnUserError(() =>
+    whileHeartbeating(async () => {
+      const messages: string[] = [];
+      if (rules.overwrite && !rules.resume && !rules.append) {
         for (const p of [paths.output, paths.sidecar]) {
           if (await exists(p)) {
-            const repaired = await endWithWholeLine(p, rules.repairTruncated ?? false);
-            if (repaired) messages.push(repaired);
+            await rm(p);
+            messages.push(deletedExistingOutput(p));
           }
-          const fh = await open(p, 'a');
-          lengths.push((await fh.stat()).size);
-          await fh.close();
         }
-        await mkdir(paths.workDir, { recursive: true });
-        return { mainLength: lengths[0], sidecarLength: lengths[1], messages };
-      }),
-    );
+      }
+      const lengths: number[] = [];
+      for (const p of [paths.output, paths.sidecar]) {
+        if (await exists(p)) {
+          const repaired = await endWithWholeLine(p, rules.repairTruncated ?? false);
+          if (repaired) messages.push(repaired);
+        }
+        const fh = await open(p, 'a');
+        lengths.push((await fh.stat()).size);
+        await fh.close();
+      }
+      await mkdir(paths.workDir, { recursive: true });
+      return { mainLength: lengths[0], sidecarLength: lengths[1], messages };
+    }),
+  );
 }

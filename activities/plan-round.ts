@@ -168,16 +168,15 @@ export async function writeRoundPlan(
  * keys that may still be attempted — fewer sidecar rows (failed attempts) than the cap and no
  * terminal one — exactly what a NeMo Gym `--resume` would retry. Returns the new plan (0 rows: done).
  */
-export function planRound() {
-  return (req: RoundRequest): Promise<PlanSummary> =>
-    failFastOnUserError(() =>
-      whileHeartbeating(async () => {
-        const planPath = join(req.workDir, `plan-r${req.round + 1}.bin`);
-        const { rows, rowsPerAgent } = await writeRoundPlan(req, `${planPath}.tmp`);
-        await rename(`${planPath}.tmp`, planPath);
-        const summary: PlanSummary = { ...req.plan, planPath, rows, rowsPerAgent, recordBytes: PLAN_RECORD_BYTES };
-        await writeFileAtomic(join(req.workDir, `plan-r${req.round + 1}.json`), JSON.stringify(summary));
-        return summary;
-      }),
-    );
+export function planRound(req: RoundRequest): Promise<PlanSummary> {
+  return failFastOnUserError(() =>
+    whileHeartbeating(async () => {
+      const planPath = join(req.workDir, `plan-r${req.round + 1}.bin`);
+      const { rows, rowsPerAgent } = await writeRoundPlan(req, `${planPath}.tmp`);
+      await rename(`${planPath}.tmp`, planPath);
+      const summary: PlanSummary = { ...req.plan, planPath, rows, rowsPerAgent, recordBytes: PLAN_RECORD_BYTES };
+      await writeFileAtomic(join(req.workDir, `plan-r${req.round + 1}.json`), JSON.stringify(summary));
+      return summary;
+    }),
+  );
 }

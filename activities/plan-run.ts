@@ -94,22 +94,21 @@ class Names {
  * here, so bad input stops the run with `file:line: reason` before anything is written or sent.
  * Returns counts only.
  */
-export function planRun() {
-  return (req: PlanRequest): Promise<PlanOutcome> =>
-    failFastOnUserError(async () => {
-      // A new run (a live one would have been attached to) owns the work directory: whatever an
-      // earlier, failed or cancelled run left there (batch results, parts, plans) is stale.
-      await rm(req.workDir, { recursive: true, force: true });
-      await mkdir(req.workDir, { recursive: true });
-      try {
-        return await whileHeartbeating(() => writePlan(req));
-      } catch (err) {
-        // Bad input leaves nothing behind: no plan, and no work directory if it holds nothing else.
-        await rm(join(req.workDir, 'plan.bin.tmp'), { force: true });
-        await rmdir(req.workDir).catch(() => undefined);
-        throw err;
-      }
-    });
+export function planRun(req: PlanRequest): Promise<PlanOutcome> {
+  return failFastOnUserError(async () => {
+    // A new run (a live one would have been attached to) owns the work directory: whatever an
+    // earlier, failed or cancelled run left there (batch results, parts, plans) is stale.
+    await rm(req.workDir, { recursive: true, force: true });
+    await mkdir(req.workDir, { recursive: true });
+    try {
+      return await whileHeartbeating(() => writePlan(req));
+    } catch (err) {
+      // Bad input leaves nothing behind: no plan, and no work directory if it holds nothing else.
+      await rm(join(req.workDir, 'plan.bin.tmp'), { force: true });
+      await rmdir(req.workDir).catch(() => undefined);
+      throw err;
+    }
+  });
 }
 
 /** Facts about keys, read before the source (errors in these files come first, in this order). */

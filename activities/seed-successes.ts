@@ -160,12 +160,11 @@ export async function writeSeedPart(req: SeedRequest, part: string, opts: SeedOp
  * duplicates inside --rollouts copied once), into a part file that the workflow then commits like a
  * batch — so a crash while seeding never leaves half a row or a row twice in the output.
  */
-export function seedSuccesses() {
-  return (req: SeedRequest): Promise<{ part: string; seeded: number }> =>
-    failFastOnUserError(() =>
-      whileHeartbeating(async () => {
-        const part = join(req.workDir, 'seed.main.part');
-        return { part, seeded: await writeSeedPart(req, part) };
-      }),
-    );
+export function seedSuccesses(req: SeedRequest): Promise<{ part: string; seeded: number }> {
+  return failFastOnUserError(() =>
+    whileHeartbeating(async () => {
+      const part = join(req.workDir, 'seed.main.part');
+      return { part, seeded: await writeSeedPart(req, part) };
+    }),
+  );
 }

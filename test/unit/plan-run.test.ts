@@ -81,14 +81,14 @@ function request(files: ReturnType<typeof scenario>, workDir: string, over: Part
 }
 
 async function plan(req: PlanRequest) {
-  const outcome: PlanOutcome = await new MockActivityEnvironment().run(planRun(), req);
+  const outcome: PlanOutcome = await new MockActivityEnvironment().run(planRun, req);
   const bytes = readFileSync(outcome.planPath);
   return { outcome: { ...outcome, planPath: '', sourcePath: outcome.sourcePath }, bytes, left: readdirSync(req.workDir).sort() };
 }
 
 async function planError(req: PlanRequest): Promise<string> {
   try {
-    await new MockActivityEnvironment().run(planRun(), req);
+    await new MockActivityEnvironment().run(planRun, req);
   } catch (err) {
     return (err as Error).message;
   }
