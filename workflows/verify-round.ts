@@ -3,7 +3,7 @@
  * slots never exceed the run's ceiling, each finished batch committed exactly once (in batch
  * order within each commit), and continue-as-new between batches when the history grows.
  */
-import { allHandlersFinished, condition, continueAsNew, patched, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, CancellationScope, condition, continueAsNew, patched, workflowInfo } from '@temporalio/workflow';
 import type { BatchResult, RunSpec } from '../src/contract/run-spec.js';
 import { long, quick } from './activity-proxies.js';
 import { adaptLimit } from './adaptive-limit.js';
@@ -24,6 +24,8 @@ export async function verifyRound(spec: RunSpec, st: RunState, inflight: Map<num
   const failed: { error?: Error } = {};
   let launchedThisGeneration = 0;
   let stopping = false;
+  // The round's batches run in a scope of their own, so that a failing run can stop them.
+  const batchScope = new CancellationScope();
 
   const shape = () => windowShape(st.effective, spec.batchSize, batches - st.nextBatch + inflight.size);
   const launch = (batch: number, slots: number) => {
@@ -32,8 +34,8 @@ export async function verifyRound(spec: RunSpec, st: RunState, inflight: Map<num
     const replies = st.totals.main + st.totals.failed + st.totals.dropped;
     const rejectGuard = st.totals.rejected === replies && replies < REJECT_GUARD_REPLIES ? REJECT_GUARD_REPLIES - replies : 0;
     inflight.set(batch, { rows: to - from, slots });
-    long.verifyBatch
-      .executeWithOptions(
+    const started = batchScope.run(() =>
+      long.verifyBatch.executeWithOptions(
         {
           summary: `${st.round > 0 ? `re-judge round ${st.round + 1}: ` : ''}verify rows ${from}..${to - 1} (batch ${batch + 1}/${batches})`,
           heartbeatTimeout: spec.heartbeatTimeoutMs,
@@ -64,7 +66,9 @@ export async function verifyRound(spec: RunSpec, st: RunState, inflight: Map<num
             outputSidecar: outputs.sidecar,
           },
         ],
-      )
+      ),
+    );
+    void started
       .then(
         (r) => ready.push(r),
         (err: Error) => (failed.error ??= err),
@@ -103,6 +107,7 @@ export async function verifyRound(spec: RunSpec, st: RunState, inflight: Map<num
     // Whatever finished is committed, even when the run is about to fail: committed rows are kept.
     if (ready.length > 0) await commit(spec, st, ready.splice(0, ready.length));
     if (failed.error) {
+      await stopBatches(batchScope, inflight);
       // Batches that finished during that commit are committed too before the run fails (runs
       // recorded before this fix failed at once, leaving them to be verified again by --resume).
       if (patched('commit-finished-before-failing')) while (ready.length > 0) await commit(spec, st, ready.splice(0, ready.length));
@@ -117,6 +122,19 @@ export async function verifyRound(spec: RunSpec, st: RunState, inflight: Map<num
       await continueAsNew<typeof reverifyRun>(spec, st);
     }
   }
+}
+
+/**
+ * A batch failed the run: the batches still in flight are cancelled and waited for (they stop at
+ * their next heartbeat), so that no activity writes to the work directory after the run has ended
+ * and the user's next command starts from a quiet directory. Those that finished meanwhile are
+ * committed by the caller. Runs recorded before this failed while their other batches still ran.
+ * A run being cancelled by an operator is left to endCancelled (cancel.ts), which waits the same way.
+ */
+async function stopBatches(batchScope: CancellationScope, inflight: Map<number, InFlight>): Promise<void> {
+  if (CancellationScope.current().consideredCancelled || inflight.size === 0 || !patched('failure-stops-batches')) return;
+  batchScope.cancel();
+  await condition(() => inflight.size === 0);
 }
 
 /** Appends part files to the outputs exactly once and records the new lengths. */

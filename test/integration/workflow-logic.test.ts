@@ -16,6 +16,7 @@
 import { WorkflowFailedError, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { tsToMs } from '@temporalio/common/lib/time.js';
+import { Context } from '@temporalio/activity';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -579,6 +580,46 @@ describe('workflow logic with stub activities', () => {
     expect(error).toBeInstanceOf(WorkflowFailedError);
     expect(allCommitted(rec.commits)).toEqual([0, 1]);
     expectLengthsThreaded(rec.commits);
+  });
+
+  it('a failing batch stops the batches still in flight (cancelled, waited for) before the run fails: nothing runs after it', async () => {
+    // Batch 0 runs until it is cancelled (heartbeating); batch 1 fails at once.
+    const spec = specFor('failure-stops-batches', { concurrency: 2, batchSize: 5, heartbeatTimeoutMs: 1_000 });
+    let cancelledAt: number | null = null;
+    const { activities, rec } = stubActivities({
+      rows: 10,
+      beforeVerify: async (req) => {
+        if (req.batch === 1) {
+          await until('batch 0 to start', () => rec.verify.some((c) => c.req.batch === 0));
+          throw ApplicationFailure.nonRetryable('batch 1 fails', 'InputChanged');
+        }
+        const ctx = Context.current();
+        for (;;) {
+          ctx.heartbeat();
+          if (ctx.cancellationSignal.aborted) {
+            await sleep(300); // stopping takes a moment (closing files): the run must wait for it
+            cancelledAt = Date.now();
+            throw new Error('cancelled');
+          }
+          await sleep(50);
+        }
+      },
+    });
+
+    const { error, failedAt } = await withRun(spec, activities, async (handle) => {
+      const err = await handle.result().then(
+        () => null,
+        (e: unknown) => e,
+      );
+      return { error: err, failedAt: Date.now() };
+    });
+    expect(error).toBeInstanceOf(WorkflowFailedError);
+    expect((error as WorkflowFailedError).cause).toMatchObject({ message: 'batch 1 fails', type: 'InputChanged' });
+    expect(cancelledAt).not.toBeNull();
+    const batch0 = rec.verify.find((c) => c.req.batch === 0)!;
+    expect(batch0.endedAt).toBeDefined();
+    expect(batch0.endedAt!).toBeLessThanOrEqual(failedAt);
+    expect(rec.commits).toEqual([]);
   });
 
   it('an aggregate phase failing with AggregationFailed ends the run normally, with aggregationError set and the work directory removed', async () => {
