@@ -82,19 +82,19 @@ async function chooseLines(req: SeedRequest, dir: string, opts: SeedOptions, cop
 }
 
 /** Copies the chosen lines of `source`, in file order, each ended by `\n`; returns how many. */
-async function copyLines(source: FileHandle, out: FileHandle, copies: ExternalSorter<CopyRecord>): Promise<number> {
+async function copyLines(source: FileHandle, out: FileHandle, outPath: string, copies: ExternalSorter<CopyRecord>): Promise<number> {
   const buf = Buffer.allocUnsafe(COPY_BUFFER_BYTES);
   let used = 0;
   let copied = 0;
   const flush = async () => {
-    await writeFully(out, buf.subarray(0, used), null);
+    await writeFully(out, buf.subarray(0, used), null, outPath);
     used = 0;
   };
   for await (const r of copies.sorted()) {
     const [, offset, length] = r.nums;
     if (used + length + 1 > buf.length) await flush();
     if (length + 1 > buf.length) {
-      await writeFully(out, Buffer.concat([await readRangeBytes(source, offset, length), Buffer.from('\n')]), null);
+      await writeFully(out, Buffer.concat([await readRangeBytes(source, offset, length), Buffer.from('\n')]), null, outPath);
     } else {
       (await readRangeBytes(source, offset, length)).copy(buf, used);
       buf[used + length] = 0x0a;
@@ -140,7 +140,7 @@ export async function writeSeedPart(req: SeedRequest, part: string, opts: SeedOp
       const source = await open(req.rolloutsPath, 'r');
       let seeded: number;
       try {
-        seeded = await copyLines(source, out, copies);
+        seeded = await copyLines(source, out, partial, copies);
       } finally {
         await source.close();
         await out.close();

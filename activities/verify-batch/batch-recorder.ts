@@ -25,6 +25,7 @@ export class BatchRecorder {
   private constructor(
     private readonly main: FileHandle,
     private readonly sidecar: FileHandle,
+    private readonly paths: { main: string; sidecar: string },
     readonly checkpoint: Checkpoint,
   ) {}
 
@@ -34,7 +35,9 @@ export class BatchRecorder {
       await fh.truncate(keep);
       return fh;
     };
-    return new BatchRecorder(await openAt(mainPath, checkpoint.mainBytes), await openAt(sidecarPath, checkpoint.sidecarBytes), checkpoint);
+    const main = await openAt(mainPath, checkpoint.mainBytes);
+    const sidecar = await openAt(sidecarPath, checkpoint.sidecarBytes);
+    return new BatchRecorder(main, sidecar, { main: mainPath, sidecar: sidecarPath }, checkpoint);
   }
 
   /** Writes `line` to the main output or the sidecar (or nowhere), then applies `count`. */
@@ -53,7 +56,10 @@ export class BatchRecorder {
         const cp = this.checkpoint;
         const main = Buffer.concat(group.filter((p) => p.target === 'main' && p.line).map((p) => p.line!));
         const side = Buffer.concat(group.filter((p) => p.target === 'sidecar' && p.line).map((p) => p.line!));
-        await Promise.all([writeFully(this.main, main, cp.mainBytes), writeFully(this.sidecar, side, cp.sidecarBytes)]);
+        await Promise.all([
+          writeFully(this.main, main, cp.mainBytes, this.paths.main),
+          writeFully(this.sidecar, side, cp.sidecarBytes, this.paths.sidecar),
+        ]);
         cp.mainBytes += main.length;
         cp.sidecarBytes += side.length;
         for (const p of group) {

@@ -193,7 +193,7 @@ export async function writeMetricsFile(path: string, entries: ReadonlyArray<{ ag
   const tmp = `${path}.tmp-${process.pid}-${++tmpCounter}`;
   const fh = await open(tmp, 'w');
   try {
-    const out = new OutputBuffer(fh);
+    const out = new OutputBuffer(fh, path);
     out.text('[');
     for (const [i, { agent, reply }] of entries.entries()) {
       out.text(`${i ? ',' : ''}\n  {\n    "agent_ref": {\n      "name": ${JSON.stringify(agent)}\n    }`);

@@ -22,10 +22,13 @@ export class PlaceFileWriter {
   private used = 0;
   count = 0;
 
-  private constructor(private readonly fh: FileHandle) {}
+  private constructor(
+    private readonly fh: FileHandle,
+    private readonly path: string,
+  ) {}
 
   static async create(path: string): Promise<PlaceFileWriter> {
-    return new PlaceFileWriter(await open(path, 'w'));
+    return new PlaceFileWriter(await open(path, 'w'), path);
   }
 
   async add(p: Place): Promise<void> {
@@ -38,7 +41,7 @@ export class PlaceFileWriter {
   }
 
   private async flush(): Promise<void> {
-    await writeFully(this.fh, this.buf.subarray(0, this.used), null);
+    await writeFully(this.fh, this.buf.subarray(0, this.used), null, this.path);
     this.used = 0;
   }
 

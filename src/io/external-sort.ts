@@ -47,6 +47,7 @@ class FrameWriter<T> {
 
   constructor(
     private readonly fh: FileHandle,
+    private readonly path: string,
     private readonly codec: RecordCodec<T>,
   ) {}
 
@@ -62,7 +63,7 @@ class FrameWriter<T> {
   }
 
   async flush(): Promise<void> {
-    await writeFully(this.fh, this.buf.subarray(0, this.used), null);
+    await writeFully(this.fh, this.buf.subarray(0, this.used), null, this.path);
     this.used = 0;
   }
 }
@@ -225,7 +226,7 @@ export class ExternalSorter<T> {
     this.runs.push(path);
     const fh = await open(path, 'w');
     try {
-      const w = new FrameWriter(fh, this.opts.codec);
+      const w = new FrameWriter(fh, path, this.opts.codec);
       for (const t of this.memory.sort(this.opts.compare)) await w.add(t);
       await w.flush();
     } finally {
@@ -251,7 +252,7 @@ export class ExternalSorter<T> {
         const path = `${this.opts.dir}/${this.opts.name}.run${this.nextRun++}`;
         const fh = await open(path, 'w');
         try {
-          const w = new FrameWriter(fh, this.opts.codec);
+          const w = new FrameWriter(fh, path, this.opts.codec);
           for await (const t of this.merge(group)) await w.add(t);
           await w.flush();
         } finally {

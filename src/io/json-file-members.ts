@@ -159,7 +159,11 @@ export class OutputBuffer {
   private buf = Buffer.allocUnsafe(CHUNK);
   private used = 0;
 
-  constructor(private readonly fh: FileHandle) {}
+  /** `path`: the file's name in a write error. */
+  constructor(
+    private readonly fh: FileHandle,
+    private readonly path: string,
+  ) {}
 
   private room(n: number): void {
     if (this.used + n <= this.buf.length) return;
@@ -185,7 +189,7 @@ export class OutputBuffer {
 
   /** Writes what was collected (call it often: memory holds everything until then). */
   async drain(): Promise<void> {
-    await writeFully(this.fh, this.buf.subarray(0, this.used), null);
+    await writeFully(this.fh, this.buf.subarray(0, this.used), null, this.path);
     this.used = 0;
   }
 }

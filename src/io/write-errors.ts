@@ -4,8 +4,6 @@
  * handle (`ENOSPC: no space left on device, write`) names no file. They stay retryable: a run's
  * activity is retried by Temporal and goes on by itself once there is room again.
  */
-import { readlinkSync } from 'node:fs';
-import type { FileHandle } from 'node:fs/promises';
 
 const WHAT: Record<string, [problem: string, fix: string]> = {
   ENOSPC: ['no space left on device', 'free space'],
@@ -41,14 +39,5 @@ export async function writingTo<T>(path: string, body: () => Promise<T>): Promis
     return await body();
   } catch (err) {
     throw withWritePath(err, path);
-  }
-}
-
-/** The path of an open file, for a message (Linux: `/proc/self/fd`), else its descriptor number. */
-export function handlePath(fh: FileHandle): string {
-  try {
-    return readlinkSync(`/proc/self/fd/${fh.fd}`);
-  } catch {
-    return `file descriptor ${fh.fd}`;
   }
 }

@@ -1,12 +1,12 @@
 import type { FileHandle } from 'node:fs/promises';
-import { handlePath, withWritePath } from './write-errors.js';
+import { withWritePath } from './write-errors.js';
 
 /**
  * Writes all of `data` at `position` (null: at the current position, or at the end for a file
- * opened to append). A full disk (and the like) is a `DiskWriteError` naming `path`, by default the
- * open file's own path.
+ * opened to append). A full disk (and the like) is a `DiskWriteError` naming `path`, the file the
+ * user knows (callers pass the path they opened).
  */
-export async function writeFully(fh: FileHandle, data: Uint8Array, position: number | null, path?: string): Promise<void> {
+export async function writeFully(fh: FileHandle, data: Uint8Array, position: number | null, path: string): Promise<void> {
   let done = 0;
   try {
     while (done < data.length) {
@@ -14,6 +14,6 @@ export async function writeFully(fh: FileHandle, data: Uint8Array, position: num
       done += bytesWritten;
     }
   } catch (err) {
-    throw withWritePath(err, path ?? handlePath(fh));
+    throw withWritePath(err, path);
   }
 }

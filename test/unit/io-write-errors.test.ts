@@ -17,12 +17,14 @@ const { freshDir } = useTempRoot('reverify-write-errors-');
 const FIX = 'free space, then run the same command again (a live run retries by itself)';
 
 describe.skipIf(!existsSync('/dev/full'))('ENOSPC names the path', () => {
-  it('writeFully through a handle: the path of the open file', async () => {
-    const fh = await open('/dev/full', 'w');
+  it('writeFully through a handle: the path its caller opened (here a symlink to the full device)', async () => {
+    const path = join(freshDir(), 'part.jsonl');
+    symlinkSync('/dev/full', path);
+    const fh = await open(path, 'w');
     try {
-      const err = await writeFully(fh, Buffer.from('{"row":1}\n'), null).catch((e: unknown) => e);
+      const err = await writeFully(fh, Buffer.from('{"row":1}\n'), null, path).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(DiskWriteError);
-      expect((err as Error).message).toBe(`cannot write '/dev/full': no space left on device (ENOSPC); ${FIX}`);
+      expect((err as Error).message).toBe(`cannot write '${path}': no space left on device (ENOSPC); ${FIX}`);
     } finally {
       await fh.close();
     }
