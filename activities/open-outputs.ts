@@ -1,6 +1,7 @@
 import { mkdir, open, rm } from 'node:fs/promises';
 import { deletedExistingOutput } from '../src/contract/messages.js';
 import type { OutputPaths } from '../src/contract/run-spec.js';
+import { countRows } from '../src/io/count-rows.js';
 import { exists } from '../src/io/file-exists.js';
 import { endWithWholeLine } from '../src/io/whole-line-tail.js';
 import type { OutputRules } from './output-paths.js';
@@ -10,12 +11,13 @@ import { failFastOnUserError } from './user-errors.js';
 /**
  * Prepare phase, second half: with --overwrite (and neither --resume nor --append) delete the old
  * output and sidecar, then create both (spec §1.6: both always exist after a run) and the work
- * directory. Returns the current lengths, from which the workflow starts recording commits.
+ * directory. Returns the current lengths, from which the workflow starts recording commits, and the
+ * rows already in the main output (the run's coverage counts them as scored).
  */
 export function openOutputs(
   paths: OutputPaths,
   rules: OutputRules,
-): Promise<{ mainLength: number; sidecarLength: number; messages: string[] }> {
+): Promise<{ mainLength: number; sidecarLength: number; mainRows: number; messages: string[] }> {
   return failFastOnUserError(() =>
     whileHeartbeating(async () => {
       const messages: string[] = [];
@@ -38,7 +40,8 @@ export function openOutputs(
         await fh.close();
       }
       await mkdir(paths.workDir, { recursive: true });
-      return { mainLength: lengths[0], sidecarLength: lengths[1], messages };
+      const mainRows = lengths[0] > 0 ? await countRows(paths.output, lengths[0]) : 0;
+      return { mainLength: lengths[0], sidecarLength: lengths[1], mainRows, messages };
     }),
   );
 }

@@ -4,7 +4,7 @@ import { computingAggregateMetrics, disableAggregationNotice } from '../src/cont
 import type { RunResult, RunSpec } from '../src/contract/run-spec.js';
 import { AGGREGATION_MAX_ATTEMPTS, aggregation, aggregationRetry, quick } from './activity-proxies.js';
 import { innermostMessage } from './failures.js';
-import type { RunState } from './run-state.js';
+import { keysMissing, type RunState } from './run-state.js';
 
 /** Aggregate, clean up, and report. */
 export async function finish(spec: RunSpec, st: RunState): Promise<RunResult> {
@@ -55,6 +55,10 @@ export async function finish(spec: RunSpec, st: RunState): Promise<RunResult> {
     rejected: st.totals.rejected,
     judgeFailed: st.totals.judgeFailed,
     perAgent: st.totals.perAgent,
+    keys: st.keysPlanned ?? st.planned,
+    scored: st.mainRows,
+    missing: keysMissing(st),
+    sidecarOpenedAt: st.sidecarOpenedAt,
     keyMetrics,
     aggregationError,
     messages: st.messages,

@@ -70,6 +70,7 @@ export async function plan(spec: RunSpec, st: RunState, outputs: OutputPaths): P
   );
   st.plan = plan;
   st.planned = plan.rows;
+  st.keysPlanned = plan.rows;
   return { plan, messages };
 }
 
@@ -79,6 +80,9 @@ export async function openOutputs(spec: RunSpec, st: RunState, outputs: OutputPa
   st.messages.push(...opened.messages);
   st.mainLength = opened.mainLength;
   st.sidecarLength = opened.sidecarLength;
+  st.sidecarOpenedAt = opened.sidecarLength;
+  // Absent in histories recorded before the count existed.
+  st.mainRows = opened.mainRows ?? null;
 }
 
 /** Recovery (spec §4.6.3): the successes of --rollouts copied into the output and committed. */
@@ -94,6 +98,7 @@ export async function seed(spec: RunSpec, st: RunState, outputs: OutputPaths, pl
   ]);
   await appendParts(spec, st, [seed.part], [], 'commit seeded successes');
   st.seeded = seed.seeded;
+  if (st.mainRows !== null) st.mainRows += seed.seeded;
   st.messages.push(seededSuccesses(seed.seeded, outputs.output));
 }
 

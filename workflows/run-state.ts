@@ -41,6 +41,12 @@ export interface RunState {
   sidecarLength: number;
   /** Part files of the last recorded commit, deleted by the next one. */
   obsolete: string[];
+  /** Rows in the main output after the last recorded commit (null: not known, a run of an earlier version). */
+  mainRows: number | null;
+  /** Length of the sidecar when this run opened it: the rows past it were routed there by this run. */
+  sidecarOpenedAt: number | null;
+  /** Keys planned by the first round (later rounds plan some of them again). */
+  keysPlanned: number | null;
   totals: Omit<BatchResult, 'batch' | 'mainPart' | 'sidecarPart'>;
 }
 
@@ -64,8 +70,19 @@ export function initialState(spec: RunSpec): RunState {
     mainLength: 0,
     sidecarLength: 0,
     obsolete: [],
+    mainRows: null,
+    sidecarOpenedAt: null,
+    keysPlanned: null,
     totals: { main: 0, failed: 0, dropped: 0, rejected: 0, judgeFailed: 0, perAgent: {}, throttled: 0, latencyMsSum: 0, latencyCount: 0 },
   };
+}
+
+/**
+ * Keys of this run still missing from the score: every failed attempt left a sidecar row, and each
+ * key a later round planned again had exactly one of them superseded by its new attempt.
+ */
+export function keysMissing(st: RunState): number {
+  return Math.max(0, st.totals.failed - (st.planned - (st.keysPlanned ?? st.planned)));
 }
 
 export function addCounts(into: RunState['totals'], b: BatchResult): void {
@@ -98,6 +115,9 @@ export function upgradeState(st: RunState): RunState {
   st.totals.throttled ??= 0;
   st.totals.latencyMsSum ??= 0;
   st.totals.latencyCount ??= 0;
+  st.mainRows ??= null;
+  st.sidecarOpenedAt ??= null;
+  st.keysPlanned ??= null;
   return st;
 }
 
@@ -120,5 +140,7 @@ export function progressOf(st: RunState, inflight: Map<number, InFlight>): Progr
     concurrency: st.concurrency,
     effectiveConcurrency: st.effective,
     paused: st.paused,
+    sidecarLength: st.sidecarLength,
+    sidecarOpenedAt: st.sidecarOpenedAt,
   };
 }

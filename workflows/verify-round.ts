@@ -174,6 +174,7 @@ async function commit(spec: RunSpec, st: RunState, batches: BatchResult[]): Prom
   );
   for (const b of batches) {
     addCounts(st.totals, b);
+    if (st.mainRows !== null) st.mainRows += b.main;
     st.roundJudgeFailed += b.judgeFailed;
     // Shown by the progress line (`concurrency 8/32`), not as messages: it may change all day.
     ({ effective: st.effective, baselineLatencyMs: st.baselineLatencyMs } = adaptLimit(st, st.concurrency, b));

@@ -19,12 +19,20 @@ import { z } from 'zod';
 import { stripForShardAggregation } from '../contract/aggregate-request.js';
 import { ConfigError } from '../contract/errors.js';
 import { aggregateMetricsPath, sidecarPath } from '../contract/file-names.js';
-import { catchAllWarning, computingAggregateMetrics, keyMetricsFor, noShardsMatched, resultPaths } from '../contract/messages.js';
+import {
+  catchAllWarning,
+  computingAggregateMetrics,
+  coverageReport,
+  keyMetricsFor,
+  noShardsMatched,
+  resultPaths,
+} from '../contract/messages.js';
 import type { AgentKeyMetrics } from '../contract/run-spec.js';
 import { resolveServer, type RoutingTable } from '../config/routing.js';
 import { AggregateGroups, type SortedGroup } from '../aggregation/aggregate-groups.js';
 import { aggregateToMetricsFile, aggregationTargetOf } from '../aggregation/aggregate-metrics-file.js';
 import { DuplicateKeyFinder, duplicateKeyMessage } from '../aggregation/duplicate-keys.js';
+import { MissingKeys } from '../aggregation/missing-keys.js';
 import { withScratchDir } from '../io/scratch-dir.js';
 import { isFailuresSidecar, matchShardGlobs } from '../aggregation/shard-glob.js';
 import { readShardRows, shardRowSorter, writeMergedRows, type ShardSortOptions } from '../aggregation/shard-rows.js';
@@ -79,6 +87,8 @@ export interface AggregateResult {
   /** Files the glob matched that were not read (`*_failures.jsonl`, the output's own files). */
   excluded: string[];
   rows: number;
+  /** Keys of the excluded failures sidecars that no merged row scores. */
+  missing: number;
   /** The merged output (absolute), or `null` with `--no-merge`. */
   output: string | null;
   /** The metrics file (absolute), or `null` when no row had an agent name. */
@@ -134,7 +144,10 @@ export async function aggregateCommand(
   const parent = existsSync(dirname(output)) ? dirname(output) : tmpdir();
   return withScratchDir(parent, `.${basename(output)}.aggregate-`, async (dir) => {
     const sort = { dir, maxRecords: limits.maxRecords };
-    const { rows, groups } = await readAndMerge({ merge: opts.merge, output, shards, routing, sort, io });
+    const missing = failures.length > 0 ? new MissingKeys(sort) : null;
+    const { rows, groups } = await readAndMerge({ merge: opts.merge, output, shards, routing, sort, io, missing });
+    for (const sidecar of failures) await missing?.sidecar(sidecar);
+    const missingKeys = (await missing?.count()) ?? 0;
     io.out(computingAggregateMetrics());
     const agg = await aggregateGroups({ merge: opts.merge, output, shards, routing, groups, metricsPath, scratchDir: dir });
     for (const { agent, keyMetrics } of agg.keyMetrics) {
@@ -144,7 +157,9 @@ export async function aggregateCommand(
     const paths = resultPaths(output, agg.metricsPath).split('\n');
     if (!opts.merge) paths[0] = 'Re-verified rollouts: not merged (--no-merge)';
     for (const line of paths) io.out(line);
-    return { shards, excluded: [...failures, ...own], rows, output: opts.merge ? output : null, ...agg };
+    // As NeMo Gym 0.7.0 reports a run's coverage: keys of the excluded sidecars that no merged row scores.
+    coverageReport(rows, missingKeys, null, failures.join(', ')).forEach((line) => io.out(line));
+    return { shards, excluded: [...failures, ...own], rows, missing: missingKeys, output: opts.merge ? output : null, ...agg };
   });
 }
 
@@ -159,6 +174,8 @@ async function readAndMerge(a: {
   routing: RoutingTable;
   sort: ShardSortOptions;
   io: AggregateCommandIo;
+  /** Counts the merged keys for the coverage report. */
+  missing: MissingKeys | null;
 }): Promise<{ rows: number; groups: SortedGroup[] }> {
   const mergeSort = a.merge ? shardRowSorter(a.sort) : null;
   const duplicates = new DuplicateKeyFinder(a.sort);
@@ -169,6 +186,7 @@ async function readAndMerge(a: {
     await readShardRows(a.shards, async (row, place) => {
       rows++;
       await duplicates.add(place);
+      await a.missing?.scored(place.id);
       await mergeSort?.add(place);
       const target = aggregationTargetOf(row);
       if (target === null) unnamed++;

@@ -3,6 +3,7 @@ import type { RunResult } from '../contract/run-spec.js';
 import { progressLine, RateMeter, rowsFinished } from './progress-view.js';
 import { queryProgress } from './query-progress.js';
 import { pendingActivities, RetryNotices } from './retry-notices.js';
+import { SidecarWatch } from './sidecar-watch.js';
 
 /** How often the run's retried activities are looked at (a `describe` call). */
 const RETRY_CHECK_MS = 2000;
@@ -15,14 +16,22 @@ export interface FollowOptions {
   out: (line: string) => void;
   /** Writes without a newline (the bar on a TTY). */
   bar: (text: string) => void;
+  /** This terminal attached to a run another one started: rows dropped before now were shown there. */
+  attached?: boolean;
+}
+
+/** A followed run's result, and the failure classes of the rows it routed to the sidecar. */
+export interface Followed {
+  result: RunResult;
+  routed: ReadonlyMap<string, number> | null;
 }
 
 /**
- * Follows a run until it ends: prints the workflow's messages as they appear, its progress, and
- * why activities are being retried (a verifier outage), then returns the result (or throws the
- * run's failure).
+ * Follows a run until it ends: prints the workflow's messages as they appear, a line for each row
+ * committed to the sidecar (dropped from the score), its progress, and why activities are being
+ * retried (a verifier outage), then returns the result (or throws the run's failure).
  */
-export async function followRun(handle: WorkflowHandle, opts: FollowOptions): Promise<RunResult> {
+export async function followRun(handle: WorkflowHandle, opts: FollowOptions): Promise<Followed> {
   let printed = 0;
   let lastLine = 0;
   const rate = new RateMeter();
@@ -30,6 +39,14 @@ export async function followRun(handle: WorkflowHandle, opts: FollowOptions): Pr
   const printMessages = (messages: string[]) => {
     if (messages.length > printed && opts.tty) opts.bar('\r\x1b[K');
     for (; printed < messages.length; printed++) opts.out(messages[printed]);
+  };
+  let watch: SidecarWatch | null = null;
+  const watchFrom = (sidecar: string, openedAt: number, committed: number) =>
+    new SidecarWatch(sidecar, openedAt, opts.attached ? committed : openedAt);
+  const printDropped = async (upTo?: number) => {
+    const lines = (await watch?.take(upTo)) ?? [];
+    if (lines.length > 0 && opts.tty) opts.bar('\r\x1b[K');
+    lines.forEach((line) => opts.out(line));
   };
   const notices = new RetryNotices();
   let lastRetryCheck = Date.now();
@@ -44,6 +61,10 @@ export async function followRun(handle: WorkflowHandle, opts: FollowOptions): Pr
     while (!stop) {
       const p = await queryProgress(handle);
       if (p) {
+        // Rows committed to the sidecar come before the messages that follow their commit ("Re-judging: …").
+        if (watch === null && p.outputs && typeof p.sidecarOpenedAt === 'number' && p.sidecarLength !== undefined)
+          watch = watchFrom(p.outputs.sidecar, p.sidecarOpenedAt, p.sidecarLength);
+        await printDropped(p.sidecarLength);
         printMessages(p.messages);
         const now = Date.now();
         rate.add(now, rowsFinished(p));
@@ -66,8 +87,14 @@ export async function followRun(handle: WorkflowHandle, opts: FollowOptions): Pr
     stop = true;
     await poller;
     if (opts.tty) opts.bar('\r\x1b[K');
+    if (watch === null && typeof result.sidecarOpenedAt === 'number') {
+      // The run ended before a progress answer showed its outputs: every row of it is new here,
+      // unless this terminal attached (then the other one showed them).
+      watch = new SidecarWatch(result.outputs.sidecar, result.sidecarOpenedAt, opts.attached ? Infinity : result.sidecarOpenedAt);
+    }
+    await printDropped();
     printMessages(result.messages);
-    return result;
+    return { result, routed: watch?.routed ?? null };
   } finally {
     stop = true;
   }

@@ -1,6 +1,6 @@
 import { startInProcessWorker, type InProcessWorker } from './in-process-worker.js';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import { catchAllWarning, keyMetricsFor } from '../contract/messages.js';
+import { catchAllWarning, coverageReport, keyMetricsFor } from '../contract/messages.js';
 import type { RunResult, RunSpec } from '../contract/run-spec.js';
 import { parseRunOptions } from '../config/run-options.js';
 import { connectClient, resolveTemporal, runUiUrl, taskQueue } from '../temporal/connection.js';
@@ -8,7 +8,7 @@ import { TemporalUnreachable, unreachableReason } from '../temporal/server-unrea
 import { workflowIdForOutput } from '../temporal/workflow-id.js';
 import type { reverifyRun } from '../../workflows/reverify-run.js';
 import { attemptCap, buildRunSpec } from './build-spec.js';
-import { followRun } from './follow-run.js';
+import { followRun, type Followed } from './follow-run.js';
 import { aggregateCommandLine, isCancelledRun, MetricsMissingError, RunCancelledError } from './run-endings.js';
 
 export interface RunCommandIo {
@@ -30,21 +30,35 @@ export interface RunProcessOptions {
   heartbeatTimeoutMs: number;
 }
 
-/** Prints the end-of-run summary (spec §4.13, §4.14) and the UI link. */
-export function printSummary(result: RunResult, uiUrl: string | null, io: RunCommandIo): void {
+/**
+ * What this run did, counted in rollouts (keys), not attempts: scored, still missing from the score
+ * after every round (their last attempt is in the sidecar), not persisted; then the attempts.
+ */
+export function rolloutsLine(result: RunResult): string {
+  const seeded = result.seeded > 0 ? `; ${result.seeded} successes seeded` : '';
+  const rounds = result.rounds > 1 ? ` after ${result.rounds} rounds` : '';
+  if (result.keys === undefined || result.missing === undefined) {
+    // A run of an earlier version: attempts only.
+    return `Rows: ${result.planned} verified${rounds}: ${result.done} to the main output, ${result.failed} to the failures sidecar, ${result.dropped} not persisted${seeded}`;
+  }
+  return (
+    `Rollouts: ${result.keys} planned: ${result.done} scored, ${result.missing} still missing from the score${rounds}, ` +
+    `${result.dropped} not persisted (${result.planned} attempts, ${result.failed} of them in the failures sidecar)${seeded}`
+  );
+}
+
+/** Prints the end-of-run summary (spec §4.13, §4.14), NeMo Gym 0.7.0's coverage report and the UI link. */
+export function printSummary({ result, routed }: Followed, uiUrl: string | null, io: RunCommandIo): void {
   for (const { agent, keyMetrics } of result.keyMetrics) {
     io.out(keyMetricsFor(agent));
     io.out(JSON.stringify(keyMetrics, null, 2));
   }
-  const rounds = result.rounds > 1 ? ` in ${result.rounds} rounds` : '';
-  const seeded = result.seeded > 0 ? `; ${result.seeded} successes seeded` : '';
-  io.out(
-    `Rows: ${result.planned} verified${rounds}: ${result.done} to the main output, ${result.failed} to the failures sidecar, ` +
-      `${result.dropped} not persisted${seeded}`,
-  );
+  io.out(rolloutsLine(result));
   io.out(`Re-verified rollouts: ${result.outputs.output}`);
   io.out(`Failures: ${result.outputs.sidecar}`);
   io.out(`Aggregate metrics: ${result.metricsPath ?? 'None'}`);
+  if (typeof result.scored === 'number' && result.missing !== undefined)
+    coverageReport(result.scored, result.missing, routed, result.outputs.sidecar).forEach((line) => io.out(line));
   if (uiUrl) io.out(`Temporal UI: ${uiUrl}`);
   if (result.forceWarning) io.out(result.forceWarning);
 }
@@ -96,8 +110,9 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, io: RunC
     } else {
       io.out(`No in-process worker: waiting for \`reverify worker\` processes on task queue '${taskQueue()}'.`);
     }
-    const result = await followRun(handle, { tty: io.tty, lineIntervalMs: 10_000, out: io.out, bar: io.bar });
-    printSummary(result, ui, io);
+    const followed = await followRun(handle, { tty: io.tty, lineIntervalMs: 10_000, out: io.out, bar: io.bar, attached: existing });
+    printSummary(followed, ui, io);
+    const result = followed.result;
     // The rows are complete, the metrics are not: one line with the reason and the command that computes them (exit 3).
     if (result.aggregationError)
       throw new MetricsMissingError(result, aggregateCommandLine(result.outputs.output, opts.configs, opts.servers));

@@ -15,6 +15,14 @@ export const SKILLS_REF_KEY = 'skills_ref';
 export const RESPONSE_KEY = 'response';
 /** OpenAI Responses-API create params. */
 export const RESPONSES_CREATE_PARAMS_KEY = 'responses_create_params';
+/** Newer NeMo Gym: the environment server a row was dispatched to, stamped on rows. */
+export const ENVIRONMENT_SERVER_KEY = '_ng_environment_server';
+/** Newer NeMo Gym: a materialized task's id (`{"taskset": str, ...}`); with `task_input` it marks a task row. */
+export const TASK_ID_KEY = 'task_id';
+/** Newer NeMo Gym: a materialized task's input (with `task_id`: a task row). */
+export const TASK_INPUT_KEY = 'task_input';
+/** A sidecar row's failure detail (NeMo Gym's), shown before `error`. */
+export const FAILURE_MESSAGE_KEY = '_ng_failure_message';
 /** Non-null marks a failed attempt: the row goes to the sidecar. */
 export const FAILURE_CLASS_KEY = '_ng_failure_class';
 /** Truthy on a sidecar row: the key is never retried on resume. */

@@ -146,7 +146,7 @@ export function resumeSummary(c: ResumeCounts): string {
     'Resumed from cache. Found:',
     `- ${c.total} total rows to be re-verified`,
     `- ${c.done} rows already done (in main jsonl)`,
-    `- ${c.terminal} sidecar-terminal (timeout_exceeded / skipped) → not retried`,
+    `- ${c.terminal} sidecar-terminal (for example skipped) → not retried`,
     `- ${c.maxed} hit max_attempts → not retried`,
     `- ${c.remaining} rows that still need to be run`,
   ].join('\n');
@@ -205,6 +205,26 @@ export function keyMetricsFor(agent: string): string {
 /** §4.14: the result lines; `metricsPath` null prints `None`. */
 export function resultPaths(outputPath: string, metricsPath: string | null): string {
   return `Re-verified rollouts: ${outputPath}\nAggregate metrics: ${metricsPath ?? 'None'}`;
+}
+
+/**
+ * NeMo Gym 0.7.0's coverage report, printed after the result lines when the score does not cover
+ * every rollout: `scored` rows in the main output, `missing` rollouts whose last attempt is in the
+ * sidecar, the failure classes of the sidecar rows this run wrote (by name), and the sidecar's path.
+ * Nothing when nothing is missing.
+ */
+export function coverageReport(scored: number, missing: number, routed: ReadonlyMap<string, number> | null, sidecar: string): string[] {
+  if (missing <= 0) return [];
+  const expected = scored + missing;
+  const classes = [...(routed ?? new Map<string, number>()).entries()]
+    .sort(([a], [b]) => compareCodePoints(a, b))
+    .map(([name, count]) => `${count} ${name}`)
+    .join(', ');
+  const routedText = classes ? `${classes} routed this run; ` : '';
+  return [
+    `Rollouts missing from the score: ${missing} of ${expected} materialized (${routedText}see ${sidecar})`,
+    `Metrics cover: ${scored} of ${expected} rollouts`,
+  ];
 }
 
 /**

@@ -142,6 +142,9 @@ export interface Progress {
   paused: boolean;
   /** Index of this run in the continue-as-new chain (0 for the first). */
   generation: number;
+  /** The sidecar's committed length, and its length when this run opened it (absent: earlier versions). */
+  sidecarLength?: number;
+  sidecarOpenedAt?: number | null;
 }
 
 /** Key metrics of one aggregate entry. */
@@ -165,6 +168,14 @@ export interface RunResult {
   rejected: number;
   judgeFailed: number;
   perAgent: Record<string, AgentCounts>;
+  /** Rollouts (keys) this run planned; `planned` counts attempts over all rounds. */
+  keys?: number;
+  /** Rows in the main output at the end (null: not known, a run of an earlier version). */
+  scored?: number | null;
+  /** Keys of this run still missing from the score after all rounds (their last attempt is in the sidecar). */
+  missing?: number;
+  /** Length of the sidecar when this run opened it. */
+  sidecarOpenedAt?: number | null;
   keyMetrics: AgentKeyMetrics[];
   /**
    * Why the aggregate phase failed (its retries spent, or a reply that retrying cannot fix); null

@@ -118,6 +118,12 @@ describe('reverify aggregate (real reference server, real files)', () => {
   it('excludes *_failures.jsonl, merges sorted byte-identical rows, and gives the metrics of one unsharded aggregation', async () => {
     const dir = tempDir();
     const d = await shardedRun(dir);
+    // A key that failed once and was scored later (in another shard) is not missing from the score.
+    const rescued = keyOfLine(d.all[0]);
+    appendFileSync(
+      join(d.shardDir, 'run_1_failures.jsonl'),
+      JSON.stringify({ _ng_failure_class: 'judge_failed', _ng_task_index: rescued.task, _ng_rollout_index: rescued.rollout }) + '\n',
+    );
     const { result, lines, error } = await aggregate({ inputGlob: d.glob, output: d.output, configs: [d.config] });
     expect(error).toBeNull();
 
@@ -155,7 +161,15 @@ describe('reverify aggregate (real reference server, real files)', () => {
       expect(lines).toContain(JSON.stringify(want.key_metrics, null, 2));
     }
     expect(lines).toContain('Computing aggregate metrics');
-    expect(lines.slice(-2)).toEqual([`Re-verified rollouts: ${d.output}`, `Aggregate metrics: ${metricsPath}`]);
+    // Then the coverage, as NeMo Gym 0.7.0 reports it: the 4 keys only the sidecars hold.
+    const sidecars = result!.excluded.join(', ');
+    expect(result!.missing).toBe(4);
+    expect(lines.slice(-4)).toEqual([
+      `Re-verified rollouts: ${d.output}`,
+      `Aggregate metrics: ${metricsPath}`,
+      `Rollouts missing from the score: 4 of ${d.all.length + 4} materialized (see ${sidecars})`,
+      `Metrics cover: ${d.all.length} of ${d.all.length + 4} rollouts`,
+    ]);
   });
 
   it('works with a resources-server-only config (metrics come from the resources server, not an agent server)', async () => {
@@ -267,10 +281,12 @@ describe('reverify aggregate (real reference server, real files)', () => {
     expect(noMerge.error).toBeNull();
     expect(existsSync(inside)).toBe(false);
     expect(noMerge.result!.output).toBeNull();
-    expect(noMerge.lines.slice(-2)).toEqual([
+    // The result lines, then the coverage report (the shards' sidecars hold 4 keys no row scores).
+    expect(noMerge.lines.slice(-4, -2)).toEqual([
       'Re-verified rollouts: not merged (--no-merge)',
       `Aggregate metrics: ${join(d.shardDir, 'merged_aggregate_metrics.json')}`,
     ]);
+    expect(noMerge.lines.at(-1)).toBe('Metrics cover: 10 of 14 rollouts');
     const metricsFile = join(d.shardDir, 'merged_aggregate_metrics.json');
     const noMergeMetrics = metricsByAgent(metricsFile);
     const first = await aggregate({ inputGlob: d.glob, output: inside, configs: [d.config] });

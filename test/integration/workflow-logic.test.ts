@@ -51,6 +51,8 @@ type Lengths = { mainLength: number; sidecarLength: number };
 
 /** Lengths the stubbed `openOutputs` reports: not zero, so that their threading into the first commit shows. */
 const OPENED: Lengths = { mainLength: 123, sidecarLength: 45 };
+/** Rows the stubbed `openOutputs` finds in the main output (a resumed run). */
+const ROWS_OPENED = 7;
 
 interface StubOptions {
   /** Rows of the first round's plan. */
@@ -125,7 +127,7 @@ function stubActivities(o: StubOptions) {
     },
     openOutputs: async () => {
       rec.openOutputs++;
-      return { ...OPENED, messages: [] };
+      return { ...OPENED, mainRows: ROWS_OPENED, messages: [] };
     },
     seedSuccesses: () => Promise.reject(new Error('seedSuccesses is not expected in these runs')),
     planRound: async (req) => {
@@ -466,6 +468,21 @@ describe('workflow logic with stub activities', () => {
     expect(result).toMatchObject({ rounds: 3, planned: 20 + 6 + 6, done: 16 + 4 + 4, failed: 4 + 2 + 2, judgeFailed: 8 });
     expect(result.messages.filter((m) => m.startsWith('Re-judging:'))).toHaveLength(2);
     expectLengthsThreaded(rec.commits);
+  });
+
+  it('counts rollouts, not attempts: keys scored and still missing after the re-judgment rounds', async () => {
+    // 20 keys; round 1: 2 judge failures per batch (8), all re-planned; round 2: one per batch (2 of
+    // 8), re-planned; round 3 (the cap): 1 of 2 fails again. 11 failed attempts, 1 key missing.
+    const spec = specFor('rollout-counts', { batchSize: 5, maxAttempts: 3, rejudgeDelayMs: 50 });
+    const { activities } = stubActivities({
+      rows: 20,
+      judgeFailed: (req) => (req.round === 0 ? 2 : 1),
+      nextRoundRows: (call) => (call === 0 ? 8 : 2),
+    });
+    const { result, progress } = await withRun(spec, activities, finished);
+    expect(result).toMatchObject({ rounds: 3, planned: 30, failed: 11, keys: 20, missing: 1, scored: ROWS_OPENED + 19 });
+    expect(result.sidecarOpenedAt).toBe(OPENED.sidecarLength);
+    expect(progress.sidecarOpenedAt).toBe(OPENED.sidecarLength);
   });
 
   it('ends the rounds when planRound plans no row, and plans none without judge failures or with rejudge off', async () => {
