@@ -57,17 +57,13 @@ const AGGREGATE_FLAGS: Record<string, string> = {
 
 const listFromOne = (v: unknown): unknown => (typeof v === 'string' ? [v] : v);
 
-/** Options of `reverify aggregate`, validated at the CLI boundary. */
+/** Options of `reverify aggregate`, validated at the CLI boundary (their help is in main.ts, with the flags). */
 export const AggregateOptionsSchema = z.object({
-  inputGlob: z.string().trim().min(1).describe('One glob or comma-separated globs of shard JSONL files (`input_glob`).'),
-  output: z
-    .string()
-    .trim()
-    .min(1)
-    .describe('Merged JSONL (`output_jsonl_fpath`); the metrics file is `<stem>_aggregate_metrics.json` next to it.'),
-  configs: z.preprocess(listFromOne, z.array(z.string())).default([]).describe('NeMo Gym YAML configs (routing, host/port).'),
-  servers: z.preprocess(listFromOne, z.array(z.string())).default([]).describe('`NAME=URL` of resources servers.'),
-  merge: z.boolean().default(true).describe('Write the merged rows to --output (`merge_shards`); false only aggregates.'),
+  inputGlob: z.string().trim().min(1),
+  output: z.string().trim().min(1),
+  configs: z.preprocess(listFromOne, z.array(z.string())).default([]),
+  servers: z.preprocess(listFromOne, z.array(z.string())).default([]),
+  merge: z.boolean().default(true),
 });
 
 export type AggregateOptions = z.output<typeof AggregateOptionsSchema>;

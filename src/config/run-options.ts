@@ -39,64 +39,30 @@ const path = () => z.string().trim().min(1);
 const list = () => z.preprocess(listFromOne, z.array(z.string())).default([]);
 
 /**
- * The `reverify run` options. Each field carries its description (NeMo Gym's `Field(description=...)`
- * style), readable at runtime as `RunOptionsSchema.shape.<field>.description`, e.g. for `--help`.
+ * The `reverify run` options: how each is validated. What each means, its flag and its default as
+ * shown are declared once, in run-flags.ts (help, README table and messages derive from there).
  */
 export const RunOptionsSchema = z
   .object({
-    inputs: path().describe('Materialized inputs JSONL written by `gym eval run` (`materialized_inputs_jsonl_fpath`).'),
-    rollouts: path().describe('Rollouts JSONL to re-verify, as output by `gym eval run` (`rollouts_jsonl_fpath`).'),
-    output: path().describe(
-      'Output JSONL with recomputed rewards (`output_jsonl_fpath`); its sidecar and metrics file are derived from it.',
-    ),
-    configs: list().describe('NeMo Gym YAML config files, merged in order (`--config`, repeatable); they define the routing.'),
-    servers: list().describe('`NAME=URL` addresses of resources servers (`--server`, repeatable); they win over config host/port.'),
-    concurrency: count()
-      .default(DEFAULT_CONCURRENCY)
-      .describe(
-        "Most `/verify` requests in flight across the whole run (`num_samples_in_parallel`). NeMo Gym's default is unbounded; ours is 32 so an LLM judge is not flooded.",
-      ),
-    limit: count()
-      .optional()
-      .describe('Re-verify at most this many source rows, counted before the resume filter (`limit`); omit for no limit.'),
-    force: flag().describe(
-      'Re-verify even against servers whose reverify_mode is UNSUPPORTED or UNKNOWN; output names get `unsafe_` (`force`).',
-    ),
-    overwrite: flag().describe('Delete an existing output and its sidecar and start fresh; ignored with resume or append (`overwrite`).'),
-    resume: flag().describe(
-      'Continue from the existing output and sidecar: done, terminal and maxed-out keys are skipped (`resume_from_cache`).',
-    ),
-    judgeFailedOnly: flag().describe(
-      'Recovery: carry the successes of --rollouts through and re-verify only their judge failures (`judge_failed_only`).',
-    ),
-    append: flag().describe('Recovery only: add to an existing output instead of refusing it; never clears it (`append`).'),
-    disableAggregation: flag().describe(
-      'Skip `/aggregate_metrics` and the metrics file, e.g. for shards aggregated later (`disable_aggregation`).',
-    ),
-    repairTruncated: flag().describe(
-      'With --resume/--append: cut a cut-off last line of the output or sidecar (a crash mid-write) instead of stopping with its file:line.',
-    ),
-    rejudge: z
-      .preprocess(boolFromText, z.boolean())
-      .default(true)
-      .describe('Re-judge judge failures in automatic rounds up to the attempt cap; `--no-rejudge` makes one pass, as NeMo Gym.'),
-    rejudgeDelayMs: z
-      .preprocess(intFromText, z.int().min(0))
-      .default(DEFAULT_REJUDGE_DELAY_MS)
-      .describe('Delay before the first automatic re-judgment round, in ms; it doubles every round (ours; NeMo Gym needs a human).'),
-    maxAttempts: count()
-      .optional()
-      .describe('Attempt cap for judge failures; overrides `NEMO_GYM_MAX_ROLLOUT_ATTEMPTS` (default 3) when set.'),
-    requestTimeoutMs: count()
-      .default(DEFAULT_REQUEST_TIMEOUT_MS)
-      .describe(
-        'Timeout of one `/verify` request in ms (NeMo Gym has none). The 10-minute default fits LLM judges that queue, rate-limit or reason at length; a timed-out request is retried.',
-      ),
-    batchSize: count()
-      .default(DEFAULT_BATCH_SIZE)
-      .describe(
-        'Rows per `verifyBatch` activity: larger batches mean fewer workflow tasks and less history (500 against 200: +30 % rows/s on a fast verifier, bench/throughput.ts), smaller ones commit to the output more often.',
-      ),
+    inputs: path(),
+    rollouts: path(),
+    output: path(),
+    configs: list(),
+    servers: list(),
+    concurrency: count().default(DEFAULT_CONCURRENCY),
+    limit: count().optional(),
+    force: flag(),
+    overwrite: flag(),
+    resume: flag(),
+    judgeFailedOnly: flag(),
+    append: flag(),
+    disableAggregation: flag(),
+    repairTruncated: flag(),
+    rejudge: z.preprocess(boolFromText, z.boolean()).default(true),
+    rejudgeDelayMs: z.preprocess(intFromText, z.int().min(0)).default(DEFAULT_REJUDGE_DELAY_MS),
+    maxAttempts: count().optional(),
+    requestTimeoutMs: count().default(DEFAULT_REQUEST_TIMEOUT_MS),
+    batchSize: count().default(DEFAULT_BATCH_SIZE),
   })
   .superRefine((o, ctx) => {
     for (const s of o.servers) {
