@@ -11,6 +11,8 @@
  * VmHWM of (i) the CLI process that started the run, (ii) the worker, (iii) the Temporal server,
  * (iv) the reference server. Then it walks the run's continue-as-new chain and reports its
  * generations, history events per 1,000 rows and the largest history of any run in it.
+ * (Over 300 lines on purpose: one script, read top to bottom as it runs — options, each
+ * measurement, the table; what other benches share lives in bench/lib/.)
  */
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';

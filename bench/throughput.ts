@@ -15,6 +15,8 @@
  * first `/verify` the server saw to the last one it answered (its `/stats`, polled). Numbers are
  * machine-dependent: read the ratios. With `--repeat N` every measurement is taken N times
  * (interleaved a, b, c) and the table shows medians.
+ * (Over 300 lines on purpose: one script, read top to bottom as it runs — options, each
+ * measurement, the table; what other benches share lives in bench/lib/.)
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
