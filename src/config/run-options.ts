@@ -70,6 +70,12 @@ export const RunOptionsSchema = z
       'Recovery: carry the successes of --rollouts through and re-verify only their judge failures (`judge_failed_only`).',
     ),
     append: flag().describe('Recovery only: add to an existing output instead of refusing it; never clears it (`append`).'),
+    retryInvalidJudgeResponses: flag().describe(
+      'Route a result flagged `invalid_judge_response` to the sidecar as `judge_invalid` (`permanent` and terminal when `invalid_judge_retryable` is false); in recovery, first move such rows of --rollouts into its sidecar (`retry_invalid_judge_responses`).',
+    ),
+    retryTerminalTimeouts: flag().describe(
+      'On resume and in re-judgment rounds, retry terminal `timeout_exceeded` rows and the repairable environment classes (`retry_terminal_timeouts`).',
+    ),
     disableAggregation: flag().describe(
       'Skip `/aggregate_metrics` and the metrics file, e.g. for shards aggregated later (`disable_aggregation`).',
     ),

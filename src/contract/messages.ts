@@ -140,16 +140,33 @@ export interface ResumeCounts {
   remaining: number;
 }
 
-/** §4.8: the multi-line resume summary (no trailing newline). */
+/**
+ * §4.8: the multi-line resume summary (no trailing newline). The terminal line has NeMo Gym 0.7.0's
+ * wording (`(for example skipped)`; the spec quotes the older `(timeout_exceeded / skipped)`): with
+ * `--retry-terminal-timeouts` timeouts are no longer terminal.
+ */
 export function resumeSummary(c: ResumeCounts): string {
   return [
     'Resumed from cache. Found:',
     `- ${c.total} total rows to be re-verified`,
     `- ${c.done} rows already done (in main jsonl)`,
-    `- ${c.terminal} sidecar-terminal (timeout_exceeded / skipped) → not retried`,
+    `- ${c.terminal} sidecar-terminal (for example skipped) → not retried`,
     `- ${c.maxed} hit max_attempts → not retried`,
     `- ${c.remaining} rows that still need to be run`,
   ].join('\n');
+}
+
+/**
+ * Ours (NeMo Gym 0.7.0 moves silently): recovery with `--retry-invalid-judge-responses` moved rows
+ * flagged `invalid_judge_response` out of --rollouts into its sidecar.
+ */
+export function movedInvalidJudgeRows(r: { flagged: number; moved: number }, rollouts: string, sidecar: string): string {
+  const earlier = r.flagged - r.moved;
+  return (
+    `Recovery mode: moved ${r.flagged} row(s) flagged invalid_judge_response out of ${rollouts} into ${sidecar} ` +
+    `as judge_invalid, to be judged again` +
+    (earlier > 0 ? ` (${earlier} of them were already there, from an interrupted earlier move)` : '')
+  );
 }
 
 /** §4.0: `--append` without `--judge-failed-only`. */

@@ -12,7 +12,7 @@ export const resumeSummary = (total: number, done: number, terminal: number, max
     'Resumed from cache. Found:',
     `- ${total} total rows to be re-verified`,
     `- ${done} rows already done (in main jsonl)`,
-    `- ${terminal} sidecar-terminal (timeout_exceeded / skipped) → not retried`,
+    `- ${terminal} sidecar-terminal (for example skipped) → not retried`,
     `- ${maxed} hit max_attempts → not retried`,
     `- ${remaining} rows that still need to be run`,
   ].join('\n');

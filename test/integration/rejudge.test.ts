@@ -112,7 +112,7 @@ describe('--resume', () => {
         'Resumed from cache. Found:',
         '- 10 total rows to be re-verified',
         '- 4 rows already done (in main jsonl)',
-        '- 0 sidecar-terminal (timeout_exceeded / skipped) → not retried',
+        '- 0 sidecar-terminal (for example skipped) → not retried',
         '- 0 hit max_attempts → not retried',
         '- 6 rows that still need to be run',
       ].join('\n'),

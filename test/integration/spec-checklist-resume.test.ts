@@ -63,7 +63,7 @@ describe('§6 resume end to end (114–118)', () => {
         'Resumed from cache. Found:',
         '- 2 total rows to be re-verified',
         '- 1 rows already done (in main jsonl)',
-        '- 0 sidecar-terminal (timeout_exceeded / skipped) → not retried',
+        '- 0 sidecar-terminal (for example skipped) → not retried',
         '- 0 hit max_attempts → not retried',
         '- 1 rows that still need to be run',
       ].join('\n'),

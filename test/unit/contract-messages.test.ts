@@ -89,7 +89,7 @@ describe('exact message texts', () => {
         'Resumed from cache. Found:',
         '- 10 total rows to be re-verified',
         '- 1 rows already done (in main jsonl)',
-        '- 1 sidecar-terminal (timeout_exceeded / skipped) → not retried',
+        '- 1 sidecar-terminal (for example skipped) → not retried',
         '- 1 hit max_attempts → not retried',
         '- 7 rows that still need to be run',
       ].join('\n'),
