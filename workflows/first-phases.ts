@@ -1,6 +1,7 @@
 /**
  * The phases before the first verify round (first generation only): guard, prepare, (recovery:)
- * move invalid-judge rows, plan, open the outputs, seed. Each is one named call of the main workflow; the activities run in this order.
+ * move invalid-judge rows, plan, open the outputs, seed. Each is one named call of the main
+ * workflow; the activities run in this order.
  */
 import { patched } from '@temporalio/workflow';
 import { nothingToReverify, planning, recoveryWarning, seededSuccesses, verifyingWith } from '../src/contract/messages.js';
