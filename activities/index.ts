@@ -5,6 +5,7 @@ import type { ActivityDeps } from './deps.js';
 import { planRound } from './plan-round.js';
 import { planRun } from './plan-run.js';
 import { checkOutputs } from './check-outputs.js';
+import { moveInvalidJudgeRows } from './move-invalid-judge-rows.js';
 import { openOutputs } from './open-outputs.js';
 import { removeWorkDir } from './remove-work-dir.js';
 import { seedSuccesses } from './seed-successes.js';
@@ -18,6 +19,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     guardReverifyModes: guardReverifyModes(deps),
     checkOutputs,
+    moveInvalidJudgeRows,
     planRun,
     openOutputs,
     seedSuccesses,

@@ -2,7 +2,7 @@ import { open, readdir, readFile, rename, type FileHandle } from 'node:fs/promis
 import { join } from 'node:path';
 import { lineKeyId } from '../src/contract/row-key.js';
 import { plannedRowChanged } from '../src/planning/changed-input.js';
-import type { PlanSummary } from '../src/contract/run-spec.js';
+import type { PlanSummary, RetryRules } from '../src/contract/run-spec.js';
 import { writeFileAtomic } from '../src/io/atomic-file.js';
 import { ExternalSorter } from '../src/io/external-sort.js';
 import { lineSum } from '../src/io/jsonl-lines.js';
@@ -26,7 +26,8 @@ export function rejudgeListPath(workDir: string, round: number, batch: number): 
   return join(workDir, `r${round}-b${batch}.rejudge.json`);
 }
 
-export interface RoundRequest {
+/** With `retryTerminalTimeouts`, a terminal timeout row does not stop its key (as on `--resume`). */
+export interface RoundRequest extends Pick<RetryRules, 'retryTerminalTimeouts'> {
   workDir: string;
   /** The round that just finished, and its plan. */
   round: number;
@@ -141,7 +142,8 @@ export async function writeRoundPlan(
     const kept = sorter('round-kept');
     let writer: PlanWriter | null = null;
     try {
-      for await (const a of sidecarAttemptLines(req.sidecar, { repairTruncated: true })) {
+      const policy = { repairTruncated: true, retryTerminalTimeouts: req.retryTerminalTimeouts };
+      for await (const a of sidecarAttemptLines(req.sidecar, policy)) {
         await keys.add({ key: a.id, nums: [Kind.Attempt, a.terminal ? 1 : 0], text: null });
       }
       await addRows(req, lists, keys);
@@ -164,9 +166,10 @@ export async function writeRoundPlan(
 }
 
 /**
- * Re-judgment: plans round `round + 1` from the rows that judge-failed in `round`, keeping only
- * keys that may still be attempted — fewer sidecar rows (failed attempts) than the cap and no
- * terminal one — exactly what a NeMo Gym `--resume` would retry. Returns the new plan (0 rows: done).
+ * Re-judgment: plans round `round + 1` from the rows that judge-failed in `round` (with the retry
+ * rules also `judge_invalid` and retried timeouts), keeping only keys that may still be attempted —
+ * fewer sidecar rows (failed attempts) than the cap and no terminal one, terminal as the rules say —
+ * exactly what a NeMo Gym `--resume` with the same flags would retry. Returns the new plan (0 rows: done).
  */
 export function planRound(req: RoundRequest): Promise<PlanSummary> {
   return failFastOnUserError(() =>

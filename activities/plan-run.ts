@@ -13,7 +13,7 @@ import { noMatchingInput, resumeSummary, skippingResume } from '../src/contract/
 import { isJudgeFailure } from '../src/contract/outcome.js';
 import { describeInputRowProblem, describeRolloutRowProblem } from '../src/contract/row-shapes.js';
 import { keyId, keyOf, keyWithNullDefaults } from '../src/contract/row-key.js';
-import type { FileIdentity, OutputPaths, PlanSummary } from '../src/contract/run-spec.js';
+import type { FileIdentity, OutputPaths, PlanSummary, RetryRules } from '../src/contract/run-spec.js';
 import { resolveServer, type RoutingTable } from '../src/config/routing.js';
 import { writeFileAtomic } from '../src/io/atomic-file.js';
 import { isBlank, jsonlLines, type JsonlLine } from '../src/io/jsonl-lines.js';
@@ -28,7 +28,8 @@ import { Verdict, VerdictFile } from '../src/planning/plan-verdicts.js';
 import { whileHeartbeating } from './heartbeating.js';
 import { failFastOnUserError } from './user-errors.js';
 
-export interface PlanRequest {
+/** With the retry rules: recovery also recovers `judge_invalid`; resume retries terminal timeouts. */
+export interface PlanRequest extends RetryRules {
   inputsPath: string;
   rolloutsPath: string;
   workDir: string;
@@ -207,7 +208,7 @@ async function writePlan(req: PlanRequest): Promise<PlanOutcome> {
         lineErrors.offer(ordinal, (err as Error).message);
         continue;
       }
-      if (req.judgeFailedOnly && !isJudgeFailure(row)) continue;
+      if (req.judgeFailedOnly && !isJudgeFailure(row, req)) continue;
       const problem = describeRolloutRowProblem(row, line.text);
       const shape = problem ? `${sourcePath}:${line.lineNo}: ${problem}` : null;
       if (shape && !req.judgeFailedOnly) {

@@ -119,7 +119,8 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
     }
     if (reply.kind === 'ok') lastAnswered = i;
     guard.observe(reply, server, url);
-    await recordRouted(i, routeReply(reply, stamps, { agent, planIndex: req.from + i, latencyMs: performance.now() - started, throttled }));
+    const facts = { agent, planIndex: req.from + i, latencyMs: performance.now() - started, throttled };
+    await recordRouted(i, routeReply(reply, stamps, facts, req.retry));
   };
 
   const recordRouted = (i: number, r: Routed) => recorder.record(i, r.target, r.line, r.count);

@@ -1,7 +1,9 @@
 /**
- * The phases before the first verify round (first generation only): guard, prepare, plan, open the
- * outputs, seed. Each is one named call of the main workflow; the activities run in this order.
+ * The phases before the first verify round (first generation only): guard, prepare, (recovery:)
+ * move invalid-judge rows, plan, open the outputs, seed. Each is one named call of the main
+ * workflow; the activities run in this order.
  */
+import { patched } from '@temporalio/workflow';
 import { nothingToReverify, planning, recoveryWarning, seededSuccesses, verifyingWith } from '../src/contract/messages.js';
 import type { UNSAFE_PREFIX } from '../src/contract/keys.js';
 import type { OutputPaths, PlanSummary, RunSpec } from '../src/contract/run-spec.js';
@@ -46,6 +48,22 @@ export async function prepare(spec: RunSpec, st: RunState, prefix: Prefix): Prom
   return st.outputs;
 }
 
+/**
+ * Recovery with `--retry-invalid-judge-responses` (NeMo Gym 0.7.0): rows of --rollouts flagged
+ * `invalid_judge_response` are moved into its sidecar, crash-safely, before the plan reads the pair.
+ */
+export async function moveInvalidJudgeRows(spec: RunSpec, st: RunState): Promise<void> {
+  if (!spec.judgeFailedOnly || !spec.retryInvalidJudgeResponses || !patched('move-invalid-judge-rows')) return;
+  const moved = await long.moveInvalidJudgeRows.executeWithOptions(
+    {
+      summary: 'recovery: move rows flagged invalid_judge_response into the --rollouts sidecar',
+      heartbeatTimeout: Math.min(spec.heartbeatTimeoutMs, 120_000),
+    },
+    [{ rolloutsPath: spec.rolloutsPath }],
+  );
+  if (moved.message) st.messages.push(moved.message);
+}
+
 /** Every input line checked and joined by key into the first round's plan; its messages are returned for later. */
 export async function plan(spec: RunSpec, st: RunState, outputs: OutputPaths): Promise<{ plan: PlanSummary; messages: string[] }> {
   st.phase = 'plan';
@@ -65,6 +83,8 @@ export async function plan(spec: RunSpec, st: RunState, outputs: OutputPaths): P
         outputsCleared: spec.overwrite && !spec.resume && !spec.append,
         maxAttempts: spec.maxAttempts,
         repairTruncated: spec.repairTruncated,
+        retryInvalidJudgeResponses: spec.retryInvalidJudgeResponses,
+        retryTerminalTimeouts: spec.retryTerminalTimeouts,
       },
     ],
   );

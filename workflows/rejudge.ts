@@ -20,7 +20,14 @@ export async function nextRound(spec: RunSpec, st: RunState): Promise<boolean> {
   st.phase = 'rejudge-wait';
   await sleep(delayMs);
   const next = await long.planRound.executeWithOptions({ summary: `plan re-judgment round ${st.round + 2}` }, [
-    { workDir: st.outputs!.workDir, round: st.round, plan: st.plan!, sidecar: st.outputs!.sidecar, maxAttempts: spec.maxAttempts },
+    {
+      workDir: st.outputs!.workDir,
+      round: st.round,
+      plan: st.plan!,
+      sidecar: st.outputs!.sidecar,
+      maxAttempts: spec.maxAttempts,
+      retryTerminalTimeouts: spec.retryTerminalTimeouts,
+    },
   ]);
   if (next.rows === 0) return false;
   st.round++;

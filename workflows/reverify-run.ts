@@ -1,6 +1,6 @@
 /**
  * The reverify run as one durable workflow (DESIGN.md "The run as a workflow"), read as its
- * phases: guard, prepare, plan, open, seed; verify and commit in rounds, re-judging between them;
+ * phases: guard, prepare, (recovery:) move invalid-judge rows, plan, open, seed; verify and commit in rounds, re-judging between them;
  * aggregate and finish. Deterministic: no I/O, no clocks, no randomness; rows never enter the
  * history, only counts, paths and committed lengths. The phases live in their own modules; the
  * state and its arithmetic in run-state.ts; the activity proxies in activity-proxies.ts.
@@ -11,7 +11,7 @@ import { endCancelled } from './cancel.js';
 import { progressQuery, setConcurrencyUpdate, setPausedUpdate } from './definitions.js';
 import { asRunFailure } from './failures.js';
 import { finish } from './finish.js';
-import { announce, guard, openOutputs, plan, prepare, seed } from './first-phases.js';
+import { announce, guard, moveInvalidJudgeRows, openOutputs, plan, prepare, seed } from './first-phases.js';
 import { nextRound } from './rejudge.js';
 import { initialState, progressOf, upgradeState, type InFlight, type RunState } from './run-state.js';
 import { verifyRound } from './verify-round.js';
@@ -26,6 +26,7 @@ export async function reverifyRun(spec: RunSpec, carried?: RunState): Promise<Ru
     if (!carried) {
       const prefix = await guard(spec, st);
       const outputs = await prepare(spec, st, prefix);
+      await moveInvalidJudgeRows(spec, st);
       const planned = await plan(spec, st, outputs);
       await openOutputs(spec, st, outputs);
       await seed(spec, st, outputs, planned.plan);

@@ -64,6 +64,7 @@ export async function verifyRound(spec: RunSpec, st: RunState, inflight: Map<num
             requestTimeoutMs: spec.requestTimeoutMs,
             rejectGuard,
             outputSidecar: outputs.sidecar,
+            retry: { retryInvalidJudgeResponses: spec.retryInvalidJudgeResponses, retryTerminalTimeouts: spec.retryTerminalTimeouts },
           },
         ],
       ),

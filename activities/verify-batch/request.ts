@@ -1,4 +1,4 @@
-import type { PlanSummary } from '../../src/contract/run-spec.js';
+import type { PlanSummary, RetryRules } from '../../src/contract/run-spec.js';
 
 /** What the workflow asks of one `verifyBatch` activity: plan rows [from, to) and how to send them. */
 export interface VerifyBatchRequest {
@@ -20,4 +20,6 @@ export interface VerifyBatchRequest {
   rejectGuard: number;
   /** The run's sidecar (`<out>_failures.jsonl`), for messages; absent in runs started before it was passed. */
   outputSidecar?: string;
+  /** How results are routed and listed for the next round (absent: the rules off). */
+  retry?: RetryRules;
 }

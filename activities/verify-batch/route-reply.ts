@@ -3,8 +3,15 @@
  * routed to the main output, the sidecar, or nowhere; a 4xx is a `verify_rejected` sidecar row; a
  * row set aside after its strikes is a `transient` one. Pure: the batch recorder does the writing.
  */
-import { JUDGE_FAILED_CLASS } from '../../src/contract/keys.js';
+import { FAILURE_CLASS_KEY } from '../../src/contract/keys.js';
 import { classifyResult, stampResult, verifyFailedRow, verifyRejectedRow, type Stamps } from '../../src/contract/outcome.js';
+import {
+  invalidJudgeVerdict,
+  isRetriedNextRound,
+  markInvalidJudge,
+  withInvalidJudge,
+  type RetryRules,
+} from '../../src/contract/retry-rules.js';
 import type { VerifyReply } from '../../src/verifier/client.js';
 import type { VerifierUnavailableError } from '../../src/verifier/errors.js';
 import { agentCounts, type Checkpoint, type Counts } from './checkpoint.js';
@@ -26,8 +33,17 @@ export interface RowFacts {
   throttled: number;
 }
 
-/** Routes an answered row: `ok` by its body's outcome, `rejected` (a 4xx) to the sidecar. */
-export function routeReply(reply: Exclude<VerifyReply, { kind: 'retryable' }>, stamps: Stamps, row: RowFacts): Routed {
+/**
+ * Routes an answered row: `ok` by its body's outcome, `rejected` (a 4xx) to the sidecar. Under
+ * `--retry-invalid-judge-responses` an invalid verdict is first made a `judge_invalid` (or terminal
+ * `permanent`) failure. A failure the next round retries (`isRetriedNextRound`) is listed for it.
+ */
+export function routeReply(
+  reply: Exclude<VerifyReply, { kind: 'retryable' }>,
+  stamps: Stamps,
+  row: RowFacts,
+  rules: RetryRules = {},
+): Routed {
   const signals = (c: Counts) => {
     c.throttled += row.throttled;
     if (row.throttled === 0) {
@@ -47,7 +63,9 @@ export function routeReply(reply: Exclude<VerifyReply, { kind: 'retryable' }>, s
       },
     };
   }
-  const result = reply.result;
+  const verdict = rules.retryInvalidJudgeResponses ? invalidJudgeVerdict(reply.result) : null;
+  const result = verdict ? withInvalidJudge(reply.result, verdict) : reply.result;
+  const body = verdict ? markInvalidJudge(reply.body, verdict) : reply.body;
   const outcome = classifyResult(result);
   if (outcome === 'drop') {
     return {
@@ -61,10 +79,10 @@ export function routeReply(reply: Exclude<VerifyReply, { kind: 'retryable' }>, s
     };
   }
   if (outcome === 'failure') {
-    const judgeFailed = result._ng_failure_class === JUDGE_FAILED_CLASS;
+    const judgeFailed = isRetriedNextRound(result[FAILURE_CLASS_KEY], rules);
     return {
       target: 'sidecar',
-      line: stampResult(reply.body, stamps),
+      line: stampResult(body, stamps),
       count: (c, cp) => {
         signals(c);
         c.failed++;
@@ -78,7 +96,7 @@ export function routeReply(reply: Exclude<VerifyReply, { kind: 'retryable' }>, s
   }
   return {
     target: 'main',
-    line: stampResult(reply.body, stamps),
+    line: stampResult(body, stamps),
     count: (c) => {
       signals(c);
       c.main++;

@@ -109,5 +109,7 @@ export async function buildRunSpec(
     maxAttempts: extra.maxAttempts,
     rejudge: opts.rejudge,
     rejudgeDelayMs: opts.rejudgeDelayMs,
+    retryInvalidJudgeResponses: opts.retryInvalidJudgeResponses,
+    retryTerminalTimeouts: opts.retryTerminalTimeouts,
   };
 }

@@ -194,6 +194,8 @@ async function main(argv: string[]): Promise<number> {
     .option('--error-rate <p>', 'share of /verify answered with HTTP 500', float('--error-rate'), 0)
     .option('--reset-rate <p>', 'share of /verify whose connection is reset', float('--reset-rate'), 0)
     .option('--hang-rate <p>', 'share of /verify never answered', float('--hang-rate'), 0)
+    .option('--invalid-judge <keys>', 'rows (TASK:ROLLOUT[@N],...) whose verdict is flagged invalid_judge_response (first N gradings)')
+    .option('--permanent-invalid-judge <keys>', 'like --invalid-judge, with invalid_judge_retryable: false')
     .option('--seed <n>', 'seed of the simulated failures', int('--seed'), 1)
     .action(async (o: Parameters<typeof runReferenceServerCli>[0]) => runReferenceServerCli(o));
 

@@ -110,6 +110,22 @@ export const RUN_FLAG_LIST: readonly RunFlag[] = [
     shownDefault: 'off',
   },
   {
+    usage: '--retry-invalid-judge-responses',
+    key: 'retryInvalidJudgeResponses',
+    kind: 'switch',
+    meaning:
+      'a `/verify` result flagged `invalid_judge_response` goes to the sidecar as `judge_invalid` (retried like a judge failure), or as terminal `permanent` when it says `invalid_judge_retryable: false`; with `--judge-failed-only`, first moves such rows out of `--rollouts` into its sidecar (this rewrites `--rollouts`, crash-safely) and recovers `judge_invalid` rows too',
+    shownDefault: 'off',
+  },
+  {
+    usage: '--retry-terminal-timeouts',
+    key: 'retryTerminalTimeouts',
+    kind: 'switch',
+    meaning:
+      '`--resume` and the re-judgment rounds retry sidecar rows of class `timeout_exceeded`, `reference_missing`, `eval_missing`, `transport_ineligible` even when terminal (`skipped` stays terminal; the attempt cap still applies)',
+    shownDefault: 'off',
+  },
+  {
     usage: '--max-attempts N',
     key: 'maxAttempts',
     kind: 'int',

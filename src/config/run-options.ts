@@ -56,6 +56,8 @@ export const RunOptionsSchema = z
     resume: flag(),
     judgeFailedOnly: flag(),
     append: flag(),
+    retryInvalidJudgeResponses: flag(),
+    retryTerminalTimeouts: flag(),
     disableAggregation: flag(),
     repairTruncated: flag(),
     rejudge: z.preprocess(boolFromText, z.boolean()).default(true),

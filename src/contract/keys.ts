@@ -29,8 +29,38 @@ export const FAILURE_CLASS_KEY = '_ng_failure_class';
 export const FAILURE_TERMINAL_KEY = '_ng_failure_terminal';
 /** Truthy: the result is written nowhere (kill-shaped). Wins over a failure class. */
 export const NO_PERSIST_KEY = '_ng_no_persist';
-/** The only failure class `--judge-failed-only` recovers. */
+/** A failed judge call: the class `--judge-failed-only` recovers (also `judge_invalid` with `--retry-invalid-judge-responses`). */
 export const JUDGE_FAILED_CLASS = 'judge_failed';
+/**
+ * NeMo Gym 0.7.0: the judge answered but its verdict could not be scored (a result flagged
+ * `invalid_judge_response`, routed to the sidecar under `retry_invalid_judge_responses`). Not terminal.
+ */
+export const JUDGE_INVALID_CLASS = 'judge_invalid';
+/** NeMo Gym 0.7.0: the class of an invalid verdict whose result says `invalid_judge_retryable: false` (terminal). */
+export const PERMANENT_CLASS = 'permanent';
+/** NeMo Gym 0.7.0: a `/verify` result field; truthy when the judge's verdict could not be scored. */
+export const INVALID_JUDGE_RESPONSE_KEY = 'invalid_judge_response';
+/** NeMo Gym 0.7.0: a `/verify` result field; exactly `false` makes an invalid verdict permanent. */
+export const INVALID_JUDGE_RETRYABLE_KEY = 'invalid_judge_retryable';
+/** NeMo Gym 0.7.0: marks a sidecar row moved out of a rollouts file (makes the move idempotent). */
+export const MIGRATED_INVALID_JUDGE_KEY = '_ng_migrated_invalid_judge_response';
+/** NeMo Gym 0.7.0: set on a moved row whose `deliverables_dir` still holds a deliverable. */
+export const REUSE_CACHED_DELIVERABLE_KEY = 'reuse_cached_deliverable';
+/** A rollout's directory of agent-produced files (GDPVal); read to decide `reuse_cached_deliverable`. */
+export const DELIVERABLES_DIR_KEY = 'deliverables_dir';
+/** Stamped by collection on resumed retries (spec §1.0); part of a moved row's identity. */
+export const ATTEMPT_INDEX_KEY = '_ng_attempt_index';
+/** Multi-stage collection's stage number; part of a moved row's identity (0 when absent). */
+export const STAGE_INDEX_KEY = 'stage_index';
+/** The per-task timeout of an agent (terminal when stamped so). */
+export const TIMEOUT_EXCEEDED_CLASS = 'timeout_exceeded';
+/** A sample that cannot be run: terminal even under `--retry-terminal-timeouts`. */
+export const SKIPPED_CLASS = 'skipped';
+/**
+ * NeMo Gym 0.7.0's "repairable environment" classes (GDPVal): faults of the deliverable tree that can
+ * be repaired after a run, retried under `retry_terminal_timeouts` even when stamped terminal.
+ */
+export const REPAIRABLE_ENVIRONMENT_CLASSES: readonly string[] = ['reference_missing', 'eval_missing', 'transport_ineligible'];
 /**
  * Newer NeMo Gym only (spec §4.2, §5.4): a row's task source; when it names a resources-server
  * block it is the authoritative route, and it is kept on output rows.

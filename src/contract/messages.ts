@@ -140,7 +140,11 @@ export interface ResumeCounts {
   remaining: number;
 }
 
-/** §4.8: the multi-line resume summary (no trailing newline). */
+/**
+ * §4.8: the multi-line resume summary (no trailing newline). The terminal line has NeMo Gym 0.7.0's
+ * wording (`(for example skipped)`; the spec quotes the older `(timeout_exceeded / skipped)`): with
+ * `--retry-terminal-timeouts` timeouts are no longer terminal.
+ */
 export function resumeSummary(c: ResumeCounts): string {
   return [
     'Resumed from cache. Found:',
@@ -150,6 +154,19 @@ export function resumeSummary(c: ResumeCounts): string {
     `- ${c.maxed} hit max_attempts → not retried`,
     `- ${c.remaining} rows that still need to be run`,
   ].join('\n');
+}
+
+/**
+ * Ours (NeMo Gym 0.7.0 moves silently): recovery with `--retry-invalid-judge-responses` moved rows
+ * flagged `invalid_judge_response` out of --rollouts into its sidecar.
+ */
+export function movedInvalidJudgeRows(r: { flagged: number; moved: number }, rollouts: string, sidecar: string): string {
+  const earlier = r.flagged - r.moved;
+  return (
+    `Recovery mode: moved ${r.flagged} row(s) flagged invalid_judge_response out of ${rollouts} into ${sidecar} ` +
+    `as judge_invalid, to be judged again` +
+    (earlier > 0 ? ` (${earlier} of them were already there, from an interrupted earlier move)` : '')
+  );
 }
 
 /** §4.0: `--append` without `--judge-failed-only`. */

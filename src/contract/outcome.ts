@@ -7,7 +7,6 @@ import {
   AGENT_REF_KEY,
   FAILURE_CLASS_KEY,
   FAILURE_TERMINAL_KEY,
-  JUDGE_FAILED_CLASS,
   NO_PERSIST_KEY,
   ROLLOUT_INDEX_KEY,
   SKILLS_REF_KEY,
@@ -17,6 +16,7 @@ import {
   VERIFY_REJECTED_CLASS,
 } from './keys.js';
 import { pyTruthy, rawTruthy } from './python-truthiness.js';
+import { isRecoveredClass, type RetryRules } from './retry-rules.js';
 
 /** Where a result goes: nowhere, the `_failures.jsonl` sidecar, or the main output. */
 export type Outcome = 'drop' | 'failure' | 'success';
@@ -46,12 +46,13 @@ export function classifyResultRaw(resultRaw: string): Outcome {
 }
 
 /**
- * Whether a sidecar row is a judge failure, the only class `--judge-failed-only` recovers
- * (§4.6.4, §6 checks 39–42): `_ng_failure_class == "judge_failed"`; the legacy boolean
+ * Whether a sidecar row is a judge failure that `--judge-failed-only` recovers (§4.6.4, §6 checks
+ * 39–42): `_ng_failure_class == "judge_failed"`, or `"judge_invalid"` under
+ * `--retry-invalid-judge-responses` (`isRecoveredClass`); the legacy boolean
  * `_ng_failure_judge_failed` is ignored.
  */
-export function isJudgeFailure(row: Record<string, unknown>): boolean {
-  return row[FAILURE_CLASS_KEY] === JUDGE_FAILED_CLASS;
+export function isJudgeFailure(row: Record<string, unknown>, rules: RetryRules = {}): boolean {
+  return isRecoveredClass(row[FAILURE_CLASS_KEY], rules);
 }
 
 /** Raw JSON texts of the payload values stamped onto each result (spec §4.10.1). */

@@ -4,8 +4,19 @@
  */
 import type { RoutingTable } from './routing-table.js';
 
+/**
+ * NeMo Gym 0.7.0's opt-in retry rules (src/contract/retry-rules.ts). Absent in the specs of runs
+ * started before they existed: off.
+ */
+export interface RetryRules {
+  /** `--retry-invalid-judge-responses`: invalid verdicts are `judge_invalid`/`permanent` failures. */
+  retryInvalidJudgeResponses?: boolean;
+  /** `--retry-terminal-timeouts`: terminal timeouts and repairable environment faults are retried. */
+  retryTerminalTimeouts?: boolean;
+}
+
 /** Everything a run needs, resolved by the CLI: absolute paths and options, never rows. */
-export interface RunSpec {
+export interface RunSpec extends RetryRules {
   /** Absolute path of the materialized inputs JSONL (`--inputs`). */
   inputsPath: string;
   /** Absolute path of the rollouts JSONL (`--rollouts`). */
@@ -106,7 +117,10 @@ export interface BatchResult {
   dropped: number;
   /** Of `failed`: 4xx replies of /verify (`verify_rejected`). */
   rejected: number;
-  /** Of `failed`: `judge_failed` verdicts. */
+  /**
+   * Of `failed`: verdicts the next re-judgment round plans again: `judge_failed`; with the retry
+   * rules also `judge_invalid` and retried timeouts (`isRetriedNextRound`).
+   */
   judgeFailed: number;
   perAgent: Record<string, AgentCounts>;
   /** Overload signals for adaptive concurrency: 429/503 answers met (and retried) in this batch. */

@@ -1,8 +1,9 @@
 import { existsSync } from 'node:fs';
-import { FAILURE_TERMINAL_KEY } from '../contract/keys.js';
+import { FAILURE_CLASS_KEY, FAILURE_TERMINAL_KEY } from '../contract/keys.js';
 import { InputError } from '../contract/errors.js';
 import { topLevelSpans } from '../contract/json-spans.js';
 import { rawTruthy } from '../contract/python-truthiness.js';
+import { isTerminalFailure, type RetryRules } from '../contract/retry-rules.js';
 import { lineKeyId } from '../contract/row-key.js';
 import { isBlank, jsonlLines, type JsonlLine } from '../io/jsonl-lines.js';
 
@@ -58,14 +59,24 @@ export interface SidecarAttempt {
   terminal: boolean;
 }
 
-/** The attempts a sidecar records, in file order (keyless lines left out); streams. */
-export async function* sidecarAttemptLines(path: string, policy: TailPolicy): AsyncGenerator<SidecarAttempt> {
+/**
+ * The attempts a sidecar records, in file order (keyless lines left out); streams. Whether an
+ * attempt is terminal follows the retry rules (`isTerminalFailure`: `--retry-terminal-timeouts`).
+ */
+export async function* sidecarAttemptLines(path: string, policy: TailPolicy & RetryRules): AsyncGenerator<SidecarAttempt> {
   if (!existsSync(path)) return;
   for await (const line of jsonlLines(path)) {
     if (isBlank(line.text)) continue;
     const id = keyOfOutputLine(path, line, policy);
     if (id === null || id === SKIP) continue;
-    const span = topLevelSpans(line.text).get(FAILURE_TERMINAL_KEY);
-    yield { id, terminal: span !== undefined && rawTruthy(line.text.slice(span.start, span.end)) };
+    const spans = topLevelSpans(line.text);
+    const raw = (key: string) => {
+      const span = spans.get(key);
+      return span === undefined ? undefined : line.text.slice(span.start, span.end);
+    };
+    const stamped = rawTruthy(raw(FAILURE_TERMINAL_KEY) ?? 'null');
+    // The class is read only when it can matter (parsing it for every line of a big sidecar is waste).
+    const failureClass = policy.retryTerminalTimeouts ? (JSON.parse(raw(FAILURE_CLASS_KEY) ?? 'null') as unknown) : undefined;
+    yield { id, terminal: isTerminalFailure(failureClass, stamped, policy) };
   }
 }

@@ -1,8 +1,21 @@
 import { REVERIFY_MODES } from '../contract/reverify-mode.js';
 import { z } from 'zod';
+import { parseInvalidJudgeRules } from './invalid-judge.js';
 
 /** A probability in [0, 1]; numeric strings (CLI flags) are accepted. */
 const probability = z.coerce.number().min(0).max(1).default(0);
+
+/** Comma-separated `task:rollout[@N]` entries, as one string (a CLI flag) or a list. */
+const keyList = z
+  .union([z.string(), z.array(z.string())])
+  .default([])
+  .superRefine((given, ctx) => {
+    try {
+      parseInvalidJudgeRules(given, true);
+    } catch (err) {
+      ctx.addIssue({ code: 'custom', message: (err as Error).message });
+    }
+  });
 
 /** What the reference server answers on `GET /reverify_mode` (spec §2.1). */
 export const reverifyModeSchema = z.enum(REVERIFY_MODES);
@@ -34,6 +47,13 @@ export const referenceServerOptionsSchema = z.object({
   resetRate: probability,
   /** Share of `/verify` requests never answered (the socket stays open until the client gives up). */
   hangRate: probability,
+  /**
+   * Rows whose judge verdict is flagged `invalid_judge_response` (retryable): `task:rollout[@N]`
+   * entries, comma-separated (invalid-judge.ts); `@N` flags only the row's first N gradings.
+   */
+  invalidJudge: keyList,
+  /** Like `invalidJudge`, with `invalid_judge_retryable: false` (asking again would not help). */
+  permanentInvalidJudge: keyList,
   /** Seed of the PRNG that draws the outcomes; equal seeds and request order give equal outcomes. */
   seed: z.coerce.number().int().default(1),
 });

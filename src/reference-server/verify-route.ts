@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { gradeMcqa } from './grading.js';
+import { InvalidJudges, parseInvalidJudgeRules, type InvalidJudgeFields } from './invalid-judge.js';
 import { pythonExceptionBody, readBody, sendJson, sendJsonText } from './http-util.js';
 import type { ReferenceServerOptions } from './options.js';
 import { mulberry32 } from './prng.js';
@@ -32,12 +33,13 @@ export function drawOutcome(u: number, rates: FailureRates): VerifyOutcome {
   return 'success';
 }
 
-/** Success body: the echoed params and response plus the mcqa grade. */
-function successBody(request: Record<string, unknown>): Record<string, unknown> {
+/** Success body: the echoed params and response plus the mcqa grade (with an invalid verdict's fields, if any). */
+function successBody(request: Record<string, unknown>, invalid: InvalidJudgeFields | null): Record<string, unknown> {
   return {
     responses_create_params: request.responses_create_params,
     response: request.response,
     ...gradeMcqa(request.response, request.expected_answer),
+    ...invalid,
   };
 }
 
@@ -54,7 +56,13 @@ function afterLatency(res: ServerResponse, ms: number, action: () => void): void
   res.once('close', () => clearTimeout(timer));
 }
 
-function carryOut(outcome: VerifyOutcome, request: Record<string, unknown>, req: IncomingMessage, res: ServerResponse): void {
+function carryOut(
+  outcome: VerifyOutcome,
+  request: Record<string, unknown>,
+  req: IncomingMessage,
+  res: ServerResponse,
+  invalid: InvalidJudgeFields | null,
+): void {
   switch (outcome) {
     case 'hang':
       return; // never answered: the socket stays open until the client or `close()` ends it
@@ -66,7 +74,7 @@ function carryOut(outcome: VerifyOutcome, request: Record<string, unknown>, req:
     case 'judge_failed':
       return sendJson(res, 200, judgeFailureBody(request));
     case 'success':
-      return sendJson(res, 200, successBody(request));
+      return sendJson(res, 200, successBody(request, invalid));
   }
 }
 
@@ -79,6 +87,10 @@ export function createVerifyHandler(
   stats: StatsRecorder,
 ): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   const random = mulberry32(options.seed);
+  const invalidJudges = new InvalidJudges([
+    ...parseInvalidJudgeRules(options.invalidJudge, true),
+    ...parseInvalidJudgeRules(options.permanentInvalidJudge, false),
+  ]);
   return async (req, res) => {
     stats.request('verify');
     // In flight until the answer is handed to the OS ('finish'), or the socket dies ('close'):
@@ -101,9 +113,12 @@ export function createVerifyHandler(
     const issues = verifyRequestIssues(request);
     if (issues.length > 0) return sendJson(res, 422, { detail: issues });
     const valid = request as Record<string, unknown>;
-    stats.verifyKey(`${JSON.stringify(valid._ng_task_index)}:${JSON.stringify(valid._ng_rollout_index)}`);
+    const key = `${JSON.stringify(valid._ng_task_index)}:${JSON.stringify(valid._ng_rollout_index)}`;
+    stats.verifyKey(key);
     const outcome = drawOutcome(random(), options);
     stats.outcome(outcome);
-    afterLatency(res, options.latencyMs, () => carryOut(outcome, valid, req, res));
+    // Only a grading counts toward a row's flagged gradings (a simulated outage is no grading).
+    const invalid = outcome === 'success' ? invalidJudges.next(key) : null;
+    afterLatency(res, options.latencyMs, () => carryOut(outcome, valid, req, res, invalid));
   };
 }

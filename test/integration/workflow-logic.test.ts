@@ -130,6 +130,7 @@ function stubActivities(o: StubOptions) {
       return { ...OPENED, mainRows: ROWS_OPENED, messages: [] };
     },
     seedSuccesses: () => Promise.reject(new Error('seedSuccesses is not expected in these runs')),
+    moveInvalidJudgeRows: () => Promise.reject(new Error('moveInvalidJudgeRows is not expected in these runs')),
     planRound: async (req) => {
       const call = rec.planRounds.length;
       rec.planRounds.push({ req, at: Date.now() });

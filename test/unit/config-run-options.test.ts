@@ -88,6 +88,8 @@ describe('run options: defaults and other fields', () => {
       resume: false,
       judgeFailedOnly: false,
       append: false,
+      retryInvalidJudgeResponses: false,
+      retryTerminalTimeouts: false,
       disableAggregation: false,
       repairTruncated: false,
       rejudge: true,

@@ -150,6 +150,37 @@ describe('writeRoundPlan (re-judgment) in flat memory', () => {
     expect(await readPlanRange(planPath, 0, got.rows)).toEqual(want);
   });
 
+  it('--retry-terminal-timeouts: a key whose terminal row is a timeout (or a repairable fault) is re-judged, a skipped one is not', async () => {
+    const round = await finishedRound(12, 3);
+    const source = readFileSync(round.req.plan.sourcePath);
+    const keyOfRow = (i: number) => {
+      const rec = round.records[i];
+      return JSON.parse(source.toString('utf8', rec.sourceOffset, rec.sourceOffset + rec.sourceLength)) as Record<string, unknown>;
+    };
+    const [a, b, c] = round.listed.filter((i) => keyOfRow(i)._ng_task_index !== undefined).slice(0, 3);
+    const terminalRow = (i: number, cls: string) => {
+      const { _ng_task_index, _ng_rollout_index } = keyOfRow(i);
+      return JSON.stringify({ reward: 0.0, _ng_failure_class: cls, _ng_failure_terminal: true, _ng_task_index, _ng_rollout_index });
+    };
+    writeFileSync(
+      round.req.sidecar,
+      [terminalRow(a, 'timeout_exceeded'), terminalRow(b, 'eval_missing'), terminalRow(c, 'skipped')].join('\n') + '\n',
+    );
+    const planned = async (retryTerminalTimeouts: boolean) => {
+      const planPath = join(round.req.workDir, `plan-r2-${retryTerminalTimeouts}.bin.tmp`);
+      const got = await writeRoundPlan({ ...round.req, retryTerminalTimeouts }, planPath);
+      return (await readPlanRange(planPath, 0, got.rows)).map((r) => r.sourceLine - 1);
+    };
+    const without = await planned(false);
+    const withFlag = await planned(true);
+    expect(without).not.toContain(a);
+    expect(without).not.toContain(b);
+    expect(withFlag).toContain(a);
+    expect(withFlag).toContain(b);
+    expect(withFlag).not.toContain(c);
+    expect(withFlag.length).toBe(without.length + 2);
+  });
+
   it('no judge-failed rows: an empty plan', async () => {
     const round = await finishedRound(20, 2);
     const req = { ...round.req, round: 5 };

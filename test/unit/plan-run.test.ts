@@ -139,3 +139,48 @@ describe('plan phase: the key join on disk equals the join in memory', () => {
     }
   });
 });
+
+describe('plan phase under the retry rules', () => {
+  /** Keys 0..7 to verify; the output sidecar holds one terminal row of a different class for keys 1..5. */
+  function terminalScenario(dir: string) {
+    const keys = Array.from({ length: 8 }, (_, t) => ({ t }));
+    const files = {
+      inputs: join(dir, 'inputs.jsonl'),
+      rollouts: join(dir, 'rollouts.jsonl'),
+      output: join(dir, 'out.jsonl'),
+      sidecar: join(dir, 'out_failures.jsonl'),
+    };
+    writeFileSync(files.inputs, keys.map((k) => inputLine(k)).join('\n') + '\n');
+    writeFileSync(files.rollouts, keys.map((k) => successLine(k)).join('\n') + '\n');
+    writeFileSync(files.output, successLine({ t: 0 }) + '\n');
+    const classes = ['timeout_exceeded', 'reference_missing', 'transport_ineligible', 'skipped', 'verify_rejected'];
+    writeFileSync(files.sidecar, classes.map((cls, i) => failureLine({ t: i + 1 }, cls, { terminal: true })).join('\n') + '\n');
+    return files;
+  }
+
+  it('--resume --retry-terminal-timeouts plans terminal timeouts and repairable faults again, never skipped or other terminal rows', async () => {
+    const dir = tmp.freshDir();
+    const files = terminalScenario(dir);
+    const without = await plan(request(files, join(dir, 'w0'), { resume: true }));
+    const withFlag = await plan(request(files, join(dir, 'w1'), { resume: true, retryTerminalTimeouts: true }));
+    expect(without.outcome.rows).toBe(2); // keys 6, 7
+    expect(withFlag.outcome.rows).toBe(5); // keys 1, 2, 3, 6, 7
+    expect(without.outcome.messages.join('\n')).toContain('- 5 sidecar-terminal (for example skipped) → not retried');
+    expect(withFlag.outcome.messages.join('\n')).toContain('- 2 sidecar-terminal (for example skipped) → not retried');
+  });
+
+  it('--judge-failed-only recovers judge_invalid rows only with --retry-invalid-judge-responses', async () => {
+    const dir = tmp.freshDir();
+    const files = scenario(dir, 3);
+    const lines = [failureLine({ t: 5000 }, 'judge_invalid'), failureLine({ t: 1, r: 1 }, 'permanent', { terminal: true })];
+    writeFileSync(
+      join(dir, 'rollouts_failures.jsonl'),
+      readFileSync(join(dir, 'rollouts_failures.jsonl'), 'utf8') + lines.join('\n') + '\n',
+    );
+    const base = await plan(request(files, join(dir, 'w0'), { judgeFailedOnly: true }));
+    // Key (5000, 0) has no materialized input: planning it at all stops the run, naming it.
+    const err = await planError(request(files, join(dir, 'w1'), { judgeFailedOnly: true, retryInvalidJudgeResponses: true }));
+    expect(base.outcome.rows).toBeGreaterThan(0);
+    expect(err).toMatch(/rollouts_failures\.jsonl:\d+: No matching materialized input row found for rollout row \(5000, 0\)/);
+  });
+});

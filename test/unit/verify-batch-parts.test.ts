@@ -55,6 +55,46 @@ describe('routeReply', () => {
   });
 });
 
+describe('routeReply under the retry rules (--retry-invalid-judge-responses, --retry-terminal-timeouts)', () => {
+  const invalid = '{"reward":0.0,"invalid_judge_response":true,"x":1.0}';
+  const rules = { retryInvalidJudgeResponses: true, retryTerminalTimeouts: true };
+
+  it('an invalid verdict is a judge_invalid sidecar row (bytes kept, class then stamps) listed for the next round', () => {
+    const r = routeReply(ok(invalid), stamps, row, rules);
+    expect(r.target).toBe('sidecar');
+    expect(r.line).toBe(
+      '{"reward":0.0,"invalid_judge_response":true,"x":1.0,"_ng_failure_class":"judge_invalid","_ng_task_index":12345678901234567890,"_ng_rollout_index":1,"agent_ref":{"name":"a"}}',
+    );
+    const cp = counted(r);
+    expect(cp.judgeFailedRows).toEqual([7]);
+    expect(cp.counts).toMatchObject({ failed: 1, judgeFailed: 1, main: 0 });
+  });
+
+  it('invalid_judge_retryable false: a terminal `permanent` sidecar row, not listed for the next round', () => {
+    const r = routeReply(ok('{"reward":0.0,"invalid_judge_response":true,"invalid_judge_retryable":false}'), stamps, row, rules);
+    expect(r.target).toBe('sidecar');
+    expect(JSON.parse(r.line!)).toMatchObject({ _ng_failure_class: 'permanent', _ng_failure_terminal: true });
+    const cp = counted(r);
+    expect(cp.judgeFailedRows).toEqual([]);
+    expect(cp.counts).toMatchObject({ failed: 1, judgeFailed: 0 });
+  });
+
+  it('without the flag an invalid verdict is a scored row of the main output, byte for byte', () => {
+    const r = routeReply(ok(invalid), stamps, row);
+    expect(r.target).toBe('main');
+    expect(r.line!.startsWith(invalid.slice(0, -1))).toBe(true);
+    expect(r.line).not.toContain('_ng_failure_class');
+  });
+
+  it('a terminal timeout verdict is listed for the next round only with --retry-terminal-timeouts', () => {
+    const timeout = ok('{"reward":0.0,"_ng_failure_class":"timeout_exceeded","_ng_failure_terminal":true}');
+    expect(counted(routeReply(timeout, stamps, row)).judgeFailedRows).toEqual([]);
+    expect(counted(routeReply(timeout, stamps, row, rules)).judgeFailedRows).toEqual([7]);
+    const skipped = ok('{"reward":0.0,"_ng_failure_class":"skipped","_ng_failure_terminal":true}');
+    expect(counted(routeReply(skipped, stamps, row, rules)).judgeFailedRows).toEqual([]);
+  });
+});
+
 describe('routeSetAside', () => {
   it('a row never answered is a transient sidecar row with verify_status null and the reason', () => {
     const err = new VerifierUnavailableError({ serverUrl: 'http://h', tries: 6, lastReason: 'timeout after 300 ms' });

@@ -1,0 +1,84 @@
+/**
+ * `--retry-terminal-timeouts` end to end (real CLI, workflow and reference resources server): with
+ * `--resume`, terminal `timeout_exceeded` rows and the repairable environment classes are retried
+ * (`skipped` is not), and the re-judgment rounds treat such a key as the resume did.
+ */
+import { describe, expect, it } from 'vitest';
+import type { ReferenceServerOptions } from '../../src/reference-server/options.js';
+import { startReferenceServer } from '../../src/reference-server/server.js';
+import { closedAfterEach } from '../helpers/hooks.js';
+import { runReverify } from '../helpers/run-fixtures.js';
+import { failureLine, keys, rows, successLine, tasks, writeFixture, writeLines } from '../helpers/spec-fixtures.js';
+import { tempDir, useSharedTemporal } from '../helpers/temporal-env.js';
+
+useSharedTemporal('retry-terminal-timeouts');
+const server = closedAfterEach(startReferenceServer);
+
+/**
+ * Keys 0..6; the output holds key 0; its sidecar a terminal row for keys 1 (timeout_exceeded),
+ * 2 (eval_missing), 3 (skipped), 4 (verify_rejected), and three timeout rows for key 5 (maxed out).
+ */
+async function interrupted(judge: Partial<ReferenceServerOptions> = {}) {
+  const rs = await server({ port: 0, ...judge });
+  const f = writeFixture(tempDir(), { inputs: tasks([0, 1, 2, 3, 4, 5, 6]) });
+  writeLines(f.output, [successLine({ t: 0 })]);
+  const terminal = (t: number, cls: string) => failureLine({ t }, cls, { terminal: true });
+  writeLines(f.outputSidecar, [
+    terminal(1, 'timeout_exceeded'),
+    terminal(2, 'eval_missing'),
+    terminal(3, 'skipped'),
+    terminal(4, 'verify_rejected'),
+    ...[1, 2, 3].map(() => terminal(5, 'timeout_exceeded')),
+  ]);
+  const run = (extra: Record<string, unknown>) =>
+    runReverify({
+      inputs: f.inputs,
+      rollouts: f.rollouts,
+      output: f.output,
+      servers: [`rs=${rs.url}`],
+      resume: true,
+      maxAttempts: 3,
+      ...extra,
+    });
+  return { f, run };
+}
+
+const summaryLine = (lines: string[], what: string) =>
+  lines
+    .join('\n')
+    .split('\n')
+    .find((l) => l.includes(what));
+
+describe('--retry-terminal-timeouts', () => {
+  it('--resume retries terminal timeouts and repairable faults, never skipped or other terminal rows, within the cap', async () => {
+    const { f, run } = await interrupted();
+    const { error, lines } = await run({ retryTerminalTimeouts: true });
+    expect(error).toBeNull();
+    expect(keys(rows(f.output)).sort()).toEqual(['0:0', '1:0', '2:0', '6:0']);
+    expect(summaryLine(lines, 'sidecar-terminal')).toBe('- 2 sidecar-terminal (for example skipped) → not retried');
+    expect(summaryLine(lines, 'max_attempts')).toBe('- 1 hit max_attempts → not retried');
+    expect(summaryLine(lines, 'still need')).toBe('- 3 rows that still need to be run');
+  });
+
+  it('without it, every stamped row is terminal', async () => {
+    const { f, run } = await interrupted();
+    const { error, lines } = await run({});
+    expect(error).toBeNull();
+    expect(keys(rows(f.output)).sort()).toEqual(['0:0', '6:0']);
+    expect(summaryLine(lines, 'sidecar-terminal')).toBe('- 5 sidecar-terminal (for example skipped) → not retried');
+  });
+
+  it('the re-judgment rounds keep re-judging a key whose earlier row is a terminal timeout, as repeated resumes would', async () => {
+    // Key 1's first grading in this run is an invalid verdict: round 2 must re-judge it (its
+    // timeout row does not make it terminal), and it then succeeds.
+    const { f, run } = await interrupted({ invalidJudge: ['1:0@1', '2:0'] });
+    const { result, error } = await run({ retryTerminalTimeouts: true, retryInvalidJudgeResponses: true, rejudgeDelayMs: 0 });
+    expect(error).toBeNull();
+    expect(keys(rows(f.output)).sort()).toEqual(['0:0', '1:0', '6:0']);
+    // Key 2 (eval_missing, then invalid twice): 3 attempts, the cap; key 1: its timeout and one invalid verdict.
+    const side = keys(rows(f.outputSidecar));
+    expect(side.filter((k) => k === '1:0')).toHaveLength(2);
+    expect(side.filter((k) => k === '2:0')).toHaveLength(3);
+    expect(result!.rounds).toBe(2); // key 2 has used its 3 attempts after round 2
+  });
+});
