@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import type { RowKey } from '../contract/row-key.js';
 import type { AgentKeyMetrics } from '../contract/run-spec.js';
 import type { SortedGroup } from './aggregate-groups.js';
-import { AGGREGATE_FIELDS, type AggregateReplyFile } from './aggregate-reply.js';
+import { AGGREGATE_FIELD_DEFAULTS, AGGREGATE_FIELDS, type AggregateReplyFile } from './aggregate-reply.js';
 import { publishFile } from '../io/atomic-file.js';
 import { copyJsonIndented, OutputBuffer } from '../io/json-file-members.js';
 import { readPlaceFile, type Place } from './place-file.js';
@@ -184,10 +184,11 @@ export type PostAggregateMetrics = (server: string, body: AsyncIterable<string>,
 let tmpCounter = 0;
 
 /**
- * Writes `<out>_aggregate_metrics.json` (spec §1.7) from replies on disk, laid out exactly as
- * `JSON.stringify(entries, null, 2)` would (2-space indent, no trailing newline), one entry per
- * agent: `agent_ref`, `agent_metrics`, `key_metrics`, `group_level_metrics`. Streams: memory holds
- * a chunk, whatever the size of the replies. Atomic: temp file, fsync, rename.
+ * Writes `<out>_aggregate_metrics.json` (spec §1.7) from replies on disk as NeMo Gym 0.7.0 writes
+ * it: laid out exactly as `JSON.stringify(entries, null, 2)` would (2-space indent, no trailing
+ * newline), one entry per agent with `agent_ref` then the reply's kept fields (`AGGREGATE_FIELDS`,
+ * a missing one as its default). Streams: memory holds a chunk, whatever the size of the replies.
+ * Atomic: temp file, fsync, rename.
  */
 export async function writeMetricsFile(path: string, entries: ReadonlyArray<{ agent: string; reply: AggregateReplyFile }>): Promise<void> {
   const tmp = `${path}.tmp-${process.pid}-${++tmpCounter}`;
@@ -201,7 +202,7 @@ export async function writeMetricsFile(path: string, entries: ReadonlyArray<{ ag
         out.text(`,\n    "${field}": `);
         const span = reply.spans[field];
         if (span) await copyJsonIndented(reply.path, span, 2, out);
-        else out.text(field === 'group_level_metrics' ? '[]' : '{}');
+        else out.text(AGGREGATE_FIELD_DEFAULTS[field]);
       }
       out.text('\n  }');
     }
