@@ -443,7 +443,8 @@ describe('reverify aggregate in flat memory (sorts forced to spill to disk)', ()
     expect(diskMetrics).toEqual(memMetrics);
     for (const agent of AGENTS) {
       const want = direct[agent] as Record<string, unknown>;
-      for (const field of ['agent_metrics', 'key_metrics', 'group_level_metrics']) expect(diskMetrics[agent][field]).toEqual(want[field]);
+      for (const field of ['agent_metrics', 'key_metrics', 'group_level_metrics', 'repeat_level_metrics'])
+        expect(diskMetrics[agent][field]).toEqual(want[field]);
     }
     // The same lines; the key metrics come in completion order, which may differ.
     expect(spilled.lines.map((l) => l.replaceAll('/disk/', '/mem/')).sort()).toEqual([...inMemory.lines].sort());
