@@ -1,8 +1,6 @@
 import { Context } from '@temporalio/activity';
-import { ApplicationFailure } from '@temporalio/common';
 import { stripForAggregation } from '../src/contract/aggregate-request.js';
 import { InputError } from '../src/contract/errors.js';
-import { FailureType } from '../src/contract/failure-types.js';
 import { keyOf } from '../src/contract/row-key.js';
 import type { AgentKeyMetrics } from '../src/contract/run-spec.js';
 import { resolveServer, type RoutingTable } from '../src/config/routing.js';
@@ -10,7 +8,7 @@ import { AggregateGroups, type SortedGroup } from '../src/aggregation/aggregate-
 import { aggregateToMetricsFile, aggregationTargetOf, type PostAggregateMetrics } from '../src/aggregation/aggregate-metrics-file.js';
 import { isBlank, jsonlLines } from '../src/io/jsonl-lines.js';
 import { withScratchDir } from '../src/io/scratch-dir.js';
-import { AggregateMetricsError } from '../src/verifier/errors.js';
+import { patientPost, type AggregateTransport } from './aggregate-post.js';
 import type { ActivityDeps } from './deps.js';
 import { whileHeartbeating } from './heartbeating.js';
 import { outputPathsFor } from './output-paths.js';
@@ -21,12 +19,16 @@ export interface AggregateRequest {
   metrics: string;
   routing: RoutingTable;
   timeoutMs: number;
+  /** Wait before retrying a group the server is up but fails on (tests); see `aggregate-post.ts`. */
+  serverErrorDelayMs?: number;
 }
 
-/** Tuning of the aggregation sort (tests force it to spill to disk). */
+/** Options of the aggregation: the sort's tuning (tests force it to spill to disk), and its cancellation. */
 export interface AggregateOptions {
   /** Records the sort holds in memory before it writes a run file. */
   maxRecords?: number;
+  /** Aborts the requests (the activity's cancellation). */
+  signal?: AbortSignal;
 }
 
 /**
@@ -78,43 +80,31 @@ export async function aggregateOutput(
       post,
       metricsPath: req.metrics,
       scratchDir: dir,
+      signal: opts.signal,
     });
   });
 }
 
 /**
- * True when the server answered and retrying the same request cannot change its answer: a 2xx that
- * is not the reply of spec §2.3 (not JSON, or not its shape), a 3xx, a 4xx other than 408/429. The
- * rest (no answer, a timeout, 408, 429, 5xx) may pass: the workflow retries those, a bounded number of times.
- */
-export function isPermanentAggregationError(err: AggregateMetricsError): boolean {
-  const s = err.status;
-  return s !== undefined && s < 500 && s !== 408 && s !== 429;
-}
-
-/**
  * Aggregate phase (spec §4.13, §1.7): per agent, POST the stripped main-output rows, sorted by key,
  * to its resources server's `/aggregate_metrics`, and write `<out>_aggregate_metrics.json` with the
- * entries in completion order. No rows: no call and no file. The grouping, body streaming and file
- * writing are shared with `reverify aggregate` (src/io/aggregate-groups.ts, aggregate-metrics-file.ts).
- * A reply that retrying cannot fix is a non-retryable `AggregationFailed`; the requests in flight
- * are aborted when the run is cancelled.
+ * entries in completion order. No rows: no call and no file. The grouping, body files and file
+ * writing are shared with `reverify aggregate` (src/aggregation/). A failure that retrying cannot
+ * fix is a non-retryable `AggregationFailed`; an outage of the server fails the attempt, and
+ * Temporal retries it (see `aggregate-post.ts`). The requests in flight are aborted when the run is
+ * cancelled.
  */
 export function aggregateRun(deps: ActivityDeps) {
   return (req: AggregateRequest): Promise<{ metricsPath: string | null; keyMetrics: AgentKeyMetrics[] }> =>
     failFastOnUserError(() =>
       whileHeartbeating(async () => {
-        const signal = Context.current().cancellationSignal;
-        const post: PostAggregateMetrics = (server, body, replyPath) =>
-          deps.verifier(req.timeoutMs).aggregateMetrics(server, req.routing.servers[server], body, replyPath, signal);
-        try {
-          return await aggregateOutput(req, post);
-        } catch (err) {
-          if (err instanceof AggregateMetricsError && isPermanentAggregationError(err)) {
-            throw ApplicationFailure.nonRetryable(err.message, FailureType.AggregationFailed);
-          }
-          throw err;
-        }
+        const client = deps.verifier(req.timeoutMs);
+        const transport: AggregateTransport = {
+          post: (...args) => client.aggregateMetrics(...args),
+          answers: (url, signal) => client.answers(url, signal),
+        };
+        const post = patientPost(transport, req.routing.servers, req.serverErrorDelayMs);
+        return aggregateOutput(req, post, { signal: Context.current().cancellationSignal });
       }),
     );
 }

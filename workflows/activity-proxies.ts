@@ -10,13 +10,12 @@ import { FailureType, TERMINAL_FAILURE_TYPES } from '../src/contract/failure-typ
 export const TERMINAL_TYPES = TERMINAL_FAILURE_TYPES;
 
 /**
- * Attempts of the aggregate phase before the run gives up on the metrics (transport errors,
- * timeouts, 408/429/5xx); the rows are committed by then, so an outage of `/aggregate_metrics`
- * ends the run (exit 3) instead of holding it. With the intervals below: about 10 minutes of waiting.
+ * Retry intervals of the aggregate phase. Its attempts are not bounded: an attempt fails, and is
+ * retried, only while the resources server is down or busy (an outage, waited out as for `/verify`);
+ * what retrying cannot fix fails it with `AggregationFailed`, which is not retried
+ * (activities/aggregate-post.ts), and the run ends with its rows complete (see finish.ts).
  */
-export const AGGREGATION_MAX_ATTEMPTS = 10;
-const AGGREGATION_RETRY = { initialIntervalMs: 5_000, maximumIntervalMs: 120_000 };
-
+const AGGREGATION_RETRY = { initialIntervalMs: 5_000, maximumIntervalMs: 60_000 };
 /**
  * Every activity's cancellation (`reverify cancel`) is waited for: the workflow learns when each
  * has really stopped, so nothing writes to the outputs or the work directory after the cleanup.
@@ -42,18 +41,17 @@ export const long = proxyActivities<ReverifyActivities>({
   cancellationType: WAIT_CANCELLED,
 });
 
-/** The aggregate phase's retry policy: bounded; replies that retrying cannot fix are not retried. */
+/** The aggregate phase's retry policy: outages are retried without bound; `AggregationFailed` is not retried. */
 export function aggregationRetry(r: { initialIntervalMs: number; maximumIntervalMs: number }) {
   return {
     initialInterval: r.initialIntervalMs,
     backoffCoefficient: 2,
     maximumInterval: r.maximumIntervalMs,
-    maximumAttempts: AGGREGATION_MAX_ATTEMPTS,
     nonRetryableErrorTypes: [...TERMINAL_TYPES, FailureType.AggregationFailed],
   };
 }
 
-/** The aggregate phase: like `long`, but it gives up after `AGGREGATION_MAX_ATTEMPTS` (see finish.ts). */
+/** The aggregate phase: like `long`, but a failure that retrying cannot fix ends it (see finish.ts). */
 export const aggregation = proxyActivities<ReverifyActivities>({
   startToCloseTimeout: '12 hours',
   heartbeatTimeout: '2 minutes',

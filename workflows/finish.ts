@@ -1,8 +1,8 @@
-/** The run's end: aggregate (bounded: a failure ends the run with the rows complete), clean up, report. */
-import { ActivityFailure, CancellationScope, patched } from '@temporalio/workflow';
+/** The run's end: aggregate (a failure retrying cannot fix ends the run with the rows complete), clean up, report. */
+import { CancellationScope, patched } from '@temporalio/workflow';
 import { computingAggregateMetrics, disableAggregationNotice } from '../src/contract/messages.js';
 import type { RunResult, RunSpec } from '../src/contract/run-spec.js';
-import { AGGREGATION_MAX_ATTEMPTS, aggregation, aggregationRetry, quick } from './activity-proxies.js';
+import { aggregation, aggregationRetry, quick } from './activity-proxies.js';
 import { innermostMessage } from './failures.js';
 import { keysMissing, type RunState } from './run-state.js';
 
@@ -29,16 +29,18 @@ export async function finish(spec: RunSpec, st: RunState): Promise<RunResult> {
             metrics: outputs.metrics,
             routing: spec.routing,
             timeoutMs: Math.max(spec.requestTimeoutMs, 3_600_000),
+            ...(spec.aggregateRetry ? { serverErrorDelayMs: spec.aggregateRetry.initialIntervalMs } : {}),
           },
         ],
       );
       metricsPath = agg.metricsPath;
       keyMetrics = agg.keyMetrics;
     } catch (err) {
-      // Every row is committed by now: a failed aggregation ends the run with its outputs complete,
-      // and the result says why (the CLI exits 3). Runs recorded before this failed instead.
+      // Every row is committed by now: an aggregation that cannot succeed ends the run with its
+      // outputs complete, and the result says why (the CLI prints it and the command that computes
+      // the metrics later, exit 2). Runs recorded before this failed instead.
       if (CancellationScope.current().consideredCancelled || !patched('aggregation-failure-ends-run')) throw err;
-      aggregationError = aggregationFailure(err);
+      aggregationError = innermostMessage(err);
     }
   }
   await quick.removeWorkDir(outputs.workDir);
@@ -64,11 +66,4 @@ export async function finish(spec: RunSpec, st: RunState): Promise<RunResult> {
     messages: st.messages,
     forceWarning: st.forceWarning,
   };
-}
-
-/** One line: why the aggregate phase failed, and whether it gave up retrying. */
-function aggregationFailure(err: unknown): string {
-  const message = innermostMessage(err);
-  const gaveUp = err instanceof ActivityFailure && err.retryState === 'MAXIMUM_ATTEMPTS_REACHED';
-  return gaveUp ? `${message}; gave up after ${AGGREGATION_MAX_ATTEMPTS} attempts` : message;
 }

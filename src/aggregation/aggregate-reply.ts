@@ -2,12 +2,16 @@
  * An `/aggregate_metrics` reply (spec §2.3) kept on disk: `group_level_metrics` holds one entry
  * per task, hundreds of MB at 10^6 rows, so the reply is written to a file, checked by a streaming
  * pass, and only `key_metrics` (a few numbers, printed in the run's summary) is parsed.
+ *
+ * The fields are those NeMo Gym 0.7.0's reverify keeps of its reply model (`AggregateMetrics`):
+ * `agent_metrics`, `key_metrics`, `group_level_metrics`, `repeat_level_metrics`, in the order it
+ * writes them into each agent entry; anything else in the reply (`perf_summary`, …) is not kept.
  */
 import { open, type FileHandle } from 'node:fs/promises';
 import { jsonFileMembers, type ByteSpan } from '../io/json-file-members.js';
 import { readRange } from '../io/read-range.js';
 
-/** The three fields of a reply; each is null when missing or `null` (then written as `[]` / `{}`). */
+/** The kept fields of a reply; each is null when missing or `null` (then written as its `AGGREGATE_FIELD_DEFAULTS`). */
 export interface AggregateReplyFile {
   path: string;
   spans: Record<AggregateField, ByteSpan | null>;
@@ -15,8 +19,15 @@ export interface AggregateReplyFile {
   keyMetrics: Record<string, unknown>;
 }
 
-export const AGGREGATE_FIELDS = ['agent_metrics', 'key_metrics', 'group_level_metrics'] as const;
-export type AggregateField = (typeof AGGREGATE_FIELDS)[number];
+/** The kept fields, in the order of a metrics file entry, each with the text written when the reply lacks it. */
+export const AGGREGATE_FIELD_DEFAULTS = {
+  agent_metrics: '{}',
+  key_metrics: '{}',
+  group_level_metrics: '[]',
+  repeat_level_metrics: '[]',
+} as const;
+export type AggregateField = keyof typeof AGGREGATE_FIELD_DEFAULTS;
+export const AGGREGATE_FIELDS = Object.keys(AGGREGATE_FIELD_DEFAULTS) as AggregateField[];
 
 /** The reply is not JSON (`kind: 'syntax'`) or not the shape of spec §2.3 (`kind: 'shape'`). */
 export class AggregateReplyProblem extends Error {
@@ -64,7 +75,7 @@ async function fieldsOf(fh: FileHandle, members: Map<string, ByteSpan>): Promise
   for (const field of AGGREGATE_FIELDS) {
     const span = members.get(field);
     const head = span ? await read(span, 64) : 'null';
-    const expected = field === 'group_level_metrics' ? '[' : '{';
+    const expected = AGGREGATE_FIELD_DEFAULTS[field][0];
     if (head.startsWith('null')) spans[field] = null;
     else if (head.startsWith(expected)) spans[field] = span!;
     else

@@ -222,16 +222,19 @@ async function aggregateGroups(a: {
       files: a.shards,
       groups: a.groups,
       strip: stripForShardAggregation,
-      post: (server, body, replyPath) => client.aggregateMetrics(server, a.routing.servers[server], body, replyPath),
+      post: (server, bodyPath, replyPath, signal) =>
+        client.aggregateMetrics(server, a.routing.servers[server], bodyPath, replyPath, signal),
       metricsPath: a.metricsPath,
       scratchDir: a.scratchDir,
     });
   } catch (err) {
     if (!(err instanceof AggregateMetricsError)) throw err;
     const merged = a.merge ? `; the merged rows are in ${a.output}` : '';
-    throw new ConfigError(
-      `${err.message}${merged}. Check that the server is running and reachable (--config host/port or --server ${err.serverName}=URL), then run \`reverify aggregate\` again`,
-    );
+    const fix =
+      err.status === undefined
+        ? `Check that the server is running and reachable (--config host/port or --server ${err.serverName}=URL)`
+        : 'Fix the server (see its log)';
+    throw new ConfigError(`${err.message}${merged}. ${fix}, then run \`reverify aggregate\` again`);
   } finally {
     await client.close();
   }

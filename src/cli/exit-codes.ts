@@ -7,14 +7,14 @@ import { TemporalUnreachable, unreachableReason } from '../temporal/server-unrea
 import { isCancelledRun, MetricsMissingError, RunCancelledError } from './run-endings.js';
 
 /**
- * Exit statuses: 0 success, 1 user/config error, 2 run failed, 3 the rows are complete but the
- * aggregate metrics are missing, 4 the run was cancelled (`reverify cancel`), 5 the Temporal server
- * cannot be reached (the run, if any, is intact).
+ * Exit statuses: 0 success, 1 user/config error, 2 run failed (also when the rows are complete but
+ * the aggregate metrics cannot be computed), 4 the run was cancelled (`reverify cancel`), 5 the
+ * Temporal server cannot be reached (the run, if any, is intact). 3 is not used (earlier versions:
+ * rows complete, metrics missing).
  */
 export const EXIT_OK = 0;
 export const EXIT_USER_ERROR = 1;
 export const EXIT_RUN_FAILED = 2;
-export const EXIT_METRICS_MISSING = 3;
 export const EXIT_CANCELLED = 4;
 /** The Temporal server cannot be reached or was lost mid-run: nothing is lost, run the command again when it is back. */
 export const EXIT_TEMPORAL_UNREACHABLE = 5;
@@ -40,7 +40,7 @@ export function describeFailure(err: unknown): { line: string; code: number } {
     const line = `Error: lost the connection to the Temporal server (${unreachable}); nothing is lost: when it answers again, run the same command again`;
     return { line, code: EXIT_TEMPORAL_UNREACHABLE };
   }
-  if (err instanceof MetricsMissingError) return { line: err.message, code: EXIT_METRICS_MISSING };
+  if (err instanceof MetricsMissingError) return { line: err.message, code: EXIT_RUN_FAILED };
   if (err instanceof RunCancelledError) return { line: err.message, code: EXIT_CANCELLED };
   if (isCancelledRun(err))
     return { line: 'Cancelled: the run was cancelled. To continue, run the same command with --resume.', code: EXIT_CANCELLED };

@@ -66,7 +66,7 @@ export function printSummary({ result, routed }: Followed, uiUrl: string | null,
 /**
  * `reverify run`: validate everything that can be checked locally, start the workflow for this
  * output (or attach to the live one), run a worker unless told not to, follow progress, print
- * the summary. Throws `MetricsMissingError` (exit 3) when the rows are complete but the aggregate
+ * the summary. Throws `MetricsMissingError` (exit 2) when the rows are complete but the aggregate
  * metrics could not be computed, `RunCancelledError` (exit 4) when the run was cancelled.
  */
 export async function runCommand(raw: unknown, proc: RunProcessOptions, io: RunCommandIo = defaultIo): Promise<RunResult> {
@@ -113,7 +113,7 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, io: RunC
     const followed = await followRun(handle, { tty: io.tty, lineIntervalMs: 10_000, out: io.out, bar: io.bar, attached: existing });
     printSummary(followed, ui, io);
     const result = followed.result;
-    // The rows are complete, the metrics are not: one line with the reason and the command that computes them (exit 3).
+    // The rows are complete, the metrics are not: one line with the reason and the command that computes them (exit 2).
     if (result.aggregationError)
       throw new MetricsMissingError(result, aggregateCommandLine(result.outputs.output, opts.configs, opts.servers));
     return result;

@@ -1,7 +1,7 @@
 /**
  * How `reverify run` reports a run that did not end with everything done: the rows are complete
- * but the aggregate metrics are missing (exit 3), or an operator cancelled it (exit 4). Each is
- * one line: what happened, where, and the one command that continues.
+ * but the aggregate metrics could not be computed (exit 2: a line with what the server answered,
+ * a line with the command that computes them later), or an operator cancelled it (exit 4: one line).
  */
 import { resolve } from 'node:path';
 import { WorkflowFailedError } from '@temporalio/client';
@@ -40,14 +40,18 @@ export function aggregateCommandLine(output: string, configs: readonly string[],
   ].join(' ');
 }
 
-/** The rows are committed and complete, but `/aggregate_metrics` failed (exit 3). */
+/**
+ * The rows are committed and complete, but `/aggregate_metrics` cannot succeed: the run failed
+ * (exit 2). Two lines: what the server answered and that the outputs are complete; the command.
+ */
 export class MetricsMissingError extends Error {
   override readonly name = 'MetricsMissingError';
 
   constructor(result: RunResult, command: string) {
     super(
-      `Error: the rows are complete but the aggregate metrics could not be computed: ${result.aggregationError}. ` +
-        `'${result.outputs.output}' and '${result.outputs.sidecar}' are complete; compute the metrics later with: ${command}`,
+      `Error: the rows are complete but the aggregate metrics could not be computed: ${result.aggregationError}; ` +
+        `'${result.outputs.output}' and '${result.outputs.sidecar}' are complete.\n` +
+        `Compute the metrics later (once the server is fixed) with: ${command}`,
     );
   }
 }

@@ -13,8 +13,9 @@ export const FailureType = {
   /** A batch attempt left rows the server fails on while it answers others (retried). */
   RowsFailing: 'VerifyRowsFailing',
   /**
-   * `/aggregate_metrics` answered what retrying cannot fix (a 4xx other than 408/429, a 2xx that is
-   * not the expected JSON). Not retried; the run ends with its rows complete (exit 3).
+   * `/aggregate_metrics` cannot succeed: it answered what retrying cannot fix (a 4xx other than
+   * 408/429, a 2xx that is not the expected JSON), or kept failing while the server is up. Not
+   * retried; the run ends with its rows complete (exit 2).
    */
   AggregationFailed: 'AggregationFailed',
 } as const;

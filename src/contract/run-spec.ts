@@ -56,7 +56,10 @@ export interface RunSpec extends RetryRules {
   rejudgeDelayMs: number;
   /** Continue-as-new after this many batches even if Temporal does not suggest it yet (tests). */
   continueAsNewAfterBatches?: number;
-  /** Retry intervals of the aggregate phase instead of 5 s doubling to 2 min (tests); the attempts stay bounded. */
+  /**
+   * Retry intervals of the aggregate phase instead of 5 s doubling to 1 min (tests); `initialIntervalMs`
+   * is also the wait between the tries of a group the server is up but fails on (activities/aggregate-post.ts).
+   */
   aggregateRetry?: { initialIntervalMs: number; maximumIntervalMs: number };
 }
 
@@ -192,8 +195,8 @@ export interface RunResult {
   sidecarOpenedAt?: number | null;
   keyMetrics: AgentKeyMetrics[];
   /**
-   * Why the aggregate phase failed (its retries spent, or a reply that retrying cannot fix); null
-   * when it succeeded or was skipped. The rows are complete either way. Absent in runs of earlier versions.
+   * Why the aggregate phase cannot succeed (what the server answered); null when it succeeded or
+   * was skipped. The rows are complete either way. Absent in runs of earlier versions.
    */
   aggregationError?: string | null;
   messages: string[];

@@ -12,12 +12,13 @@ function* answerPieces(metrics: AggregateMetrics): Generator<string> {
     separator = ',';
   }
   yield `],"agent_metrics":${JSON.stringify(metrics.agent_metrics)}`;
-  yield `,"key_metrics":${JSON.stringify(metrics.key_metrics)}}`;
+  yield `,"key_metrics":${JSON.stringify(metrics.key_metrics)}`;
+  yield `,"repeat_level_metrics":${JSON.stringify(metrics.repeat_level_metrics)}}`;
 }
 
 /**
  * The `POST /aggregate_metrics` handler: streams `{"verify_responses": [...]}` through the default
- * aggregation and streams `{group_level_metrics, agent_metrics, key_metrics}` back. Throws
+ * aggregation and streams `{group_level_metrics, agent_metrics, key_metrics, repeat_level_metrics}` back. Throws
  * `RequestValidationError` (422) or `AggregationError` (500) — after the whole body was read, so
  * the client can always read the answer.
  */

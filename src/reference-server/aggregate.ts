@@ -1,7 +1,9 @@
 import { FieldDescriber } from './describe-stats.js';
+import { repeatLevelMetrics } from './repeat-level.js';
 
 /**
- * NeMo Gym's default `/aggregate_metrics` (spec §3.1–§3.7), without a `compute_metrics` hook.
+ * NeMo Gym's default `/aggregate_metrics` (spec §3.1–§3.7), without a `compute_metrics` hook, and
+ * the `repeat_level_metrics` NeMo Gym 0.7.0 adds (repeat-level.ts).
  * Pure: no I/O. Rows are reduced to what the aggregation reads as they are added, so a caller
  * can stream a large request through `MetricsAggregator.add` without keeping the rows.
  */
@@ -12,11 +14,12 @@ export type RolloutIndex = number | string;
 /** One entry of `group_level_metrics` (spec §3.5); the stats keys sit between the fixed ones. */
 export type GroupLevelMetrics = { _ng_task_index: RolloutIndex } & Record<string, unknown>;
 
-/** The body of a 200 `/aggregate_metrics` answer (spec §2.3). */
+/** The body of a 200 `/aggregate_metrics` answer (spec §2.3; `repeat_level_metrics` as NeMo Gym 0.7.0), in this key order. */
 export interface AggregateMetrics {
   group_level_metrics: GroupLevelMetrics[];
   agent_metrics: Record<string, number>;
   key_metrics: Record<string, number>;
+  repeat_level_metrics: Array<Record<string, unknown>>;
 }
 
 /** An aggregation failure; the server answers HTTP 500 with the Python exception repr. */
@@ -120,7 +123,7 @@ export class MetricsAggregator {
     });
   }
 
-  /** The aggregate of everything added (spec §3.4–§3.6); empty request -> all three empty. */
+  /** The aggregate of everything added (spec §3.4–§3.6, and the repeat-level metrics); empty request -> all empty. */
   result(): AggregateMetrics {
     const entries = this.entries.sort(compareEntries);
     for (let i = 1; i < entries.length; i++) {
@@ -130,7 +133,7 @@ export class MetricsAggregator {
       }
     }
     if (this.badResponse) throw this.badResponse;
-    if (entries.length === 0) return { group_level_metrics: [], agent_metrics: {}, key_metrics: {} };
+    if (entries.length === 0) return { group_level_metrics: [], agent_metrics: {}, key_metrics: {}, repeat_level_metrics: [] };
 
     const table = new ColumnTable(entries, this.columnNames);
     const groups: GroupLevelMetrics[] = [];
@@ -151,7 +154,12 @@ export class MetricsAggregator {
     }
     const agentMetrics = table.describe(0, entries.length);
     const keyMetrics = Object.fromEntries(Object.entries(agentMetrics).filter(([k]) => k.startsWith('mean/')));
-    return { group_level_metrics: groups, agent_metrics: agentMetrics, key_metrics: keyMetrics };
+    return {
+      group_level_metrics: groups,
+      agent_metrics: agentMetrics,
+      key_metrics: keyMetrics,
+      repeat_level_metrics: repeatLevelMetrics(entries, this.columnNames, compareIndex),
+    };
   }
 
   /** Numeric fields of `row | usage` (usage wins on a clash, keeps the row's key position). */

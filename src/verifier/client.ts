@@ -1,7 +1,6 @@
 import { isReverifyMode, type ReverifyMode } from '../contract/reverify-mode.js';
-import { createWriteStream } from 'node:fs';
-import { open } from 'node:fs/promises';
-import { Readable } from 'node:stream';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { open, stat } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import { Pool } from 'undici';
 import { ConfigError } from '../contract/errors.js';
@@ -152,30 +151,34 @@ export class VerifierClient {
   }
 
   /**
-   * `POST <serverUrl>/aggregate_metrics` (contract §2.3) with a streamed body; the reply is written
-   * to `replyPath` (it holds one entry per task: too large to hold in memory at 10^6 rows) and
-   * checked (`readAggregateReply`). Every failure but the body source's own is an
-   * AggregateMetricsError naming the server; the body source's error is rethrown unchanged.
+   * `POST <serverUrl>/aggregate_metrics` (contract §2.3) with the body file `bodyPath`, sent from
+   * disk with its `Content-Length` (never chunked); the reply is written to `replyPath` (it holds
+   * one entry per task: too large to hold in memory at 10^6 rows) and checked
+   * (`readAggregateReply`). Every failure but reading the body file is an AggregateMetricsError
+   * naming the server (with the HTTP status when it answered); a read error of the body file is
+   * rethrown unchanged, and so is `signal`'s reason when it aborts.
    */
   async aggregateMetrics(
     serverName: string,
     serverUrl: string,
-    body: AsyncIterable<string | Uint8Array>,
+    bodyPath: string,
     replyPath: string,
     signal?: AbortSignal,
   ): Promise<AggregateReplyFile> {
     const { pool, path, authorization } = this.target(serverUrl, 'aggregate_metrics', serverName);
     const timeoutMs = this.aggregateTimeoutMs;
-    const source: { error?: unknown; failed: boolean } = { failed: false };
-    const stream = Readable.from(asBuffers(body, source), { objectMode: false });
+    const length = (await stat(bodyPath)).size;
+    const body = createReadStream(bodyPath);
+    let readError: Error | undefined;
+    body.once('error', (err) => (readError = err));
     let status: number;
     try {
       status = await this.deadlines.run(timeoutMs, signal, async (s) => {
         const res = await pool.request({
           method: 'POST',
           path,
-          headers: headers(JSON_CONTENT, authorization),
-          body: stream,
+          headers: headers({ ...JSON_CONTENT, 'content-length': String(length) }, authorization),
+          body,
           signal: s,
           headersTimeout: timeoutMs,
           bodyTimeout: timeoutMs,
@@ -184,12 +187,13 @@ export class VerifierClient {
         return res.statusCode;
       });
     } catch (err) {
-      stream.destroy();
-      if (source.failed) throw source.error;
+      if (readError !== undefined) throw readError;
       if (signal?.aborted) throw signal.reason;
       if (isUsageError(err)) throw err;
       const detail = err instanceof DeadlineExceeded ? err.message : describeTransportError(err);
       throw new AggregateMetricsError(serverName, serverUrl, detail);
+    } finally {
+      body.destroy();
     }
     if (status < 200 || status > 299) {
       throw new AggregateMetricsError(serverName, serverUrl, `HTTP ${status}: ${bodyExcerpt(await fileHead(replyPath))}`, status);
@@ -203,6 +207,26 @@ export class VerifierClient {
           ? `reply is not JSON (${err.message}): ${bodyExcerpt(await fileHead(replyPath))}`
           : `unexpected reply (${err.message})`;
       throw new AggregateMetricsError(serverName, serverUrl, detail, status);
+    }
+  }
+
+  /**
+   * True when the server answers `GET <serverUrl>/` (NeMo Gym's liveness route) within the probe
+   * timeout with any status below 500: it is up, whatever it answered elsewhere. False for no
+   * answer, a timeout or a 5xx (down, or a proxy in front of a server that is down).
+   */
+  async answers(serverUrl: string, signal?: AbortSignal): Promise<boolean> {
+    const { pool, path, authorization } = this.target(serverUrl, '');
+    try {
+      return await this.deadlines.run(this.probeTimeoutMs, signal, async (s) => {
+        const res = await pool.request({ method: 'GET', path, headers: headers({}, authorization), signal: s });
+        await res.body.dump();
+        return res.statusCode < 500;
+      });
+    } catch (err) {
+      if (signal?.aborted) throw signal.reason;
+      if (isUsageError(err)) throw err;
+      return false;
     }
   }
 
@@ -253,22 +277,6 @@ const JSON_CONTENT = { 'content-type': 'application/json' } as const;
 /** Request headers: `base`, plus HTTP Basic `authorization` when the server has credentials. */
 function headers(base: Record<string, string>, authorization: string | undefined): Record<string, string> {
   return authorization === undefined ? base : { ...base, authorization };
-}
-
-async function* asBuffers(body: AsyncIterable<string | Uint8Array>, source: { error?: unknown; failed: boolean }): AsyncGenerator<Buffer> {
-  try {
-    for await (const chunk of body) {
-      if (typeof chunk === 'string') {
-        if (chunk.length > 0) yield Buffer.from(chunk, 'utf8');
-      } else if (chunk.byteLength > 0) {
-        yield Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-      }
-    }
-  } catch (err) {
-    source.failed = true;
-    source.error = err;
-    throw err;
-  }
 }
 
 function positiveInt(name: string, value: number): number {

@@ -35,6 +35,23 @@ export class VerifierUnavailableError extends Error {
   }
 }
 
+/**
+ * What an `/aggregate_metrics` failure says about retrying it:
+ * - `rejected`: the server answered what retrying the same body cannot change (a 2xx that is not
+ *   the reply of spec §2.3, a 1xx/3xx, a 4xx other than 408/429);
+ * - `busy`: it asked to be asked again later (408, 429, 503): an outage, waited out;
+ * - `unclear`: no answer, a timeout, a reset or another 5xx: an outage if the server is down, else
+ *   its aggregation fails on these rows (tell them apart by asking whether it answers at all).
+ */
+export type AggregateFailureKind = 'rejected' | 'busy' | 'unclear';
+
+/** The kind of an `/aggregate_metrics` failure from its HTTP status (undefined: no answer). */
+export function aggregateFailureKind(status: number | undefined): AggregateFailureKind {
+  if (status === undefined) return 'unclear';
+  if (status === 408 || status === 429 || status === 503) return 'busy';
+  return status >= 500 ? 'unclear' : 'rejected';
+}
+
 /** `POST /aggregate_metrics` failed (non-2xx, transport error, timeout or a malformed reply). */
 export class AggregateMetricsError extends Error {
   override readonly name = 'AggregateMetricsError';

@@ -31,6 +31,8 @@ export interface ScriptedServerOptions {
   verify?: VerifyScript;
   /** `/aggregate_metrics` replies (default: `key_metrics` with the mean reward and the row count). */
   aggregate?: (body: { verify_responses: Row[] }) => Reply;
+  /** Answer 411 to a POST whose body is chunked or has no `Content-Length` (as some servers and proxies do). */
+  requireContentLength?: boolean;
 }
 
 /** A request the server received. */
@@ -63,6 +65,10 @@ export interface ScriptedServer {
   readonly peakInFlight: number;
   /** Forgets every recorded request and the peak (the per-key attempt counts of the scripts are kept). */
   reset(): void;
+  /** Stops listening and drops every connection: the server is down (connection refused) until `restart`. */
+  stop(): Promise<void>;
+  /** Listens again on the same port. */
+  restart(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -151,6 +157,8 @@ export async function startScriptedServer(opts: ScriptedServerOptions = {}): Pro
       }
       const path = (req.url ?? '').replace(/^\/ng-rollout\/[^/]+/, '');
       requests.push({ method: req.method ?? '', url: path, text, body, headers: req.headers });
+      const unsized = req.headers['transfer-encoding'] !== undefined || req.headers['content-length'] === undefined;
+      if (opts.requireContentLength && req.method === 'POST' && unsized) return send(res, { status: 411, body: 'Length Required' });
       if (req.method === 'GET' && path === '/reverify_mode')
         return send(res, typeof mode === 'string' ? { status: 200, body: mode } : mode);
       if (req.method === 'GET' && path === '/') return send(res, { status: 200, body: { status: 'ok' } });
@@ -179,6 +187,11 @@ export async function startScriptedServer(opts: ScriptedServerOptions = {}): Pro
   const port = (server.address() as AddressInfo).port;
   const url = `http://127.0.0.1:${port}`;
   const of = (method: string, path: string) => requests.filter((r) => r.method === method && r.url === path);
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
   return {
     url,
     port,
@@ -203,10 +216,8 @@ export async function startScriptedServer(opts: ScriptedServerOptions = {}): Pro
       requests.length = 0;
       peak = inFlight;
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    stop,
+    restart: () => new Promise<void>((r) => server.listen(port, '127.0.0.1', r)),
+    close: () => (server.listening ? stop() : Promise.resolve()),
   };
 }

@@ -151,12 +151,21 @@ describe('reverify aggregate (real reference server, real files)', () => {
     const file = metricsByAgent(metricsPath);
     const direct = await directMetrics(d.all);
     for (const agent of AGENTS) {
-      expect(Object.keys(file[agent])).toEqual(['agent_ref', 'agent_metrics', 'key_metrics', 'group_level_metrics']);
+      // NeMo Gym 0.7.0's entry: agent_ref, then the reply's kept fields in its order.
+      expect(Object.keys(file[agent])).toEqual([
+        'agent_ref',
+        'agent_metrics',
+        'key_metrics',
+        'group_level_metrics',
+        'repeat_level_metrics',
+      ]);
       expect(file[agent].agent_ref).toEqual({ name: agent });
       const want = direct[agent] as Record<string, unknown>;
       expect(file[agent].agent_metrics).toEqual(want.agent_metrics);
       expect(file[agent].key_metrics).toEqual(want.key_metrics);
       expect(file[agent].group_level_metrics).toEqual(want.group_level_metrics);
+      expect(file[agent].repeat_level_metrics).toEqual(want.repeat_level_metrics);
+      expect(file[agent].repeat_level_metrics).toHaveLength(3); // the sample's 3 repeats
       expect(lines).toContain(`Key metrics for ${agent}:`);
       expect(lines).toContain(JSON.stringify(want.key_metrics, null, 2));
     }
@@ -450,7 +459,8 @@ describe('reverify aggregate in flat memory (sorts forced to spill to disk)', ()
     expect(diskMetrics).toEqual(memMetrics);
     for (const agent of AGENTS) {
       const want = direct[agent] as Record<string, unknown>;
-      for (const field of ['agent_metrics', 'key_metrics', 'group_level_metrics']) expect(diskMetrics[agent][field]).toEqual(want[field]);
+      for (const field of ['agent_metrics', 'key_metrics', 'group_level_metrics', 'repeat_level_metrics'])
+        expect(diskMetrics[agent][field]).toEqual(want[field]);
     }
     // The same lines; the key metrics come in completion order, which may differ.
     expect(spilled.lines.map((l) => l.replaceAll('/disk/', '/mem/')).sort()).toEqual([...inMemory.lines].sort());

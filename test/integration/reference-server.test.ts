@@ -247,8 +247,9 @@ describe('reference server: POST /aggregate_metrics', () => {
     const text = await res.text();
     expect(text).toBe(JSON.stringify(aggregateMetrics(rows)));
     const json = JSON.parse(text) as Json;
-    expect(Object.keys(json)).toEqual(['group_level_metrics', 'agent_metrics', 'key_metrics']);
+    expect(Object.keys(json)).toEqual(['group_level_metrics', 'agent_metrics', 'key_metrics', 'repeat_level_metrics']);
     expect(json.key_metrics).toEqual({ 'mean/reward': 0.75, 'mean/output_tokens': 5 });
+    expect((json.repeat_level_metrics as Json[]).map((r) => r._ng_rollout_index)).toEqual([0, 1]);
     expect(server.stats().requests.aggregate_metrics).toBe(1);
   });
 
@@ -263,7 +264,7 @@ describe('reference server: POST /aggregate_metrics', () => {
   it('answers all-empty for an empty list', async () => {
     const server = await start();
     const res = await post(server, '/aggregate_metrics', { verify_responses: [] });
-    expect(await res.json()).toEqual({ group_level_metrics: [], agent_metrics: {}, key_metrics: {} });
+    expect(await res.json()).toEqual({ group_level_metrics: [], agent_metrics: {}, key_metrics: {}, repeat_level_metrics: [] });
   });
 
   it('answers 422 when verify_responses is missing, not a list, or holds a non-object', async () => {

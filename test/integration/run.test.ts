@@ -44,7 +44,8 @@ describe('reverify run end to end (real Temporal dev server, real resources serv
       const rows = main.filter((r) => (r.agent_ref as { name: string }).name === entry.agent_ref.name);
       const mean = rows.reduce((a, r) => a + (r.reward as number), 0) / rows.length;
       expect(entry.key_metrics['mean/reward']).toBeCloseTo(mean, 12);
-      expect(Object.keys(entry)).toEqual(['agent_ref', 'agent_metrics', 'key_metrics', 'group_level_metrics']);
+      expect(Object.keys(entry)).toEqual(['agent_ref', 'agent_metrics', 'key_metrics', 'group_level_metrics', 'repeat_level_metrics']);
+      expect(entry.repeat_level_metrics.map((r: { _ng_rollout_index: number }) => r._ng_rollout_index)).toEqual([0, 1, 2, 3]);
     }
     expect(existsSync(join(dir, '.out.jsonl.reverify'))).toBe(false);
   });

@@ -383,6 +383,7 @@ describe('§6 aggregation call (92–95)', () => {
         agent_metrics: { 'mean/reward': 0.5 },
         key_metrics: { 'mean/reward': 0.5 },
         group_level_metrics: [{ _ng_task_index: 0 }],
+        repeat_level_metrics: [], // omitted by the server
       },
     ]);
     expect(printed).toContain(`Aggregate metrics: ${f.metrics}`);

@@ -1,5 +1,6 @@
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -347,74 +348,84 @@ describe('verifyWithRetries', () => {
   });
 });
 
+/** A body file of `bytes` bytes (a JSON string of 'a's), and its SHA-256. */
+function bodyFile(bytes: number): { path: string; sha256: string } {
+  const path = tmp.unique('body-', '.json');
+  const text = `{"verify_responses":["${'a'.repeat(bytes - 25)}"]}`;
+  writeFileSync(path, text);
+  return { path, sha256: createHash('sha256').update(text).digest('hex') };
+}
+
+/** An HTTP server run by `node -e script` in a child process; the script prints the port it listens on. */
+async function startServerProcess(script: string): Promise<{ url: string }> {
+  const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  cleanups.push(async () => {
+    child.kill();
+    await new Promise((r) => child.once('exit', r));
+  });
+  const port = await new Promise<string>((resolve, reject) => {
+    child.stdout.once('data', (d: Buffer) => resolve(d.toString().trim()));
+    child.once('exit', (code) => reject(new Error(`server process exited (${code})`)));
+  });
+  return { url: `http://127.0.0.1:${port}` };
+}
+
 describe('VerifierClient.aggregateMetrics', () => {
-  it('streams a 50 MB body from an async generator; the server receives it byte for byte', async () => {
-    const CHUNK = 64 * 1024;
-    const TOTAL_CHUNKS = 800; // 800 x 64 KiB = 50 MiB of rows, plus the JSON envelope
-    let received = 0;
-    let notify: (() => void) | undefined;
-    const gotFirstMegabytes = new Promise<void>((resolve) => (notify = resolve));
-    const serverHash = createHash('sha256');
-    let url = '';
-    let transferEncoding: string | undefined;
-    const srv = await startServer(
-      (req, res) => {
-        url = req.url ?? '';
-        transferEncoding = req.headers['transfer-encoding'];
-        req.on('data', (c: Buffer) => {
-          received += c.length;
-          serverHash.update(c);
-          if (received >= 4 * 1024 * 1024) notify?.();
-        });
-        req.on('end', () => json(res, 200, JSON.stringify({ key_metrics: { 'mean/reward': 0.5 }, agent_metrics: { n: received } })));
-      },
-      { readBody: false },
-    );
-
-    const clientHash = createHash('sha256');
-    let sent = 0;
-    const row = Buffer.alloc(CHUNK - 2, 'a'); // each chunk: '"' + 65534 x 'a' + '"' (+ ',')
-    async function* body(): AsyncGenerator<string | Uint8Array> {
-      const emit = (x: string | Uint8Array): string | Uint8Array => {
-        const b = typeof x === 'string' ? Buffer.from(x) : x;
-        clientHash.update(b);
-        sent += b.length;
-        return x;
-      };
-      yield emit('{"verify_responses":[');
-      for (let i = 0; i < TOTAL_CHUNKS; i++) {
-        if (i === 320) {
-          // 20 MiB produced: the server must already be receiving, or the client is buffering.
-          await Promise.race([
-            gotFirstMegabytes,
-            new Promise((_, reject) => setTimeout(() => reject(new Error('server received nothing: the body is not streamed')), 20_000)),
-          ]);
-        }
-        yield emit(i === 0 ? '"' : ',"');
-        yield emit(i % 2 === 0 ? row : new Uint8Array(row)); // both chunk types
-        yield emit('"');
-      }
-      yield emit(']}');
-    }
-
-    const metrics = await newClient().aggregateMetrics('mcqa', srv.url, body(), replyPath());
-    expect(url).toBe('/aggregate_metrics');
-    expect(transferEncoding).toBe('chunked');
-    expect(sent).toBeGreaterThan(50 * 1024 * 1024);
-    expect(received).toBe(sent);
-    expect(serverHash.digest('hex')).toBe(clientHash.digest('hex'));
+  it('sends a 128 MiB body file from disk with its Content-Length, never chunked, byte for byte, in flat memory', async () => {
+    const size = 128 * 1024 * 1024;
+    const body = bodyFile(size);
+    // The server runs in its own process, so that this process's memory is the client's alone.
+    const srv = await startServerProcess(`
+      const { createHash } = require('node:crypto');
+      require('node:http').createServer((req, res) => {
+        const hash = createHash('sha256');
+        let received = 0;
+        req.on('data', (c) => { received += c.length; hash.update(c); });
+        req.on('end', () => res.end(JSON.stringify({ key_metrics: { 'mean/reward': 0.5 }, agent_metrics: {
+          url: req.url, length: req.headers['content-length'] ?? null, chunked: req.headers['transfer-encoding'] ?? null,
+          received, sha256: hash.digest('hex') } })));
+      }).listen(0, '127.0.0.1', function () { console.log(this.address().port); });`);
+    const before = process.memoryUsage().arrayBuffers;
+    let peak = before;
+    const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().arrayBuffers)), 5);
+    const metrics = await newClient().aggregateMetrics('mcqa', srv.url, body.path, replyPath());
+    clearInterval(sampler);
+    const seen = (JSON.parse(readFileSync(metrics.path, 'utf8')) as { agent_metrics: Record<string, unknown> }).agent_metrics;
+    expect(seen).toEqual({
+      url: '/aggregate_metrics',
+      length: String(size),
+      chunked: null,
+      received: size,
+      sha256: body.sha256,
+    });
+    // The body is read from disk a chunk at a time, never held whole: the buffers in use grow by
+    // what the garbage collector lets pile up (about 32 MiB, whatever the body's size), not by 128 MiB.
+    expect(peak - before).toBeLessThan(64 * 1024 * 1024);
     expect(metrics.keyMetrics).toEqual({ 'mean/reward': 0.5 });
     expect(metrics.spans.group_level_metrics).toBeNull();
-    expect(JSON.parse(readFileSync(metrics.path, 'utf8'))).toEqual({ key_metrics: { 'mean/reward': 0.5 }, agent_metrics: { n: sent } });
+  });
+
+  it('a server that refuses chunked request bodies (411) gets the body with its length, on a retry too', async () => {
+    const body = bodyFile(300_000);
+    const seen: Array<string | undefined> = [];
+    const srv = await startServer((req, res, received) => {
+      seen.push(req.headers['content-length']);
+      if (req.headers['transfer-encoding'] !== undefined || req.headers['content-length'] === undefined)
+        json(res, 411, '"Length Required"');
+      else json(res, 200, JSON.stringify({ key_metrics: { bytes: received.length } }));
+    });
+    const client = newClient();
+    for (let i = 0; i < 2; i++) {
+      const metrics = await client.aggregateMetrics('mcqa', srv.url, body.path, replyPath());
+      expect(metrics.keyMetrics).toEqual({ bytes: 300_000 });
+    }
+    expect(seen).toEqual(['300000', '300000']);
   });
 
   it('non-2xx is an AggregateMetricsError naming the server, with status and excerpt', async () => {
     const srv = await startServer((_req, res) => json(res, 500, '"ValueError(\'duplicate key (1, 0)\')"'));
-    async function* body(): AsyncGenerator<string> {
-      yield '{"verify_responses":[]}';
-    }
     const err = await newClient()
-      .aggregateMetrics('mcqa', srv.url, body(), replyPath())
+      .aggregateMetrics('mcqa', srv.url, bodyFile(100).path, replyPath())
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AggregateMetricsError);
     expect((err as AggregateMetricsError).status).toBe(500);
@@ -423,23 +434,41 @@ describe('VerifierClient.aggregateMetrics', () => {
     );
   });
 
-  it('an error thrown by the body source is rethrown unchanged', async () => {
+  it('a body file that cannot be read is its own error, unchanged (not a server failure)', async () => {
     const srv = await startServer((_req, res) => json(res, 200, '{}'));
-    async function* body(): AsyncGenerator<string> {
-      yield '{"verify_responses":[';
-      throw new Error('disk read failed');
-    }
-    await expect(newClient().aggregateMetrics('mcqa', srv.url, body(), replyPath())).rejects.toThrow('disk read failed');
+    const err = await newClient()
+      .aggregateMetrics('mcqa', srv.url, tmp.unique('missing-', '.json'), replyPath())
+      .catch((e: unknown) => e);
+    expect(err).not.toBeInstanceOf(AggregateMetricsError);
+    expect((err as NodeJS.ErrnoException).code).toBe('ENOENT');
   });
 
   it('a reply with the wrong shape is an AggregateMetricsError', async () => {
     const srv = await startServer((_req, res) => json(res, 200, '{"group_level_metrics": 3}'));
-    async function* body(): AsyncGenerator<string> {
-      yield '{"verify_responses":[]}';
-    }
-    await expect(newClient().aggregateMetrics('mcqa', srv.url, body(), replyPath())).rejects.toThrow(
+    await expect(newClient().aggregateMetrics('mcqa', srv.url, bodyFile(100).path, replyPath())).rejects.toThrow(
       /POST \/aggregate_metrics failed: unexpected reply \(group_level_metrics: /,
     );
+  });
+});
+
+describe('VerifierClient.answers (is the server up at all?)', () => {
+  it('true for any answer of GET / below 500 (200, 404); false for a 5xx and for no server', async () => {
+    const statuses = [200, 404, 502, 503];
+    for (const status of statuses) {
+      let path = '';
+      const srv = await startServer((req, res) => {
+        path = `${req.method} ${req.url}`;
+        json(res, status, '{}');
+      });
+      expect(await newClient().answers(srv.url), String(status)).toBe(status < 500);
+      expect(path).toBe('GET /');
+    }
+    expect(await newClient().answers(`http://127.0.0.1:${await closedPort()}`)).toBe(false);
+  });
+
+  it('false when the server does not answer within the probe timeout', async () => {
+    const srv = await startServer(() => undefined);
+    expect(await newClient({ probeTimeoutMs: 200 }).answers(srv.url)).toBe(false);
   });
 });
 

@@ -2,7 +2,8 @@ import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { compareKeys, type RowKey } from '../../src/contract/row-key.js';
 import { AggregateGroups } from '../../src/aggregation/aggregate-groups.js';
-import { aggregationTargetOf, READ_BATCH_ROWS, readBatches, type RowPlace } from '../../src/aggregation/aggregate-metrics-file.js';
+import { aggregationTargetOf, type RowPlace } from '../../src/aggregation/aggregate-metrics-file.js';
+import { READ_BATCH_ROWS, readBatches } from '../../src/aggregation/row-reader.js';
 import { readPlaceFile, type Place } from '../../src/aggregation/place-file.js';
 import { useTempRoot } from '../helpers/temp-dirs.js';
 

@@ -60,9 +60,8 @@ async function aggregate(lines: string[], maxRecords?: number) {
   mkdirSync(outputPathsFor(output, '').workDir);
   const req: AggregateRequest = { output, metrics: join(dir, 'out_aggregate_metrics.json'), routing, timeoutMs: 1000 };
   const bodies = new Map<string, string>();
-  const post: PostAggregateMetrics = async (server, body, replyPath) => {
-    let text = '';
-    for await (const chunk of body) text += chunk;
+  const post: PostAggregateMetrics = async (server, bodyPath, replyPath) => {
+    const text = readFileSync(bodyPath, 'utf8');
     const agent = (JSON.parse(text).verify_responses[0] as { agent_ref: { name: string } }).agent_ref.name;
     bodies.set(`${agent}/${server}`, text);
     writeFileSync(replyPath, JSON.stringify({ group_level_metrics: [], agent_metrics: { agent }, key_metrics: { server } }));

@@ -34,6 +34,7 @@ describe('metrics file from replies on disk', () => {
         agent_metrics: { 'mean/reward': r(), nested: value(r, 1) },
         key_metrics: i === 1 ? null : { 'mean/reward': r() },
         ...(r() < 0.5 ? { extra: value(r, 1) } : {}),
+        ...(i === 2 ? {} : { repeat_level_metrics: i === 1 ? null : Array.from({ length: Math.floor(r() * 3) }, () => value(r, 1)) }),
       };
       const path = `${dir}/reply${i}.json`;
       writeFileSync(path, i === 0 ? JSON.stringify(reply) : spaced(reply, i === 1 ? '\t' : 3) + '\n');
@@ -43,12 +44,74 @@ describe('metrics file from replies on disk', () => {
         agent_metrics: reply.agent_metrics,
         key_metrics: reply.key_metrics ?? {},
         group_level_metrics: reply.group_level_metrics,
+        repeat_level_metrics: reply.repeat_level_metrics ?? [],
       });
     }
     const out = `${dir}/metrics.json`;
     await writeMetricsFile(out, entries);
     expect(readFileSync(out, 'utf8')).toBe(JSON.stringify(expected, null, 2));
     expect(entries[1].reply.keyMetrics).toEqual({});
+  });
+
+  it("each entry is NeMo Gym 0.7.0's: agent_ref, agent_metrics, key_metrics, group_level_metrics, repeat_level_metrics; nothing else of the reply", async () => {
+    const dir = tmp.freshDir();
+    // The fields in another order, with what 0.7.0 does not keep (perf_summary, unknown fields).
+    const withRepeats = `{"repeat_level_metrics":[{"_ng_rollout_index":0,"sample_count":2,"mean/reward":0.5}],"perf_summary":{"n":1},"x":1,
+      "key_metrics":{"mean/reward":0.5},"group_level_metrics":[],"agent_metrics":{"mean/reward":0.5}}`;
+    // A server that omits repeat_level_metrics (NeMo Gym before 0.7.0) and key_metrics.
+    const without = '{"group_level_metrics":[{"_ng_task_index":0}],"agent_metrics":{}}';
+    writeFileSync(`${dir}/a.json`, withRepeats);
+    writeFileSync(`${dir}/b.json`, without);
+    const out = `${dir}/metrics.json`;
+    await writeMetricsFile(out, [
+      { agent: 'a', reply: await readAggregateReply(`${dir}/a.json`) },
+      { agent: 'b', reply: await readAggregateReply(`${dir}/b.json`) },
+    ]);
+    // orjson.dumps(entries, option=OPT_INDENT_2) of the dicts 0.7.0 builds.
+    expect(readFileSync(out, 'utf8')).toBe(
+      [
+        '[',
+        '  {',
+        '    "agent_ref": {',
+        '      "name": "a"',
+        '    },',
+        '    "agent_metrics": {',
+        '      "mean/reward": 0.5',
+        '    },',
+        '    "key_metrics": {',
+        '      "mean/reward": 0.5',
+        '    },',
+        '    "group_level_metrics": [],',
+        '    "repeat_level_metrics": [',
+        '      {',
+        '        "_ng_rollout_index": 0,',
+        '        "sample_count": 2,',
+        '        "mean/reward": 0.5',
+        '      }',
+        '    ]',
+        '  },',
+        '  {',
+        '    "agent_ref": {',
+        '      "name": "b"',
+        '    },',
+        '    "agent_metrics": {},',
+        '    "key_metrics": {},',
+        '    "group_level_metrics": [',
+        '      {',
+        '        "_ng_task_index": 0',
+        '      }',
+        '    ],',
+        '    "repeat_level_metrics": []',
+        '  }',
+        ']',
+      ].join('\n'),
+    );
+  });
+
+  it('repeat_level_metrics that is not an array is not the expected reply', async () => {
+    const path = tmp.unique('reply-', '.json');
+    writeFileSync(path, '{"group_level_metrics":[],"agent_metrics":{},"key_metrics":{},"repeat_level_metrics":{"a":1}}');
+    await expect(readAggregateReply(path)).rejects.toThrow(/repeat_level_metrics: expected an array/);
   });
 
   it('keeps the bytes of numbers and strings as the server wrote them (1.0 stays 1.0)', async () => {

@@ -112,8 +112,8 @@ describe('default aggregation: the spec §3.7 worked example', () => {
 });
 
 describe('default aggregation rules', () => {
-  it('returns three empty values for an empty request', () => {
-    expect(aggregateMetrics([])).toEqual({ group_level_metrics: [], agent_metrics: {}, key_metrics: {} });
+  it('returns empty values for an empty request', () => {
+    expect(aggregateMetrics([])).toEqual({ group_level_metrics: [], agent_metrics: {}, key_metrics: {}, repeat_level_metrics: [] });
   });
 
   it('rejects duplicate (task, rollout) keys', () => {
@@ -216,5 +216,75 @@ describe('default aggregation rules', () => {
 
   it('fails on a null response, as the real server does (HTTP 500)', () => {
     expect(() => aggregateMetrics([{ _ng_task_index: 0, reward: 1, response: null }])).toThrow(AggregationError);
+  });
+});
+
+describe('repeat_level_metrics (as NeMo Gym 0.7.0 shapes them)', () => {
+  const reward = (task: number, rollout: number, value: number, extra: Row = {}): Row => ({
+    _ng_task_index: task,
+    _ng_rollout_index: rollout,
+    reward: value,
+    ...extra,
+  });
+
+  it('one entry per rollout index, in index order: counts of tasks, then per field (by name) mean, median, std, sem, min, max, p25, p75', () => {
+    // Repeat 0 has all four tasks (rewards 1..4); repeat 1 only tasks 0 and 1 (rewards 2, 4), and a score on one row.
+    const rows = [reward(1, 1, 4), reward(3, 0, 4), reward(0, 0, 1), reward(2, 0, 3), reward(0, 1, 2, { score: 7 }), reward(1, 0, 2)];
+    const repeats = aggregateMetrics(rows).repeat_level_metrics;
+    expect(repeats.map((r) => Object.keys(r))).toEqual([
+      [
+        '_ng_rollout_index',
+        'sample_count',
+        'missing_count',
+        ...['mean', 'median', 'std', 'sem', 'min', 'max', 'p25', 'p75'].map((s) => `${s}/reward`),
+      ],
+      [
+        '_ng_rollout_index',
+        'sample_count',
+        'missing_count',
+        ...['reward', 'score'].flatMap((f) => ['mean', 'median', 'std', 'sem', 'min', 'max', 'p25', 'p75'].map((s) => `${s}/${f}`)),
+      ],
+    ]);
+    // The numbers pandas gives for the same columns (sample std; numpy's linear quantiles).
+    expect(repeats[0]).toEqual({
+      _ng_rollout_index: 0,
+      sample_count: 4,
+      missing_count: 0,
+      'mean/reward': 2.5,
+      'median/reward': 2.5,
+      'std/reward': 1.2909944487358056,
+      'sem/reward': 0.6454972243679028,
+      'min/reward': 1,
+      'max/reward': 4,
+      'p25/reward': 1.75,
+      'p75/reward': 3.25,
+    });
+    expect(repeats[1]).toEqual({
+      _ng_rollout_index: 1,
+      sample_count: 2,
+      missing_count: 2,
+      'mean/reward': 3,
+      'median/reward': 3,
+      'std/reward': 1.4142135623730951,
+      'sem/reward': 1,
+      'min/reward': 2,
+      'max/reward': 4,
+      'p25/reward': 2.5,
+      'p75/reward': 3.5,
+      // One value: std 0, every other stat that value.
+      'mean/score': 7,
+      'median/score': 7,
+      'std/score': 0,
+      'sem/score': 0,
+      'min/score': 7,
+      'max/score': 7,
+      'p25/score': 7,
+      'p75/score': 7,
+    });
+  });
+
+  it('none when the rows have a single rollout index', () => {
+    expect(aggregateMetrics([reward(0, 0, 1), reward(1, 0, 0)]).repeat_level_metrics).toEqual([]);
+    expect(aggregateMetrics(WORKED_EXAMPLE).repeat_level_metrics).toHaveLength(2);
   });
 });
