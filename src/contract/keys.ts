@@ -29,6 +29,29 @@ export const JUDGE_FAILED_CLASS = 'judge_failed';
  */
 export const TASK_SOURCE_KEY = 'task_source';
 /**
+ * NeMo Gym 0.7.0: the environment server that ran a rollout, stamped on materialized rows (and on
+ * collection's results). When it names a config block whose `environment_servers` implementation
+ * has `resources_server.name`, that server verifies the row (after `task_source`, before the agent);
+ * it is kept on output rows, and aggregation groups rows by it (falling back to the agent's name).
+ */
+export const ENVIRONMENT_SERVER_KEY = '_ng_environment_server';
+/** NeMo Gym 0.7.0 materialized task rows: the task's identity (`{taskset, task_id}`), not sent to `/verify`. */
+export const TASK_ID_KEY = 'task_id';
+/** NeMo Gym 0.7.0 materialized task rows: the task's fields, lifted to the top of the `/verify` body. */
+export const TASK_INPUT_KEY = 'task_input';
+/** Inside `task_input`: the historical single-agent container of task fields, lifted too. */
+export const TASK_DATA_KEY = 'task_data';
+/** A rollout's artifact directory, carried from the rollout into the `/verify` body (file-backed verifiers). */
+export const DELIVERABLES_DIR_KEY = 'deliverables_dir';
+/** The reference subset a rollout was compared with, carried from the rollout into the `/verify` body. */
+export const REFERENCE_IDS_KEY = 'reference_ids';
+/** Rollout fields carried into the `/verify` body when the rollout has them, in this order (0.7.0). */
+export const CARRIED_ROLLOUT_KEYS = [DELIVERABLES_DIR_KEY, REFERENCE_IDS_KEY] as const;
+/** Present on the rows of multi-stage rollouts, which `--judge-failed-only` refuses. */
+export const STAGE_INDEX_KEY = 'stage_index';
+/** Truthy on a verifier result whose judge answered but could not be scored (0.7.0). */
+export const INVALID_JUDGE_RESPONSE_KEY = 'invalid_judge_response';
+/**
  * Ours, not NeMo Gym's: the failure class of a sidecar row written for a 4xx reply of `/verify`
  * (NeMo Gym aborts the whole run instead, spec §8.1).
  */

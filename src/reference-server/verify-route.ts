@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { CARRIED_ROLLOUT_KEYS } from '../contract/keys.js';
 import { gradeMcqa } from './grading.js';
 import { pythonExceptionBody, readBody, sendJson, sendJsonText } from './http-util.js';
 import type { ReferenceServerOptions } from './options.js';
@@ -32,12 +33,18 @@ export function drawOutcome(u: number, rates: FailureRates): VerifyOutcome {
   return 'success';
 }
 
-/** Success body: the echoed params and response plus the mcqa grade. */
+/**
+ * Success body: the echoed params and response plus the mcqa grade, and the rollout's verifier
+ * inputs NeMo Gym 0.7.0 carries into the request (`deliverables_dir`, `reference_ids`) when it
+ * has them, echoed as a file-backed verifier's request model echoes them.
+ */
 function successBody(request: Record<string, unknown>): Record<string, unknown> {
+  const carried: Array<[string, unknown]> = CARRIED_ROLLOUT_KEYS.filter((k) => Object.hasOwn(request, k)).map((k) => [k, request[k]]);
   return {
     responses_create_params: request.responses_create_params,
     response: request.response,
     ...gradeMcqa(request.response, request.expected_answer),
+    ...(Object.fromEntries(carried) as Record<string, unknown>),
   };
 }
 
