@@ -86,7 +86,7 @@ export class AggregateGroups {
   }
 
   /** Adds a row of run `target` to the group of (run, server). */
-  async add(target: Pick<AggregationTarget, 'runKey' | 'route'>, server: string, place: RowPlace): Promise<void> {
+  async add(target: AggregationTarget, server: string, place: RowPlace): Promise<void> {
     const run = target.runKey;
     const first = this.firstOfRun.get(run);
     if (first === undefined || compareKeys(place.key, first.key) < 0)
