@@ -32,7 +32,7 @@ export interface AggregateOptions {
 }
 
 /**
- * Groups the main output's rows by (agent, resources server), in first-seen order (spec §4.13),
+ * Groups the main output's rows by (run, resources server), in first-seen order (spec §4.13, `aggregate-groups.ts`),
  * each group's places sorted by key into a place file in `dir`.
  */
 async function groupRows(output: string, routing: RoutingTable, dir: string, opts: AggregateOptions): Promise<SortedGroup[]> {
@@ -49,8 +49,8 @@ async function groupRows(output: string, routing: RoutingTable, dir: string, opt
     }
     const target = aggregationTargetOf(row);
     if (target === null) continue;
-    const server = resolveServer(routing, target.agent, target.taskSource);
-    await groups.add(target.agent, server, {
+    const server = resolveServer(routing, target.route);
+    await groups.add(target, server, {
       key: keyOf(row) ?? { task: null, rollout: null },
       file: 0,
       offset: line.offset,

@@ -7,13 +7,15 @@ import type { OutputPaths } from '../src/contract/run-spec.js';
 import { exists } from '../src/io/file-exists.js';
 import { dataFiles, refuseInputAliases, type InputFiles } from './input-aliases.js';
 import { outputPathsFor, type OutputRules } from './output-paths.js';
+import { refuseMultiStageRecovery } from './refuse-multi-stage.js';
 import { whileHeartbeating } from './heartbeating.js';
 import { failFastOnUserError } from './user-errors.js';
 
 export type { InputFiles } from './input-aliases.js';
 
 /**
- * Prepare phase, first half (spec §4.4): create the output's parent directories, check that they are
+ * Prepare phase, first half (spec §4.4): in recovery, refuse multi-stage rows (NeMo Gym 0.7.0,
+ * `refuse-multi-stage.ts`); create the output's parent directories, check that they are
  * writable, refuse existing outputs unless --overwrite/--resume/--append (NeMo Gym's rule and
  * message first, so `--output` equal to `--rollouts` on a fresh run says "already exists" as NeMo
  * Gym does), then refuse any written path that is also an input (input-aliases.ts). Deletes
@@ -23,6 +25,9 @@ export type { InputFiles } from './input-aliases.js';
 export function checkOutputs(outputPath: string, prefix: string, rules: OutputRules, inputs: InputFiles): Promise<OutputPaths> {
   return failFastOnUserError(() =>
     whileHeartbeating(async () => {
+      // NeMo Gym 0.7.0 refuses multi-stage recovery sources before it prepares the outputs.
+      if (inputs.judgeFailedOnly)
+        await refuseMultiStageRecovery(inputs.rolloutsPath, { retryInvalidJudgeResponses: inputs.retryInvalidJudgeResponses });
       const paths = outputPathsFor(outputPath, prefix);
       const dir = dirname(paths.output);
       try {

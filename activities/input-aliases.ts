@@ -17,6 +17,8 @@ export interface InputFiles {
   rolloutsPath: string;
   /** Recovery mode: the sidecar of --rollouts is read too. */
   judgeFailedOnly: boolean;
+  /** With recovery: the invalid-judge rows of --rollouts are moved to its sidecar and recovered too. */
+  retryInvalidJudgeResponses?: boolean;
 }
 
 /** A file the run reads, and how the user named it. */

@@ -11,10 +11,11 @@ import { InputError } from '../src/contract/errors.js';
 import { sidecarPath } from '../src/contract/file-names.js';
 import { noMatchingInput, resumeSummary, skippingResume } from '../src/contract/messages.js';
 import { isJudgeFailure } from '../src/contract/outcome.js';
-import { describeInputRowProblem, describeRolloutRowProblem } from '../src/contract/row-shapes.js';
+import { describeRolloutRowProblem } from '../src/contract/row-shapes.js';
 import { keyId, keyOf, keyWithNullDefaults } from '../src/contract/row-key.js';
 import type { FileIdentity, OutputPaths, PlanSummary, RetryRules } from '../src/contract/run-spec.js';
-import { resolveServer, type RoutingTable } from '../src/config/routing.js';
+import type { RoutingTable } from '../src/config/routing.js';
+import { routeInputRow } from '../src/planning/input-route.js';
 import { writeFileAtomic } from '../src/io/atomic-file.js';
 import { isBlank, jsonlLines, type JsonlLine } from '../src/io/jsonl-lines.js';
 import { ExternalSorter, groupsOf } from '../src/io/external-sort.js';
@@ -117,17 +118,8 @@ async function addKeyFacts(req: PlanRequest, sorter: ExternalSorter<KeyedRecord>
   for await (const line of jsonlLines(req.inputsPath, 0, { sums: true })) {
     if (isBlank(line.text)) continue;
     const row = parseLine(req.inputsPath, line);
-    const problem = describeInputRowProblem(row, line.text);
-    if (problem) throw new InputError(`${req.inputsPath}:${line.lineNo}: ${problem}`);
-    const agentName = (row.agent_ref as { name: string }).name;
-    const taskSource = typeof row.task_source === 'string' ? row.task_source : undefined;
-    let server: string;
-    try {
-      server = resolveServer(req.routing, agentName, taskSource);
-    } catch (err) {
-      throw new InputError(`${req.inputsPath}:${line.lineNo}: ${(err as Error).message}`);
-    }
-    const nums = [Kind.Input, line.lineNo, line.offset, line.length, agents.id(agentName), servers.id(server), line.sum];
+    const { agent, server } = routeInputRow(row, line.text, req.routing, `${req.inputsPath}:${line.lineNo}`);
+    const nums = [Kind.Input, line.lineNo, line.offset, line.length, agents.id(agent), servers.id(server), line.sum];
     await sorter.add({ key: keyId(keyOf(row)!), nums, text: null });
   }
   // The output's keys: recovery's present-set (§4.6.3) unless the outputs are cleared, and

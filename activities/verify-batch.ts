@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { Context } from '@temporalio/activity';
 import { FailureType } from '../src/contract/failure-types.js';
-import { stampsFromPayload, type Stamps } from '../src/contract/outcome.js';
-import { buildPayload, readRolloutResponse } from '../src/contract/payload.js';
+import type { Stamps } from '../src/contract/outcome.js';
+import { verifyRequest } from '../src/contract/payload.js';
 import type { BatchResult } from '../src/contract/run-spec.js';
 import { publishFile, writeFileAtomic } from '../src/io/atomic-file.js';
 import { LEGACY_PLAN_RECORD_BYTES, readPlanRange, type PlanRecord } from '../src/planning/plan-file.js';
@@ -98,9 +98,7 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
     const agent = req.plan.agents[rec.agent];
     const server = req.plan.servers[rec.server];
     const url = req.serverUrls[server];
-    const payload = buildPayload(inputs[k], readRolloutResponse(sources[k])!);
-    // The payload's stamps are the input row's (only `response` differs): scan the small text.
-    const stamps = stampsFromPayload(inputs[k]);
+    const { payload, stamps } = verifyRequest(inputs[k], sources[k]);
     const started = performance.now();
     let throttled = 0;
     let reply;

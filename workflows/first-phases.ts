@@ -44,6 +44,7 @@ export async function prepare(spec: RunSpec, st: RunState, prefix: Prefix): Prom
     inputsPath: spec.inputsPath,
     rolloutsPath: spec.rolloutsPath,
     judgeFailedOnly: spec.judgeFailedOnly,
+    retryInvalidJudgeResponses: spec.retryInvalidJudgeResponses,
   });
   return st.outputs;
 }

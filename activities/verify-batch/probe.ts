@@ -1,4 +1,4 @@
-import { buildPayload, readRolloutResponse } from '../../src/contract/payload.js';
+import { verifyRequest } from '../../src/contract/payload.js';
 import type { PlanRecord } from '../../src/planning/plan-file.js';
 import type { VerifyReply } from '../../src/verifier/client.js';
 import { readPlannedRows } from './planned-rows.js';
@@ -22,7 +22,7 @@ export async function serverAnswersOthers(
   );
   for (const j of candidates.slice(0, 3)) {
     const { sources, inputs } = await readPlannedRows(req, records, [j]);
-    if ((await send(buildPayload(inputs[0], readRolloutResponse(sources[0])!))).kind === 'ok') return true;
+    if ((await send(verifyRequest(inputs[0], sources[0]).payload)).kind === 'ok') return true;
   }
   return false;
 }

@@ -1,12 +1,16 @@
 /**
- * Rows grouped by (agent, resources server) for `/aggregate_metrics` (spec §4.13, §4.15), in flat
- * memory: the groups (a handful) are kept in first-seen order, and every row's place goes into one
- * external sort by (group, key), stable, so equal keys keep the order rows were added. The sorted
- * places are then split into one place file per group, from which its body is streamed.
+ * Rows grouped for `/aggregate_metrics` (spec §4.13, §4.15) as NeMo Gym 0.7.0 groups them: by
+ * (run, resources server), a run being the rows' environment-server stamp, else their agent's name,
+ * and each group named by its run's label (`labelRuns`: the agent's name when that agent ran in one
+ * run only, else the run key). In flat memory: the groups (a handful) are kept in first-seen order,
+ * and every row's place goes into one external sort by (group, key), stable, so equal keys keep the
+ * order rows were added. The sorted places are then split into one place file per group, from which
+ * its body is streamed.
  */
 import { join } from 'node:path';
-import { compareKeys } from '../contract/row-key.js';
-import type { RowPlace } from './aggregate-metrics-file.js';
+import { compareKeys, type RowKey } from '../contract/row-key.js';
+import { labelRuns } from '../contract/row-route.js';
+import type { AggregationTarget, RowPlace } from './aggregate-metrics-file.js';
 import { ExternalSorter, type RecordCodec } from '../io/external-sort.js';
 import { PlaceFileWriter } from './place-file.js';
 import { readRowKey, rowKeySize, writeRowKey } from '../io/row-key-codec.js';
@@ -43,6 +47,7 @@ function compareGroupedPlaces(a: GroupedPlace, b: GroupedPlace): number {
 
 /** One group, sorted: its rows' places, in key order, are in `placesPath`. */
 export interface SortedGroup {
+  /** The group's name in the metrics file (`agent_ref.name`): its run's label. */
   agent: string;
   server: string;
   rows: number;
@@ -57,10 +62,12 @@ export interface AggregateGroupsOptions {
   maxRecords?: number;
 }
 
-/** Groups rows by (agent, server), keeping the order in which groups are first seen. */
+/** Groups rows by (run, server), keeping the order in which groups are first seen. */
 export class AggregateGroups {
   private readonly ids = new Map<string, number>();
-  private readonly groups: Array<{ agent: string; server: string }> = [];
+  private readonly groups: Array<{ run: string; server: string }> = [];
+  /** Per run key, the agent name of its first row in key order (the first added among equal keys). */
+  private readonly firstOfRun = new Map<string, { key: RowKey; agent: string | undefined }>();
   private readonly sorter: ExternalSorter<GroupedPlace>;
 
   constructor(private readonly opts: AggregateGroupsOptions) {
@@ -78,14 +85,18 @@ export class AggregateGroups {
     return this.groups.length;
   }
 
-  /** Adds a row to the group of (agent, server). */
-  async add(agent: string, server: string, place: RowPlace): Promise<void> {
-    const id = `${agent}\u0000${server}`;
+  /** Adds a row of run `target` to the group of (run, server). */
+  async add(target: AggregationTarget, server: string, place: RowPlace): Promise<void> {
+    const run = target.runKey;
+    const first = this.firstOfRun.get(run);
+    if (first === undefined || compareKeys(place.key, first.key) < 0)
+      this.firstOfRun.set(run, { key: place.key, agent: target.route.agent });
+    const id = `${run}\u0000${server}`;
     let group = this.ids.get(id);
     if (group === undefined) {
       group = this.groups.length;
       this.ids.set(id, group);
-      this.groups.push({ agent, server });
+      this.groups.push({ run, server });
     }
     await this.sorter.add({ group, key: place.key, file: place.file, offset: place.offset, length: place.length });
   }
@@ -95,7 +106,13 @@ export class AggregateGroups {
    * file `<dir>/group<N>.places`. Call once, after the last `add`.
    */
   async sorted(): Promise<SortedGroup[]> {
-    const out: SortedGroup[] = this.groups.map((g, i) => ({ ...g, rows: 0, placesPath: join(this.opts.dir, `group${i}.places`) }));
+    const labels = labelRuns(new Map([...this.firstOfRun].map(([run, first]) => [run, first.agent])));
+    const out: SortedGroup[] = this.groups.map((g, i) => ({
+      agent: labels.get(g.run)!,
+      server: g.server,
+      rows: 0,
+      placesPath: join(this.opts.dir, `group${i}.places`),
+    }));
     let writer: PlaceFileWriter | null = null;
     let current = -1;
     try {

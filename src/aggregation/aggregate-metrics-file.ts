@@ -9,6 +9,7 @@
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RowKey } from '../contract/row-key.js';
+import { rowRouteOf, runKeyOf, type RowRoute } from '../contract/row-route.js';
 import type { AgentKeyMetrics } from '../contract/run-spec.js';
 import type { SortedGroup } from './aggregate-groups.js';
 import { AGGREGATE_FIELD_DEFAULTS, AGGREGATE_FIELDS, type AggregateReplyFile } from './aggregate-reply.js';
@@ -22,20 +23,22 @@ export interface RowPlace extends Place {
   key: RowKey;
 }
 
-/** What aggregation reads from a parsed row: `agent_ref.name` and `task_source` (for `resolveServer`). */
+/** What aggregation reads from a parsed row: the run it belongs to, and its routing fields (for `resolveServer`). */
 export interface AggregationTarget {
-  agent: string;
-  taskSource: string | undefined;
+  /** `rollout_run_key`: the environment-server stamp, else the agent's name. */
+  runKey: string;
+  route: RowRoute;
 }
 
 /**
- * The agent name and task source of a parsed row; `null` for a row without a string
- * `agent_ref.name`, which aggregation skips (spec §4.13 step 2).
+ * A parsed output row's run key and routing fields (NeMo Gym 0.7.0); `null` for a row with neither
+ * a string `_ng_environment_server` nor a string `agent_ref.name`, which aggregation skips (spec
+ * §4.13 step 2).
  */
 export function aggregationTargetOf(row: Record<string, unknown>): AggregationTarget | null {
-  const agent = (row.agent_ref as { name?: unknown } | undefined)?.name;
-  if (typeof agent !== 'string') return null;
-  return { agent, taskSource: typeof row.task_source === 'string' ? row.task_source : undefined };
+  const route = rowRouteOf(row);
+  const runKey = runKeyOf(route);
+  return runKey === undefined ? null : { runKey, route };
 }
 
 /**

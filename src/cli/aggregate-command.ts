@@ -186,10 +186,10 @@ async function readAndMerge(a: {
       await mergeSort?.add(place);
       const target = aggregationTargetOf(row);
       if (target === null) unnamed++;
-      else await groups.add(target.agent, resolveServer(a.routing, target.agent, target.taskSource), place);
+      else await groups.add(target, resolveServer(a.routing, target.route), place);
     });
     a.io.out(`Read ${rows} row(s) from ${a.shards.length} shard(s)`);
-    if (unnamed > 0) a.io.out(`${unnamed} row(s) have no agent_ref.name: merged, but not aggregated`);
+    if (unnamed > 0) a.io.out(`${unnamed} row(s) have no agent_ref.name and no _ng_environment_server: merged, but not aggregated`);
 
     const dup = await duplicates.find();
     if (dup) throw new ConfigError(duplicateKeyMessage(a.shards, dup));

@@ -6,6 +6,7 @@ import { ConfigError } from '../contract/errors.js';
 import type { RoutingTable } from '../contract/routing-table.js';
 import { multipleResourcesServers, noResourcesServer, noServerUrl, pythonRepr, unknownAgent } from '../contract/messages.js';
 import { compareCodePoints } from '../contract/row-key.js';
+import type { RowRoute } from '../contract/row-route.js';
 import { redactUserinfo } from '../verifier/credentials.js';
 import { blocksOfType, connectHost, firstImplementation, isMapping, serverUrl, type GymConfig } from './gym-config.js';
 
@@ -26,6 +27,26 @@ export function agentTableFromConfig(config: GymConfig): Record<string, string> 
   return table;
 }
 
+/**
+ * NeMo Gym 0.7.0: for every top-level block with `environment_servers`, the first of its
+ * implementations that has a `resources_server.name` names that environment server's resources server.
+ */
+export function environmentTableFromConfig(config: GymConfig): Record<string, string> {
+  const table: Record<string, string> = {};
+  for (const env of blocksOfType(config, 'environment_servers')) {
+    const impls = Object.values((config.data[env] as Record<string, Record<string, unknown>>).environment_servers);
+    for (const impl of impls) {
+      const ref = isMapping(impl) ? impl.resources_server : undefined;
+      const rs = isMapping(ref) ? ref.name : undefined;
+      if (typeof rs === 'string' && rs !== '') {
+        table[env] = rs;
+        break;
+      }
+    }
+  }
+  return table;
+}
+
 function unique(names: Iterable<string>): string[] {
   return [...new Set(names)];
 }
@@ -40,6 +61,7 @@ function unique(names: Iterable<string>): string[] {
  */
 export function routingFromGymConfig(config: GymConfig, overrides: Record<string, string>): RoutingTable {
   const agents = agentTableFromConfig(config);
+  const environmentServers = environmentTableFromConfig(config);
   const rsBlocks = blocksOfType(config, 'resources_servers');
   let catchAll: string | null = null;
   if (Object.keys(agents).length === 0) {
@@ -47,7 +69,12 @@ export function routingFromGymConfig(config: GymConfig, overrides: Record<string
     if (rsBlocks.length > 1) throw new ConfigError(multipleResourcesServers(rsBlocks));
     catchAll = rsBlocks[0];
   }
-  const needed = unique([...Object.values(agents), ...(catchAll === null ? [] : [catchAll]), ...rsBlocks]);
+  const needed = unique([
+    ...Object.values(agents),
+    ...(catchAll === null ? [] : [catchAll]),
+    ...rsBlocks,
+    ...Object.values(environmentServers),
+  ]);
   for (const [name, url] of Object.entries(overrides)) {
     if (!needed.includes(name)) {
       throw new ConfigError(
@@ -64,7 +91,7 @@ export function routingFromGymConfig(config: GymConfig, overrides: Record<string
     else servers[name] = url;
   }
   if (missing.length > 0) throw new ConfigError(noServerUrl(missing));
-  return { agents, catchAll, servers, taskSources: rsBlocks };
+  return { agents, catchAll, servers, taskSources: rsBlocks, environmentServers };
 }
 
 /**
@@ -82,7 +109,7 @@ export function routingFromServerFlags(flags: Record<string, string>): RoutingTa
         'servers (the --server flags then give their URLs).',
     );
   }
-  return { agents: {}, catchAll: names[0], servers: { ...flags }, taskSources: [...names] };
+  return { agents: {}, catchAll: names[0], servers: { ...flags }, taskSources: [...names], environmentServers: {} };
 }
 
 const NAME = /^[^\s=]+$/;
@@ -143,14 +170,18 @@ export function guardServerNames(t: RoutingTable): string[] {
 }
 
 /**
- * The resources server of one row (newer NeMo Gym `_rs_for_row`): a `task_source` naming a
- * resources-server block wins; else the agent table; else the catch-all; else `ConfigError`
- * "cannot find a resources server for row (...)". Use the same function for `/verify` and
- * `/aggregate_metrics`.
+ * The resources server of one row (NeMo Gym 0.7.0 `_rs_for_row`): a `task_source` naming a
+ * resources-server block wins; else an environment-server stamp naming an environment server whose
+ * implementation names a resources server; else the agent table; else the catch-all; else
+ * `ConfigError` "cannot find a resources server for row (...)". Use the same function for `/verify`
+ * and `/aggregate_metrics`, on the `rowRouteOf` of the row as sent (payload) or as written (output).
  */
-export function resolveServer(t: RoutingTable, agentName: string | undefined, taskSource: string | undefined): string {
+export function resolveServer(t: RoutingTable, row: RowRoute): string {
+  const { agent, taskSource, environmentServer } = row;
   if (taskSource !== undefined && t.taskSources.includes(taskSource)) return taskSource;
-  if (agentName !== undefined && Object.hasOwn(t.agents, agentName)) return t.agents[agentName];
+  const environments = t.environmentServers ?? {};
+  if (environmentServer !== undefined && Object.hasOwn(environments, environmentServer)) return environments[environmentServer];
+  if (agent !== undefined && Object.hasOwn(t.agents, agent)) return t.agents[agent];
   if (t.catchAll !== null) return t.catchAll;
-  throw new ConfigError(unknownAgent(agentName, taskSource, Object.keys(t.agents)));
+  throw new ConfigError(unknownAgent(agent, taskSource, Object.keys(t.agents)));
 }

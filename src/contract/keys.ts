@@ -15,12 +15,6 @@ export const SKILLS_REF_KEY = 'skills_ref';
 export const RESPONSE_KEY = 'response';
 /** OpenAI Responses-API create params. */
 export const RESPONSES_CREATE_PARAMS_KEY = 'responses_create_params';
-/** Newer NeMo Gym: the environment server a row was dispatched to, stamped on rows. */
-export const ENVIRONMENT_SERVER_KEY = '_ng_environment_server';
-/** Newer NeMo Gym: a materialized task's id (`{"taskset": str, ...}`); with `task_input` it marks a task row. */
-export const TASK_ID_KEY = 'task_id';
-/** Newer NeMo Gym: a materialized task's input (with `task_id`: a task row). */
-export const TASK_INPUT_KEY = 'task_input';
 /** A sidecar row's failure detail (NeMo Gym's), shown before `error`. */
 export const FAILURE_MESSAGE_KEY = '_ng_failure_message';
 /** Non-null marks a failed attempt: the row goes to the sidecar. */
@@ -46,11 +40,9 @@ export const INVALID_JUDGE_RETRYABLE_KEY = 'invalid_judge_retryable';
 export const MIGRATED_INVALID_JUDGE_KEY = '_ng_migrated_invalid_judge_response';
 /** NeMo Gym 0.7.0: set on a moved row whose `deliverables_dir` still holds a deliverable. */
 export const REUSE_CACHED_DELIVERABLE_KEY = 'reuse_cached_deliverable';
-/** A rollout's directory of agent-produced files (GDPVal); read to decide `reuse_cached_deliverable`. */
-export const DELIVERABLES_DIR_KEY = 'deliverables_dir';
 /** Stamped by collection on resumed retries (spec §1.0); part of a moved row's identity. */
 export const ATTEMPT_INDEX_KEY = '_ng_attempt_index';
-/** Multi-stage collection's stage number; part of a moved row's identity (0 when absent). */
+/** Multi-stage collection's stage number: `--judge-failed-only` refuses rows that have it; part of a moved row's identity (0 when absent). */
 export const STAGE_INDEX_KEY = 'stage_index';
 /** The per-task timeout of an agent (terminal when stamped so). */
 export const TIMEOUT_EXCEEDED_CLASS = 'timeout_exceeded';
@@ -66,6 +58,28 @@ export const REPAIRABLE_ENVIRONMENT_CLASSES: readonly string[] = ['reference_mis
  * block it is the authoritative route, and it is kept on output rows.
  */
 export const TASK_SOURCE_KEY = 'task_source';
+/**
+ * NeMo Gym 0.7.0: the environment server that ran a rollout, stamped on materialized rows (and on
+ * collection's results). When it names a config block whose `environment_servers` implementation
+ * has `resources_server.name`, that server verifies the row (after `task_source`, before the agent);
+ * it is kept on output rows, and aggregation groups rows by it (falling back to the agent's name).
+ */
+export const ENVIRONMENT_SERVER_KEY = '_ng_environment_server';
+/** NeMo Gym 0.7.0 materialized task rows: the task's identity (`{taskset, task_id}`), not sent to `/verify`. */
+export const TASK_ID_KEY = 'task_id';
+/** NeMo Gym 0.7.0 materialized task rows: the task's fields, lifted to the top of the `/verify` body. */
+export const TASK_INPUT_KEY = 'task_input';
+/** Inside `task_input`: the historical single-agent container of task fields, lifted too. */
+export const TASK_DATA_KEY = 'task_data';
+/**
+ * A rollout's artifact directory, carried from the rollout into the `/verify` body (file-backed
+ * verifiers); also read to decide a moved row's `reuse_cached_deliverable`.
+ */
+export const DELIVERABLES_DIR_KEY = 'deliverables_dir';
+/** The reference subset a rollout was compared with, carried from the rollout into the `/verify` body. */
+export const REFERENCE_IDS_KEY = 'reference_ids';
+/** Rollout fields carried into the `/verify` body when the rollout has them, in this order (0.7.0). */
+export const CARRIED_ROLLOUT_KEYS = [DELIVERABLES_DIR_KEY, REFERENCE_IDS_KEY] as const;
 /**
  * Ours, not NeMo Gym's: the failure class of a sidecar row written for a 4xx reply of `/verify`
  * (NeMo Gym aborts the whole run instead, spec §8.1).

@@ -100,6 +100,30 @@ export function noMatchingInput(rolloutsPath: string, line: number, key: RowKey 
   );
 }
 
+/**
+ * NeMo Gym 0.7.0, a materialized task row whose `task_input.task_data` is not an object. Ours adds
+ * where (`<inputs>:<line>: `, by the caller) and what to do.
+ */
+export function taskDataNotObject(): string {
+  return 'reverify: task_input.task_data must be an object; fix this row of --inputs';
+}
+
+/** NeMo Gym 0.7.0: a task field given twice in `task_input`, inside and outside `task_data`, with different values. */
+export function conflictingTaskField(key: string): string {
+  return `reverify: conflicting task field ${pyStrRepr(key)} inside and outside task_data; keep one value in this row of --inputs`;
+}
+
+/**
+ * NeMo Gym 0.7.0: `--judge-failed-only` on a recovery source holding a multi-stage row
+ * (`stage_index`), refused before anything is written. Ours adds where (`<file>:<line>: `).
+ */
+export function multiStageRecovery(path: string, line: number): string {
+  return (
+    `${path}:${line}: --judge-failed-only does not support multi-stage rows; resume the multi-stage rollout ` +
+    'collection so stage identity and adaptive references are preserved'
+  );
+}
+
 /** §4.8: no payload remains (with or without resume). */
 export function nothingToReverify(): string {
   return 'WARNING: Nothing to be re-verified.';

@@ -2,9 +2,10 @@
  * What happens to one `/verify` result (spec §1.6, §4.10, §7 "Routing outcomes of odd result
  * bodies"), and the stamps copied onto it from the payload, on raw text.
  */
-import { setFields, topLevelSpans } from './json-spans.js';
+import { setFields, topLevelSpans, type Span } from './json-spans.js';
 import {
   AGENT_REF_KEY,
+  ENVIRONMENT_SERVER_KEY,
   FAILURE_CLASS_KEY,
   FAILURE_TERMINAL_KEY,
   NO_PERSIST_KEY,
@@ -55,11 +56,14 @@ export function isJudgeFailure(row: Record<string, unknown>, rules: RetryRules =
   return isRecoveredClass(row[FAILURE_CLASS_KEY], rules);
 }
 
-/** Raw JSON texts of the payload values stamped onto each result (spec §4.10.1). */
+/** Raw JSON texts of the payload values stamped onto each result (spec §4.10.1, NeMo Gym 0.7.0). */
 export interface Stamps {
   task: string;
   rollout: string;
-  agentRef: string;
+  /** Only when the payload has `agent_ref` (a materialized task row routed by its environment server may not). */
+  agentRef?: string;
+  /** Only when the payload has `_ng_environment_server`. */
+  environmentServer?: string;
   /** Only when the payload has `skills_ref`. */
   skillsRef?: string;
   /** Only when the payload has `task_source` (newer NeMo Gym keeps it for aggregation routing). */
@@ -67,38 +71,51 @@ export interface Stamps {
 }
 
 /**
- * The stamps of a payload (a materialized input row with its response): raw texts of
- * `_ng_task_index`, `_ng_rollout_index`, `agent_ref`, and `skills_ref` / `task_source` when present.
- * Throws if an index or `agent_ref` is missing (rows are validated before payloads are built).
+ * The stamps of a payload (the `/verify` body, or its row before `response` is set): raw texts of
+ * `_ng_task_index`, `_ng_rollout_index`, and `agent_ref` / `_ng_environment_server` / `task_source` /
+ * `skills_ref` when present. Throws if an index is missing (rows are validated before payloads are built).
  */
 export function stampsFromPayload(payloadRaw: string): Stamps {
-  const spans = topLevelSpans(payloadRaw);
+  return stampsFromSpans(payloadRaw, topLevelSpans(payloadRaw));
+}
+
+/** `stampsFromPayload` with the payload's top-level spans already scanned. */
+export function stampsFromSpans(payloadRaw: string, spans: Map<string, Span>): Stamps {
   const raw = (key: string): string | undefined => {
     const s = spans.get(key);
     return s === undefined ? undefined : payloadRaw.slice(s.start, s.end);
   };
   const task = raw(TASK_INDEX_KEY);
   const rollout = raw(ROLLOUT_INDEX_KEY);
-  const agentRef = raw(AGENT_REF_KEY);
-  if (task === undefined || rollout === undefined || agentRef === undefined) {
-    const missing = [TASK_INDEX_KEY, ROLLOUT_INDEX_KEY, AGENT_REF_KEY].filter((k) => !spans.has(k));
+  if (task === undefined || rollout === undefined) {
+    const missing = [TASK_INDEX_KEY, ROLLOUT_INDEX_KEY].filter((k) => !spans.has(k));
     throw new Error(`payload has no ${missing.join(', ')}: validate materialized input rows before building payloads`);
   }
-  const stamps: Stamps = { task, rollout, agentRef };
-  const skillsRef = raw(SKILLS_REF_KEY);
-  if (skillsRef !== undefined) stamps.skillsRef = skillsRef;
-  const taskSource = raw(TASK_SOURCE_KEY);
-  if (taskSource !== undefined) stamps.taskSource = taskSource;
+  const stamps: Stamps = { task, rollout };
+  const optional: Array<[keyof Stamps, string]> = [
+    ['agentRef', AGENT_REF_KEY],
+    ['environmentServer', ENVIRONMENT_SERVER_KEY],
+    ['skillsRef', SKILLS_REF_KEY],
+    ['taskSource', TASK_SOURCE_KEY],
+  ];
+  for (const [field, key] of optional) {
+    const value = raw(key);
+    if (value !== undefined) stamps[field] = value;
+  }
   return stamps;
 }
 
-/** The stamps as ordered fields: task, rollout, agent_ref, task_source, skills_ref (newer NeMo Gym's order). */
+/**
+ * The stamps as ordered fields, in NeMo Gym 0.7.0's order: task, rollout, then when present
+ * agent_ref, _ng_environment_server, task_source, skills_ref.
+ */
 export function stampFields(stamps: Stamps): Array<[string, string]> {
   const fields: Array<[string, string]> = [
     [TASK_INDEX_KEY, stamps.task],
     [ROLLOUT_INDEX_KEY, stamps.rollout],
-    [AGENT_REF_KEY, stamps.agentRef],
   ];
+  if (stamps.agentRef !== undefined) fields.push([AGENT_REF_KEY, stamps.agentRef]);
+  if (stamps.environmentServer !== undefined) fields.push([ENVIRONMENT_SERVER_KEY, stamps.environmentServer]);
   if (stamps.taskSource !== undefined) fields.push([TASK_SOURCE_KEY, stamps.taskSource]);
   if (stamps.skillsRef !== undefined) fields.push([SKILLS_REF_KEY, stamps.skillsRef]);
   return fields;

@@ -11,4 +11,10 @@ export interface RoutingTable {
   servers: Record<string, string>;
   /** Resources server block names: a row whose `task_source` is one of them is routed there directly. */
   taskSources: string[];
+  /**
+   * Environment server block name -> the resources server its implementation names (NeMo Gym
+   * 0.7.0): a row stamped `_ng_environment_server` with one of these names is routed there, unless
+   * its `task_source` routes it. Absent in runs started before it existed (read as empty).
+   */
+  environmentServers?: Record<string, string>;
 }

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { topLevelSpans } from './json-spans.js';
-import { AGENT_REF_KEY, RESPONSE_KEY, ROLLOUT_INDEX_KEY, TASK_INDEX_KEY } from './keys.js';
+import { AGENT_REF_KEY, ENVIRONMENT_SERVER_KEY, RESPONSE_KEY, ROLLOUT_INDEX_KEY, TASK_INDEX_KEY } from './keys.js';
 
 /**
  * A row index: a JSON integer (`3` or `3.0`) within ±2^53. Larger ones are refused because
@@ -18,6 +18,16 @@ export const InputRowSchema = z.looseObject({
   [TASK_INDEX_KEY]: RowIndexSchema,
   [ROLLOUT_INDEX_KEY]: RowIndexSchema,
   [AGENT_REF_KEY]: z.looseObject({ name: z.string() }),
+});
+
+/**
+ * A materialized inputs row stamped with its environment server (NeMo Gym 0.7.0; a materialized
+ * task row names no agent): `agent_ref` may be absent, and its `name` too.
+ */
+export const EnvironmentInputRowSchema = z.looseObject({
+  [TASK_INDEX_KEY]: RowIndexSchema,
+  [ROLLOUT_INDEX_KEY]: RowIndexSchema,
+  [AGENT_REF_KEY]: z.looseObject({ name: z.string().optional() }).optional(),
 });
 
 /** A rollouts (or recovery-sidecar) row: both indices and an object `response`. */
@@ -60,16 +70,19 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** Fast acceptance equal to `InputRowSchema` for parsed JSON (zod copies objects; this runs per row). */
+/** True when the row is stamped with an environment server (a string `_ng_environment_server`). */
+function hasEnvironmentServer(row: unknown): boolean {
+  return isPlainObject(row) && typeof row[ENVIRONMENT_SERVER_KEY] === 'string';
+}
+
+/** Fast acceptance equal to `InputRowSchema` (or with an environment server `EnvironmentInputRowSchema`) for parsed JSON (zod copies objects; this runs per row). */
 function inputRowOk(row: unknown): boolean {
   if (!isPlainObject(row)) return false;
   const ref = row[AGENT_REF_KEY];
-  return (
-    Number.isSafeInteger(row[TASK_INDEX_KEY]) &&
-    Number.isSafeInteger(row[ROLLOUT_INDEX_KEY]) &&
-    isPlainObject(ref) &&
-    typeof ref.name === 'string'
-  );
+  const refOk = hasEnvironmentServer(row)
+    ? ref === undefined || (isPlainObject(ref) && (ref.name === undefined || typeof ref.name === 'string'))
+    : isPlainObject(ref) && typeof ref.name === 'string';
+  return Number.isSafeInteger(row[TASK_INDEX_KEY]) && Number.isSafeInteger(row[ROLLOUT_INDEX_KEY]) && refOk;
 }
 
 /** Fast acceptance equal to `RolloutRowSchema` for parsed JSON. */
@@ -105,13 +118,14 @@ function describe(schema: z.ZodType, row: unknown, what: string, needs: string, 
 
 /**
  * Why a parsed materialized-inputs row cannot be used, as one line, or `null` if it can: it needs
- * integer `_ng_task_index` and `_ng_rollout_index` and a string `agent_ref.name`. With the row's
- * line `text`, an index beyond ±2^53 is shown with its exact digits.
+ * integer `_ng_task_index` and `_ng_rollout_index` and a string `agent_ref.name` (a row stamped
+ * with a string `_ng_environment_server` may lack `agent_ref` or its name: its run is named by the
+ * stamp). With the row's line `text`, an index beyond ±2^53 is shown with its exact digits.
  */
 export function describeInputRowProblem(row: unknown, text?: string): string | null {
   if (inputRowOk(row)) return null;
   return describe(
-    InputRowSchema,
+    hasEnvironmentServer(row) ? EnvironmentInputRowSchema : InputRowSchema,
     row,
     'materialized input row',
     'each row of --inputs needs _ng_task_index, _ng_rollout_index and agent_ref.name',

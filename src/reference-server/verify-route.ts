@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { CARRIED_ROLLOUT_KEYS } from '../contract/keys.js';
 import { gradeMcqa } from './grading.js';
 import { InvalidJudges, parseInvalidJudgeRules, type InvalidJudgeFields } from './invalid-judge.js';
 import { pythonExceptionBody, readBody, sendJson, sendJsonText } from './http-util.js';
@@ -33,13 +34,20 @@ export function drawOutcome(u: number, rates: FailureRates): VerifyOutcome {
   return 'success';
 }
 
-/** Success body: the echoed params and response plus the mcqa grade (with an invalid verdict's fields, if any). */
+/**
+ * Success body: the echoed params and response plus the mcqa grade (with an invalid verdict's
+ * fields, if any), and the rollout's verifier inputs NeMo Gym 0.7.0 carries into the request
+ * (`deliverables_dir`, `reference_ids`) when it has them, echoed as a file-backed verifier's
+ * request model echoes them.
+ */
 function successBody(request: Record<string, unknown>, invalid: InvalidJudgeFields | null): Record<string, unknown> {
+  const carried: Array<[string, unknown]> = CARRIED_ROLLOUT_KEYS.filter((k) => Object.hasOwn(request, k)).map((k) => [k, request[k]]);
   return {
     responses_create_params: request.responses_create_params,
     response: request.response,
     ...gradeMcqa(request.response, request.expected_answer),
     ...invalid,
+    ...(Object.fromEntries(carried) as Record<string, unknown>),
   };
 }
 

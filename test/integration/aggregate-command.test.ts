@@ -319,7 +319,7 @@ describe('reverify aggregate (real reference server, real files)', () => {
     const output = join(dir, 'merged.jsonl');
     const { result, lines, error } = await aggregate({ inputGlob: join(dir, 'shards', '*.jsonl'), output, servers: [`${RS}=${rs.url}`] });
     expect(error).toBeNull();
-    expect(lines).toContain('2 row(s) have no agent_ref.name: merged, but not aggregated');
+    expect(lines).toContain('2 row(s) have no agent_ref.name and no _ng_environment_server: merged, but not aggregated');
     expect(linesOf(output).map(keyOfLine)).toEqual([
       { task: 0, rollout: 0 },
       { task: 1, rollout: 0 },

@@ -26,17 +26,26 @@ async function batchSizes(lengths: number[], maxBytes?: number): Promise<number[
   return (await collect(readBatches(stream(lengths.map((n) => place(n))), maxBytes))).map((b) => b.length);
 }
 
-describe('aggregationTargetOf (spec §4.13 step 2)', () => {
-  it('reads agent_ref.name and a string task_source', () => {
-    expect(aggregationTargetOf({ agent_ref: { name: 'a', type: 'responses_api_agents' } })).toEqual({ agent: 'a', taskSource: undefined });
-    expect(aggregationTargetOf({ agent_ref: { name: 'a' }, task_source: 'rs' })).toEqual({ agent: 'a', taskSource: 'rs' });
-    expect(aggregationTargetOf({ agent_ref: { name: 'a' }, task_source: 3 })).toEqual({ agent: 'a', taskSource: undefined });
+describe('aggregationTargetOf (spec §4.13 step 2, NeMo Gym 0.7.0)', () => {
+  it('reads agent_ref.name, a string task_source and a string environment-server stamp; the run key is the stamp, else the agent', () => {
+    expect(aggregationTargetOf({ agent_ref: { name: 'a', type: 'responses_api_agents' } })).toEqual({ runKey: 'a', route: { agent: 'a' } });
+    expect(aggregationTargetOf({ agent_ref: { name: 'a' }, task_source: 'rs' })).toEqual({
+      runKey: 'a',
+      route: { agent: 'a', taskSource: 'rs' },
+    });
+    expect(aggregationTargetOf({ agent_ref: { name: 'a' }, task_source: 3 })).toEqual({ runKey: 'a', route: { agent: 'a' } });
+    expect(aggregationTargetOf({ agent_ref: { name: 'a' }, _ng_environment_server: 'env' })).toEqual({
+      runKey: 'env',
+      route: { agent: 'a', environmentServer: 'env' },
+    });
+    expect(aggregationTargetOf({ _ng_environment_server: 'env' })).toEqual({ runKey: 'env', route: { environmentServer: 'env' } });
   });
 
-  it('a row without a string agent name is skipped (null)', () => {
+  it('a row with neither a string agent name nor a string environment-server stamp is skipped (null)', () => {
     expect(aggregationTargetOf({})).toBeNull();
     expect(aggregationTargetOf({ agent_ref: {} })).toBeNull();
     expect(aggregationTargetOf({ agent_ref: { name: 7 } })).toBeNull();
+    expect(aggregationTargetOf({ agent_ref: {}, _ng_environment_server: 5 })).toBeNull();
   });
 });
 
@@ -45,7 +54,7 @@ describe('AggregateGroups', () => {
   async function sortedGroups(rows: Array<[string, string, RowPlace]>, maxRecords?: number) {
     const dir = tmp.freshDir();
     const g = new AggregateGroups({ dir, maxRecords });
-    for (const [agent, server, p] of rows) await g.add(agent, server, p);
+    for (const [agent, server, p] of rows) await g.add({ runKey: agent, route: { agent } }, server, p);
     const groups = await g.sorted();
     const placesOf = await Promise.all(groups.map((s) => collect(readPlaceFile(s.placesPath))));
     return { dir, groups, placesOf };
@@ -89,6 +98,38 @@ describe('AggregateGroups', () => {
       [...ps].sort((a, b) => compareKeys(a.key, b.key)).map(({ file, offset, length }) => ({ file, offset, length })),
     );
     expect(spilled.placesOf).toEqual(expected);
+  });
+});
+
+describe('AggregateGroups: groups as NeMo Gym 0.7.0 (run = environment-server stamp, else agent)', () => {
+  const row = (key: number, route: { agent?: string; environmentServer?: string }) => ({
+    runKey: route.environmentServer ?? route.agent!,
+    route,
+    place: { key: { task: key, rollout: 0 }, file: 0, offset: key, length: 1 },
+  });
+
+  it("groups by (run, server), named by the run labels; a run's agent is that of its first row in key order", async () => {
+    const g = new AggregateGroups({ dir: tmp.freshDir() });
+    const rows: Array<[ReturnType<typeof row>, string]> = [
+      [row(0, { agent: 'agent_a' }), 'rs_a'],
+      [row(1, { agent: 'agent_a', environmentServer: 'env_b' }), 'rs_b'],
+      [row(2, { environmentServer: 'env_b' }), 'rs_a'],
+      [row(3, { agent: 'agent_c', environmentServer: 'env_c' }), 'rs_c'],
+      [row(9, { agent: 'agent_d', environmentServer: 'env_d' }), 'rs_c'],
+      [row(4, { environmentServer: 'env_d' }), 'rs_c'],
+    ];
+    for (const [r, server] of rows) await g.add(r, server, r.place);
+    const groups = await g.sorted();
+    expect(groups.map(({ agent, server, rows }) => [agent, server, rows])).toEqual([
+      // agent_a ran in two runs (its own and env_b): each is named by its key.
+      ['agent_a', 'rs_a', 1],
+      ['env_b', 'rs_b', 1],
+      ['env_b', 'rs_a', 1],
+      // env_c's only agent is agent_c: the run keeps the agent's name.
+      ['agent_c', 'rs_c', 1],
+      // env_d's first row in key order (task 4) names no agent: named by its key.
+      ['env_d', 'rs_c', 2],
+    ]);
   });
 });
 

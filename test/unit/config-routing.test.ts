@@ -4,6 +4,7 @@ import { ConfigError } from '../../src/contract/errors.js';
 import { loadGymConfigs, type GymConfig } from '../../src/config/gym-config.js';
 import {
   agentTableFromConfig,
+  environmentTableFromConfig,
   guardServerNames,
   parseServerFlag,
   parseServerFlags,
@@ -61,9 +62,9 @@ describe('resources-only routing (§6.14–16)', () => {
     const t = routingFromGymConfig(await load('resources-only.yaml'), {});
     expect(t.catchAll).toBe('verifier_block');
     for (const name of ['mcqa_simple_agent', 'typo_agent', '', 'ünïcode agent']) {
-      expect(resolveServer(t, name, undefined)).toBe('verifier_block');
+      expect(resolveServer(t, { agent: name })).toBe('verifier_block');
     }
-    expect(resolveServer(t, undefined, undefined)).toBe('verifier_block');
+    expect(resolveServer(t, {})).toBe('verifier_block');
   });
 
   it('§6.15 two RS blocks and no agents: "multiple resources servers"', async () => {
@@ -87,22 +88,23 @@ describe('combined table (§6.17–19)', () => {
       catchAll: null,
       servers: { rs_a: 'http://127.0.0.1:8001', rs_b: 'http://127.0.0.1:8002' },
       taskSources: ['rs_a', 'rs_b'],
+      environmentServers: {},
     });
-    expect(resolveServer(t, 'agent_a', undefined)).toBe('rs_a');
-    expect(resolveServer(t, 'agent_b', undefined)).toBe('rs_b');
+    expect(resolveServer(t, { agent: 'agent_a' })).toBe('rs_a');
+    expect(resolveServer(t, { agent: 'agent_b' })).toBe('rs_b');
   });
 
   it('§6.18 a resources-only config routes any agent name to the single RS', async () => {
     const t = routingFromGymConfig(await load('resources-only.yaml'), {});
     expect(t.servers).toEqual({ verifier_block: 'http://127.0.0.1:8001' });
-    expect(resolveServer(t, 'anything', undefined)).toBe('verifier_block');
+    expect(resolveServer(t, { agent: 'anything' })).toBe('verifier_block');
   });
 
   it('§6.19 an agent block without RS name plus one RS block verifier_block: any agent routes there', async () => {
     const t = routingFromGymConfig(await load('agent-without-rs-name.yaml'), {});
     expect(t.agents).toEqual({});
-    expect(resolveServer(t, 'nameless_agent', undefined)).toBe('verifier_block');
-    expect(resolveServer(t, 'other', undefined)).toBe('verifier_block');
+    expect(resolveServer(t, { agent: 'nameless_agent' })).toBe('verifier_block');
+    expect(resolveServer(t, { agent: 'other' })).toBe('verifier_block');
   });
 });
 
@@ -145,23 +147,66 @@ describe('resolveServer (newer resolver, §4.2, §5.4)', () => {
   });
 
   it('§6.73 each agent goes to its own RS', () => {
-    expect(resolveServer(t, 'agent_a', undefined)).toBe('rs_a');
-    expect(resolveServer(t, 'agent_b', undefined)).toBe('rs_b');
+    expect(resolveServer(t, { agent: 'agent_a' })).toBe('rs_a');
+    expect(resolveServer(t, { agent: 'agent_b' })).toBe('rs_b');
   });
 
   it('a task_source naming an RS block wins over the agent', () => {
-    expect(resolveServer(t, 'agent_a', 'rs_c')).toBe('rs_c');
+    expect(resolveServer(t, { agent: 'agent_a', taskSource: 'rs_c' })).toBe('rs_c');
   });
 
   it('a task_source that names no RS block falls back to the agent table', () => {
-    expect(resolveServer(t, 'agent_b', 'some_dataset')).toBe('rs_b');
+    expect(resolveServer(t, { agent: 'agent_b', taskSource: 'some_dataset' })).toBe('rs_b');
   });
 
   it('an unknown agent is a ConfigError with the newer text', () => {
-    expect(configError(() => resolveServer(t, 'ghost', 'some_dataset'))).toBe(
+    expect(configError(() => resolveServer(t, { agent: 'ghost', taskSource: 'some_dataset' }))).toBe(
       "reverify: cannot find a resources server for row (agent_ref.name='ghost', task_source='some_dataset'). Known agents: ['agent_a', 'agent_b'].",
     );
-    expect(configError(() => resolveServer(t, 'constructor', undefined))).toContain("agent_ref.name='constructor'");
+    expect(configError(() => resolveServer(t, { agent: 'constructor' }))).toContain("agent_ref.name='constructor'");
+  });
+});
+
+describe('NeMo Gym 0.7.0 environment-server stamps (_ng_environment_server)', () => {
+  it('an environment server block routes to the first of its implementations that names a resources server', async () => {
+    const c = await load('environment-servers.yaml');
+    expect(environmentTableFromConfig(c)).toEqual({ env_b: 'rs_b' });
+    const t = routingFromGymConfig(c, {});
+    expect(t.environmentServers).toEqual({ env_b: 'rs_b' });
+    expect(t.agents).toEqual({ agent_a: 'rs_a' });
+  });
+
+  it('precedence: task_source naming an RS block, then the environment server, then the agent, then the catch-all', async () => {
+    const t = routingFromGymConfig(await load('environment-servers.yaml'), {});
+    expect(resolveServer(t, { agent: 'agent_a' })).toBe('rs_a');
+    expect(resolveServer(t, { agent: 'agent_a', environmentServer: 'env_b' })).toBe('rs_b');
+    expect(resolveServer(t, { environmentServer: 'env_b' })).toBe('rs_b');
+    expect(resolveServer(t, { agent: 'agent_a', environmentServer: 'env_b', taskSource: 'rs_a' })).toBe('rs_a');
+    expect(resolveServer(t, { agent: 'agent_a', environmentServer: 'env_b', taskSource: 'not_a_block' })).toBe('rs_b');
+    // A stamp naming no environment server with a resources server (or nothing in the config) falls through to the agent.
+    expect(resolveServer(t, { agent: 'agent_a', environmentServer: 'env_without_rs' })).toBe('rs_a');
+    expect(resolveServer(t, { agent: 'agent_a', environmentServer: 'rs_b' })).toBe('rs_a');
+    expect(configError(() => resolveServer(t, { environmentServer: 'ghost_env' }))).toBe(
+      "reverify: cannot find a resources server for row (agent_ref.name=None, task_source=None). Known agents: ['agent_a'].",
+    );
+    const catchAll = table({ catchAll: 'rs_only', environmentServers: { env_b: 'rs_b' } });
+    expect(resolveServer(catchAll, { agent: 'x', environmentServer: 'env_b' })).toBe('rs_b');
+    expect(resolveServer(catchAll, { agent: 'x', environmentServer: 'env_other' })).toBe('rs_only');
+  });
+
+  it('the resources server an environment server names needs a URL like any other route', () => {
+    const c = cfg({
+      env_b: { environment_servers: { impl: { resources_server: { name: 'rs_b' } } } },
+      agent_a: { responses_api_agents: { impl: { resources_server: { name: 'rs_a' } } } },
+      rs_a: { resources_servers: { impl: { host: 'h', port: 1 } } },
+    });
+    expect(configError(() => routingFromGymConfig(c, {}))).toContain("'rs_b'");
+    expect(routingFromGymConfig(c, { rs_b: 'http://127.0.0.1:2' }).servers).toEqual({ rs_a: 'http://h:1', rs_b: 'http://127.0.0.1:2' });
+  });
+
+  it('a routing table from a run started before environment servers were routed (no field) routes as before', () => {
+    const old = { agents: { a: 'rs_a' }, catchAll: null, servers: {}, taskSources: ['rs_a'] } as RoutingTable;
+    expect(resolveServer(old, { agent: 'a', environmentServer: 'env_b' })).toBe('rs_a');
   });
 });
 
@@ -192,8 +237,14 @@ describe('routing URLs and --server overrides', () => {
 describe('routingFromServerFlags (no config)', () => {
   it('exactly one server is the catch-all', () => {
     const t = routingFromServerFlags({ my_rs: 'http://127.0.0.1:8000' });
-    expect(t).toEqual({ agents: {}, catchAll: 'my_rs', servers: { my_rs: 'http://127.0.0.1:8000' }, taskSources: ['my_rs'] });
-    expect(resolveServer(t, 'any_agent', undefined)).toBe('my_rs');
+    expect(t).toEqual({
+      agents: {},
+      catchAll: 'my_rs',
+      servers: { my_rs: 'http://127.0.0.1:8000' },
+      taskSources: ['my_rs'],
+      environmentServers: {},
+    });
+    expect(resolveServer(t, { agent: 'any_agent' })).toBe('my_rs');
     expect(guardServerNames(t)).toEqual(['my_rs']);
   });
 

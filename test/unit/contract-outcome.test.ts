@@ -102,6 +102,23 @@ describe('stamps', () => {
     expect(failure).toBe('{"reward":0.0,"_ng_failure_class":"timeout","_ng_task_index":0,"_ng_rollout_index":0,"agent_ref":{"name":"a"}}');
   });
 
+  it('NeMo Gym 0.7.0: _ng_environment_server is stamped after agent_ref, then task_source, then skills_ref; agent_ref only when present', () => {
+    const withEnv = stampsFromPayload(
+      '{"skills_ref":{"h":1},"task_source":"rs","_ng_environment_server":"env","agent_ref":{"name":"a"},"_ng_task_index":0,"_ng_rollout_index":2}',
+    );
+    expect(stampResult('{"reward":1.0}', withEnv)).toBe(
+      '{"reward":1.0,"_ng_task_index":0,"_ng_rollout_index":2,"agent_ref":{"name":"a"},"_ng_environment_server":"env","task_source":"rs","skills_ref":{"h":1}}',
+    );
+    const taskRow = stampsFromPayload('{"_ng_task_index":0,"_ng_rollout_index":2,"_ng_environment_server":"env","q":1}');
+    expect(taskRow).toEqual({ task: '0', rollout: '2', environmentServer: '"env"' });
+    expect(stampResult('{"reward":1.0,"_ng_environment_server":"x"}', taskRow)).toBe(
+      '{"reward":1.0,"_ng_environment_server":"env","_ng_task_index":0,"_ng_rollout_index":2}',
+    );
+    expect(verifyFailedRow(taskRow, null, 'reset')).toBe(
+      '{"reward":0.0,"_ng_failure_class":"transient","verify_status":null,"verify_error":"reset","_ng_task_index":0,"_ng_rollout_index":2,"_ng_environment_server":"env"}',
+    );
+  });
+
   it('big integers in the verifier body survive stamping byte-exactly', () => {
     const body = '{"reward":1.0,"response":{"created_at":12345678901234567890}}';
     const out = stampResult(body, stampsFromPayload(payload));

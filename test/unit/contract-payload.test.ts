@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildPayload, readRolloutResponse } from '../../src/contract/payload.js';
+import { buildPayload, readRollout, readRolloutResponse, verifyRequest } from '../../src/contract/payload.js';
 
 describe('§6.35–38 payload building', () => {
   it('§6.35 payload = input ∪ {response}', () => {
@@ -44,5 +44,37 @@ describe('§6.35–38 payload building', () => {
     expect(readRolloutResponse('{"response":null}')).toBe('null');
     expect(readRolloutResponse('{"response":{"a":1},"response":{"b":2}}')).toBe('{"b":2}');
     expect(readRolloutResponse('{"response" : { "a" : "}" } }\n')).toBe('{ "a" : "}" }');
+  });
+
+  it('verifyRequest: a row without task_input and a rollout without carried fields give exactly buildPayload', () => {
+    const input = '{ "seed" : 12345678901234567890, "agent_ref":{"name":"a"},"_ng_task_index":0,"_ng_rollout_index":0}';
+    const rollout = '{"response":{"score":2.50},"reward":1.0,"extracted_answer":"A"}';
+    expect(verifyRequest(input, rollout).payload).toBe(buildPayload(input, readRolloutResponse(rollout)!));
+  });
+});
+
+describe('NeMo Gym 0.7.0: deliverables_dir and reference_ids are carried from the rollout', () => {
+  it('appended after response in that order, raw (big integers kept), null included', () => {
+    const input = '{"x":1,"_ng_task_index":0,"_ng_rollout_index":0}';
+    const rollout = '{"reference_ids":[12345678901234567890,2],"response":{"id":"r"},"deliverables_dir":null,"reward":1.0}';
+    expect(verifyRequest(input, rollout).payload).toBe(
+      '{"x":1,"_ng_task_index":0,"_ng_rollout_index":0,"response":{"id":"r"},"deliverables_dir":null,"reference_ids":[12345678901234567890,2]}',
+    );
+  });
+
+  it("a key the input row already has keeps its place and takes the rollout's value", () => {
+    const input = '{"reference_ids":[9],"response":{"old":1},"y":2,"_ng_task_index":0,"_ng_rollout_index":0}';
+    const rollout = '{"reference_ids":[3],"response":{"new":1},"deliverables_dir":"/runs/7"}';
+    expect(verifyRequest(input, rollout).payload).toBe(
+      '{"reference_ids":[3],"response":{"new":1},"y":2,"_ng_task_index":0,"_ng_rollout_index":0,"deliverables_dir":"/runs/7"}',
+    );
+  });
+
+  it('readRollout: response and the carried fields present (last duplicate wins)', () => {
+    expect(readRollout('{"response":{},"deliverables_dir":"a","deliverables_dir":"b"}')).toEqual({
+      response: '{}',
+      carried: [['deliverables_dir', '"b"']],
+    });
+    expect(readRollout('{"reward":1}')).toEqual({ response: null, carried: [] });
   });
 });

@@ -35,6 +35,22 @@ describe('materialized input rows', () => {
   });
 });
 
+describe('materialized input rows stamped with an environment server (NeMo Gym 0.7.0)', () => {
+  const envRow = { _ng_task_index: 0, _ng_rollout_index: 1, _ng_environment_server: 'env', task_input: {} };
+
+  it('may name no agent: the stamp names the run', () => {
+    expect(describeInputRowProblem(envRow)).toBeNull();
+    expect(describeInputRowProblem({ ...envRow, agent_ref: { type: 'responses_api_agents' } })).toBeNull();
+    expect(describeInputRowProblem({ ...envRow, agent_ref: { name: 'a' } })).toBeNull();
+  });
+
+  it('an agent_ref it has must still be well formed, and a stamp that is not a string names nothing', () => {
+    expect(describeInputRowProblem({ ...envRow, agent_ref: 'a' })).toMatch(/^"agent_ref" must be an object/);
+    expect(describeInputRowProblem({ ...envRow, agent_ref: { name: 5 } })).toMatch(/^"agent_ref.name" must be a string/);
+    expect(describeInputRowProblem({ ...envRow, _ng_environment_server: 3 })).toMatch(/^materialized input row has no "agent_ref"/);
+  });
+});
+
 describe('indices beyond 2^53', () => {
   it('are shown with the exact digits of the line when it is given (JSON.parse has rounded the parsed row)', () => {
     const line = '{"_ng_task_index":12345678901234567891,"_ng_rollout_index":0,"response":{}}';
