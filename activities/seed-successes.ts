@@ -1,7 +1,7 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { InputChangedError } from '../src/contract/errors.js';
-import { inputChanged } from '../src/contract/messages.js';
+import { inputChanged } from '../src/contract/input-changed.js';
 import { lineKeyId } from '../src/contract/row-key.js';
 import type { FileIdentity } from '../src/contract/run-spec.js';
 import { publishFile } from '../src/io/atomic-file.js';

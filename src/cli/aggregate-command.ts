@@ -17,16 +17,10 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, resolve } from 'node:path';
 import { z } from 'zod';
 import { stripForShardAggregation } from '../contract/aggregate-request.js';
+import { coverageReport } from '../contract/coverage-report.js';
 import { ConfigError } from '../contract/errors.js';
 import { aggregateMetricsPath, sidecarPath } from '../contract/file-names.js';
-import {
-  catchAllWarning,
-  computingAggregateMetrics,
-  coverageReport,
-  keyMetricsFor,
-  noShardsMatched,
-  resultPaths,
-} from '../contract/messages.js';
+import { catchAllWarning, computingAggregateMetrics, keyMetricsFor, noShardsMatched, resultPaths } from '../contract/messages.js';
 import type { AgentKeyMetrics } from '../contract/run-spec.js';
 import { resolveServer, type RoutingTable } from '../config/routing.js';
 import { AggregateGroups, type SortedGroup } from '../aggregation/aggregate-groups.js';

@@ -1,6 +1,7 @@
 import { startInProcessWorker, type InProcessWorker } from './in-process-worker.js';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import { catchAllWarning, coverageReport, keyMetricsFor } from '../contract/messages.js';
+import { coverageReport } from '../contract/coverage-report.js';
+import { catchAllWarning, keyMetricsFor } from '../contract/messages.js';
 import type { RunResult, RunSpec } from '../contract/run-spec.js';
 import { parseRunOptions } from '../config/run-options.js';
 import { connectClient, resolveTemporal, runUiUrl, taskQueue } from '../temporal/connection.js';

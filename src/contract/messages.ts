@@ -249,26 +249,6 @@ export function resultPaths(outputPath: string, metricsPath: string | null): str
 }
 
 /**
- * NeMo Gym 0.7.0's coverage report, printed after the result lines when the score does not cover
- * every rollout: `scored` rows in the main output, `missing` rollouts whose last attempt is in the
- * sidecar, the failure classes of the sidecar rows this run wrote (by name), and the sidecar's path.
- * Nothing when nothing is missing.
- */
-export function coverageReport(scored: number, missing: number, routed: ReadonlyMap<string, number> | null, sidecar: string): string[] {
-  if (missing <= 0) return [];
-  const expected = scored + missing;
-  const classes = [...(routed ?? new Map<string, number>()).entries()]
-    .sort(([a], [b]) => compareCodePoints(a, b))
-    .map(([name, count]) => `${count} ${name}`)
-    .join(', ');
-  const routedText = classes ? `${classes} routed this run; ` : '';
-  return [
-    `Rollouts missing from the score: ${missing} of ${expected} materialized (${routedText}see ${sidecar})`,
-    `Metrics cover: ${scored} of ${expected} rollouts`,
-  ];
-}
-
-/**
  * §1.0: the attempt-cap warning (Python: `WARNING: could not parse NEMO_GYM_MAX_ROLLOUT_ATTEMPTS=<repr>
  * (<reason>); falling back to default 3.`).
  */
@@ -284,37 +264,4 @@ export function noShardsMatched(glob: string): string {
 /** §4.15: a malformed shard line (1-based line number). */
 export function malformedShard(path: string, line: number, detail: string): string {
   return `Malformed JSON in '${path}' at line ${line}: ${detail}`;
-}
-
-/** What a file is now, or null when it is gone. */
-export interface FileNow {
-  size: number;
-  mtimeMs: number;
-}
-
-/**
- * Ours (NeMo Gym reads its inputs once and never checks): a row the plan placed is no longer
- * there — the file was edited, replaced, truncated or reordered after the run planned it.
- * `where` names the row (`line 151`, or `the materialized input of rollouts.jsonl:151`).
- */
-export function inputChanged(
-  path: string,
-  where: string,
-  planned: { size: number; mtimeMs: number } | undefined,
-  now: FileNow | null,
-): string {
-  const stamp = (ms: number) => new Date(ms).toISOString();
-  let what = '';
-  if (now === null) what = ' (the file is gone)';
-  else if (planned) {
-    const changes: string[] = [];
-    if (planned.size !== now.size) changes.push(`size ${planned.size} -> ${now.size} bytes`);
-    if (planned.mtimeMs !== now.mtimeMs) changes.push(`modified ${stamp(planned.mtimeMs)} -> ${stamp(now.mtimeMs)}`);
-    if (changes.length > 0) what = ` (${changes.join(', ')})`;
-  }
-  return (
-    `'${path}' changed after this run planned it: ${where} is not the row that was planned${what}. ` +
-    'Nothing wrong was written and the rows committed so far are kept. ' +
-    'Restore the file (or keep the new one), then run the same command with --resume: it plans again from the files as they are now.'
-  );
 }

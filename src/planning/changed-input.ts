@@ -1,5 +1,5 @@
 import { InputChangedError } from '../contract/errors.js';
-import { inputChanged } from '../contract/messages.js';
+import { inputChanged } from '../contract/input-changed.js';
 import type { FileIdentity } from '../contract/run-spec.js';
 import { fileNow } from '../io/file-identity.js';
 

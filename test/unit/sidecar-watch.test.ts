@@ -2,7 +2,7 @@
 import { appendFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { coverageReport } from '../../src/contract/messages.js';
+import { coverageReport } from '../../src/contract/coverage-report.js';
 import { SidecarWatch } from '../../src/cli/sidecar-watch.js';
 import { useTempRoot } from '../helpers/temp-dirs.js';
 
