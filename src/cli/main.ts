@@ -46,6 +46,7 @@ function optionOf(f: RunFlag): Option {
   if (f.kind === 'int') option.argParser(int(flag));
   if (f.kind === 'seconds') option.argParser(float(flag));
   if (f.kind === 'list') option.argParser(collect);
+  if (f.kind === 'choice') option.choices(f.choices!);
   if (f.initial !== undefined) option.default(f.initial);
   return option;
 }

@@ -8,8 +8,10 @@ import type { RoutingTable } from './routing-table.js';
 export interface RunSpec {
   /** Absolute path of the materialized inputs JSONL (`--inputs`). */
   inputsPath: string;
-  /** Absolute path of the rollouts JSONL (`--rollouts`). */
+  /** Absolute path of the rollouts JSONL (`--rollouts`); empty in ATIF mode, which has none. */
   rolloutsPath: string;
+  /** `--input-format atif` (NeMo Gym 0.7.0's ATIF mode); absent for NeMo Gym rollouts. */
+  atif?: AtifSpec;
   /** Absolute output path as the user gave it (before any `unsafe_` prefix). */
   outputPath: string;
   /** Agent name -> resources server routing, with server URLs. */
@@ -47,6 +49,17 @@ export interface RunSpec {
   continueAsNewAfterBatches?: number;
   /** Retry intervals of the aggregate phase instead of 5 s doubling to 2 min (tests); the attempts stay bounded. */
   aggregateRetry?: { initialIntervalMs: number; maximumIntervalMs: number };
+}
+
+/** What an ATIF run needs besides the common options. */
+export interface AtifSpec {
+  /** Absolute path of the manifest (`--atif-manifest`). */
+  manifestPath: string;
+  /**
+   * For each resources server of the routing table: whether its config exposes tools over MCP, or
+   * the message of the config problem that reading it meets (raised only for rows with function calls).
+   */
+  mcpExposure: Record<string, boolean | string>;
 }
 
 /** Where a run writes, after the guard decided the prefix. */
