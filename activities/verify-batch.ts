@@ -16,6 +16,7 @@ import { verifyWithRetries } from '../src/verifier/verify-with-retries.js';
 import type { ActivityDeps } from './deps.js';
 import { rejudgeListPath } from './plan-round.js';
 import { failFastOnUserError } from './user-errors.js';
+import { atifPayload } from './verify-batch/atif-payload.js';
 import { BatchRecorder } from './verify-batch/batch-recorder.js';
 import { resumeCheckpoint, type Checkpoint } from './verify-batch/checkpoint.js';
 import { readPlannedRows, rowPlace, sidecarPathOf } from './verify-batch/planned-rows.js';
@@ -98,9 +99,10 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
     const agent = req.plan.agents[rec.agent];
     const server = req.plan.servers[rec.server];
     const url = req.serverUrls[server];
-    const payload = buildPayload(inputs[k], readRolloutResponse(sources[k])!);
+    const atif = req.plan.inputFormat === 'atif' ? await atifPayload(req.plan.sourcePath, rec, sources[k], inputs[k]) : null;
+    const payload = atif?.payload ?? buildPayload(inputs[k], readRolloutResponse(sources[k])!);
     // The payload's stamps are the input row's (only `response` differs): scan the small text.
-    const stamps = stampsFromPayload(inputs[k]);
+    const stamps: Stamps = { ...stampsFromPayload(inputs[k]), ...(atif ? { atifProvenance: atif.provenance } : {}) };
     const started = performance.now();
     let throttled = 0;
     let reply;
@@ -119,7 +121,8 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
     }
     if (reply.kind === 'ok') lastAnswered = i;
     guard.observe(reply, server, url);
-    await recordRouted(i, routeReply(reply, stamps, { agent, planIndex: req.from + i, latencyMs: performance.now() - started, throttled }));
+    const facts = { agent, planIndex: req.from + i, latencyMs: performance.now() - started, throttled, atif: atif !== null };
+    await recordRouted(i, routeReply(reply, stamps, facts));
   };
 
   const recordRouted = (i: number, r: Routed) => recorder.record(i, r.target, r.line, r.count);

@@ -42,6 +42,7 @@ export async function prepare(spec: RunSpec, st: RunState, prefix: Prefix): Prom
     inputsPath: spec.inputsPath,
     rolloutsPath: spec.rolloutsPath,
     judgeFailedOnly: spec.judgeFailedOnly,
+    ...(spec.atif ? { atifManifestPath: spec.atif.manifestPath } : {}),
   });
   return st.outputs;
 }

@@ -1,6 +1,7 @@
 import { buildPayload, readRolloutResponse } from '../../src/contract/payload.js';
 import type { PlanRecord } from '../../src/planning/plan-file.js';
 import type { VerifyReply } from '../../src/verifier/client.js';
+import { atifPayload } from './atif-payload.js';
 import { readPlannedRows } from './planned-rows.js';
 import type { VerifyBatchRequest } from './request.js';
 
@@ -22,7 +23,11 @@ export async function serverAnswersOthers(
   );
   for (const j of candidates.slice(0, 3)) {
     const { sources, inputs } = await readPlannedRows(req, records, [j]);
-    if ((await send(buildPayload(inputs[0], readRolloutResponse(sources[0])!))).kind === 'ok') return true;
+    const body =
+      req.plan.inputFormat === 'atif'
+        ? (await atifPayload(req.plan.sourcePath, records[j], sources[0], inputs[0])).payload
+        : buildPayload(inputs[0], readRolloutResponse(sources[0])!);
+    if ((await send(body)).kind === 'ok') return true;
   }
   return false;
 }

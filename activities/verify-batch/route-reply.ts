@@ -4,7 +4,14 @@
  * row set aside after its strikes is a `transient` one. Pure: the batch recorder does the writing.
  */
 import { JUDGE_FAILED_CLASS } from '../../src/contract/keys.js';
-import { classifyResult, stampResult, verifyFailedRow, verifyRejectedRow, type Stamps } from '../../src/contract/outcome.js';
+import {
+  classifyResult,
+  stampAtifFailure,
+  stampResult,
+  verifyFailedRow,
+  verifyRejectedRow,
+  type Stamps,
+} from '../../src/contract/outcome.js';
 import type { VerifyReply } from '../../src/verifier/client.js';
 import type { VerifierUnavailableError } from '../../src/verifier/errors.js';
 import { agentCounts, type Checkpoint, type Counts } from './checkpoint.js';
@@ -24,6 +31,11 @@ export interface RowFacts {
   latencyMs: number;
   /** Tries of this row answered 429/503 (throttling signals for the adaptive limit). */
   throttled: number;
+  /**
+   * ATIF mode (NeMo Gym 0.7.0): a no-persist (kill-shaped) result goes to the sidecar instead of
+   * nowhere, and a sidecar row without a truthy class is classed `kill_shaped`.
+   */
+  atif?: boolean;
 }
 
 /** Routes an answered row: `ok` by its body's outcome, `rejected` (a 4xx) to the sidecar. */
@@ -49,6 +61,22 @@ export function routeReply(reply: Exclude<VerifyReply, { kind: 'retryable' }>, s
   }
   const result = reply.result;
   const outcome = classifyResult(result);
+  if (row.atif && outcome !== 'success') {
+    const judgeFailed = result._ng_failure_class === JUDGE_FAILED_CLASS;
+    return {
+      target: 'sidecar',
+      line: stampAtifFailure(reply.body, stamps),
+      count: (c, cp) => {
+        signals(c);
+        c.failed++;
+        if (judgeFailed) {
+          c.judgeFailed++;
+          cp.judgeFailedRows.push(row.planIndex);
+        }
+        agentCounts(c, row.agent).failed++;
+      },
+    };
+  }
   if (outcome === 'drop') {
     return {
       target: null,

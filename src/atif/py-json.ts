@@ -3,7 +3,7 @@
  * what NeMo Gym writes for tool-call arguments, structured tool results and content hashes. Floats
  * print as Python prints them (`1.0`, `1e-07`), integers exactly, non-ASCII text as is.
  */
-import { pyFloatRepr } from '../contract/python-repr.js';
+import { pyFloatRepr, pythonRepr, pyStrRepr } from '../contract/python-repr.js';
 import { compareCodePoints } from '../contract/row-key.js';
 import { PyFloat, type JsonValue } from './strict-json.js';
 
@@ -19,4 +19,16 @@ export function pyJsonDumps(value: JsonValue, sortKeys = false): string {
   const keys = Object.keys(value);
   if (sortKeys) keys.sort(compareCodePoints);
   return `{${keys.map((k) => `${JSON.stringify(k)}:${pyJsonDumps(value[k], sortKeys)}`).join(',')}}`;
+}
+
+/** Python's `repr()` of a strict-JSON value, for messages (`None`, `True`, `1.0`, `'text'`, lists, dicts). */
+export function pyRepr(value: JsonValue): string {
+  if (value instanceof PyFloat) return pyFloatRepr(value.value);
+  if (Array.isArray(value)) return `[${value.map(pyRepr).join(', ')}]`;
+  if (value !== null && typeof value === 'object') {
+    return `{${Object.keys(value)
+      .map((k) => `${pyStrRepr(k)}: ${pyRepr(value[k])}`)
+      .join(', ')}}`;
+  }
+  return pythonRepr(value);
 }

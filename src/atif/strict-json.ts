@@ -19,6 +19,9 @@ export class StrictJsonError extends Error {}
 
 const NUMBER = /-?(?:0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/y;
 const WS = /[ \t\n\r]*/y;
+/** A run of string characters that need no attention: not a quote, a backslash or a control character. */
+const PLAIN = /[^"\\\u0000-\u001f]*/y;
+const ESCAPES: Record<string, string> = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
 
 /** `value`'s decimal digits without sign, leading/trailing zeros, and the exponent of their first digit. */
 function decimalOf(text: string): { digits: string; exp: number } {
@@ -149,31 +152,29 @@ class Parser {
     const start = this.at++;
     let out = '';
     for (;;) {
+      PLAIN.lastIndex = this.at;
+      PLAIN.exec(this.s);
+      out += this.s.slice(this.at, PLAIN.lastIndex);
+      this.at = PLAIN.lastIndex;
       const c = this.s[this.at];
       if (c === undefined) this.fail('Unterminated string starting at', start);
       if (c === '"') {
         this.at++;
         return out;
       }
-      if (c === '\\') {
-        const e = this.s[this.at + 1];
-        const simple: Record<string, string> = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
-        if (e === 'u') {
-          const hex = this.s.slice(this.at + 2, this.at + 6);
-          if (!/^[0-9a-fA-F]{4}$/.test(hex)) this.fail('Invalid \\uXXXX escape', this.at + 1);
-          out += String.fromCharCode(parseInt(hex, 16));
-          this.at += 6;
-        } else if (e !== undefined && e in simple) {
-          out += simple[e];
-          this.at += 2;
-        } else {
-          this.fail('Invalid \\escape', this.at);
-        }
-        continue;
+      if (c !== '\\') this.fail('Invalid control character at');
+      const e = this.s[this.at + 1];
+      if (e === 'u') {
+        const hex = this.s.slice(this.at + 2, this.at + 6);
+        if (!/^[0-9a-fA-F]{4}$/.test(hex)) this.fail('Invalid \\uXXXX escape', this.at + 1);
+        out += String.fromCharCode(parseInt(hex, 16));
+        this.at += 6;
+      } else if (e !== undefined && Object.hasOwn(ESCAPES, e)) {
+        out += ESCAPES[e];
+        this.at += 2;
+      } else {
+        this.fail('Invalid \\escape', this.at);
       }
-      if (c < ' ') this.fail('Invalid control character at');
-      out += c;
-      this.at++;
     }
   }
 }

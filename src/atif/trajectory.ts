@@ -6,15 +6,12 @@
  */
 import { createHash } from 'node:crypto';
 import { pyStrRepr } from '../contract/python-repr.js';
-import { isJsonInt, isJsonObject, parseStrictJsonBytes, StrictJsonError, type JsonValue } from './strict-json.js';
-import { pyJsonDumps } from './py-json.js';
+import { isJsonInt, isJsonObject, parseStrictJsonBytes, StrictJsonError } from './strict-json.js';
+import { pyRepr } from './py-json.js';
 import { AtifTrajectorySchema, schemaProblem, type AtifTrajectory } from './schema.js';
 import { AtifProjectionError, checkSupported } from './supported.js';
 import { projectTrajectory, type Projection } from './project.js';
 import { trajectoryContentSha256 } from './content-hash.js';
-
-/** The key under which results carry where their trajectory came from. */
-export const ATIF_PROVENANCE_KEY = '_ng_atif_provenance';
 
 /** A trajectory read, checked and projected. */
 export interface LoadedTrajectory {
@@ -62,17 +59,10 @@ export function checkDeclaredSource(t: AtifTrajectory, key: { task: number; roll
   ] as const) {
     if (!(field in source)) continue;
     const v = source[field];
-    if (!isJsonInt(v) || v < 0) throw new AtifProjectionError(`Gym ATIF source ${field} is invalid: ${declared(v)}`);
+    if (!isJsonInt(v) || v < 0) throw new AtifProjectionError(`Gym ATIF source ${field} is invalid: ${pyRepr(v)}`);
     if (BigInt(v) !== BigInt(expected))
       throw new AtifProjectionError(`Gym ATIF source ${field} ${v} conflicts with manifest value ${expected}`);
   }
-}
-
-function declared(v: JsonValue): string {
-  if (v === null) return 'None';
-  if (typeof v === 'boolean') return v ? 'True' : 'False';
-  if (typeof v === 'string') return pyStrRepr(v);
-  return pyJsonDumps(v);
 }
 
 /** Identity of a trajectory for the one-to-one check: its non-blank id, else its content hash. */

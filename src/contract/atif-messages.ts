@@ -60,3 +60,8 @@ export function mcpToolCallsRefused(server: string): string {
     'Use a non-MCP stateless verifier or a text-only trajectory.'
   );
 }
+
+/** Ours: printed when an ATIF run's plan phase starts. */
+export function atifPlanning(): string {
+  return 'Planning: checking the ATIF manifest, every trajectory it lists and the materialized inputs, and joining them by key';
+}

@@ -5,9 +5,11 @@
 import { setFields, topLevelSpans } from './json-spans.js';
 import {
   AGENT_REF_KEY,
+  ATIF_PROVENANCE_KEY,
   FAILURE_CLASS_KEY,
   FAILURE_TERMINAL_KEY,
   JUDGE_FAILED_CLASS,
+  KILL_SHAPED_CLASS,
   NO_PERSIST_KEY,
   ROLLOUT_INDEX_KEY,
   SKILLS_REF_KEY,
@@ -63,6 +65,8 @@ export interface Stamps {
   skillsRef?: string;
   /** Only when the payload has `task_source` (newer NeMo Gym keeps it for aggregation routing). */
   taskSource?: string;
+  /** ATIF mode: the `_ng_atif_provenance` object of the row's trajectory (never sent to `/verify`). */
+  atifProvenance?: string;
 }
 
 /**
@@ -91,7 +95,7 @@ export function stampsFromPayload(payloadRaw: string): Stamps {
   return stamps;
 }
 
-/** The stamps as ordered fields: task, rollout, agent_ref, task_source, skills_ref (newer NeMo Gym's order). */
+/** The stamps as ordered fields: task, rollout, agent_ref, task_source, skills_ref, ATIF provenance (newer NeMo Gym's order). */
 export function stampFields(stamps: Stamps): Array<[string, string]> {
   const fields: Array<[string, string]> = [
     [TASK_INDEX_KEY, stamps.task],
@@ -100,6 +104,7 @@ export function stampFields(stamps: Stamps): Array<[string, string]> {
   ];
   if (stamps.taskSource !== undefined) fields.push([TASK_SOURCE_KEY, stamps.taskSource]);
   if (stamps.skillsRef !== undefined) fields.push([SKILLS_REF_KEY, stamps.skillsRef]);
+  if (stamps.atifProvenance !== undefined) fields.push([ATIF_PROVENANCE_KEY, stamps.atifProvenance]);
   return fields;
 }
 
@@ -110,6 +115,20 @@ export function stampFields(stamps: Stamps): Array<[string, string]> {
  */
 export function stampResult(resultRaw: string, stamps: Stamps): string {
   return setFields(resultRaw, stampFields(stamps));
+}
+
+/**
+ * ATIF mode (NeMo Gym 0.7.0): a result bound for the sidecar — a failure, or a no-persist result,
+ * which this mode keeps since it cannot resume — stamped, with its failure class set to
+ * `kill_shaped` when it has none or a falsy one (Python's `failure_class or "kill_shaped"`).
+ */
+export function stampAtifFailure(resultRaw: string, stamps: Stamps): string {
+  const cls = topLevelSpans(resultRaw).get(FAILURE_CLASS_KEY);
+  const truthy = cls !== undefined && rawTruthy(resultRaw.slice(cls.start, cls.end));
+  return setFields(resultRaw, [
+    ...stampFields(stamps),
+    ...(truthy ? [] : [[FAILURE_CLASS_KEY, `"${KILL_SHAPED_CLASS}"`] as [string, string]]),
+  ]);
 }
 
 /** Longest `verify_error` excerpt kept in a `verify_rejected` row, in characters. */

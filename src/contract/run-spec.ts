@@ -88,8 +88,10 @@ export interface PlanSummary {
   recordBytes?: number;
   /** The files the plan's offsets point into (source, inputs), as the plan read them. */
   files?: FileIdentity[];
-  /** The file the plan's source offsets point into: --rollouts, or its sidecar in recovery mode. */
+  /** The file the plan's source offsets point into: --rollouts, its sidecar in recovery mode, or the ATIF manifest. */
   sourcePath: string;
+  /** `atif`: source rows are manifest entries whose trajectories the records prove (absent: NeMo Gym rollouts). */
+  inputFormat?: 'atif';
   /** Rows to verify. */
   rows: number;
   /** Agent names, indexed by the plan's agent numbers. */
