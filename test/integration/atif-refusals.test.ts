@@ -71,6 +71,8 @@ describe('the ATIF preflight, before any output path is prepared', () => {
     const d = await atifRun(tempDir(), rs.port, { tasks: 2, repeats: 1 });
     writeFileSync(d.output, 'old\n');
     expect(await refused(d)).toContain('ATIF reverification requires stateless verifiers');
+    expect(await refused(d, { overwrite: true })).toContain('ATIF reverification requires stateless verifiers');
+    expect(readFileSync(d.output, 'utf8')).toBe('old\n'); // --overwrite deletes only once the run is accepted
     await rs.close();
     const ok = await scripted();
     writeFileSync(d.config, readFileSync(d.config, 'utf8').replaceAll(String(rs.port), String(ok.port)));

@@ -159,4 +159,24 @@ describe('the ATIF plan', () => {
       `the trajectory of ${req.manifestPath}:1 '${join(req.dir, 'out', 'o.jsonl')}' is also the output of this run`,
     );
   });
+
+  it('clears a stale work directory, unless a trajectory of the manifest lies in it', async () => {
+    const req = setup([input(0, 0)], [entry('text.json', 0, 0)]);
+    const workDir = join(req.dir, 'out', '.o.jsonl.reverify');
+    mkdirSync(workDir, { recursive: true });
+    writeFileSync(join(workDir, 'r0-b0.main.part'), 'stale');
+    const p = await plan(req);
+    expect(existsSync(join(workDir, 'r0-b0.main.part'))).toBe(false);
+    writeFileSync(join(workDir, 'text.json'), readFileSync(join(FIXTURES, 'text-only.json')));
+    writeFileSync(req.manifestPath, entry(join(workDir, 'text.json'), 0, 0) + '\n');
+    const message = await plan(req).then(
+      () => '',
+      (err: Error) => err.message,
+    );
+    expect(message).toBe(
+      `${req.manifestPath}:1: the trajectory '${join(workDir, 'text.json')}' is inside the work directory of this run ('${workDir}'), which it deletes: move the file, or choose another --output`,
+    );
+    expect(existsSync(join(workDir, 'text.json'))).toBe(true);
+    await discardPlan(p.workDir, null);
+  });
 });
