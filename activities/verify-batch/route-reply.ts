@@ -61,11 +61,11 @@ export function routeReply(reply: Exclude<VerifyReply, { kind: 'retryable' }>, s
   }
   const result = reply.result;
   const outcome = classifyResult(result);
-  if (row.atif && outcome !== 'success') {
+  const sidecarRow = (line: string): Routed => {
     const judgeFailed = result._ng_failure_class === JUDGE_FAILED_CLASS;
     return {
       target: 'sidecar',
-      line: stampAtifFailure(reply.body, stamps),
+      line,
       count: (c, cp) => {
         signals(c);
         c.failed++;
@@ -76,7 +76,8 @@ export function routeReply(reply: Exclude<VerifyReply, { kind: 'retryable' }>, s
         agentCounts(c, row.agent).failed++;
       },
     };
-  }
+  };
+  if (row.atif && outcome !== 'success') return sidecarRow(stampAtifFailure(reply.body, stamps));
   if (outcome === 'drop') {
     return {
       target: null,
@@ -88,22 +89,7 @@ export function routeReply(reply: Exclude<VerifyReply, { kind: 'retryable' }>, s
       },
     };
   }
-  if (outcome === 'failure') {
-    const judgeFailed = result._ng_failure_class === JUDGE_FAILED_CLASS;
-    return {
-      target: 'sidecar',
-      line: stampResult(reply.body, stamps),
-      count: (c, cp) => {
-        signals(c);
-        c.failed++;
-        if (judgeFailed) {
-          c.judgeFailed++;
-          cp.judgeFailedRows.push(row.planIndex);
-        }
-        agentCounts(c, row.agent).failed++;
-      },
-    };
-  }
+  if (outcome === 'failure') return sidecarRow(stampResult(reply.body, stamps));
   return {
     target: 'main',
     line: stampResult(reply.body, stamps),

@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { emptyManifest, parseManifestLine, trajectoryFile, unpinnedWarning } from '../../src/atif/manifest.js';
 import { pyJsonDumps } from '../../src/atif/py-json.js';
+import { stampAtifFailure, stampResult } from '../../src/contract/outcome.js';
 import { parseStrictJson, parseStrictJsonBytes, PyFloat } from '../../src/atif/strict-json.js';
 import { epochSeconds, isoTimestampProblem } from '../../src/atif/timestamps.js';
 import { checkDeclaredSource, checkPinnedSha256, readTrajectory, sha256Hex } from '../../src/atif/trajectory.js';
@@ -122,5 +123,25 @@ describe('timestamps, the SHA-256 pin and the declared Gym key', () => {
     expect(() => checkDeclaredSource(doc('{"rollout_index":"0"}'), { task: 1, rollout: 0 })).toThrow(
       "Gym ATIF source rollout_index is invalid: '0'",
     );
+  });
+});
+
+describe('ATIF result rows (stamps, kill-shaped class)', () => {
+  const stamps = { task: '1', rollout: '0', agentRef: '{"name":"a"}', atifProvenance: '{"trajectory_id":"t"}' };
+
+  it('stamps the provenance last, after the other stamps', () => {
+    expect(stampResult('{"reward":1.0}', stamps)).toBe(
+      '{"reward":1.0,"_ng_task_index":1,"_ng_rollout_index":0,"agent_ref":{"name":"a"},"_ng_atif_provenance":{"trajectory_id":"t"}}',
+    );
+  });
+
+  it('classes a sidecar row kill_shaped when its class is absent or falsy, in place or at the end', () => {
+    expect(stampAtifFailure('{"reward":0.0,"_ng_no_persist":true}', stamps)).toBe(
+      '{"reward":0.0,"_ng_no_persist":true,"_ng_task_index":1,"_ng_rollout_index":0,"agent_ref":{"name":"a"},"_ng_atif_provenance":{"trajectory_id":"t"},"_ng_failure_class":"kill_shaped"}',
+    );
+    expect(stampAtifFailure('{"_ng_failure_class":"","reward":0.0}', stamps)).toMatch(
+      /^\{"_ng_failure_class":"kill_shaped","reward":0\.0,/,
+    );
+    expect(stampAtifFailure('{"_ng_failure_class":"judge_failed"}', stamps)).toMatch(/^\{"_ng_failure_class":"judge_failed",/);
   });
 });
