@@ -1,4 +1,7 @@
 import { aggregateRun } from './aggregate-run.js';
+import { atifPreflight } from './atif-preflight.js';
+import { discardPlan } from './discard-plan.js';
+import { planAtif } from './plan-atif.js';
 import { guardReverifyModes } from './guard-reverify-modes.js';
 import { commitBatches } from './commit-batches.js';
 import type { ActivityDeps } from './deps.js';
@@ -21,6 +24,9 @@ export function createActivities(deps: ActivityDeps) {
     checkOutputs,
     moveInvalidJudgeRows,
     planRun,
+    planAtif,
+    atifPreflight: atifPreflight(deps),
+    discardPlan,
     openOutputs,
     seedSuccesses,
     planRound,

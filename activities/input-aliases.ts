@@ -8,7 +8,7 @@
 import { ConfigError } from '../src/contract/errors.js';
 import { coveragePath, sidecarPath } from '../src/contract/file-names.js';
 import type { OutputPaths } from '../src/contract/run-spec.js';
-import { isInside, pathIdentity, sameFile } from '../src/io/same-file.js';
+import { isInside, pathIdentity, sameFile, type PathIdentity } from '../src/io/same-file.js';
 import type { OutputRules } from './output-paths.js';
 
 /** The files a run reads. */
@@ -19,11 +19,13 @@ export interface InputFiles {
   judgeFailedOnly: boolean;
   /** With recovery: the invalid-judge rows of --rollouts are moved to its sidecar and recovered too. */
   retryInvalidJudgeResponses?: boolean;
+  /** ATIF mode: the manifest is read instead of rollouts (and the trajectories it names, checked by the plan). */
+  atifManifestPath?: string;
 }
 
 /** A file the run reads, and how the user named it. */
 export interface ReadFile {
-  role: 'inputs' | 'rollouts' | 'recovery' | 'config';
+  role: 'inputs' | 'rollouts' | 'recovery' | 'config' | 'manifest' | 'trajectory';
   /** The flag, as the message shows it. */
   flag: string;
   path: string;
@@ -39,6 +41,12 @@ interface WrittenFile {
 
 /** The data files a run reads, by flag. */
 export function dataFiles(inputs: InputFiles): ReadFile[] {
+  if (inputs.atifManifestPath !== undefined) {
+    return [
+      { role: 'inputs', flag: '--inputs', path: inputs.inputsPath },
+      { role: 'manifest', flag: '--atif-manifest', path: inputs.atifManifestPath },
+    ];
+  }
   return [
     { role: 'inputs', flag: '--inputs', path: inputs.inputsPath },
     { role: 'rollouts', flag: '--rollouts', path: inputs.rolloutsPath },
@@ -74,6 +82,20 @@ function aliasMessage(w: WrittenFile, r: ReadFile, rules: OutputRules): string {
   const hint =
     w.role === 'output' && r.role === 'rollouts' ? " (to write into the run's own rollouts file, use --judge-failed-only --append)" : '';
   return `${r.flag} '${r.path}' is also ${w.what} of this run${where}, which it would ${verb}: choose another --output${hint}`;
+}
+
+/**
+ * A check for many files read one by one (an ATIF manifest's trajectories): the written paths'
+ * identities are taken once; the returned function throws like `refuseInputAliases` for one file.
+ */
+export async function aliasChecker(paths: OutputPaths, rules: OutputRules): Promise<(r: ReadFile, id: PathIdentity) => void> {
+  const written = await Promise.all(writtenFiles(paths).map(async (w) => ({ w, id: await pathIdentity(w.path) })));
+  return (r, id) => {
+    for (const { w, id: wId } of written) {
+      const alias = sameFile(wId, id) || (w.role === 'workDir' && isInside(id, wId));
+      if (alias && !allowed(w, r, rules)) throw new ConfigError(aliasMessage(w, r, rules));
+    }
+  };
 }
 
 /**

@@ -9,6 +9,7 @@ import { lineSum } from '../src/io/jsonl-lines.js';
 import { compareKeyedRecords, keyedRecordCodec, type KeyedRecord } from '../src/planning/keyed-records.js';
 import { sidecarAttemptLines } from '../src/planning/output-cache.js';
 import {
+  ATIF_PLAN_RECORD_BYTES,
   LEGACY_PLAN_RECORD_BYTES,
   PLAN_RECORD_BYTES,
   PlanWriter,
@@ -50,14 +51,44 @@ const Kind = {
   Row: 1,
 } as const;
 
-/** A plan record as sort numbers, after its plan index: `[index, ...planFields(rec)]`. */
+/** A plan record as sort numbers, after its plan index: `[index, ...planFields(rec)]` (-1: no trajectory). */
 function planFields(r: PlanRecord): number[] {
-  return [r.sourceOffset, r.sourceLength, r.sourceLine, r.inputOffset, r.inputLength, r.agent, r.server, r.sourceSum, r.inputSum];
+  return [
+    r.sourceOffset,
+    r.sourceLength,
+    r.sourceLine,
+    r.inputOffset,
+    r.inputLength,
+    r.agent,
+    r.server,
+    r.sourceSum,
+    r.inputSum,
+    r.trajectoryLength ?? -1,
+    r.trajectorySum ?? -1,
+  ];
 }
 
 function planRecordOf(n: readonly number[], at: number): PlanRecord {
-  const [sourceOffset, sourceLength, sourceLine, inputOffset, inputLength, agent, server, sourceSum, inputSum] = n.slice(at, at + 9);
-  return { sourceOffset, sourceLength, sourceLine, inputOffset, inputLength, agent, server, sourceSum, inputSum };
+  const [
+    sourceOffset,
+    sourceLength,
+    sourceLine,
+    inputOffset,
+    inputLength,
+    agent,
+    server,
+    sourceSum,
+    inputSum,
+    trajectoryLength,
+    trajectorySum,
+  ] = n.slice(at, at + 11);
+  const rec: PlanRecord = { sourceOffset, sourceLength, sourceLine, inputOffset, inputLength, agent, server, sourceSum, inputSum };
+  return trajectoryLength < 0 ? rec : { ...rec, trajectoryLength, trajectorySum };
+}
+
+/** Round plans keep their first plan's record size: ATIF records carry their trajectory's proof. */
+function roundRecordBytes(plan: PlanSummary): number {
+  return plan.recordBytes === ATIF_PLAN_RECORD_BYTES ? ATIF_PLAN_RECORD_BYTES : PLAN_RECORD_BYTES;
 }
 
 /** The rejudge lists of round `round`, by file name (each is one batch's rows: small). */
@@ -148,7 +179,7 @@ export async function writeRoundPlan(
       }
       await addRows(req, lists, keys);
       await keepRetryable(keys, req.maxAttempts, kept);
-      writer = await PlanWriter.create(planPath);
+      writer = await PlanWriter.create(planPath, roundRecordBytes(req.plan));
       const rowsPerAgent: Record<string, number> = {};
       for await (const r of kept.sorted()) {
         const rec = planRecordOf(r.nums, 1);
@@ -177,7 +208,7 @@ export function planRound(req: RoundRequest): Promise<PlanSummary> {
       const planPath = join(req.workDir, `plan-r${req.round + 1}.bin`);
       const { rows, rowsPerAgent } = await writeRoundPlan(req, `${planPath}.tmp`);
       await rename(`${planPath}.tmp`, planPath);
-      const summary: PlanSummary = { ...req.plan, planPath, rows, rowsPerAgent, recordBytes: PLAN_RECORD_BYTES };
+      const summary: PlanSummary = { ...req.plan, planPath, rows, rowsPerAgent, recordBytes: roundRecordBytes(req.plan) };
       await writeFileAtomic(join(req.workDir, `plan-r${req.round + 1}.json`), JSON.stringify(summary));
       return summary;
     }),

@@ -25,6 +25,7 @@ import { fileNow, sameIdentity } from '../src/io/file-identity.js';
 import { PLAN_RECORD_BYTES, PlanWriter } from '../src/planning/plan-file.js';
 import { readRange } from '../src/io/read-range.js';
 import { decideKey, Kind, type JoinProblem, type VerdictSink } from '../src/planning/plan-keys.js';
+import { Names } from '../src/planning/names.js';
 import { Verdict, VerdictFile } from '../src/planning/plan-verdicts.js';
 import { whileHeartbeating } from './heartbeating.js';
 import { failFastOnUserError } from './user-errors.js';
@@ -69,21 +70,6 @@ function parseLine(path: string, line: JsonlLine): Record<string, unknown> {
     throw new InputError(`${path}:${lineNo}: not a JSON object; every line must be one row object`);
   }
   return row as Record<string, unknown>;
-}
-
-/** Interns names into small integers for the plan records. */
-class Names {
-  readonly list: string[] = [];
-  private readonly ids = new Map<string, number>();
-  id(name: string): number {
-    let id = this.ids.get(name);
-    if (id === undefined) {
-      id = this.list.length;
-      this.list.push(name);
-      this.ids.set(name, id);
-    }
-    return id;
-  }
 }
 
 /**

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { Context } from '@temporalio/activity';
 import { FailureType } from '../src/contract/failure-types.js';
-import type { Stamps } from '../src/contract/outcome.js';
+import { stampsFromPayload, type Stamps } from '../src/contract/outcome.js';
 import { verifyRequest } from '../src/contract/payload.js';
 import type { BatchResult } from '../src/contract/run-spec.js';
 import { publishFile, writeFileAtomic } from '../src/io/atomic-file.js';
@@ -16,6 +16,7 @@ import { verifyWithRetries } from '../src/verifier/verify-with-retries.js';
 import type { ActivityDeps } from './deps.js';
 import { rejudgeListPath } from './plan-round.js';
 import { failFastOnUserError } from './user-errors.js';
+import { atifPayload } from './verify-batch/atif-payload.js';
 import { BatchRecorder } from './verify-batch/batch-recorder.js';
 import { resumeCheckpoint, type Checkpoint } from './verify-batch/checkpoint.js';
 import { readPlannedRows, rowPlace, sidecarPathOf } from './verify-batch/planned-rows.js';
@@ -98,7 +99,10 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
     const agent = req.plan.agents[rec.agent];
     const server = req.plan.servers[rec.server];
     const url = req.serverUrls[server];
-    const { payload, stamps } = verifyRequest(inputs[k], sources[k]);
+    const atif = req.plan.inputFormat === 'atif' ? await atifPayload(req.plan.sourcePath, rec, sources[k], inputs[k]) : null;
+    const gym = atif === null ? verifyRequest(inputs[k], sources[k]) : null;
+    const payload = atif?.payload ?? gym!.payload;
+    const stamps: Stamps = atif ? { ...stampsFromPayload(inputs[k]), atifProvenance: atif.provenance } : gym!.stamps;
     const started = performance.now();
     let throttled = 0;
     let reply;
@@ -117,7 +121,7 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
     }
     if (reply.kind === 'ok') lastAnswered = i;
     guard.observe(reply, server, url);
-    const facts = { agent, planIndex: req.from + i, latencyMs: performance.now() - started, throttled };
+    const facts = { agent, planIndex: req.from + i, latencyMs: performance.now() - started, throttled, atif: atif !== null };
     await recordRouted(i, routeReply(reply, stamps, facts, req.retry));
   };
 

@@ -45,6 +45,7 @@ export async function prepare(spec: RunSpec, st: RunState, prefix: Prefix): Prom
     rolloutsPath: spec.rolloutsPath,
     judgeFailedOnly: spec.judgeFailedOnly,
     retryInvalidJudgeResponses: spec.retryInvalidJudgeResponses,
+    ...(spec.atif ? { atifManifestPath: spec.atif.manifestPath } : {}),
   });
   return st.outputs;
 }

@@ -9,6 +9,7 @@ import { CancellationScope, patched, setHandler } from '@temporalio/workflow';
 import type { RunResult, RunSpec } from '../src/contract/run-spec.js';
 import { endCancelled } from './cancel.js';
 import { progressQuery, setConcurrencyUpdate, setPausedUpdate } from './definitions.js';
+import { atifFirstPhases } from './atif-phases.js';
 import { asRunFailure } from './failures.js';
 import { finish } from './finish.js';
 import { announce, guard, moveInvalidJudgeRows, openOutputs, plan, prepare, seed } from './first-phases.js';
@@ -23,7 +24,11 @@ export async function reverifyRun(spec: RunSpec, carried?: RunState): Promise<Ru
   const inflight = new Map<number, InFlight>();
   setHandlers(st, inflight);
   try {
-    if (!carried) {
+    if (!carried && spec.atif) {
+      const { outputs, plan, messages } = await atifFirstPhases(spec, st);
+      await openOutputs(spec, st, outputs);
+      announce(st, plan, messages);
+    } else if (!carried) {
       const prefix = await guard(spec, st);
       const outputs = await prepare(spec, st, prefix);
       await moveInvalidJudgeRows(spec, st);

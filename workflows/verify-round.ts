@@ -53,6 +53,7 @@ export async function verifyRound(spec: RunSpec, st: RunState, inflight: Map<num
               servers: plan.servers,
               recordBytes: plan.recordBytes,
               files: plan.files,
+              ...(plan.inputFormat ? { inputFormat: plan.inputFormat } : {}),
             },
             serverUrls: spec.routing.servers,
             workDir: outputs.workDir,

@@ -1,6 +1,7 @@
 import { verifyRequest } from '../../src/contract/payload.js';
 import type { PlanRecord } from '../../src/planning/plan-file.js';
 import type { VerifyReply } from '../../src/verifier/client.js';
+import { atifPayload } from './atif-payload.js';
 import { readPlannedRows } from './planned-rows.js';
 import type { VerifyBatchRequest } from './request.js';
 
@@ -22,7 +23,11 @@ export async function serverAnswersOthers(
   );
   for (const j of candidates.slice(0, 3)) {
     const { sources, inputs } = await readPlannedRows(req, records, [j]);
-    if ((await send(verifyRequest(inputs[0], sources[0]).payload)).kind === 'ok') return true;
+    const body =
+      req.plan.inputFormat === 'atif'
+        ? (await atifPayload(req.plan.sourcePath, records[j], sources[0], inputs[0])).payload
+        : verifyRequest(inputs[0], sources[0]).payload;
+    if ((await send(body)).kind === 'ok') return true;
   }
   return false;
 }

@@ -3,7 +3,7 @@ import type { PlanSummary, RetryRules } from '../../src/contract/run-spec.js';
 /** What the workflow asks of one `verifyBatch` activity: plan rows [from, to) and how to send them. */
 export interface VerifyBatchRequest {
   inputsPath: string;
-  plan: Pick<PlanSummary, 'planPath' | 'sourcePath' | 'agents' | 'servers' | 'recordBytes' | 'files'>;
+  plan: Pick<PlanSummary, 'planPath' | 'sourcePath' | 'agents' | 'servers' | 'recordBytes' | 'files' | 'inputFormat'>;
   /** Resources server name -> base URL. */
   serverUrls: Record<string, string>;
   workDir: string;

@@ -4,7 +4,14 @@
  * row set aside after its strikes is a `transient` one. Pure: the batch recorder does the writing.
  */
 import { FAILURE_CLASS_KEY } from '../../src/contract/keys.js';
-import { classifyResult, stampResult, verifyFailedRow, verifyRejectedRow, type Stamps } from '../../src/contract/outcome.js';
+import {
+  classifyResult,
+  stampAtifFailure,
+  stampResult,
+  verifyFailedRow,
+  verifyRejectedRow,
+  type Stamps,
+} from '../../src/contract/outcome.js';
 import {
   invalidJudgeVerdict,
   isRetriedNextRound,
@@ -31,6 +38,11 @@ export interface RowFacts {
   latencyMs: number;
   /** Tries of this row answered 429/503 (throttling signals for the adaptive limit). */
   throttled: number;
+  /**
+   * ATIF mode (NeMo Gym 0.7.0): a no-persist (kill-shaped) result goes to the sidecar instead of
+   * nowhere, and a sidecar row without a truthy class is classed `kill_shaped`.
+   */
+  atif?: boolean;
 }
 
 /**
@@ -67,6 +79,23 @@ export function routeReply(
   const result = verdict ? withInvalidJudge(reply.result, verdict) : reply.result;
   const body = verdict ? markInvalidJudge(reply.body, verdict) : reply.body;
   const outcome = classifyResult(result);
+  const sidecarRow = (line: string): Routed => {
+    const judgeFailed = isRetriedNextRound(result[FAILURE_CLASS_KEY], rules);
+    return {
+      target: 'sidecar',
+      line,
+      count: (c, cp) => {
+        signals(c);
+        c.failed++;
+        if (judgeFailed) {
+          c.judgeFailed++;
+          cp.judgeFailedRows.push(row.planIndex);
+        }
+        agentCounts(c, row.agent).failed++;
+      },
+    };
+  };
+  if (row.atif && outcome !== 'success') return sidecarRow(stampAtifFailure(body, stamps));
   if (outcome === 'drop') {
     return {
       target: null,
@@ -78,22 +107,7 @@ export function routeReply(
       },
     };
   }
-  if (outcome === 'failure') {
-    const judgeFailed = isRetriedNextRound(result[FAILURE_CLASS_KEY], rules);
-    return {
-      target: 'sidecar',
-      line: stampResult(body, stamps),
-      count: (c, cp) => {
-        signals(c);
-        c.failed++;
-        if (judgeFailed) {
-          c.judgeFailed++;
-          cp.judgeFailedRows.push(row.planIndex);
-        }
-        agentCounts(c, row.agent).failed++;
-      },
-    };
-  }
+  if (outcome === 'failure') return sidecarRow(stampResult(body, stamps));
   return {
     target: 'main',
     line: stampResult(body, stamps),

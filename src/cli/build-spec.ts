@@ -4,7 +4,8 @@ import { access, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { ConfigError } from '../contract/errors.js';
 import { maxRolloutAttempts } from '../contract/attempts.js';
-import type { RunSpec } from '../contract/run-spec.js';
+import type { AtifSpec, RunSpec } from '../contract/run-spec.js';
+import { mcpExposure } from '../config/mcp-exposure.js';
 import { loadGymConfigs } from '../config/gym-config.js';
 import { guardServerNames, parseServerFlags, routingFromGymConfig, routingFromServerFlags, type RoutingTable } from '../config/routing.js';
 import type { RunOptions } from '../config/run-options.js';
@@ -78,19 +79,29 @@ async function refuseConfigAliases(opts: RunOptions, outputPath: string): Promis
   );
 }
 
+/** The ATIF part of the spec: the manifest, and each server's MCP exposure read from the config now. */
+async function atifSpec(opts: RunOptions, manifestPath: string, routing: RoutingTable): Promise<AtifSpec> {
+  const config = opts.configs.length > 0 ? await loadGymConfigs(opts.configs.map((c) => resolve(c))) : null;
+  const names = Object.keys(routing.servers);
+  return { manifestPath, mcpExposure: Object.fromEntries(names.map((name) => [name, mcpExposure(config, name)])) };
+}
+
 /** Resolves the run's options into the workflow's spec: absolute paths, routing, guard list. */
 export async function buildRunSpec(
   opts: RunOptions,
   extra: { heartbeatTimeoutMs: number; maxAttempts: number; /** False with --no-worker. Default true. */ worker?: boolean },
 ): Promise<RunSpec> {
   const inputsPath = await requireReadableFile('--inputs', opts.inputs);
-  const rolloutsPath = await requireReadableFile('--rollouts', opts.rollouts);
+  const atif = opts.inputFormat === 'atif';
+  const rolloutsPath = atif ? '' : await requireReadableFile('--rollouts', opts.rollouts!);
+  const manifestPath = atif ? await requireReadableFile('--atif-manifest', opts.atifManifest!) : null;
   const outputPath = resolve(opts.output);
   await refuseConfigAliases(opts, outputPath);
   const routing = await routingFromFlags(opts.configs, opts.servers, extra.worker === false ? 'refuse' : 'keep');
   return {
     inputsPath,
     rolloutsPath,
+    ...(manifestPath === null ? {} : { atif: await atifSpec(opts, manifestPath, routing) }),
     outputPath,
     routing,
     guardServers: guardServerNames(routing).map((name) => ({ name, url: routing.servers[name] })),

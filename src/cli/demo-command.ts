@@ -1,5 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import type { InputFormat } from '../contract/atif-messages.js';
+import { writeAtifSample } from '../demo/atif-sample.js';
 import { sampleGymConfigYaml, writeSampleData } from '../demo/sample-data.js';
 import { startReferenceServer } from '../reference-server/server.js';
 import { defaultIo, runCommand, type RunProcessOptions } from './run-command.js';
@@ -12,9 +14,14 @@ const RESOURCES_SERVER = 'mcqa_resources_server';
  * starts the reference resources server with a few simulated judge failures, and re-verifies it
  * with `reverify run` on the embedded defaults.
  */
-export async function demoCommand(opts: { dir: string; tasks: number; repeats: number }, proc: RunProcessOptions): Promise<void> {
+export async function demoCommand(
+  opts: { dir: string; tasks: number; repeats: number; inputFormat?: InputFormat },
+  proc: RunProcessOptions,
+): Promise<void> {
   const dir = resolve(opts.dir);
   const data = await writeSampleData(dir, { tasks: opts.tasks, repeats: opts.repeats, agents: AGENTS, seed: 7 });
+  // `--input-format atif`: the same rollouts as ATIF v1.7 trajectories, joined to the inputs by a manifest.
+  const atif = opts.inputFormat === 'atif' ? await writeAtifSample(join(dir, 'atif'), data.rolloutsPath) : null;
   const server = await startReferenceServer({ port: 0, latencyMs: 5, judgeFailRate: 0.03, seed: 7 });
   try {
     const configPath = join(dir, 'gym_config.yaml');
@@ -24,15 +31,17 @@ export async function demoCommand(opts: { dir: string; tasks: number; repeats: n
     );
     const output = join(dir, 'reverified.jsonl');
     defaultIo.out(`Demo data: ${data.rows} rollouts in ${data.rolloutsPath}`);
+    if (atif) defaultIo.out(`ATIF v1.7: ${atif.trajectories} trajectories, manifest ${atif.manifestPath}`);
     defaultIo.out(`Reference resources server '${RESOURCES_SERVER}' at ${server.url} (3% simulated judge failures)`);
+    const source = atif ? `--input-format atif --atif-manifest ${atif.manifestPath}` : `--rollouts ${data.rolloutsPath}`;
     defaultIo.out(
-      `$ reverify run --inputs ${data.inputsPath} --rollouts ${data.rolloutsPath} --output ${output} --config ${configPath} --concurrency 16 --overwrite --rejudge-delay 2`,
+      `$ reverify run --inputs ${data.inputsPath} ${source} --output ${output} --config ${configPath} --concurrency 16 --overwrite --rejudge-delay 2`,
     );
     await runCommand(
       // Judge failures are re-judged automatically after a short durable timer (default: a minute).
       {
         inputs: data.inputsPath,
-        rollouts: data.rolloutsPath,
+        ...(atif ? { inputFormat: 'atif', atifManifest: atif.manifestPath } : { rollouts: data.rolloutsPath }),
         output,
         configs: [configPath],
         concurrency: 16,

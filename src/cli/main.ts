@@ -1,3 +1,4 @@
+import { INPUT_FORMATS, type InputFormat } from '../contract/atif-messages.js';
 import { REVERIFY_MODES } from '../contract/reverify-mode.js';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { DefaultLogger, makeTelemetryFilterString, Runtime } from '@temporalio/worker';
@@ -46,6 +47,7 @@ function optionOf(f: RunFlag): Option {
   if (f.kind === 'int') option.argParser(int(flag));
   if (f.kind === 'seconds') option.argParser(float(flag));
   if (f.kind === 'list') option.argParser(collect);
+  if (f.kind === 'choice') option.choices(f.choices!);
   if (f.initial !== undefined) option.default(f.initial);
   return option;
 }
@@ -177,7 +179,12 @@ async function main(argv: string[]): Promise<number> {
     .option('--tasks <n>', 'tasks', int('--tasks'), 100)
     .option('--repeats <n>', 'rollouts per task', int('--repeats'), 4)
     .addOption(optionOf(heartbeatFlag))
-    .action(async (o: { dir: string; tasks: number; repeats: number; heartbeatTimeout: number }) => {
+    .addOption(
+      new Option('--input-format <format>', 're-verify the rollouts (gym) or the same rollouts written as ATIF v1.7 trajectories (atif)')
+        .choices(INPUT_FORMATS)
+        .default('gym'),
+    )
+    .action(async (o: { dir: string; tasks: number; repeats: number; heartbeatTimeout: number; inputFormat: InputFormat }) => {
       installRuntime(false);
       detachOnInterrupt();
       await demoCommand(o, { worker: true, heartbeatTimeoutMs: Math.round(o.heartbeatTimeout * 1000) });

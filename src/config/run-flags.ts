@@ -4,10 +4,11 @@
  * messages name flags through it, and the README's option table is this list (a unit test
  * compares them). Meanings are Markdown (the help shows them without backticks).
  */
+import { INPUT_FORMATS } from '../contract/atif-messages.js';
 import { DEFAULT_BATCH_SIZE, DEFAULT_CONCURRENCY, DEFAULT_REJUDGE_DELAY_MS, DEFAULT_REQUEST_TIMEOUT_MS } from './run-defaults.js';
 
 /** How a flag's text becomes a value. */
-export type FlagKind = 'path' | 'list' | 'int' | 'seconds' | 'switch' | 'negated';
+export type FlagKind = 'path' | 'list' | 'int' | 'seconds' | 'switch' | 'negated' | 'choice';
 
 export interface RunFlag {
   /** As the README and help show it: `--limit N`, `-o, --output PATH`. */
@@ -21,6 +22,8 @@ export interface RunFlag {
   shownDefault: string;
   /** The value commander starts from, for a flag of the command itself (the heartbeat timeout). */
   initial?: unknown;
+  /** The values a `choice` flag takes. */
+  choices?: readonly string[];
 }
 
 const seconds = (ms: number) => String(ms / 1000);
@@ -38,9 +41,23 @@ export const RUN_FLAG_LIST: readonly RunFlag[] = [
     usage: '--rollouts PATH',
     key: 'rollouts',
     kind: 'path',
-    required: true,
     meaning: "the rollouts to re-verify (the original run's main output)",
-    shownDefault: 'required',
+    shownDefault: 'required (gym format)',
+  },
+  {
+    usage: '--input-format FORMAT',
+    key: 'inputFormat',
+    kind: 'choice',
+    choices: INPUT_FORMATS,
+    meaning: '`gym`: NeMo Gym rollouts (`--rollouts`); `atif`: ATIF v1.7 trajectories listed by `--atif-manifest` (see "ATIF input")',
+    shownDefault: 'gym',
+  },
+  {
+    usage: '--atif-manifest PATH',
+    key: 'atifManifest',
+    kind: 'path',
+    meaning: 'with `--input-format atif`: JSONL joining each trajectory file to its materialized input row',
+    shownDefault: 'required (atif format)',
   },
   {
     usage: '-o, --output PATH',

@@ -3,6 +3,17 @@
  * (camelCase); each comment names the NeMo Gym config key it mirrors. Errors name the flag.
  */
 import { z } from 'zod';
+import {
+  atifNeedsManifest,
+  atifWithForce,
+  atifWithRecovery,
+  atifWithResume,
+  atifWithRollouts,
+  gymNeedsRollouts,
+  INPUT_FORMATS,
+  manifestNeedsAtif,
+  type InputFormat,
+} from '../contract/atif-messages.js';
 import { ConfigError } from '../contract/errors.js';
 import { appendAndOverwrite, appendNeedsJudgeFailedOnly, greaterOrEqualOne } from '../contract/messages.js';
 import { DEFAULT_BATCH_SIZE, DEFAULT_CONCURRENCY, DEFAULT_REJUDGE_DELAY_MS, DEFAULT_REQUEST_TIMEOUT_MS } from './run-defaults.js';
@@ -45,7 +56,9 @@ const list = () => z.preprocess(listFromOne, z.array(z.string())).default([]);
 export const RunOptionsSchema = z
   .object({
     inputs: path(),
-    rollouts: path(),
+    rollouts: path().optional(),
+    inputFormat: z.enum(INPUT_FORMATS).default('gym'),
+    atifManifest: path().optional(),
     output: path(),
     configs: list(),
     servers: list(),
@@ -75,10 +88,36 @@ export const RunOptionsSchema = z
         return;
       }
     }
-    // The order of NeMo Gym's validator: the first rule wins when both apply.
-    if (o.append && !o.judgeFailedOnly) ctx.addIssue({ code: 'custom', path: ['append'], message: appendNeedsJudgeFailedOnly() });
-    else if (o.append && o.overwrite) ctx.addIssue({ code: 'custom', path: ['append'], message: appendAndOverwrite() });
+    // The order of NeMo Gym's validator: the first rule that applies is the one reported.
+    const refusal = combinationRefusal(o);
+    if (refusal !== null) ctx.addIssue({ code: 'custom', path: [], message: refusal });
   });
+
+/** The first flag combination NeMo Gym 0.7.0 refuses (its validator's order), or null. */
+function combinationRefusal(o: {
+  append: boolean;
+  judgeFailedOnly: boolean;
+  overwrite: boolean;
+  force: boolean;
+  resume: boolean;
+  inputFormat: InputFormat;
+  rollouts?: string;
+  atifManifest?: string;
+}): string | null {
+  if (o.append && !o.judgeFailedOnly) return appendNeedsJudgeFailedOnly();
+  if (o.append && o.overwrite) return appendAndOverwrite();
+  if (o.inputFormat === 'gym') {
+    if (o.rollouts === undefined) return gymNeedsRollouts();
+    if (o.atifManifest !== undefined) return manifestNeedsAtif();
+    return null;
+  }
+  if (o.atifManifest === undefined) return atifNeedsManifest();
+  if (o.rollouts !== undefined) return atifWithRollouts();
+  if (o.judgeFailedOnly || o.append) return atifWithRecovery();
+  if (o.force) return atifWithForce();
+  if (o.resume) return atifWithResume();
+  return null;
+}
 
 /** Validated `reverify run` options (defaults applied). */
 export type RunOptions = z.output<typeof RunOptionsSchema>;

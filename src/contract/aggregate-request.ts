@@ -3,7 +3,14 @@
  * other field (big integers included) reaches the server unchanged.
  */
 import { scanObject, setFieldsScanned, spansOf, topLevelSpans, type ObjectScan } from './json-spans.js';
-import { AGENT_OBSERVATIONS_KEY, MODEL_CALL_CAPTURE_KEY, RESPONSE_KEY, RESPONSES_CREATE_PARAMS_KEY, TRAJECTORY_KEY } from './keys.js';
+import {
+  AGENT_OBSERVATIONS_KEY,
+  ATIF_PROVENANCE_KEY,
+  MODEL_CALL_CAPTURE_KEY,
+  RESPONSE_KEY,
+  RESPONSES_CREATE_PARAMS_KEY,
+  TRAJECTORY_KEY,
+} from './keys.js';
 import { rawTruthy } from './python-truthiness.js';
 
 /** Raw `response.usage` text when `response` is an object and its `usage` is truthy in Python terms. */
@@ -25,12 +32,13 @@ function strip(rowRaw: string, remove: string[]): string {
 }
 
 /**
- * Reverify's aggregation entry (§2.3): the row without `response` and `responses_create_params`;
+ * Reverify's aggregation entry (§2.3): the row without `response`, `responses_create_params` and
+ * (NeMo Gym 0.7.0) `_ng_atif_provenance`;
  * if `response.usage` is truthy, `"response":{"usage":<raw usage>}` is appended at the end (as
  * Python's `entry["response"] = ...` does). Everything else, heavy collector fields included, is kept raw.
  */
 export function stripForAggregation(rowRaw: string): string {
-  return strip(rowRaw, [RESPONSE_KEY, RESPONSES_CREATE_PARAMS_KEY]);
+  return strip(rowRaw, [RESPONSE_KEY, RESPONSES_CREATE_PARAMS_KEY, ATIF_PROVENANCE_KEY]);
 }
 
 /**

@@ -90,6 +90,14 @@ export const VERIFY_REJECTED_CLASS = 'verify_rejected';
  * write it for a row whose `/verify` kept answering 5xx while the server answered other rows.
  */
 export const TRANSIENT_CLASS = 'transient';
+/**
+ * NeMo Gym 0.7.0's ATIF mode: where a result names the trajectory it was scored from
+ * (`{trajectory_id, session_id, source_sha256, schema_version, projection_status}`). Stamped on
+ * result rows, never sent to `/verify` nor to `/aggregate_metrics`.
+ */
+export const ATIF_PROVENANCE_KEY = '_ng_atif_provenance';
+/** The class of a no-persist (kill-shaped) result, which ATIF mode writes to the sidecar instead of dropping. */
+export const KILL_SHAPED_CLASS = 'kill_shaped';
 /** Collection-side trajectory evidence (dropped by `gym eval aggregate`, kept by reverify). */
 export const TRAJECTORY_KEY = 'ng_trajectory';
 /** Collection-side model-call capture (dropped by `gym eval aggregate`, kept by reverify). */

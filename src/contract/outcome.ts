@@ -5,9 +5,11 @@
 import { setFields, topLevelSpans, type Span } from './json-spans.js';
 import {
   AGENT_REF_KEY,
+  ATIF_PROVENANCE_KEY,
   ENVIRONMENT_SERVER_KEY,
   FAILURE_CLASS_KEY,
   FAILURE_TERMINAL_KEY,
+  KILL_SHAPED_CLASS,
   NO_PERSIST_KEY,
   ROLLOUT_INDEX_KEY,
   SKILLS_REF_KEY,
@@ -68,6 +70,8 @@ export interface Stamps {
   skillsRef?: string;
   /** Only when the payload has `task_source` (newer NeMo Gym keeps it for aggregation routing). */
   taskSource?: string;
+  /** ATIF mode: the `_ng_atif_provenance` object of the row's trajectory (never sent to `/verify`). */
+  atifProvenance?: string;
 }
 
 /**
@@ -107,7 +111,7 @@ export function stampsFromSpans(payloadRaw: string, spans: Map<string, Span>): S
 
 /**
  * The stamps as ordered fields, in NeMo Gym 0.7.0's order: task, rollout, then when present
- * agent_ref, _ng_environment_server, task_source, skills_ref.
+ * agent_ref, _ng_environment_server, task_source, skills_ref, ATIF provenance.
  */
 export function stampFields(stamps: Stamps): Array<[string, string]> {
   const fields: Array<[string, string]> = [
@@ -118,6 +122,7 @@ export function stampFields(stamps: Stamps): Array<[string, string]> {
   if (stamps.environmentServer !== undefined) fields.push([ENVIRONMENT_SERVER_KEY, stamps.environmentServer]);
   if (stamps.taskSource !== undefined) fields.push([TASK_SOURCE_KEY, stamps.taskSource]);
   if (stamps.skillsRef !== undefined) fields.push([SKILLS_REF_KEY, stamps.skillsRef]);
+  if (stamps.atifProvenance !== undefined) fields.push([ATIF_PROVENANCE_KEY, stamps.atifProvenance]);
   return fields;
 }
 
@@ -128,6 +133,20 @@ export function stampFields(stamps: Stamps): Array<[string, string]> {
  */
 export function stampResult(resultRaw: string, stamps: Stamps): string {
   return setFields(resultRaw, stampFields(stamps));
+}
+
+/**
+ * ATIF mode (NeMo Gym 0.7.0): a result bound for the sidecar — a failure, or a no-persist result,
+ * which this mode keeps since it cannot resume — stamped, with its failure class set to
+ * `kill_shaped` when it has none or a falsy one (Python's `failure_class or "kill_shaped"`).
+ */
+export function stampAtifFailure(resultRaw: string, stamps: Stamps): string {
+  const cls = topLevelSpans(resultRaw).get(FAILURE_CLASS_KEY);
+  const truthy = cls !== undefined && rawTruthy(resultRaw.slice(cls.start, cls.end));
+  return setFields(resultRaw, [
+    ...stampFields(stamps),
+    ...(truthy ? [] : [[FAILURE_CLASS_KEY, `"${KILL_SHAPED_CLASS}"`] as [string, string]]),
+  ]);
 }
 
 /** Longest `verify_error` excerpt kept in a `verify_rejected` row, in characters. */

@@ -19,8 +19,10 @@ export interface RetryRules {
 export interface RunSpec extends RetryRules {
   /** Absolute path of the materialized inputs JSONL (`--inputs`). */
   inputsPath: string;
-  /** Absolute path of the rollouts JSONL (`--rollouts`). */
+  /** Absolute path of the rollouts JSONL (`--rollouts`); empty in ATIF mode, which has none. */
   rolloutsPath: string;
+  /** `--input-format atif` (NeMo Gym 0.7.0's ATIF mode); absent for NeMo Gym rollouts. */
+  atif?: AtifSpec;
   /** Absolute output path as the user gave it (before any `unsafe_` prefix). */
   outputPath: string;
   /** Agent name -> resources server routing, with server URLs. */
@@ -63,6 +65,17 @@ export interface RunSpec extends RetryRules {
   aggregateRetry?: { initialIntervalMs: number; maximumIntervalMs: number };
 }
 
+/** What an ATIF run needs besides the common options. */
+export interface AtifSpec {
+  /** Absolute path of the manifest (`--atif-manifest`). */
+  manifestPath: string;
+  /**
+   * For each resources server of the routing table: whether its config exposes tools over MCP, or
+   * the message of the config problem that reading it meets (raised only for rows with function calls).
+   */
+  mcpExposure: Record<string, boolean | string>;
+}
+
 /** Where a run writes, after the guard decided the prefix. */
 export interface OutputPaths {
   output: string;
@@ -89,8 +102,10 @@ export interface PlanSummary {
   recordBytes?: number;
   /** The files the plan's offsets point into (source, inputs), as the plan read them. */
   files?: FileIdentity[];
-  /** The file the plan's source offsets point into: --rollouts, or its sidecar in recovery mode. */
+  /** The file the plan's source offsets point into: --rollouts, its sidecar in recovery mode, or the ATIF manifest. */
   sourcePath: string;
+  /** `atif`: source rows are manifest entries whose trajectories the records prove (absent: NeMo Gym rollouts). */
+  inputFormat?: 'atif';
   /** Rows to verify. */
   rows: number;
   /** Agent names, indexed by the plan's agent numbers. */

@@ -20,6 +20,12 @@ export interface PlanRecord {
   sourceSum: number;
   /** `lineSum` of the materialized input line's bytes, or `UNCHECKED`. */
   inputSum: number;
+  /**
+   * ATIF plans only: the byte length and `lineSum` of the whole trajectory file the source line (a
+   * manifest entry) names, so a batch proves it reads the trajectory that was planned.
+   */
+  trajectoryLength?: number;
+  trajectorySum?: number;
 }
 
 /**
@@ -29,6 +35,8 @@ export interface PlanRecord {
 export const UNCHECKED = 0xffffffff;
 
 export const PLAN_RECORD_BYTES = 40;
+/** Records of ATIF plans: today's layout plus the trajectory's length (f64) and checksum (u32). */
+export const ATIF_PLAN_RECORD_BYTES = 52;
 /**
  * Records of plans written before checksums (the first 32 bytes of today's layout). A run in
  * flight when its workers were upgraded still has such a plan; its `PlanSummary` has no
@@ -46,6 +54,10 @@ export function encodePlanRecord(r: PlanRecord, buf: Buffer, at: number): void {
   buf.writeUInt16LE(r.server, at + 30);
   buf.writeUInt32LE(r.sourceSum, at + 32);
   buf.writeUInt32LE(r.inputSum, at + 36);
+  if (r.trajectoryLength !== undefined) {
+    buf.writeDoubleLE(r.trajectoryLength, at + 40);
+    buf.writeUInt32LE(r.trajectorySum ?? UNCHECKED, at + 48);
+  }
 }
 
 export function decodePlanRecord(buf: Buffer, at: number, recordBytes = PLAN_RECORD_BYTES): PlanRecord {
@@ -60,24 +72,33 @@ export function decodePlanRecord(buf: Buffer, at: number, recordBytes = PLAN_REC
     server: buf.readUInt16LE(at + 30),
     sourceSum: checked ? buf.readUInt32LE(at + 32) : UNCHECKED,
     inputSum: checked ? buf.readUInt32LE(at + 36) : UNCHECKED,
+    ...(recordBytes >= ATIF_PLAN_RECORD_BYTES
+      ? { trajectoryLength: buf.readDoubleLE(at + 40), trajectorySum: buf.readUInt32LE(at + 48) }
+      : {}),
   };
 }
 
 /** Appends records to a plan file through a buffer (the plan of 10^6 rows is 32 MB on disk). */
 export class PlanWriter {
-  private buf = Buffer.allocUnsafe(PLAN_RECORD_BYTES * 4096);
+  private readonly buf: Buffer;
   private used = 0;
   count = 0;
 
-  private constructor(private readonly fh: FileHandle) {}
+  private constructor(
+    private readonly fh: FileHandle,
+    private readonly recordBytes: number,
+  ) {
+    this.buf = Buffer.alloc(recordBytes * 4096);
+  }
 
-  static async create(path: string): Promise<PlanWriter> {
-    return new PlanWriter(await open(path, 'w'));
+  /** A writer of `recordBytes` records (`ATIF_PLAN_RECORD_BYTES` for ATIF plans). */
+  static async create(path: string, recordBytes = PLAN_RECORD_BYTES): Promise<PlanWriter> {
+    return new PlanWriter(await open(path, 'w'), recordBytes);
   }
 
   async add(r: PlanRecord): Promise<void> {
     encodePlanRecord(r, this.buf, this.used);
-    this.used += PLAN_RECORD_BYTES;
+    this.used += this.recordBytes;
     this.count++;
     if (this.used === this.buf.length) await this.flush();
   }

@@ -131,6 +131,9 @@ function stubActivities(o: StubOptions) {
     },
     seedSuccesses: () => Promise.reject(new Error('seedSuccesses is not expected in these runs')),
     moveInvalidJudgeRows: () => Promise.reject(new Error('moveInvalidJudgeRows is not expected in these runs')),
+    planAtif: () => Promise.reject(new Error('planAtif is not expected in these runs')),
+    atifPreflight: () => Promise.reject(new Error('atifPreflight is not expected in these runs')),
+    discardPlan: () => Promise.reject(new Error('discardPlan is not expected in these runs')),
     planRound: async (req) => {
       const call = rec.planRounds.length;
       rec.planRounds.push({ req, at: Date.now() });

@@ -80,6 +80,7 @@ describe('run options: defaults and other fields', () => {
   it('applies every default', () => {
     expect(parseRunOptions(base)).toEqual({
       ...base,
+      inputFormat: 'gym',
       configs: [],
       servers: [],
       concurrency: 32,

@@ -1,0 +1,35 @@
+/** An ATIF row's `/verify` body: its trajectory read and proven to be the planned bytes, projected, and joined to its input. */
+import { readFile } from 'node:fs/promises';
+import { parseManifestLine, trajectoryFile } from '../../src/atif/manifest.js';
+import { responseJson } from '../../src/atif/response.js';
+import { loadTrajectory, provenanceJson } from '../../src/atif/trajectory.js';
+import { InputChangedError } from '../../src/contract/errors.js';
+import { inputChanged } from '../../src/contract/input-changed.js';
+import { buildPayload } from '../../src/contract/payload.js';
+import { fileNow } from '../../src/io/file-identity.js';
+import { lineSum } from '../../src/io/jsonl-lines.js';
+import type { PlanRecord } from '../../src/planning/plan-file.js';
+
+/**
+ * The payload (the materialized input with the projected `response`) and the provenance to stamp
+ * on the result. `manifestLine` and `inputRaw` are already proven; the trajectory is proven here,
+ * just before the row is sent: if its bytes are not the planned ones (length and checksum), the
+ * run stops (`InputChangedError`) before anything is sent for the row.
+ */
+export async function atifPayload(
+  manifestPath: string,
+  rec: PlanRecord,
+  manifestLine: string,
+  inputRaw: string,
+): Promise<{ payload: string; provenance: string }> {
+  const entry = parseManifestLine(manifestLine, rec.sourceLine, manifestPath);
+  const file = trajectoryFile(manifestPath, entry.trajectoryPath);
+  const bytes = await readFile(file).catch(() => null);
+  if (bytes === null || bytes.length !== rec.trajectoryLength || lineSum(bytes) !== rec.trajectorySum) {
+    const planned =
+      rec.trajectoryLength === undefined ? undefined : { size: rec.trajectoryLength, mtimeMs: (await fileNow(file))?.mtimeMs ?? 0 };
+    throw new InputChangedError(inputChanged(file, `the trajectory of ${manifestPath}:${rec.sourceLine}`, planned, await fileNow(file)));
+  }
+  const { trajectory, sourceSha256, projection } = loadTrajectory(bytes, file);
+  return { payload: buildPayload(inputRaw, responseJson(projection, inputRaw)), provenance: provenanceJson(trajectory, sourceSha256) };
+}
