@@ -11,7 +11,7 @@ import { atifPlanning } from '../src/contract/atif-messages.js';
 import type { OutputPaths, PlanSummary, RunSpec } from '../src/contract/run-spec.js';
 import { cleanup, long, quick } from './activity-proxies.js';
 import { prepare } from './first-phases.js';
-import type { RunState } from './run-state.js';
+import { setFirstPlan, type RunState } from './run-state.js';
 
 /** Plan, preflight and prepare of an ATIF run; returns the outputs to open, the plan and its messages. */
 export async function atifFirstPhases(
@@ -47,7 +47,6 @@ export async function atifFirstPhases(
     );
     throw err;
   }
-  st.plan = plan;
-  st.planned = plan.rows;
+  setFirstPlan(st, plan);
   return { outputs, plan, messages };
 }

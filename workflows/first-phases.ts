@@ -8,7 +8,7 @@ import { nothingToReverify, planning, recoveryWarning, seededSuccesses, verifyin
 import type { UNSAFE_PREFIX } from '../src/contract/keys.js';
 import type { OutputPaths, PlanSummary, RunSpec } from '../src/contract/run-spec.js';
 import { long, quick } from './activity-proxies.js';
-import type { RunState } from './run-state.js';
+import { setFirstPlan, type RunState } from './run-state.js';
 import { appendParts } from './verify-round.js';
 
 type Prefix = '' | typeof UNSAFE_PREFIX;
@@ -90,9 +90,7 @@ export async function plan(spec: RunSpec, st: RunState, outputs: OutputPaths): P
       },
     ],
   );
-  st.plan = plan;
-  st.planned = plan.rows;
-  st.keysPlanned = plan.rows;
+  setFirstPlan(st, plan);
   return { plan, messages };
 }
 

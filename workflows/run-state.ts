@@ -77,6 +77,13 @@ export function initialState(spec: RunSpec): RunState {
   };
 }
 
+/** The first round's plan: its rows are the run's keys (later rounds plan some of them again). */
+export function setFirstPlan(st: RunState, plan: PlanSummary): void {
+  st.plan = plan;
+  st.planned = plan.rows;
+  st.keysPlanned = plan.rows;
+}
+
 /**
  * Keys of this run still missing from the score: every failed attempt left a sidecar row, and each
  * key a later round planned again had exactly one of them superseded by its new attempt.

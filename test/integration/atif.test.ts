@@ -103,6 +103,8 @@ describe('ATIF runs', () => {
     const { result, error } = await run(atifOptions(d, { maxAttempts: 3, rejudgeDelayMs: 0, batchSize: 2 }));
     expect(error).toBeNull();
     expect(result!.rounds).toBe(2);
+    // Counted in rollouts: 6 keys, all scored, none missing, over 8 attempts.
+    expect(result).toMatchObject({ keys: 6, planned: 8, missing: 0, scored: 6 });
     expect(keysOf(readRows(d.output)).sort()).toEqual(['0:0', '0:1', '1:0', '1:1', '2:0', '2:1']);
     const side = readRows(join(d.output.replace(/\.jsonl$/, '_failures.jsonl')));
     expect(keysOf(side).sort()).toEqual(['1:0', '1:1']);
