@@ -3,7 +3,7 @@
  * routed to the main output, the sidecar, or nowhere; a 4xx is a `verify_rejected` sidecar row; a
  * row set aside after its strikes is a `transient` one. Pure: the batch recorder does the writing.
  */
-import { FAILURE_CLASS_KEY } from '../../src/contract/keys.js';
+import { FAILURE_CLASS_KEY, TRANSIENT_CLASS, VERIFY_REJECTED_CLASS } from '../../src/contract/keys.js';
 import { classifyResult, stampResult, verifyFailedRow, verifyRejectedRow, type Stamps } from '../../src/contract/outcome.js';
 import {
   invalidJudgeVerdict,
@@ -21,6 +21,8 @@ export interface Routed {
   target: 'main' | 'sidecar' | null;
   line: string | null;
   count: (c: Counts, cp: Checkpoint) => void;
+  /** How the audit trail names a row that did not reach the main output (null: it did). */
+  audit: { cls: string; status: number | null } | null;
 }
 
 /** What is known of the row besides its reply. */
@@ -55,6 +57,7 @@ export function routeReply(
     return {
       target: 'sidecar',
       line: verifyRejectedRow(stamps, reply.status, reply.excerpt),
+      audit: { cls: VERIFY_REJECTED_CLASS, status: reply.status },
       count: (c) => {
         signals(c);
         c.failed++;
@@ -71,6 +74,7 @@ export function routeReply(
     return {
       target: null,
       line: null,
+      audit: { cls: 'dropped', status: null },
       count: (c) => {
         signals(c);
         c.dropped++;
@@ -83,6 +87,7 @@ export function routeReply(
     return {
       target: 'sidecar',
       line: stampResult(body, stamps),
+      audit: { cls: String(result[FAILURE_CLASS_KEY]), status: null },
       count: (c, cp) => {
         signals(c);
         c.failed++;
@@ -97,6 +102,7 @@ export function routeReply(
   return {
     target: 'main',
     line: stampResult(body, stamps),
+    audit: null,
     count: (c) => {
       signals(c);
       c.main++;
@@ -112,6 +118,7 @@ export function routeSetAside(stamps: Stamps, err: VerifierUnavailableError, age
   return {
     target: 'sidecar',
     line: verifyFailedRow(stamps, err.lastStatus ?? null, err.lastExcerpt ?? err.lastReason),
+    audit: { cls: TRANSIENT_CLASS, status: err.lastStatus ?? null },
     count: (c) => {
       c.failed++;
       agentCounts(c, agent).failed++;

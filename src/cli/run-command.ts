@@ -98,6 +98,8 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, io: RunC
         args: [spec],
         workflowIdConflictPolicy: 'USE_EXISTING',
         staticSummary: `reverify ${spec.outputPath}`,
+        // Shown in the UI's list and `describe()`; no registration needed (a search attribute would be).
+        memo: { output: spec.outputPath, inputs: spec.inputsPath, rollouts: spec.rolloutsPath },
       });
     } catch (err) {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
