@@ -82,6 +82,12 @@ describe('the audit trail in the history', () => {
     const events = await fetchRunChain(client(), workflowId);
     const text = historyText(events);
     for (const secret of [API_KEY, PASSWORD, MARKER]) expect(text).not.toContain(secret);
+    // Every payload is JSON text (the default converter's `json/plain`), which the UI shows as text.
+    const encodings = new Set(
+      [...JSON.stringify(events).matchAll(/"encoding":"([A-Za-z0-9+/=]*)"/g)].map((m) => Buffer.from(m[1], 'base64').toString()),
+    );
+    expect([...encodings].filter((e) => e !== 'json/plain' && e !== 'binary/null')).toEqual([]);
+    expect(encodings.has('json/plain')).toBe(true);
 
     // Each batch result lists its rows not in the main output; the failed attempt is listed by the next.
     const { batches, timeline } = readHistory(events);
