@@ -6,7 +6,6 @@
  */
 import type { temporal } from '@temporalio/proto';
 import { defaultPayloadConverter } from '@temporalio/common';
-import { optionalTsToMs } from '@temporalio/common/lib/time.js';
 import { parseAuditRow, type BatchAudit } from '../contract/batch-audit.js';
 import type { BatchResult } from '../contract/run-spec.js';
 
@@ -39,8 +38,17 @@ function decode(payloads: Payloads, index = 0): unknown {
   return p ? defaultPayloadConverter.fromPayload(p) : undefined;
 }
 
+type Timestamp = temporal.api.history.v1.IHistoryEvent['eventTime'];
+
+/** Milliseconds of a protobuf timestamp or duration (its seconds are a Long or a number). */
+function msOf(ts: Timestamp): number | undefined {
+  if (!ts) return undefined;
+  const s = ts.seconds ?? 0;
+  return (typeof s === 'number' ? s : s.toNumber()) * 1000 + Math.floor((ts.nanos ?? 0) / 1e6);
+}
+
 function timeOf(e: HistoryEvent): string {
-  const ms = optionalTsToMs(e.eventTime);
+  const ms = msOf(e.eventTime);
   return ms === undefined ? '' : new Date(ms).toISOString();
 }
 
@@ -131,7 +139,7 @@ export function readHistory(events: HistoryEvent[]): ReadHistory {
       const s = scheduled.get(String(e.activityTaskCanceledEventAttributes.scheduledEventId));
       add(e, `${s?.summary ?? 'activity'} cancelled`);
     } else if (e.timerStartedEventAttributes) {
-      const ms = optionalTsToMs(e.timerStartedEventAttributes.startToFireTimeout) ?? 0;
+      const ms = msOf(e.timerStartedEventAttributes.startToFireTimeout) ?? 0;
       add(e, `waiting ${(ms / 1000).toFixed(1)} s before the next re-judgment round`);
     } else if (e.workflowExecutionUpdateAcceptedEventAttributes) {
       const req = e.workflowExecutionUpdateAcceptedEventAttributes.acceptedRequest?.input;
