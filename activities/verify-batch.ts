@@ -1,9 +1,11 @@
 import { setMaxListeners } from 'node:events';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { Context } from '@temporalio/activity';
+import { attemptLine, auditKey, auditRow, lastNotedAttempt, lostAttemptLine, noteAttempt, noteRow } from '../src/contract/batch-audit.js';
 import { FailureType } from '../src/contract/failure-types.js';
 import { stampsFromPayload, type Stamps } from '../src/contract/outcome.js';
 import { verifyRequest } from '../src/contract/payload.js';
@@ -74,6 +76,10 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
   if (existsSync(files.result)) return JSON.parse(await readFile(files.result, 'utf8')) as BatchResult;
 
   const checkpoint = await resumeCheckpoint(ctx.info.heartbeatDetails, files.mainPartial, files.sidecarPartial);
+  const audit = checkpoint.audit!;
+  // Attempts that sent no report before they ended (their worker died, or they failed before the first heartbeat).
+  if (audit.failedAttemptsMore === 0)
+    for (let a = lastNotedAttempt(audit) + 1; a < ctx.info.attempt; a++) noteAttempt(audit, lostAttemptLine(a));
   const records = await readPlanRange(req.plan.planPath, req.from, req.to, req.plan.recordBytes ?? LEGACY_PLAN_RECORD_BYTES);
   const doneSet = new Set(checkpoint.done);
   const todo = records.map((_, i) => i).filter((i) => !doneSet.has(i));
@@ -116,16 +122,22 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
       });
     } catch (err) {
       const setAside = await strike(err, i, rec, stamps, (body) => client.verifyOnce(url, body, signal));
-      if (setAside) await recordRouted(i, routeSetAside(stamps, setAside, agent));
+      if (setAside) await recordRouted(i, routeSetAside(stamps, setAside, agent), stamps);
       return;
     }
     if (reply.kind === 'ok') lastAnswered = i;
     guard.observe(reply, server, url);
     const facts = { agent, planIndex: req.from + i, latencyMs: performance.now() - started, throttled, atif: atif !== null };
-    await recordRouted(i, routeReply(reply, stamps, facts, req.retry));
+    await recordRouted(i, routeReply(reply, stamps, facts, req.retry), stamps);
   };
 
-  const recordRouted = (i: number, r: Routed) => recorder.record(i, r.target, r.line, r.count);
+  const recordRouted = (i: number, r: Routed, stamps: Stamps) => {
+    const line = r.audit && auditRow(auditKey(stamps.task, stamps.rollout), r.audit.cls, r.audit.status, ctx.info.attempt);
+    return recorder.record(i, r.target, r.line, (c, cp) => {
+      r.count(c, cp);
+      if (line !== null && cp.audit) noteRow(cp.audit, line);
+    });
+  };
 
   /**
    * After a row's retries are spent: throttling (429), or an outage (every row failing, the probe
@@ -167,15 +179,27 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
     );
     await Promise.all(lanes);
     if (first.error) throw first.error;
-    if (struck.length > 0) {
-      beat(); // the strikes must reach the next attempt
-      throw rowsFailing(req, records, checkpoint, struck);
+    if (struck.length > 0) throw rowsFailing(req, records, checkpoint, struck);
+  } catch (err) {
+    // The failed attempt (and the strikes) must reach the next attempt, which lists it in its result:
+    // Temporal's history keeps only the last failure of a retried activity.
+    if (!ctx.cancellationSignal.aborted) {
+      noteAttempt(audit, failedAttemptLine(ctx.info.attempt, err, struck[0]?.error));
+      beat();
     }
+    throw err;
   } finally {
     clearInterval(beatTimer);
     await recorder.close();
   }
   return publish(req, files, recorder.checkpoint);
+}
+
+/** The audit line of a failed attempt: its number, worker (as Temporal names it by default), time, failure type and status. */
+function failedAttemptLine(attempt: number, err: unknown, struck: VerifierUnavailableError | undefined): string {
+  const status = (err instanceof VerifierUnavailableError ? err : struck)?.lastStatus ?? null;
+  const type = err instanceof ApplicationFailure ? (err.type ?? 'ApplicationFailure') : err instanceof Error ? err.name : 'Error';
+  return attemptLine(attempt, `${process.pid}@${hostname()}`, new Date(), type, status);
 }
 
 /** The retryable failure of an attempt that left struck rows: it names the first by file:line and key. */
@@ -192,7 +216,13 @@ function rowsFailing(req: VerifyBatchRequest, records: PlanRecord[], checkpoint:
 async function publish(req: VerifyBatchRequest, files: ReturnType<typeof batchFiles>, checkpoint: Checkpoint): Promise<BatchResult> {
   await publishFile(files.mainPartial, files.mainPart);
   await publishFile(files.sidecarPartial, files.sidecarPart);
-  const result: BatchResult = { batch: req.batch, mainPart: files.mainPart, sidecarPart: files.sidecarPart, ...checkpoint.counts };
+  const result: BatchResult = {
+    batch: req.batch,
+    mainPart: files.mainPart,
+    sidecarPart: files.sidecarPart,
+    ...checkpoint.counts,
+    audit: checkpoint.audit,
+  };
   await writeFileAtomic(rejudgeListPath(req.workDir, req.round, req.batch), JSON.stringify(checkpoint.judgeFailedRows));
   await writeFileAtomic(files.result, JSON.stringify(result));
   return result;

@@ -3,6 +3,7 @@ import type { Phase } from '../src/contract/run-spec.js';
 import { cleanup } from './activity-proxies.js';
 import { innermostMessage } from './failures.js';
 import type { InFlight, RunState } from './run-state.js';
+import { enterPhase } from './details.js';
 
 /** Phases in which the recorded lengths are the outputs' committed lengths (the outputs are open). */
 const COMMITTING_PHASES: Phase[] = ['verify', 'rejudge-wait', 'aggregate', 'done'];
@@ -17,7 +18,7 @@ const COMMITTING_PHASES: Phase[] = ['verify', 'rejudge-wait', 'aggregate', 'done
  */
 export async function endCancelled(st: RunState, inflight: Map<number, InFlight>, err: unknown): Promise<unknown> {
   const phase = st.phase;
-  st.phase = 'cancelling';
+  enterPhase(st, 'cancelling');
   st.messages.push(
     `Cancelling: ${inflight.size > 0 ? `waiting for the ${inflight.size} batch(es) in flight to stop, then ` : ''}` +
       'cutting the outputs back to the last commit and removing the work directory',

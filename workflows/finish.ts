@@ -5,6 +5,7 @@ import type { RunResult, RunSpec } from '../src/contract/run-spec.js';
 import { aggregation, aggregationRetry, quick } from './activity-proxies.js';
 import { innermostMessage } from './failures.js';
 import { keysMissing, type RunState } from './run-state.js';
+import { enterPhase } from './details.js';
 
 /** Aggregate, clean up, and report. */
 export async function finish(spec: RunSpec, st: RunState): Promise<RunResult> {
@@ -15,7 +16,7 @@ export async function finish(spec: RunSpec, st: RunState): Promise<RunResult> {
   if (spec.disableAggregation) {
     st.messages.push(disableAggregationNotice());
   } else {
-    st.phase = 'aggregate';
+    enterPhase(st, 'aggregate');
     st.messages.push(computingAggregateMetrics());
     try {
       const agg = await aggregation.aggregateRun.executeWithOptions(
@@ -44,7 +45,7 @@ export async function finish(spec: RunSpec, st: RunState): Promise<RunResult> {
     }
   }
   await quick.removeWorkDir(outputs.workDir);
-  st.phase = 'done';
+  enterPhase(st, 'done');
   return {
     outputs,
     metricsPath,

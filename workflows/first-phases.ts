@@ -10,6 +10,7 @@ import type { OutputPaths, PlanSummary, RunSpec } from '../src/contract/run-spec
 import { long, quick } from './activity-proxies.js';
 import { setFirstPlan, type RunState } from './run-state.js';
 import { appendParts } from './verify-round.js';
+import { enterPhase } from './details.js';
 
 type Prefix = '' | typeof UNSAFE_PREFIX;
 
@@ -26,7 +27,7 @@ export async function guard(spec: RunSpec, st: RunState): Promise<Prefix> {
     st.messages.push(recoveryWarning());
     return '';
   }
-  st.phase = 'guard';
+  enterPhase(st, 'guard');
   const guard = await quick.guardReverifyModes.executeWithOptions({ summary: 'guard: GET /reverify_mode' }, [
     spec.guardServers,
     spec.force,
@@ -39,7 +40,7 @@ export async function guard(spec: RunSpec, st: RunState): Promise<Prefix> {
 
 /** The output paths, checked (spec §4.4): writable, not existing unless allowed, never an input. */
 export async function prepare(spec: RunSpec, st: RunState, prefix: Prefix): Promise<OutputPaths> {
-  st.phase = 'prepare';
+  enterPhase(st, 'prepare');
   st.outputs = await quick.checkOutputs(spec.outputPath, prefix, rulesOf(spec), {
     inputsPath: spec.inputsPath,
     rolloutsPath: spec.rolloutsPath,
@@ -68,7 +69,7 @@ export async function moveInvalidJudgeRows(spec: RunSpec, st: RunState): Promise
 
 /** Every input line checked and joined by key into the first round's plan; its messages are returned for later. */
 export async function plan(spec: RunSpec, st: RunState, outputs: OutputPaths): Promise<{ plan: PlanSummary; messages: string[] }> {
-  st.phase = 'plan';
+  enterPhase(st, 'plan');
   st.messages.push(planning());
   const { messages, ...plan } = await long.planRun.executeWithOptions(
     { summary: spec.judgeFailedOnly ? 'plan: judge failures of the --rollouts sidecar' : 'plan: join inputs and rollouts' },

@@ -2,6 +2,7 @@ import { sleep } from '@temporalio/workflow';
 import type { RunSpec } from '../src/contract/run-spec.js';
 import { long } from './activity-proxies.js';
 import type { RunState } from './run-state.js';
+import { enterPhase } from './details.js';
 
 /**
  * Re-judgment (beyond NeMo Gym, which needs a human to run --resume again): after a round with
@@ -17,7 +18,7 @@ export async function nextRound(spec: RunSpec, st: RunState): Promise<boolean> {
     `Re-judging: ${st.roundJudgeFailed} row(s) judge-failed in round ${st.round + 1}; ` +
       `round ${st.round + 2} (of at most ${spec.maxAttempts}) starts in ${Math.round(delayMs / 1000)}s`,
   );
-  st.phase = 'rejudge-wait';
+  enterPhase(st, 'rejudge-wait');
   await sleep(delayMs);
   const next = await long.planRound.executeWithOptions({ summary: `plan re-judgment round ${st.round + 2}` }, [
     {

@@ -8,6 +8,7 @@
 import { CancellationScope, patched, setHandler } from '@temporalio/workflow';
 import type { RunResult, RunSpec } from '../src/contract/run-spec.js';
 import { endCancelled } from './cancel.js';
+import { showDetails } from './details.js';
 import { progressQuery, setConcurrencyUpdate, setPausedUpdate } from './definitions.js';
 import { atifFirstPhases } from './atif-phases.js';
 import { asRunFailure } from './failures.js';
@@ -23,6 +24,7 @@ export async function reverifyRun(spec: RunSpec, carried?: RunState): Promise<Ru
   const st = carried ? upgradeState(carried) : initialState(spec);
   const inflight = new Map<number, InFlight>();
   setHandlers(st, inflight);
+  showDetails(st);
   try {
     if (!carried && spec.atif) {
       const { outputs, plan, messages } = await atifFirstPhases(spec, st);
@@ -56,6 +58,7 @@ function setHandlers(st: RunState, inflight: Map<number, InFlight>): void {
       st.concurrency = n;
       st.effective = Math.min(st.effective, n);
       st.messages.push(`Concurrency ceiling set to ${n} by an operator`);
+      showDetails(st, inflight);
       return n;
     },
     {
@@ -68,6 +71,7 @@ function setHandlers(st: RunState, inflight: Map<number, InFlight>): void {
     if (paused !== st.paused)
       st.messages.push(paused ? 'Paused by an operator: batches in flight finish, no new one starts' : 'Resumed by an operator');
     st.paused = paused;
+    showDetails(st, inflight);
     return paused;
   });
 }

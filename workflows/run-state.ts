@@ -47,7 +47,7 @@ export interface RunState {
   sidecarOpenedAt: number | null;
   /** Keys planned by the first round (later rounds plan some of them again). */
   keysPlanned: number | null;
-  totals: Omit<BatchResult, 'batch' | 'mainPart' | 'sidecarPart'>;
+  totals: Omit<BatchResult, 'batch' | 'mainPart' | 'sidecarPart' | 'audit'>;
 }
 
 export function initialState(spec: RunSpec): RunState {

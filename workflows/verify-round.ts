@@ -10,6 +10,7 @@ import { adaptLimit } from './adaptive-limit.js';
 import type { reverifyRun } from './reverify-run.js';
 import { addCounts, type InFlight, type RunState } from './run-state.js';
 import { windowShape } from './window.js';
+import { enterPhase, showDetails } from './details.js';
 
 /** Replies of a run that, if all are 4xx rejections, stop it (the server or config is wrong). */
 const REJECT_GUARD_REPLIES = 20;
@@ -18,7 +19,7 @@ const REJECT_GUARD_REPLIES = 20;
 export async function verifyRound(spec: RunSpec, st: RunState, inflight: Map<number, InFlight>): Promise<void> {
   const plan = st.plan!;
   const outputs = st.outputs!;
-  st.phase = 'verify';
+  enterPhase(st, 'verify');
   const batches = Math.ceil(plan.rows / spec.batchSize);
   const ready: BatchResult[] = [];
   const failed: { error?: Error } = {};
@@ -108,6 +109,7 @@ export async function verifyRound(spec: RunSpec, st: RunState, inflight: Map<num
     if (patched('launch-before-commit')) launchAll();
     // Whatever finished is committed, even when the run is about to fail: committed rows are kept.
     if (ready.length > 0) await commit(spec, st, ready.splice(0, ready.length));
+    showDetails(st, inflight);
     if (failed.error) {
       await stopBatches(batchScope, inflight);
       // Batches that finished during that commit are committed too before the run fails (runs

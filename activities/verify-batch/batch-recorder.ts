@@ -83,6 +83,7 @@ export class BatchRecorder {
       judgeFailedRows: [...cp.judgeFailedRows],
       counts: structuredClone(cp.counts),
       strikes: { ...cp.strikes },
+      audit: cp.audit && structuredClone(cp.audit),
     };
   }
 

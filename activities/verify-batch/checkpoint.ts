@@ -1,5 +1,6 @@
 /** A batch's checkpoint (sent with its heartbeats) and the counts it carries. */
 import { stat } from 'node:fs/promises';
+import { emptyAudit, type BatchAudit } from '../../src/contract/batch-audit.js';
 import type { AgentCounts, BatchResult } from '../../src/contract/run-spec.js';
 
 /** Checkpoint sent with heartbeats: which rows are in the partial files, and how long those are. */
@@ -9,12 +10,14 @@ export interface Checkpoint {
   judgeFailedRows: number[];
   mainBytes: number;
   sidecarBytes: number;
-  counts: Omit<BatchResult, 'batch' | 'mainPart' | 'sidecarPart'>;
+  counts: Omit<BatchResult, 'batch' | 'mainPart' | 'sidecarPart' | 'audit'>;
   /** Row index -> attempts in which the row failed with 5xx while the server answered another row. */
   strikes: Record<number, number>;
+  /** The rows not routed to the main output and the failed attempts (absent in checkpoints of earlier versions). */
+  audit?: BatchAudit;
 }
 
-export function emptyCounts(): Checkpoint['counts'] {
+export function emptyCounts(): Counts {
   return { main: 0, failed: 0, dropped: 0, rejected: 0, judgeFailed: 0, perAgent: {}, throttled: 0, latencyMsSum: 0, latencyCount: 0 };
 }
 
@@ -31,6 +34,15 @@ export async function resumeCheckpoint(details: unknown, mainPartial: string, si
   if (cp && !(await partialsCover(mainPartial, sidecarPartial, cp))) cp = undefined;
   const checkpoint: Checkpoint = cp ?? { done: [], judgeFailedRows: [], mainBytes: 0, sidecarBytes: 0, counts: emptyCounts(), strikes: {} };
   checkpoint.strikes ??= {}; // checkpoints of earlier versions
+  // The failed attempts stay listed even when the partial files are gone and the rows start again.
+  const audit = emptyAudit();
+  audit.failedAttempts = (details as Checkpoint | undefined)?.audit?.failedAttempts ?? [];
+  audit.failedAttemptsMore = (details as Checkpoint | undefined)?.audit?.failedAttemptsMore ?? 0;
+  if (cp?.audit) {
+    audit.notMain = cp.audit.notMain;
+    audit.notMainMore = cp.audit.notMainMore;
+  }
+  checkpoint.audit = audit;
   return checkpoint;
 }
 

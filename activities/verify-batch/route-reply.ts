@@ -3,7 +3,7 @@
  * routed to the main output, the sidecar, or nowhere; a 4xx is a `verify_rejected` sidecar row; a
  * row set aside after its strikes is a `transient` one. Pure: the batch recorder does the writing.
  */
-import { FAILURE_CLASS_KEY } from '../../src/contract/keys.js';
+import { FAILURE_CLASS_KEY, KILL_SHAPED_CLASS, TRANSIENT_CLASS, VERIFY_REJECTED_CLASS } from '../../src/contract/keys.js';
 import {
   classifyResult,
   stampAtifFailure,
@@ -28,6 +28,8 @@ export interface Routed {
   target: 'main' | 'sidecar' | null;
   line: string | null;
   count: (c: Counts, cp: Checkpoint) => void;
+  /** How the audit trail names a row that did not reach the main output (null: it did). */
+  audit: { cls: string; status: number | null } | null;
 }
 
 /** What is known of the row besides its reply. */
@@ -67,6 +69,7 @@ export function routeReply(
     return {
       target: 'sidecar',
       line: verifyRejectedRow(stamps, reply.status, reply.excerpt),
+      audit: { cls: VERIFY_REJECTED_CLASS, status: reply.status },
       count: (c) => {
         signals(c);
         c.failed++;
@@ -79,11 +82,12 @@ export function routeReply(
   const result = verdict ? withInvalidJudge(reply.result, verdict) : reply.result;
   const body = verdict ? markInvalidJudge(reply.body, verdict) : reply.body;
   const outcome = classifyResult(result);
-  const sidecarRow = (line: string): Routed => {
+  const sidecarRow = (line: string, cls: string): Routed => {
     const judgeFailed = isRetriedNextRound(result[FAILURE_CLASS_KEY], rules);
     return {
       target: 'sidecar',
       line,
+      audit: { cls, status: null },
       count: (c, cp) => {
         signals(c);
         c.failed++;
@@ -95,11 +99,15 @@ export function routeReply(
       },
     };
   };
-  if (row.atif && outcome !== 'success') return sidecarRow(stampAtifFailure(body, stamps));
+  if (row.atif && outcome !== 'success') {
+    const cls = result[FAILURE_CLASS_KEY];
+    return sidecarRow(stampAtifFailure(body, stamps), typeof cls === 'string' && cls !== '' ? cls : KILL_SHAPED_CLASS);
+  }
   if (outcome === 'drop') {
     return {
       target: null,
       line: null,
+      audit: { cls: 'dropped', status: null },
       count: (c) => {
         signals(c);
         c.dropped++;
@@ -107,10 +115,11 @@ export function routeReply(
       },
     };
   }
-  if (outcome === 'failure') return sidecarRow(stampResult(body, stamps));
+  if (outcome === 'failure') return sidecarRow(stampResult(body, stamps), String(result[FAILURE_CLASS_KEY]));
   return {
     target: 'main',
     line: stampResult(body, stamps),
+    audit: null,
     count: (c) => {
       signals(c);
       c.main++;
@@ -126,6 +135,7 @@ export function routeSetAside(stamps: Stamps, err: VerifierUnavailableError, age
   return {
     target: 'sidecar',
     line: verifyFailedRow(stamps, err.lastStatus ?? null, err.lastExcerpt ?? err.lastReason),
+    audit: { cls: TRANSIENT_CLASS, status: err.lastStatus ?? null },
     count: (c) => {
       c.failed++;
       agentCounts(c, agent).failed++;

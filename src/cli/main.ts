@@ -8,6 +8,7 @@ import { aggregateCommand } from './aggregate-command.js';
 import { cancelCommand } from './cancel-command.js';
 import { controlCommand } from './control-command.js';
 import { demoCommand } from './demo-command.js';
+import { historyCommand } from './history-command.js';
 import { longFlag, RUN_FLAG_LIST, type RunFlag } from '../config/run-flags.js';
 import { describeFailure, EXIT_OK } from './exit-codes.js';
 import { runCommand } from './run-command.js';
@@ -133,6 +134,17 @@ async function main(argv: string[]): Promise<number> {
     .action(async (o: { output: string }) => {
       installRuntime(false);
       await statusCommand(o.output, (l) => console.log(l));
+    });
+
+  program
+    .command('history')
+    .description("the run's audit trail from its Temporal history: its timeline, or every attempt of one rollout")
+    .requiredOption('-o, --output <path>', "the run's --output")
+    .option('--key <T:R>', 'one rollout: _ng_task_index:_ng_rollout_index, e.g. 12:3')
+    .option('--json', 'print JSON')
+    .action(async (o: { output: string; key?: string; json?: boolean }) => {
+      installRuntime(false);
+      await historyCommand(o, (l) => console.log(l));
     });
 
   program

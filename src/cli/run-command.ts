@@ -11,6 +11,7 @@ import type { reverifyRun } from '../../workflows/reverify-run.js';
 import { attemptCap, buildRunSpec } from './build-spec.js';
 import { followRun, type Followed } from './follow-run.js';
 import { aggregateCommandLine, isCancelledRun, MetricsMissingError, RunCancelledError } from './run-endings.js';
+import { outputSearchAttributes } from '../temporal/search-attributes.js';
 
 export interface RunCommandIo {
   out: (line: string) => void;
@@ -98,6 +99,9 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, io: RunC
         args: [spec],
         workflowIdConflictPolicy: 'USE_EXISTING',
         staticSummary: `reverify ${spec.outputPath}`,
+        // Shown in the UI's list and `describe()`; no registration needed (a search attribute would be).
+        memo: { output: spec.outputPath, inputs: spec.inputsPath, rollouts: spec.rolloutsPath },
+        typedSearchAttributes: await outputSearchAttributes(client, spec.outputPath),
       });
     } catch (err) {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;

@@ -2,6 +2,7 @@
  * Types shared by the CLI, the workflow and the activities. Types only: the workflow bundle
  * imports this file, so it must not contain runtime code.
  */
+import type { BatchAudit } from './batch-audit.js';
 import type { RoutingTable } from './routing-table.js';
 
 /**
@@ -146,6 +147,11 @@ export interface BatchResult {
   /** Sum and count of the latencies of answered `/verify` requests, in ms. */
   latencyMsSum: number;
   latencyCount: number;
+  /**
+   * The rows not in the main output (key, class, status, attempt) and the failed attempts of the
+   * batch, for the audit (src/contract/batch-audit.ts). Absent in results of earlier versions.
+   */
+  audit?: BatchAudit;
 }
 
 export type Phase = 'guard' | 'prepare' | 'plan' | 'verify' | 'rejudge-wait' | 'aggregate' | 'done' | 'cancelling';

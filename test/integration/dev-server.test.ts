@@ -16,6 +16,7 @@ import {
   workflowUiUrl,
   type DevServerRecord,
 } from '../../src/temporal/dev-server/index.js';
+import { OUTPUT_ATTRIBUTE, outputSearchAttributes } from '../../src/temporal/search-attributes.js';
 import { stateDir } from '../../src/temporal/state-dir.js';
 
 // Real `temporal server start-dev` processes, each on its own temporary state dir.
@@ -123,8 +124,16 @@ describe('ensureDevServer', () => {
       const connection = await Connection.connect({ address: a.address });
       try {
         const client = new Client({ connection });
-        // No worker polls this queue: the workflow just stays Running, stored in SQLite.
-        await client.workflow.start('neverRegisteredWorkflow', { taskQueue: 'nobody-polls-this', workflowId, args: [] });
+        // No worker polls this queue: the workflow just stays Running, stored in SQLite. It is
+        // found by its output: the server registered the search attribute at start.
+        const typedSearchAttributes = await outputSearchAttributes(client, '/data/run 1/out.jsonl');
+        expect(typedSearchAttributes).toBeDefined();
+        await client.workflow.start('neverRegisteredWorkflow', {
+          taskQueue: 'nobody-polls-this',
+          workflowId,
+          args: [],
+          typedSearchAttributes,
+        });
       } finally {
         await connection.close();
       }
@@ -135,6 +144,16 @@ describe('ensureDevServer', () => {
         const d = await new Client({ connection }).workflow.getHandle(workflowId).describe();
         expect(d.status.name).toBe('RUNNING');
         expect(d.type).toBe('neverRegisteredWorkflow');
+        expect(d.typedSearchAttributes.get(OUTPUT_ATTRIBUTE)).toBe('/data/run 1/out.jsonl');
+        // Registering it again at a restart on the same SQLite file is harmless.
+        const query = `ReverifyOutput="/data/run 1/out.jsonl" AND ExecutionStatus="Running"`;
+        let found: string[] = [];
+        for (let i = 0; i < 50 && found.length === 0; i++) {
+          found = [];
+          for await (const w of new Client({ connection }).workflow.list({ query })) found.push(w.workflowId);
+          if (found.length === 0) await new Promise((r) => setTimeout(r, 200));
+        }
+        expect(found).toEqual([workflowId]);
       } finally {
         await connection.close();
       }

@@ -529,6 +529,10 @@ describe('workflow logic with stub activities', () => {
       expect(scheduled).toHaveLength(2);
       expect(rec.verify).toHaveLength(2);
       const paused = await handle.query(progressQuery);
+      // The UI's "current details" (the built-in metadata query) show the phase, the pause and the counts.
+      const { currentDetails } = await handle.query<{ currentDetails?: string }>('__temporal_workflow_metadata');
+      expect(currentDetails).toContain('**Phase:** verify · **paused**');
+      expect(currentDetails).toContain('**Rows:** 10 scored');
       expect(await handle.executeUpdate(setPausedUpdate, { args: [false] })).toBe(false);
       return { paused, ...(await finished(handle)) };
     });

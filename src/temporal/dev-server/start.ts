@@ -16,6 +16,7 @@ import { terminate } from './processes.js';
 import { waitUntilReady } from './readiness.js';
 import { writeRecord } from './record-file.js';
 import type { DevServerInfo, DevServerRecord, EnsureDevServerOptions } from './types.js';
+import { DEV_SERVER_SEARCH_ATTRIBUTE_ARGS } from '../search-attributes.js';
 
 export async function startServer(
   dir: string,
@@ -51,6 +52,7 @@ export async function startServer(
       '--log-level',
       'warn',
       ...(namespace !== 'default' ? ['--namespace', namespace] : []),
+      ...DEV_SERVER_SEARCH_ATTRIBUTE_ARGS,
       ...(opts.extraArgs ?? []),
     ];
     rotateLog(paths.logPath);
