@@ -10,6 +10,7 @@ import { workflowIdForOutput } from '../temporal/workflow-id.js';
 import type { reverifyRun } from '../../workflows/reverify-run.js';
 import { attemptCap, buildRunSpec } from './build-spec.js';
 import { followRun, type Followed } from './follow-run.js';
+import { precheckRun } from './precheck.js';
 import { aggregateCommandLine, isCancelledRun, MetricsMissingError, RunCancelledError } from './run-endings.js';
 
 export interface RunCommandIo {
@@ -90,6 +91,7 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, io: RunC
       .describe()
       .then((d) => d.status.name === 'RUNNING')
       .catch(() => false);
+    if (!existing) await precheckRun(spec, { worker: proc.worker });
     let handle;
     try {
       handle = await client.workflow.start<typeof reverifyRun>('reverifyRun', {
