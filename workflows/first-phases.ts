@@ -27,11 +27,15 @@ export async function guard(spec: RunSpec, st: RunState): Promise<Prefix> {
     return '';
   }
   st.phase = 'guard';
-  const guard = await quick.guardReverifyModes.executeWithOptions({ summary: 'guard: GET /reverify_mode' }, [
-    spec.guardServers,
-    spec.force,
-    30_000,
-  ]);
+  // Decided by `reverify run` before it started this workflow (its input records it): one GET per server.
+  const guard =
+    spec.guarded && patched('guard-decided-before-start')
+      ? spec.guarded
+      : await quick.guardReverifyModes.executeWithOptions({ summary: 'guard: GET /reverify_mode' }, [
+          spec.guardServers,
+          spec.force,
+          30_000,
+        ]);
   st.forceWarning = guard.warning;
   if (guard.warning) st.messages.push(guard.warning);
   return guard.prefix;
@@ -92,6 +96,7 @@ export async function plan(spec: RunSpec, st: RunState, outputs: OutputPaths): P
   st.plan = plan;
   st.planned = plan.rows;
   st.keysPlanned = plan.rows;
+  st.keysPerAgent = { ...plan.rowsPerAgent };
   return { plan, messages };
 }
 

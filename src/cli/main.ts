@@ -8,6 +8,7 @@ import { cancelCommand } from './cancel-command.js';
 import { controlCommand } from './control-command.js';
 import { demoCommand } from './demo-command.js';
 import { longFlag, RUN_FLAG_LIST, type RunFlag } from '../config/run-flags.js';
+import { exitStatusOf } from './end-summary.js';
 import { describeFailure, EXIT_OK } from './exit-codes.js';
 import { runCommand } from './run-command.js';
 import { statusCommand } from './status-command.js';
@@ -108,10 +109,11 @@ async function main(argv: string[]): Promise<number> {
   let code = EXIT_OK;
 
   runOptions(program.command('run').description('re-verify rollouts against resources servers')).action(
-    async (o: Record<string, unknown> & { worker: boolean; heartbeatTimeout: number }) => {
+    async (o: Record<string, unknown> & { worker: boolean; heartbeatTimeout: number; json?: boolean }) => {
       installRuntime(false);
       detachOnInterrupt();
-      await runCommand(toRaw(o), { worker: o.worker, heartbeatTimeoutMs: Math.round(o.heartbeatTimeout * 1000) });
+      const proc = { worker: o.worker, heartbeatTimeoutMs: Math.round(o.heartbeatTimeout * 1000), json: o.json === true };
+      code = exitStatusOf(await runCommand(toRaw(o), proc));
     },
   );
 

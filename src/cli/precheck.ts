@@ -12,23 +12,25 @@ import { guardDecision } from '../../activities/guard-reverify-modes.js';
  * prepare activities, which run them again inside the workflow (for an attach, and for workers
  * that see another file system). With --no-worker the servers are checked by the workers only
  * (they may reach URLs this machine cannot). Skipped when attaching to a live run: its outputs
- * exist because it writes them.
+ * exist because it writes them. Returns the spec with the guard's decision, which the workflow
+ * records instead of asking the servers again (one GET /reverify_mode per server, spec §6.98).
  */
-export async function precheckRun(spec: RunSpec, opts: { worker: boolean }): Promise<void> {
-  let prefix = '';
+export async function precheckRun(spec: RunSpec, opts: { worker: boolean }): Promise<RunSpec> {
+  let guarded: RunSpec['guarded'];
   if (!spec.judgeFailedOnly && opts.worker) {
     const client = new VerifierClient({ requestTimeoutMs: 30_000, connectionsPerServer: 1 });
     try {
-      prefix = (await guardDecision(client, spec.guardServers, spec.force)).prefix;
+      guarded = await guardDecision(client, spec.guardServers, spec.force);
     } finally {
       await client.close();
     }
   }
   const rules = { overwrite: spec.overwrite, resume: spec.resume, append: spec.append, repairTruncated: spec.repairTruncated };
-  await checkOutputPaths(spec.outputPath, prefix, rules, {
+  await checkOutputPaths(spec.outputPath, guarded?.prefix ?? '', rules, {
     inputsPath: spec.inputsPath,
     rolloutsPath: spec.rolloutsPath,
     judgeFailedOnly: spec.judgeFailedOnly,
     retryInvalidJudgeResponses: spec.retryInvalidJudgeResponses,
   });
+  return guarded ? { ...spec, guarded } : spec;
 }
