@@ -10,6 +10,7 @@ import { demoCommand } from './demo-command.js';
 import { longFlag, RUN_FLAG_LIST, type RunFlag } from '../config/run-flags.js';
 import { exitStatusOf } from './end-summary.js';
 import { describeFailure, EXIT_OK } from './exit-codes.js';
+import { listCommand } from './list-command.js';
 import { runCommand } from './run-command.js';
 import { statusCommand } from './status-command.js';
 import { workerCommand } from './worker-command.js';
@@ -130,9 +131,19 @@ async function main(argv: string[]): Promise<number> {
     .command('status')
     .description('show the state of the run writing an output')
     .requiredOption('-o, --output <path>', "the run's --output")
-    .action(async (o: { output: string }) => {
+    .option('--json', 'print the state as one JSON object')
+    .action(async (o: { output: string; json?: boolean }) => {
       installRuntime(false);
-      await statusCommand(o.output, (l) => console.log(l));
+      await statusCommand(o.output, (l) => console.log(l), { json: o.json === true });
+    });
+
+  program
+    .command('list')
+    .description('show the runs on the Temporal server: output path, state, progress, start, duration')
+    .option('--json', 'print the runs as one JSON array')
+    .action(async (o: { json?: boolean }) => {
+      installRuntime(false);
+      await listCommand((l) => console.log(l), { json: o.json === true });
     });
 
   program
