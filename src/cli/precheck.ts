@@ -25,6 +25,8 @@ export async function precheckRun(spec: RunSpec, opts: { worker: boolean }): Pro
       await client.close();
     }
   }
+  // --force without the guard's answer (--no-worker): the prefix, hence the paths, are not known yet.
+  if (!guarded && spec.force && !spec.judgeFailedOnly) return spec;
   const rules = { overwrite: spec.overwrite, resume: spec.resume, append: spec.append, repairTruncated: spec.repairTruncated };
   await checkOutputPaths(spec.outputPath, guarded?.prefix ?? '', rules, {
     inputsPath: spec.inputsPath,
