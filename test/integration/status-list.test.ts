@@ -3,7 +3,7 @@
  * dev server and the real reference resources server: a run started with --no-worker shows that
  * no worker polls its queue and what to do; once a worker attaches, its phase, counts, rate,
  * concurrency and the polling worker; once finished, the outcome, duration, counts, key metrics
- * and paths; `list` shows it with its output path and state.
+ * and paths; `list` shows it with its output path and state. A failed run shows its error line.
  */
 import { describe, expect, it } from 'vitest';
 import type { ListedRun } from '../../src/cli/list-command.js';
@@ -12,11 +12,13 @@ import { statusCommand } from '../../src/cli/status-command.js';
 import { startReferenceServer } from '../../src/reference-server/server.js';
 import { runCli } from '../helpers/cli-process.js';
 import { closedAfterEach } from '../helpers/hooks.js';
-import { AGENTS, runArgs, sampleRun } from '../helpers/run-fixtures.js';
+import { AGENTS, runArgs, runReverify, sampleRun } from '../helpers/run-fixtures.js';
+import { startScriptedServer } from '../helpers/scripted-server.js';
 import { tempDir, useSharedTemporal } from '../helpers/temporal-env.js';
 
 const temporal = useSharedTemporal('status-list');
 const reference = closedAfterEach(startReferenceServer);
+const scripted = closedAfterEach(startScriptedServer);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** `reverify status` in-process: its lines. */
@@ -96,6 +98,16 @@ describe('reverify status and list', () => {
     const text = await runCli(['list'], temporal.env);
     expect(text.stdout).toMatch(new RegExp(`^COMPLETED +160/160 scored .* ${d.output.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm'));
   }, 240_000);
+
+  it('a failed run: its state and the line `reverify run` printed', async () => {
+    const s = await scripted({ verify: () => ({ status: 404, body: { detail: 'Not Found' } }) });
+    const d = await sampleRun(tempDir(), s.port, { tasks: 20, repeats: 2 });
+    const run = await runReverify({ inputs: d.inputsPath, rollouts: d.rolloutsPath, output: d.output, configs: [d.config] });
+    expect(run.error?.line).toMatch(/rejected the first 20 \/verify requests/);
+    const failed = await status(d.output);
+    expect(failed[0]).toMatch(/^Run reverify-out\.jsonl-[0-9a-f]+: FAILED \(.* to .*\)/);
+    expect(failed).toContain(run.error!.line);
+  });
 
   it('no run for the output: one line, exit 1', async () => {
     const out = `${tempDir()}/nothing.jsonl`;
