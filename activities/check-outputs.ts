@@ -23,37 +23,38 @@ export type { InputFiles } from './input-aliases.js';
  * input row, so bad input never costs the previous results.
  */
 export function checkOutputs(outputPath: string, prefix: string, rules: OutputRules, inputs: InputFiles): Promise<OutputPaths> {
-  return failFastOnUserError(() =>
-    whileHeartbeating(async () => {
-      // NeMo Gym 0.7.0 refuses multi-stage recovery sources before it prepares the outputs.
-      if (inputs.judgeFailedOnly)
-        await refuseMultiStageRecovery(inputs.rolloutsPath, { retryInvalidJudgeResponses: inputs.retryInvalidJudgeResponses });
-      const paths = outputPathsFor(outputPath, prefix);
-      const dir = dirname(paths.output);
-      try {
-        await mkdir(dir, { recursive: true });
-        await access(dir, constants.W_OK);
-      } catch (err) {
-        const code = (err as NodeJS.ErrnoException).code ?? String(err);
-        const inTheWay = code === 'EEXIST' || code === 'ENOTDIR';
-        throw new ConfigError(
-          `cannot write the output directory '${dir}' (${inTheWay ? 'a file is in the way' : code}): ` +
-            `choose another --output${inTheWay ? '' : ' or fix its permissions'}`,
-        );
-      }
-      if ((await exists(paths.output)) && (await stat(paths.output)).isDirectory()) {
-        throw new ConfigError(
-          `--output '${paths.output}' is a directory: pass a file path such as '${join(paths.output, 'reverified.jsonl')}'`,
-        );
-      }
-      if (!rules.overwrite && !rules.resume && !rules.append) {
-        for (const p of [paths.output, paths.sidecar]) {
-          if (await exists(p)) throw new ConfigError(outputExists(p));
-        }
-      }
-      // mkdir above created nothing if this throws: an input can only alias a path in an existing directory.
-      await refuseInputAliases([paths], dataFiles(inputs), rules);
-      return paths;
-    }),
-  );
+  return failFastOnUserError(() => whileHeartbeating(() => checkOutputPaths(outputPath, prefix, rules, inputs)));
+}
+
+/** The body of `checkOutputs`, also run by `reverify run` before it starts a workflow (precheck.ts). */
+export async function checkOutputPaths(outputPath: string, prefix: string, rules: OutputRules, inputs: InputFiles): Promise<OutputPaths> {
+  // NeMo Gym 0.7.0 refuses multi-stage recovery sources before it prepares the outputs.
+  if (inputs.judgeFailedOnly)
+    await refuseMultiStageRecovery(inputs.rolloutsPath, { retryInvalidJudgeResponses: inputs.retryInvalidJudgeResponses });
+  const paths = outputPathsFor(outputPath, prefix);
+  const dir = dirname(paths.output);
+  try {
+    await mkdir(dir, { recursive: true });
+    await access(dir, constants.W_OK);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? String(err);
+    const inTheWay = code === 'EEXIST' || code === 'ENOTDIR';
+    throw new ConfigError(
+      `cannot write the output directory '${dir}' (${inTheWay ? 'a file is in the way' : code}): ` +
+        `choose another --output${inTheWay ? '' : ' or fix its permissions'}`,
+    );
+  }
+  if ((await exists(paths.output)) && (await stat(paths.output)).isDirectory()) {
+    throw new ConfigError(
+      `--output '${paths.output}' is a directory: pass a file path such as '${join(paths.output, 'reverified.jsonl')}'`,
+    );
+  }
+  if (!rules.overwrite && !rules.resume && !rules.append) {
+    for (const p of [paths.output, paths.sidecar]) {
+      if (await exists(p)) throw new ConfigError(outputExists(p));
+    }
+  }
+  // mkdir above created nothing if this throws: an input can only alias a path in an existing directory.
+  await refuseInputAliases([paths], dataFiles(inputs), rules);
+  return paths;
 }

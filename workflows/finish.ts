@@ -4,7 +4,7 @@ import { computingAggregateMetrics, disableAggregationNotice } from '../src/cont
 import type { RunResult, RunSpec } from '../src/contract/run-spec.js';
 import { aggregation, aggregationRetry, quick } from './activity-proxies.js';
 import { innermostMessage } from './failures.js';
-import { keysMissing, type RunState } from './run-state.js';
+import { keysMissing, rolloutsPerAgent, type RunState } from './run-state.js';
 import { enterPhase } from './details.js';
 
 /** Aggregate, clean up, and report. */
@@ -61,6 +61,8 @@ export async function finish(spec: RunSpec, st: RunState): Promise<RunResult> {
     keys: st.keysPlanned ?? st.planned,
     scored: st.mainRows,
     missing: keysMissing(st),
+    rollouts: rolloutsPerAgent(st),
+    missingAfterCap: st.roundJudgeFailed,
     sidecarOpenedAt: st.sidecarOpenedAt,
     keyMetrics,
     aggregationError,

@@ -28,11 +28,15 @@ export async function guard(spec: RunSpec, st: RunState): Promise<Prefix> {
     return '';
   }
   enterPhase(st, 'guard');
-  const guard = await quick.guardReverifyModes.executeWithOptions({ summary: 'guard: GET /reverify_mode' }, [
-    spec.guardServers,
-    spec.force,
-    30_000,
-  ]);
+  // Decided by `reverify run` before it started this workflow (its input records it): one GET per server.
+  const guard =
+    spec.guarded && patched('guard-decided-before-start')
+      ? spec.guarded
+      : await quick.guardReverifyModes.executeWithOptions({ summary: 'guard: GET /reverify_mode' }, [
+          spec.guardServers,
+          spec.force,
+          30_000,
+        ]);
   st.forceWarning = guard.warning;
   if (guard.warning) st.messages.push(guard.warning);
   return guard.prefix;

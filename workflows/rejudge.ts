@@ -36,5 +36,7 @@ export async function nextRound(spec: RunSpec, st: RunState): Promise<boolean> {
   st.nextBatch = 0;
   st.roundJudgeFailed = 0;
   st.planned += next.rows;
+  if (st.replannedPerAgent !== null)
+    for (const [agent, rows] of Object.entries(next.rowsPerAgent)) st.replannedPerAgent[agent] = (st.replannedPerAgent[agent] ?? 0) + rows;
   return true;
 }

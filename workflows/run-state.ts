@@ -2,7 +2,16 @@
  * The run's state, carried across continue-as-new (counts, cursors, committed lengths; never rows),
  * and its arithmetic: the first state, upgrading a carried one, adding a batch's counts, progress.
  */
-import type { AgentCounts, BatchResult, OutputPaths, Phase, PlanSummary, Progress, RunSpec } from '../src/contract/run-spec.js';
+import type {
+  AgentCounts,
+  AgentRollouts,
+  BatchResult,
+  OutputPaths,
+  Phase,
+  PlanSummary,
+  Progress,
+  RunSpec,
+} from '../src/contract/run-spec.js';
 
 /** A batch activity in flight: its rows and the `/verify` slots it holds. */
 export interface InFlight {
@@ -47,6 +56,10 @@ export interface RunState {
   sidecarOpenedAt: number | null;
   /** Keys planned by the first round (later rounds plan some of them again). */
   keysPlanned: number | null;
+  /** Keys per agent planned by the first round (null: not known, a run of an earlier version). */
+  keysPerAgent: Record<string, number> | null;
+  /** Keys per agent planned again by later rounds, each superseding one sidecar row (null: not known). */
+  replannedPerAgent: Record<string, number> | null;
   totals: Omit<BatchResult, 'batch' | 'mainPart' | 'sidecarPart' | 'audit'>;
 }
 
@@ -73,6 +86,8 @@ export function initialState(spec: RunSpec): RunState {
     mainRows: null,
     sidecarOpenedAt: null,
     keysPlanned: null,
+    keysPerAgent: null,
+    replannedPerAgent: {},
     totals: { main: 0, failed: 0, dropped: 0, rejected: 0, judgeFailed: 0, perAgent: {}, throttled: 0, latencyMsSum: 0, latencyCount: 0 },
   };
 }
@@ -82,6 +97,7 @@ export function setFirstPlan(st: RunState, plan: PlanSummary): void {
   st.plan = plan;
   st.planned = plan.rows;
   st.keysPlanned = plan.rows;
+  st.keysPerAgent = { ...plan.rowsPerAgent };
 }
 
 /**
@@ -90,6 +106,25 @@ export function setFirstPlan(st: RunState, plan: PlanSummary): void {
  */
 export function keysMissing(st: RunState): number {
   return Math.max(0, st.totals.failed - (st.planned - (st.keysPlanned ?? st.planned)));
+}
+
+/**
+ * Per agent, what became of the rollouts (keys) this run planned: scored, in the sidecar (failed
+ * attempts), not persisted, still missing from the score (`keysMissing` per agent). Null for a
+ * run whose per-agent plan is not known (continued from an earlier version).
+ */
+export function rolloutsPerAgent(st: RunState): Record<string, AgentRollouts> | null {
+  const keys = st.keysPerAgent;
+  const replanned = st.replannedPerAgent;
+  if (keys === null || replanned === null) return null;
+  const agents = [...new Set([...Object.keys(keys), ...Object.keys(st.totals.perAgent)])].sort();
+  return Object.fromEntries(
+    agents.map((agent) => {
+      const c = st.totals.perAgent[agent] ?? { done: 0, failed: 0, dropped: 0, rewardSum: 0 };
+      const missing = Math.max(0, c.failed - (replanned[agent] ?? 0));
+      return [agent, { planned: keys[agent] ?? 0, scored: c.done, sidecar: c.failed, notPersisted: c.dropped, missing }];
+    }),
+  );
 }
 
 export function addCounts(into: RunState['totals'], b: BatchResult): void {
@@ -125,6 +160,9 @@ export function upgradeState(st: RunState): RunState {
   st.mainRows ??= null;
   st.sidecarOpenedAt ??= null;
   st.keysPlanned ??= null;
+  // Known for a carried first round: its plan is the first plan, and nothing was planned again.
+  st.keysPerAgent ??= st.round === 0 && st.plan ? { ...st.plan.rowsPerAgent } : null;
+  st.replannedPerAgent ??= st.round === 0 ? {} : null;
   return st;
 }
 

@@ -7,14 +7,17 @@ import { TemporalUnreachable, unreachableReason } from '../temporal/server-unrea
 import { isCancelledRun, MetricsMissingError, RunCancelledError } from './run-endings.js';
 
 /**
- * Exit statuses: 0 success, 1 user/config error, 2 run failed (also when the rows are complete but
- * the aggregate metrics cannot be computed), 4 the run was cancelled (`reverify cancel`), 5 the
- * Temporal server cannot be reached (the run, if any, is intact). 3 is not used (earlier versions:
- * rows complete, metrics missing).
+ * Exit statuses: 0 success (every rollout scored, or its failure terminal), 1 user/config error,
+ * 2 run failed (also when the rows are complete but the aggregate metrics cannot be computed),
+ * 3 the run completed but rollouts are still missing from the score after the attempt cap (judge
+ * failures another attempt could change), 4 the run was cancelled (`reverify cancel`), 5 the
+ * Temporal server cannot be reached (the run, if any, is intact).
  */
 export const EXIT_OK = 0;
 export const EXIT_USER_ERROR = 1;
 export const EXIT_RUN_FAILED = 2;
+/** The run completed, its outputs and metrics are written, but judge-failed rollouts remain at the attempt cap (end-summary.ts). */
+export const EXIT_ROLLOUTS_MISSING = 3;
 export const EXIT_CANCELLED = 4;
 /** The Temporal server cannot be reached or was lost mid-run: nothing is lost, run the command again when it is back. */
 export const EXIT_TEMPORAL_UNREACHABLE = 5;

@@ -10,7 +10,9 @@ import { controlCommand } from './control-command.js';
 import { demoCommand } from './demo-command.js';
 import { historyCommand } from './history-command.js';
 import { longFlag, RUN_FLAG_LIST, type RunFlag } from '../config/run-flags.js';
+import { exitStatusOf } from './end-summary.js';
 import { describeFailure, EXIT_OK } from './exit-codes.js';
+import { listCommand } from './list-command.js';
 import { runCommand } from './run-command.js';
 import { statusCommand } from './status-command.js';
 import { workerCommand } from './worker-command.js';
@@ -111,10 +113,11 @@ async function main(argv: string[]): Promise<number> {
   let code = EXIT_OK;
 
   runOptions(program.command('run').description('re-verify rollouts against resources servers')).action(
-    async (o: Record<string, unknown> & { worker: boolean; heartbeatTimeout: number }) => {
+    async (o: Record<string, unknown> & { worker: boolean; heartbeatTimeout: number; json?: boolean }) => {
       installRuntime(false);
       detachOnInterrupt();
-      await runCommand(toRaw(o), { worker: o.worker, heartbeatTimeoutMs: Math.round(o.heartbeatTimeout * 1000) });
+      const proc = { worker: o.worker, heartbeatTimeoutMs: Math.round(o.heartbeatTimeout * 1000), json: o.json === true };
+      code = exitStatusOf(await runCommand(toRaw(o), proc));
     },
   );
 
@@ -131,9 +134,19 @@ async function main(argv: string[]): Promise<number> {
     .command('status')
     .description('show the state of the run writing an output')
     .requiredOption('-o, --output <path>', "the run's --output")
-    .action(async (o: { output: string }) => {
+    .option('--json', 'print the state as one JSON object')
+    .action(async (o: { output: string; json?: boolean }) => {
       installRuntime(false);
-      await statusCommand(o.output, (l) => console.log(l));
+      await statusCommand(o.output, (l) => console.log(l), { json: o.json === true });
+    });
+
+  program
+    .command('list')
+    .description('show the runs on the Temporal server: output path, state, progress, start, duration')
+    .option('--json', 'print the runs as one JSON array')
+    .action(async (o: { json?: boolean }) => {
+      installRuntime(false);
+      await listCommand((l) => console.log(l), { json: o.json === true });
     });
 
   program

@@ -18,7 +18,8 @@ export class RateMeter {
   }
 }
 
-function duration(seconds: number): string {
+/** `42s`, `3m05s`, `2h07m`; `?` when not finite. */
+export function duration(seconds: number): string {
   if (!Number.isFinite(seconds)) return '?';
   const s = Math.round(seconds);
   if (s < 60) return `${s}s`;

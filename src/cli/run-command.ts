@@ -9,7 +9,9 @@ import { TemporalUnreachable, unreachableReason } from '../temporal/server-unrea
 import { workflowIdForOutput } from '../temporal/workflow-id.js';
 import type { reverifyRun } from '../../workflows/reverify-run.js';
 import { attemptCap, buildRunSpec } from './build-spec.js';
+import { endSummary, missingAfterCapLine, perAgentLines } from './end-summary.js';
 import { followRun, type Followed } from './follow-run.js';
+import { precheckRun } from './precheck.js';
 import { aggregateCommandLine, isCancelledRun, MetricsMissingError, RunCancelledError } from './run-endings.js';
 import { outputSearchAttributes } from '../temporal/search-attributes.js';
 
@@ -17,6 +19,8 @@ export interface RunCommandIo {
   out: (line: string) => void;
   bar: (text: string) => void;
   tty: boolean;
+  /** Where the lines for people go with `--json` (stdout then carries only the JSON object); default stderr. */
+  err?: (line: string) => void;
 }
 
 export const defaultIo: RunCommandIo = {
@@ -25,11 +29,15 @@ export const defaultIo: RunCommandIo = {
   tty: Boolean(process.stderr.isTTY),
 };
 
+const toStderr = (line: string) => process.stderr.write(line + '\n');
+
 /** Options of `reverify run` that are not run options of the spec. */
 export interface RunProcessOptions {
   /** Run an in-process worker (default); false leaves the work to `reverify worker` processes. */
   worker: boolean;
   heartbeatTimeoutMs: number;
+  /** `--json`: the end summary as one JSON object on stdout; every other line on stderr. */
+  json?: boolean;
 }
 
 /**
@@ -56,6 +64,7 @@ export function printSummary({ result, routed }: Followed, uiUrl: string | null,
     io.out(JSON.stringify(keyMetrics, null, 2));
   }
   io.out(rolloutsLine(result));
+  perAgentLines(result).forEach((line) => io.out(line));
   io.out(`Re-verified rollouts: ${result.outputs.output}`);
   io.out(`Failures: ${result.outputs.sidecar}`);
   io.out(`Aggregate metrics: ${result.metricsPath ?? 'None'}`);
@@ -68,14 +77,15 @@ export function printSummary({ result, routed }: Followed, uiUrl: string | null,
 /**
  * `reverify run`: validate everything that can be checked locally, start the workflow for this
  * output (or attach to the live one), run a worker unless told not to, follow progress, print
- * the summary. Throws `MetricsMissingError` (exit 2) when the rows are complete but the aggregate
+ * the summary (`exitStatusOf` its result: 0, or 3 with rollouts left at the attempt cap). Throws `MetricsMissingError` (exit 2) when the rows are complete but the aggregate
  * metrics could not be computed, `RunCancelledError` (exit 4) when the run was cancelled.
  */
-export async function runCommand(raw: unknown, proc: RunProcessOptions, io: RunCommandIo = defaultIo): Promise<RunResult> {
+export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: RunCommandIo = defaultIo): Promise<RunResult> {
+  const io: RunCommandIo = proc.json ? { ...stdio, out: stdio.err ?? toStderr } : stdio;
   const opts = parseRunOptions(raw);
   const cap = attemptCap(opts, process.env);
   if (cap.warning) io.out(cap.warning);
-  const spec: RunSpec = await buildRunSpec(opts, {
+  let spec: RunSpec = await buildRunSpec(opts, {
     heartbeatTimeoutMs: proc.heartbeatTimeoutMs,
     maxAttempts: cap.value,
     worker: proc.worker,
@@ -91,6 +101,7 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, io: RunC
       .describe()
       .then((d) => d.status.name === 'RUNNING')
       .catch(() => false);
+    if (!existing) spec = await precheckRun(spec, { worker: proc.worker });
     let handle;
     try {
       handle = await client.workflow.start<typeof reverifyRun>('reverifyRun', {
@@ -118,6 +129,9 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, io: RunC
     const followed = await followRun(handle, { tty: io.tty, lineIntervalMs: 10_000, out: io.out, bar: io.bar, attached: existing });
     printSummary(followed, ui, io);
     const result = followed.result;
+    const incomplete = missingAfterCapLine(result, spec.maxAttempts ?? 1);
+    if (incomplete) io.out(incomplete);
+    if (proc.json) stdio.out(JSON.stringify(endSummary(result, workflowId, ui)));
     // The rows are complete, the metrics are not: one line with the reason and the command that computes them (exit 2).
     if (result.aggregationError)
       throw new MetricsMissingError(result, aggregateCommandLine(result.outputs.output, opts.configs, opts.servers));

@@ -1,36 +1,102 @@
+import { WorkflowNotFoundError } from '@temporalio/client';
 import { resolve } from 'node:path';
 import { ConfigError } from '../contract/errors.js';
 import { connectClient, resolveTemporal, runUiUrl } from '../temporal/connection.js';
 import { workflowIdForOutput } from '../temporal/workflow-id.js';
-import { progressLine } from './progress-view.js';
-import { queryProgress } from './query-progress.js';
+import { duration } from './progress-view.js';
 import { RetryNotices } from './retry-notices.js';
+import { runReport, type RunReport } from './run-report.js';
 
-/** `reverify status --output <out.jsonl>`: the state of the run writing that output. */
-export async function statusCommand(output: string, out: (line: string) => void): Promise<void> {
+/** How long `status` watches a live run for its rate. */
+const RATE_SAMPLE_MS = 2000;
+
+/** A live run's lines: phase, counts, rate, ETA, concurrency, paused, per agent. */
+function liveLines(r: RunReport): string[] {
+  const p = r.live;
+  if (!p) return ['Progress: no worker answered the progress query (the run waits for one: see below)'];
+  const rate = p.ratePerSecond === null ? '' : `, ${p.ratePerSecond} rows/s, ETA ${p.etaSeconds === null ? '?' : duration(p.etaSeconds)}`;
+  const limit = p.effectiveConcurrency < p.concurrency ? `${p.effectiveConcurrency} (ceiling ${p.concurrency})` : String(p.concurrency);
+  return [
+    `Phase: ${p.phase}, round ${p.round}${p.paused ? ', PAUSED (reverify control --unpause)' : ''}`,
+    `Progress: ${p.finished}/${p.planned} attempts: ${p.done} scored, ${p.failed} to the failures sidecar, ${p.dropped} not persisted, ${p.inFlight} in flight${rate}`,
+    `Concurrency: ${limit}`,
+    ...Object.entries(p.perAgent)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([agent, c]) => `  ${agent}: ${c.done} scored, ${c.failed} failed, ${c.dropped} not persisted`),
+  ];
+}
+
+/** A completed run's lines: outcome, counts, key metrics, paths. */
+function resultLines(r: RunReport): string[] {
+  const s = r.result!;
+  const lines = [`Outcome: ${s.outcome} (exit status ${s.exitStatus})`];
+  const k = s.rollouts;
+  lines.push(
+    `Rollouts: ${k.planned ?? '?'} planned: ${k.scored} scored, ${k.missing ?? '?'} still missing from the score after ${s.attempts.rounds} round(s), ` +
+      `${k.notPersisted} not persisted (${s.attempts.total} attempts, ${s.attempts.inSidecar} of them in the failures sidecar)`,
+  );
+  for (const [agent, a] of Object.entries(s.agents ?? {}))
+    lines.push(`  ${agent}: ${a.planned} planned: ${a.scored} scored, ${a.missing} still missing, ${a.notPersisted} not persisted`);
+  for (const [agent, metrics] of Object.entries(s.keyMetrics)) lines.push(`Key metrics for ${agent}: ${JSON.stringify(metrics)}`);
+  lines.push(`Re-verified rollouts: ${s.output}`, `Failures: ${s.sidecar}`, `Aggregate metrics: ${s.metrics ?? 'None'}`);
+  if (s.aggregationError) lines.push(`Metrics not computed: ${s.aggregationError}`);
+  return lines;
+}
+
+/** The report as lines for people. */
+export function statusLines(r: RunReport): string[] {
+  const when = r.closed ? `${r.started} to ${r.closed}` : `since ${r.started}`;
+  const lines = [`Run ${r.workflowId}: ${r.state} (${when}, ${duration(r.durationSeconds)})`];
+  if (r.output) lines.push(`Output: ${r.output}`);
+  if (r.state === 'RUNNING') {
+    lines.push(...liveLines(r));
+    if (r.workersPolling === 0)
+      lines.push(
+        `Workers: none polls task queue '${r.taskQueue}': the run waits. Run the same \`reverify run\` command again (it attaches with a worker), or start \`reverify worker\` with this TEMPORAL_ADDRESS`,
+      );
+    else if (r.workersPolling !== null) lines.push(`Workers: ${r.workersPolling} polling task queue '${r.taskQueue}'`);
+  }
+  if (r.result) lines.push(...resultLines(r));
+  if (r.failure) lines.push(r.failure);
+  if (r.state === 'CANCELLED')
+    lines.push(
+      'Cancelled: the rows it committed are kept in its output and sidecar; to continue, run the same `reverify run` command with --resume',
+    );
+  if (r.uiUrl) lines.push(`Temporal UI: ${r.uiUrl}`);
+  return lines;
+}
+
+/**
+ * `reverify status -o <out.jsonl> [--json]`: the state of the run writing that output. Live: phase,
+ * counts, rate and ETA (sampled over 2 s), concurrency, paused, the workers polling its task queue
+ * and what to do if none does, why activities are being retried. Finished: outcome, duration,
+ * counts, key metrics, paths. Both: the UI link.
+ */
+export async function statusCommand(output: string, out: (line: string) => void, opts: { json?: boolean } = {}): Promise<RunReport> {
   const target = await resolveTemporal();
   const workflowId = workflowIdForOutput(resolve(output));
   const { client, close } = await connectClient(target);
   try {
-    const handle = client.workflow.getHandle(workflowId);
-    const desc = await handle.describe().catch(() => {
-      throw new ConfigError(`no run found for output '${resolve(output)}' (workflow ${workflowId}) on ${target.address}`);
-    });
-    out(`Run ${workflowId}: ${desc.status.name} (started ${desc.startTime.toISOString()}, ${desc.historyLength} history events)`);
-    if (desc.status.name === 'CANCELLED') {
-      out(
-        'Cancelled: the rows it committed are kept in its output and sidecar; to continue, run the same `reverify run` command with --resume',
-      );
+    const report = await runReport(client, workflowId, runUiUrl(target, workflowId), { sampleMs: RATE_SAMPLE_MS, pollers: true }).catch(
+      (err: unknown) => {
+        if (err instanceof WorkflowNotFoundError)
+          throw new ConfigError(
+            `no run found for output '${resolve(output)}' (workflow ${workflowId}) on ${target.address}: check the path, or \`reverify list\``,
+          );
+        throw err;
+      },
+    );
+    if (opts.json) {
+      out(JSON.stringify(report));
+      return report;
     }
-    const ui = runUiUrl(target, workflowId);
-    if (ui) out(`Temporal UI: ${ui}`);
-    const p = desc.status.name === 'RUNNING' ? await queryProgress(handle) : null;
-    if (p) {
-      out(progressLine(p, 0));
-      for (const [agent, c] of Object.entries(p.perAgent)) out(`  ${agent}: ${c.done} ok, ${c.failed} failed, ${c.dropped} not persisted`);
+    statusLines(report).forEach((line) => out(line));
+    if (report.state === 'RUNNING') {
+      // Why activities are being retried (a verifier outage), each distinct failure once.
+      const desc = await client.workflow.getHandle(workflowId).describe();
+      new RetryNotices().take(desc.raw.pendingActivities ?? [], Date.now()).forEach((line) => out(line));
     }
-    // Why activities are being retried (a verifier outage), each distinct failure once.
-    new RetryNotices().take(desc.raw.pendingActivities ?? [], Date.now()).forEach((line) => out(line));
+    return report;
   } finally {
     await close();
   }

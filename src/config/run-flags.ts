@@ -199,6 +199,14 @@ export const RUN_FLAG_LIST: readonly RunFlag[] = [
     meaning: 'start (or attach to) the run but leave the work to `reverify worker` processes',
     shownDefault: '',
   },
+  {
+    usage: '--json',
+    key: null,
+    kind: 'switch',
+    meaning:
+      'at the end, print the summary as one JSON object on stdout (exit status, outcome, paths, rollouts and attempts, per agent, key metrics); every other line goes to stderr',
+    shownDefault: '',
+  },
 ];
 
 /** The long flag of a usage: `--output` of `-o, --output PATH`. */

@@ -30,6 +30,12 @@ export interface RunSpec extends RetryRules {
   routing: RoutingTable;
   /** Servers whose `/reverify_mode` the guard checks (spec §4.3: every server of the table). */
   guardServers: Array<{ name: string; url: string }>;
+  /**
+   * The guard's decision, when `reverify run` made it before starting the workflow (precheck.ts):
+   * the workflow records it instead of asking every server again. Absent: the guard activity asks
+   * (`--no-worker`, runs started by earlier versions).
+   */
+  guarded?: { prefix: '' | 'unsafe_'; warning: string | null };
   /** Most `/verify` requests in flight across the whole run (all workers). */
   concurrency: number;
   /** Verify at most this many source rows (counted before the resume filter). */
@@ -125,6 +131,20 @@ export interface AgentCounts {
   rewardSum: number;
 }
 
+/** Per agent, what became of the rollouts (keys) a run planned, at its end. */
+export interface AgentRollouts {
+  /** Keys planned by the first round. */
+  planned: number;
+  /** Written to the main output by this run. */
+  scored: number;
+  /** Failed attempts written to the failures sidecar (a key re-judged later may have several). */
+  sidecar: number;
+  /** Results the server asked not to persist (`_ng_no_persist`). */
+  notPersisted: number;
+  /** Keys whose last attempt is in the sidecar: still missing from the score after all rounds. */
+  missing: number;
+}
+
 /** What one batch produced (written to its part files, not yet committed). */
 export interface BatchResult {
   batch: number;
@@ -212,6 +232,13 @@ export interface RunResult {
   scored?: number | null;
   /** Keys of this run still missing from the score after all rounds (their last attempt is in the sidecar). */
   missing?: number;
+  /** Per agent: rollouts planned, scored, in the sidecar, not persisted, still missing (absent/null: earlier versions). */
+  rollouts?: Record<string, AgentRollouts> | null;
+  /**
+   * Of `missing`: keys whose last verdict is one a re-judgment round plans again (a judge failure),
+   * left so because the attempt cap was reached (or re-judgment is off). Absent: earlier versions.
+   */
+  missingAfterCap?: number;
   /** Length of the sidecar when this run opened it. */
   sidecarOpenedAt?: number | null;
   keyMetrics: AgentKeyMetrics[];

@@ -485,6 +485,9 @@ describe('workflow logic with stub activities', () => {
     });
     const { result, progress } = await withRun(spec, activities, finished);
     expect(result).toMatchObject({ rounds: 3, planned: 30, failed: 11, keys: 20, missing: 1, scored: ROWS_OPENED + 19 });
+    // Per agent the same: 11 failed attempts, 8 + 2 of them superseded by later rounds; the last round's failure is at the cap.
+    expect(result.rollouts).toEqual({ agent_a: { planned: 20, scored: 19, sidecar: 11, notPersisted: 0, missing: 1 } });
+    expect(result.missingAfterCap).toBe(1);
     expect(result.sidecarOpenedAt).toBe(OPENED.sidecarLength);
     expect(progress.sidecarOpenedAt).toBe(OPENED.sidecarLength);
   });

@@ -1,0 +1,83 @@
+/**
+ * User errors never start a workflow (issue 10 item 5): `reverify run` checks the resources
+ * servers' `GET /reverify_mode` and the output rules before `workflow.start`, so a mistake prints
+ * its one line, exits 1, prints no `Started run` line and leaves no workflow for that output in
+ * the server. Through the in-process command and the real `reverify` process, on the shared dev
+ * server and the real reference resources server.
+ */
+import { writeFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { startReferenceServer } from '../../src/reference-server/server.js';
+import { workflowIdForOutput } from '../../src/temporal/workflow-id.js';
+import { closedAfterEach } from '../helpers/hooks.js';
+import { runArgs, runReverify, sampleRun } from '../helpers/run-fixtures.js';
+import { runCli } from '../helpers/cli-process.js';
+import { tempDir, useSharedTemporal, useTemporalClient } from '../helpers/temporal-env.js';
+
+const temporal = useSharedTemporal('precheck');
+const client = useTemporalClient(temporal);
+const reference = closedAfterEach(startReferenceServer);
+
+/** Whether the server has any workflow (live or closed) for this output. */
+async function workflowExists(output: string): Promise<boolean> {
+  return client()
+    .workflow.getHandle(workflowIdForOutput(output))
+    .describe()
+    .then(() => true)
+    .catch(() => false);
+}
+
+describe('user errors found before the workflow starts', () => {
+  it('an existing output without --overwrite: one line, exit 1, no workflow', async () => {
+    const rs = await reference({});
+    const d = await sampleRun(tempDir(), rs.port, { tasks: 2, repeats: 1 });
+    writeFileSync(d.output, '{"old": 1}\n');
+    const run = await runReverify({ inputs: d.inputsPath, rollouts: d.rolloutsPath, output: d.output, configs: [d.config] });
+    expect(run.error?.code).toBe(1);
+    expect(run.error?.line).toMatch(/already exists/);
+    expect(run.lines.join('\n')).not.toMatch(/Started run/);
+    expect(await workflowExists(d.output)).toBe(false);
+  });
+
+  it('a server answering reverify_mode "unsupported" without --force: the spec line, exit 1, no workflow', async () => {
+    const rs = await reference({ mode: 'unsupported' });
+    const d = await sampleRun(tempDir(), rs.port, { tasks: 2, repeats: 1 });
+    const run = await runCli(runArgs(d), temporal.env);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/pass --force/);
+    expect(run.stdout + run.stderr).not.toMatch(/Started run/);
+    expect(await workflowExists(d.output)).toBe(false);
+  });
+
+  it('an unreachable resources server: one line naming it, exit 1, no workflow', async () => {
+    const rs = await reference({});
+    const port = rs.port;
+    await rs.close();
+    const d = await sampleRun(tempDir(), port, { tasks: 2, repeats: 1 });
+    const run = await runCli(runArgs(d), temporal.env);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/resources server 'mcqa_rs' at .* is not reachable/);
+    expect(run.stdout + run.stderr).not.toMatch(/Started run/);
+    expect(await workflowExists(d.output)).toBe(false);
+  });
+
+  it('an output that is a directory: one line, exit 1, no workflow', async () => {
+    const rs = await reference({});
+    const dir = tempDir();
+    const d = await sampleRun(dir, rs.port, { tasks: 2, repeats: 1 });
+    const run = await runReverify({ inputs: d.inputsPath, rollouts: d.rolloutsPath, output: dir, configs: [d.config] });
+    expect(run.error?.code).toBe(1);
+    expect(run.error?.line).toMatch(/is a directory/);
+    expect(run.lines.join('\n')).not.toMatch(/Started run/);
+    expect(await workflowExists(dir)).toBe(false);
+  });
+
+  it('a correct run still starts and finishes', async () => {
+    const rs = await reference({});
+    const d = await sampleRun(tempDir(), rs.port, { tasks: 2, repeats: 1 });
+    const run = await runReverify({ inputs: d.inputsPath, rollouts: d.rolloutsPath, output: d.output, configs: [d.config] });
+    expect(run.error).toBeNull();
+    expect(run.lines.join('\n')).toMatch(/Started run/);
+    expect(await workflowExists(d.output)).toBe(true);
+  });
+});
