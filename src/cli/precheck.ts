@@ -16,6 +16,9 @@ import { guardDecision } from '../../activities/guard-reverify-modes.js';
  * records instead of asking the servers again (one GET /reverify_mode per server, spec §6.98).
  */
 export async function precheckRun(spec: RunSpec, opts: { worker: boolean }): Promise<RunSpec> {
+  // ATIF mode keeps NeMo Gym 0.7.0's order inside the workflow (plan, stateless preflight, then the
+  // output rules), and writes nothing before them either: its refusals come in that order.
+  if (spec.atif) return spec;
   let guarded: RunSpec['guarded'];
   if (!spec.judgeFailedOnly && opts.worker) {
     const client = new VerifierClient({ requestTimeoutMs: 30_000, connectionsPerServer: 1 });
