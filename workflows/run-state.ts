@@ -48,6 +48,8 @@ export interface RunState {
   /** Keys planned by the first round (later rounds plan some of them again). */
   keysPlanned: number | null;
   totals: Omit<BatchResult, 'batch' | 'mainPart' | 'sidecarPart'>;
+  /** When the re-judgment timer fires (workflow time, epoch ms); set only while it runs (query-only). */
+  rejudgeAt?: number | null;
 }
 
 export function initialState(spec: RunSpec): RunState {
@@ -142,5 +144,7 @@ export function progressOf(st: RunState, inflight: Map<number, InFlight>): Progr
     paused: st.paused,
     sidecarLength: st.sidecarLength,
     sidecarOpenedAt: st.sidecarOpenedAt,
+    keys: st.keysPlanned,
+    rejudgeAt: st.phase === 'rejudge-wait' ? (st.rejudgeAt ?? null) : null,
   };
 }

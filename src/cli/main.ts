@@ -9,6 +9,7 @@ import { controlCommand } from './control-command.js';
 import { demoCommand } from './demo-command.js';
 import { longFlag, RUN_FLAG_LIST, type RunFlag } from '../config/run-flags.js';
 import { describeFailure, EXIT_OK } from './exit-codes.js';
+import { handleInterrupts } from './interrupt.js';
 import { runCommand } from './run-command.js';
 import { statusCommand } from './status-command.js';
 import { workerCommand } from './worker-command.js';
@@ -89,17 +90,6 @@ function installRuntime(workerOwnsSignals: boolean): void {
   });
 }
 
-function detachOnInterrupt(): void {
-  const detach = () => {
-    process.stderr.write(
-      '\nDetached. The run is durable: run the same command again to continue it, or start `reverify worker` processes.\n',
-    );
-    process.exit(130);
-  };
-  process.once('SIGINT', detach);
-  process.once('SIGTERM', detach);
-}
-
 async function main(argv: string[]): Promise<number> {
   const program = new Command('reverify')
     .description('Re-verify stored NeMo Gym rollouts as a durable Temporal workflow')
@@ -110,7 +100,7 @@ async function main(argv: string[]): Promise<number> {
   runOptions(program.command('run').description('re-verify rollouts against resources servers')).action(
     async (o: Record<string, unknown> & { worker: boolean; heartbeatTimeout: number }) => {
       installRuntime(false);
-      detachOnInterrupt();
+      handleInterrupts();
       await runCommand(toRaw(o), { worker: o.worker, heartbeatTimeoutMs: Math.round(o.heartbeatTimeout * 1000) });
     },
   );
@@ -179,7 +169,7 @@ async function main(argv: string[]): Promise<number> {
     .addOption(optionOf(heartbeatFlag))
     .action(async (o: { dir: string; tasks: number; repeats: number; heartbeatTimeout: number }) => {
       installRuntime(false);
-      detachOnInterrupt();
+      handleInterrupts();
       await demoCommand(o, { worker: true, heartbeatTimeoutMs: Math.round(o.heartbeatTimeout * 1000) });
     });
 

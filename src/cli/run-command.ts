@@ -10,6 +10,7 @@ import { workflowIdForOutput } from '../temporal/workflow-id.js';
 import type { reverifyRun } from '../../workflows/reverify-run.js';
 import { attemptCap, buildRunSpec } from './build-spec.js';
 import { followRun, type Followed } from './follow-run.js';
+import { onInterrupt } from './interrupt.js';
 import { aggregateCommandLine, isCancelledRun, MetricsMissingError, RunCancelledError } from './run-endings.js';
 
 export interface RunCommandIo {
@@ -84,6 +85,7 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, io: RunC
   const workflowId = workflowIdForOutput(spec.outputPath);
   const { client, close } = await connectClient(target);
   let worker: InProcessWorker | null = null;
+  let removeInterrupt = () => {};
   try {
     const existing = await client.workflow
       .getHandle(workflowId)
@@ -107,7 +109,11 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, io: RunC
     if (existing) io.out(`Attached to the live run for ${spec.outputPath} (workflow ${workflowId}); its own options apply.`);
     else io.out(`Started run ${workflowId}${ui ? ` — ${ui}` : ''}`);
     if (proc.worker) {
-      worker = await startInProcessWorker(target);
+      const w = (worker = await startInProcessWorker(target));
+      removeInterrupt = onInterrupt(async () => {
+        await w.stop();
+        return `Stopped. The run waits for a worker: run the same command again to continue it, or \`reverify cancel -o ${spec.outputPath}\` to end it.`;
+      });
     } else {
       io.out(`No in-process worker: waiting for \`reverify worker\` processes on task queue '${taskQueue()}'.`);
     }
@@ -126,6 +132,7 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, io: RunC
     if (reason !== null) throw new TemporalUnreachable(target.address, reason, { output: spec.outputPath, embedded: target.embedded });
     throw err;
   } finally {
+    removeInterrupt();
     await worker?.stop();
     await close();
   }
