@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { REVERIFY_MODES } from '../contract/reverify-mode.js';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { DefaultLogger, makeTelemetryFilterString, Runtime } from '@temporalio/worker';
@@ -8,11 +10,18 @@ import { cancelCommand } from './cancel-command.js';
 import { controlCommand } from './control-command.js';
 import { demoCommand } from './demo-command.js';
 import { longFlag, RUN_FLAG_LIST, type RunFlag } from '../config/run-flags.js';
-import { describeFailure, EXIT_OK } from './exit-codes.js';
+import { gymOverrideHint } from '../config/gym-overrides.js';
+import { describeFailure, EXIT_OK, EXIT_USER_ERROR } from './exit-codes.js';
 import { handleInterrupts } from './interrupt.js';
 import { runCommand } from './run-command.js';
 import { statusCommand } from './status-command.js';
 import { workerCommand } from './worker-command.js';
+
+/** The version in package.json. */
+function packageVersion(): string {
+  const path = fileURLToPath(new URL('../../package.json', import.meta.url));
+  return (JSON.parse(readFileSync(path, 'utf8')) as { version: string }).version;
+}
 
 const collect = (v: string, prev?: string[]) => [...(prev ?? []), v];
 const int = (flag: string) => (v: string) => {
@@ -93,6 +102,7 @@ function installRuntime(workerOwnsSignals: boolean): void {
 async function main(argv: string[]): Promise<number> {
   const program = new Command('reverify')
     .description('Re-verify stored NeMo Gym rollouts as a durable Temporal workflow')
+    .version(packageVersion(), '-V, --version', 'print the version of reverify')
     .showHelpAfterError()
     .exitOverride();
   let code = EXIT_OK;
@@ -202,6 +212,15 @@ async function main(argv: string[]): Promise<number> {
     console.log(JSON.stringify(await devServerStatus(), null, 2));
   });
 
+  // Gym-style `++key=value` arguments: one line each naming the matching flag.
+  const hints = argv
+    .slice(2)
+    .map(gymOverrideHint)
+    .filter((h) => h !== null);
+  if (hints.length > 0) {
+    hints.forEach((h) => console.error(h));
+    return EXIT_USER_ERROR;
+  }
   try {
     await program.parseAsync(argv);
   } catch (err) {
