@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { REVERIFY_MODES } from '../contract/reverify-mode.js';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { DefaultLogger, makeTelemetryFilterString, Runtime } from '@temporalio/worker';
+import { makeTelemetryFilterString, Runtime } from '@temporalio/worker';
+import { QuietLogger } from '../temporal/quiet-logger.js';
 import { runReferenceServerCli } from '../reference-server/main.js';
 import { devServerStatus, ensureDevServer, stopDevServer } from '../temporal/dev-server/index.js';
 import { aggregateCommand } from './aggregate-command.js';
@@ -91,7 +92,7 @@ function installRuntime(workerOwnsSignals: boolean): void {
   // `REVERIFY_LOG_LEVEL` (TRACE, DEBUG, INFO, WARN, ERROR) overrides.
   const level = (process.env.REVERIFY_LOG_LEVEL as 'WARN' | undefined) ?? (workerOwnsSignals ? 'WARN' : 'ERROR');
   Runtime.install({
-    logger: new DefaultLogger(level),
+    logger: new QuietLogger(level),
     // The SDK core logs on its own (WARN by default): at the same level, so a lost Temporal server is
     // one line of ours (exit-codes.ts), not pages of gRPC retries.
     telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: level, other: level }) } },
