@@ -9,6 +9,7 @@ import { TemporalUnreachable, unreachableReason } from '../temporal/server-unrea
 import { workflowIdForOutput } from '../temporal/workflow-id.js';
 import type { reverifyRun } from '../../workflows/reverify-run.js';
 import { attemptCap, buildRunSpec } from './build-spec.js';
+import { differingOptionsLine, liveRunSpec } from './attach-options.js';
 import { followRun, type Followed } from './follow-run.js';
 import { onInterrupt } from './interrupt.js';
 import { aggregateCommandLine, isCancelledRun, MetricsMissingError, RunCancelledError } from './run-endings.js';
@@ -106,8 +107,12 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, io: RunC
       handle = client.workflow.getHandle(workflowId);
     }
     const ui = runUiUrl(target, workflowId);
-    if (existing) io.out(`Attached to the live run for ${spec.outputPath} (workflow ${workflowId}); its own options apply.`);
-    else io.out(`Started run ${workflowId}${ui ? ` — ${ui}` : ''}`);
+    if (existing) {
+      io.out(`Attached to the live run for ${spec.outputPath} (workflow ${workflowId}); its own options apply.`);
+      const own = await liveRunSpec(handle);
+      const differ = own && differingOptionsLine(spec, own);
+      if (differ) io.out(differ);
+    } else io.out(`Started run ${workflowId}${ui ? ` — ${ui}` : ''}`);
     if (proc.worker) {
       const w = (worker = await startInProcessWorker(target));
       removeInterrupt = onInterrupt(async () => {

@@ -72,11 +72,19 @@ describe('operating a run from the command line', () => {
       const desc = await client().workflow.getHandle(workflowIdForOutput(d.output)).describe();
       expect(desc.status.name).toBe('RUNNING');
 
+      // Attaching with other options: they are named in one line (the run keeps its own).
+      const other = start([...args.map((a) => (a === '8' ? '4' : a)), '--no-worker']);
+      await until('the line naming the differing options', () => other.out().includes('Options that differ'), 30_000);
+      expect(other.out()).toContain("Options that differ from the live run's own, which it keeps: --concurrency (run: 8, given: 4).");
+      other.child.kill('SIGINT');
+      expect(await other.exited).toBe(130);
+
       const began = Date.now();
       const again = await runCli(args.slice(), temporal.env, 120_000);
       const took = Date.now() - began;
       expect(again.code, again.stdout + again.stderr).toBe(0);
       expect(again.stdout).toContain(`Attached to the live run for ${d.output}`);
+      expect(again.stdout).not.toContain('Options that differ');
       // No failure line: the batch's attempt ended because its worker shut down, which is expected.
       expect(again.stdout + again.stderr).not.toMatch(/Waiting:|heartbeat|timed out|Error/i);
       // The rest of the rows at 8 × 1/60 ms ≈ 130 rows/s is ~4 s: far below the 60 s heartbeat timeout.
