@@ -17,7 +17,7 @@ const SPEC_FIELD: Readonly<Record<string, keyof RunSpec | null>> = {
 function shown(field: string, v: unknown): string {
   if (field.endsWith('Ms') && typeof v === 'number') return String(v / 1000);
   if (field === 'routing') return 'another routing';
-  return v === null || v === undefined ? 'none' : String(v);
+  return v === null || v === undefined ? 'none' : JSON.stringify(v);
 }
 
 /**
