@@ -12,6 +12,7 @@ import { reverifyBin } from '../helpers/worker-process.js';
 
 const temporal = useSharedTemporal('live');
 const rs = useReferenceServer({ port: 0, latencyMs: 60, seed: 5 });
+const judgeFails = useReferenceServer({ port: 0, latencyMs: 5, judgeFailRate: 0.1, seed: 6 });
 const client = useTemporalClient(temporal);
 
 /** `reverify …` as a child process whose output is collected as it comes. */
@@ -99,4 +100,37 @@ describe('operating a run from the command line', () => {
       console.log(`first live count ${latency} ms after the first answers; re-run took ${took} ms; repeats ${rs().stats().verify_repeats}`);
     },
   );
+
+  it('a second Ctrl-C exits at once; the re-run still ends with every row once', { timeout: 180_000 }, async () => {
+    const rows = 400;
+    const dir = tempDir();
+    const d = await sampleRun(dir, rs().port, { tasks: 100, repeats: 4 });
+    const args = [...runArgs(d), '--concurrency', '8', '--batch-size', '100', '--heartbeat-timeout', '5', '--max-attempts', '1'];
+    const first = start(args);
+    const before = rs().stats().requests.verify;
+    await until('some rows answered', () => rs().stats().requests.verify >= before + 50);
+    first.child.kill('SIGINT');
+    // The second once the first is being handled (two signals sent together may arrive as one).
+    await until('the first Ctrl-C handled', () => first.out().includes('Stopping the in-process worker'), 10_000);
+    first.child.kill('SIGINT');
+    const t0 = Date.now();
+    expect(await first.exited).toBe(130);
+    expect(Date.now() - t0).toBeLessThan(3_000);
+    expect(first.out()).toContain('Interrupted again: exiting now.');
+    const again = await runCli(args, temporal.env, 120_000);
+    expect(again.code, again.stdout + again.stderr).toBe(0);
+    const written = readRows(d.output);
+    expect(written).toHaveLength(rows);
+    expect(new Set(keysOf(written)).size).toBe(rows);
+  });
+
+  it('between re-judgment rounds the progress line shows the time left', { timeout: 180_000 }, async () => {
+    const dir = tempDir();
+    const d = await sampleRun(dir, judgeFails().port, { tasks: 50, repeats: 4 });
+    const r = await runCli([...runArgs(d), '--rejudge-delay', '12', '--max-attempts', '2'], temporal.env, 120_000);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const waits = [...r.stdout.matchAll(/^waiting to re-judge \(round 2\): starts in (\d+)s$/gm)].map((m) => Number(m[1]));
+    expect(waits.length).toBeGreaterThan(0);
+    for (const left of waits) expect(left).toBeLessThanOrEqual(12);
+  });
 });
