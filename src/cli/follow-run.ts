@@ -58,15 +58,21 @@ export async function followRun(handle: WorkflowHandle, opts: FollowOptions): Pr
     lastRetryCheck = now;
     const pending = await pendingActivities(handle);
     live = liveBatches(pending);
-    const lines = notices.take(pending, now);
-    if (lines.length > 0 && opts.tty) opts.bar('\r\x1b[K');
-    lines.forEach((line) => opts.out(line));
+    notices.take(pending, now).forEach((line) => retryLines.push(line));
+  };
+  // `Waiting:` lines come after the messages of the same poll (as the run wrote them, then why it waits).
+  const retryLines: string[] = [];
+  const printRetries = () => {
+    if (retryLines.length > 0 && opts.tty) opts.bar('\r\x1b[K');
+    retryLines.splice(0).forEach((line) => opts.out(line));
   };
   // The count shown never goes back: a batch's rows leave its heartbeat before its commit is counted.
   let shown = { round: -1, finished: 0 };
   let lastPrinted = 0;
   const poll = async () => {
     while (!stop) {
+      // First the running batches, so that the first line (of an attached terminal too) counts their rows.
+      await lookAtActivities(Date.now());
       const p = await queryProgress(handle);
       if (p) {
         // Rows committed to the sidecar come before the messages that follow their commit ("Re-judging: …").
@@ -91,7 +97,7 @@ export async function followRun(handle: WorkflowHandle, opts: FollowOptions): Pr
           }
         }
       }
-      await lookAtActivities(Date.now());
+      printRetries();
       // No answer: no worker has the run yet, or the run just closed. Ask again shortly.
       await new Promise((r) => setTimeout(r, 500));
     }
