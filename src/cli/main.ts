@@ -85,7 +85,7 @@ function toRaw(o: Record<string, unknown>): Record<string, unknown> {
 
 /**
  * Installs Temporal's runtime once, before any connection. A worker process shuts down cleanly on
- * SIGINT/SIGTERM; a `run` detaches instead (the run is durable and goes on when a worker is back).
+ * SIGINT/SIGTERM; a `run` handles them itself (interrupt.ts: its worker stops gracefully, the run waits for one).
  */
 function installRuntime(workerOwnsSignals: boolean): void {
   // A `run` reports failures itself in one line; its in-process worker only logs errors.
