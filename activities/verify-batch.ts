@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
 import { Context } from '@temporalio/activity';
 import { attemptLine, auditKey, auditRow, lastNotedAttempt, lostAttemptLine, noteAttempt, noteRow } from '../src/contract/batch-audit.js';
 import { FailureType } from '../src/contract/failure-types.js';
@@ -88,7 +88,8 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
   const client = deps.verifier(req.requestTimeoutMs);
   const recorder = await BatchRecorder.open(files.mainPartial, files.sidecarPartial, checkpoint);
   const beat = () => ctx.heartbeat(recorder.snapshot());
-  const beatTimer = setInterval(beat, Math.max(1000, (ctx.info.heartbeatTimeoutMs ?? 30000) / 3));
+  // Every second (the worker sends at most one in 2 s, see src/temporal/worker.ts): live progress.
+  const beatTimer = setInterval(beat, Math.min(1000, (ctx.info.heartbeatTimeoutMs ?? 30000) / 3));
   // The first lane that fails stops the others: their requests are aborted and nothing more starts.
   const stop = new AbortController();
   const signal = AbortSignal.any([ctx.cancellationSignal, stop.signal]);
@@ -187,10 +188,16 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
       noteAttempt(audit, failedAttemptLine(ctx.info.attempt, err, struck[0]?.error));
       beat();
     }
-    throw err;
+    if (!shuttingDown(ctx)) throw err;
   } finally {
     clearInterval(beatTimer);
     await recorder.close();
+  }
+  if (shuttingDown(ctx) && recorder.checkpoint.done.length < records.length) {
+    // Hand back what this attempt finished: core sends the last heartbeat with the failure, and the
+    // next attempt (on the next worker, at once) resumes from it instead of waiting for a timeout.
+    beat();
+    throw workerShutdown(recorder.checkpoint.done.length, records.length);
   }
   return publish(req, files, recorder.checkpoint);
 }
@@ -200,6 +207,21 @@ function failedAttemptLine(attempt: number, err: unknown, struck: VerifierUnavai
   const status = (err instanceof VerifierUnavailableError ? err : struck)?.lastStatus ?? null;
   const type = err instanceof ApplicationFailure ? (err.type ?? 'ApplicationFailure') : err instanceof Error ? err.name : 'Error';
   return attemptLine(attempt, `${process.pid}@${hostname()}`, new Date(), type, status);
+}
+
+/** True when this attempt is being cancelled because its worker shuts down (not by `reverify cancel`). */
+function shuttingDown(ctx: Context): boolean {
+  const reason: unknown = ctx.cancellationSignal.reason;
+  return ctx.cancellationSignal.aborted && reason instanceof Error && reason.message === 'WORKER_SHUTDOWN';
+}
+
+/** The attempt's failure when its worker shuts down: retryable, benign (logged at debug level only). */
+function workerShutdown(done: number, rows: number): ApplicationFailure {
+  return ApplicationFailure.create({
+    message: `the worker shut down with ${done}/${rows} rows of the batch done; the next worker continues from there`,
+    type: FailureType.WorkerShutdown,
+    category: ApplicationFailureCategory.BENIGN,
+  });
 }
 
 /** The retryable failure of an attempt that left struck rows: it names the first by file:line and key. */

@@ -4,6 +4,7 @@
  */
 import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow';
 import type { ReverifyActivities } from '../activities/index.js';
+import { LONG_RETRY, QUICK_RETRY } from '../src/contract/activity-retry.js';
 import { FailureType, TERMINAL_FAILURE_TYPES } from '../src/contract/failure-types.js';
 
 /** Failure types that retrying cannot fix. */
@@ -29,7 +30,11 @@ const WAIT_CANCELLED = ActivityCancellationType.WAIT_CANCELLATION_COMPLETED;
 export const quick = proxyActivities<ReverifyActivities>({
   startToCloseTimeout: '10 minutes',
   heartbeatTimeout: '30 seconds',
-  retry: { initialInterval: '1s', maximumInterval: '30s', nonRetryableErrorTypes: TERMINAL_TYPES },
+  retry: {
+    initialInterval: QUICK_RETRY.initialIntervalMs,
+    maximumInterval: QUICK_RETRY.maximumIntervalMs,
+    nonRetryableErrorTypes: TERMINAL_TYPES,
+  },
   cancellationType: WAIT_CANCELLED,
 });
 
@@ -37,7 +42,11 @@ export const quick = proxyActivities<ReverifyActivities>({
 export const long = proxyActivities<ReverifyActivities>({
   startToCloseTimeout: '12 hours',
   heartbeatTimeout: '2 minutes',
-  retry: { initialInterval: '2s', maximumInterval: '1 minute', nonRetryableErrorTypes: TERMINAL_TYPES },
+  retry: {
+    initialInterval: LONG_RETRY.initialIntervalMs,
+    maximumInterval: LONG_RETRY.maximumIntervalMs,
+    nonRetryableErrorTypes: TERMINAL_TYPES,
+  },
   cancellationType: WAIT_CANCELLED,
 });
 

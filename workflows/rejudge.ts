@@ -19,7 +19,10 @@ export async function nextRound(spec: RunSpec, st: RunState): Promise<boolean> {
       `round ${st.round + 2} (of at most ${spec.maxAttempts}) starts in ${Math.round(delayMs / 1000)}s`,
   );
   enterPhase(st, 'rejudge-wait');
+  // Workflow time (deterministic): the progress query shows the time left; no command is added.
+  st.rejudgeAt = Date.now() + delayMs;
   await sleep(delayMs);
+  st.rejudgeAt = undefined;
   const next = await long.planRound.executeWithOptions({ summary: `plan re-judgment round ${st.round + 2}` }, [
     {
       workDir: st.outputs!.workDir,

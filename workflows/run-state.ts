@@ -61,6 +61,8 @@ export interface RunState {
   /** Keys per agent planned again by later rounds, each superseding one sidecar row (null: not known). */
   replannedPerAgent: Record<string, number> | null;
   totals: Omit<BatchResult, 'batch' | 'mainPart' | 'sidecarPart' | 'audit'>;
+  /** When the re-judgment timer fires (workflow time, epoch ms); set only while it runs (query-only). */
+  rejudgeAt?: number | null;
 }
 
 export function initialState(spec: RunSpec): RunState {
@@ -187,5 +189,7 @@ export function progressOf(st: RunState, inflight: Map<number, InFlight>): Progr
     paused: st.paused,
     sidecarLength: st.sidecarLength,
     sidecarOpenedAt: st.sidecarOpenedAt,
+    keys: st.keysPlanned,
+    rejudgeAt: st.phase === 'rejudge-wait' ? (st.rejudgeAt ?? null) : null,
   };
 }

@@ -4,6 +4,7 @@ import type { InputFormat } from '../contract/atif-messages.js';
 import { writeAtifSample } from '../demo/atif-sample.js';
 import { sampleGymConfigYaml, writeSampleData } from '../demo/sample-data.js';
 import { startReferenceServer } from '../reference-server/server.js';
+import { resolveTemporal, type TemporalTarget } from '../temporal/connection.js';
 import { defaultIo, runCommand, type RunProcessOptions } from './run-command.js';
 
 const AGENTS = ['mcqa_simple_agent', 'mcqa_reasoning_agent'];
@@ -52,7 +53,16 @@ export async function demoCommand(
     );
     const stats = server.stats();
     defaultIo.out(`Reference server: ${JSON.stringify(stats.requests)} requests, peak ${stats.peak_verify_in_flight} /verify in flight`);
+    const line = devServerLine(await resolveTemporal());
+    if (line) defaultIo.out(line);
   } finally {
     await server.close();
   }
+}
+
+/** The embedded dev server outlives the demo (it holds the run's history): say so, and how to stop it. */
+export function devServerLine(target: TemporalTarget): string | null {
+  if (!target.embedded) return null;
+  const ui = target.uiUrl ? ` (UI ${target.uiUrl})` : '';
+  return `The Temporal dev server at ${target.address}${ui} keeps running with the run's history; stop it with \`reverify server stop\`.`;
 }

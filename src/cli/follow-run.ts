@@ -1,11 +1,12 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import type { RunResult } from '../contract/run-spec.js';
+import { liveBatches, NO_LIVE_BATCHES, type LiveBatches } from './live-batches.js';
 import { progressLine, RateMeter, rowsFinished } from './progress-view.js';
 import { queryProgress } from './query-progress.js';
 import { pendingActivities, RetryNotices } from './retry-notices.js';
 import { SidecarWatch } from './sidecar-watch.js';
 
-/** How often the run's retried activities are looked at (a `describe` call). */
+/** How often the run's running and retried activities are looked at (a `describe` call). */
 const RETRY_CHECK_MS = 2000;
 
 export interface FollowOptions {
@@ -49,16 +50,29 @@ export async function followRun(handle: WorkflowHandle, opts: FollowOptions): Pr
     lines.forEach((line) => opts.out(line));
   };
   const notices = new RetryNotices();
-  let lastRetryCheck = Date.now();
-  const printRetries = async (now: number) => {
+  let lastRetryCheck = 0;
+  // Rows answered inside running batches (their heartbeated checkpoints), and an outage's reason.
+  let live: LiveBatches = NO_LIVE_BATCHES;
+  const lookAtActivities = async (now: number) => {
     if (now - lastRetryCheck < RETRY_CHECK_MS) return;
     lastRetryCheck = now;
-    const lines = notices.take(await pendingActivities(handle), now);
-    if (lines.length > 0 && opts.tty) opts.bar('\r\x1b[K');
-    lines.forEach((line) => opts.out(line));
+    const pending = await pendingActivities(handle);
+    live = liveBatches(pending);
+    notices.take(pending, now).forEach((line) => retryLines.push(line));
   };
+  // `Waiting:` lines come after the messages of the same poll (as the run wrote them, then why it waits).
+  const retryLines: string[] = [];
+  const printRetries = () => {
+    if (retryLines.length > 0 && opts.tty) opts.bar('\r\x1b[K');
+    retryLines.splice(0).forEach((line) => opts.out(line));
+  };
+  // The count shown never goes back: a batch's rows leave its heartbeat before its commit is counted.
+  let shown = { round: -1, finished: 0 };
+  let lastPrinted = 0;
   const poll = async () => {
     while (!stop) {
+      // First the running batches, so that the first line (of an attached terminal too) counts their rows.
+      await lookAtActivities(Date.now());
       const p = await queryProgress(handle);
       if (p) {
         // Rows committed to the sidecar come before the messages that follow their commit ("Re-judging: …").
@@ -67,16 +81,23 @@ export async function followRun(handle: WorkflowHandle, opts: FollowOptions): Pr
         await printDropped(p.sidecarLength);
         printMessages(p.messages);
         const now = Date.now();
-        rate.add(now, rowsFinished(p));
+        const finished = rowsFinished(p, live);
+        if (shown.round !== p.round) shown = { round: p.round, finished };
+        const steady = { ...live, finished: Math.max(0, Math.max(shown.finished, finished) - rowsFinished(p)) };
+        shown.finished = rowsFinished(p, steady);
+        rate.add(now, shown.finished);
         if (p.phase === 'verify' || p.phase === 'rejudge-wait') {
-          if (opts.tty) opts.bar(`\r\x1b[K${progressLine(p, rate.perSecond())}`);
-          else if (now - lastLine >= opts.lineIntervalMs) {
+          const line = progressLine(p, rate.perSecond(), undefined, { live: steady, now });
+          if (opts.tty) opts.bar(`\r\x1b[K${line}`);
+          // A plain line at most every interval, and one as soon as the first answers are in.
+          else if (now - lastLine >= opts.lineIntervalMs || (lastPrinted === 0 && shown.finished > 0)) {
             lastLine = now;
-            opts.out(progressLine(p, rate.perSecond()));
+            lastPrinted = shown.finished;
+            opts.out(line);
           }
         }
       }
-      await printRetries(Date.now());
+      printRetries();
       // No answer: no worker has the run yet, or the run just closed. Ask again shortly.
       await new Promise((r) => setTimeout(r, 500));
     }

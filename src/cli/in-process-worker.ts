@@ -3,7 +3,7 @@ import { createReverifyWorker } from '../temporal/worker.js';
 
 /** A worker running in this process (of `reverify run` or `reverify cancel`) until `stop()`. */
 export interface InProcessWorker {
-  /** Shuts the worker down, waits for it to end, and closes its connection and activity deps. */
+  /** Shuts the worker down, waits for it to end, and closes its connection and activity deps (once; later calls wait for it). */
   stop(): Promise<void>;
 }
 
@@ -11,11 +11,15 @@ export interface InProcessWorker {
 export async function startInProcessWorker(target: TemporalTarget): Promise<InProcessWorker> {
   const worker = await createReverifyWorker({ address: target.address, namespace: target.namespace, cacheDir: cacheDir() });
   const running = worker.worker.run();
+  let stopped: Promise<void> | null = null;
   return {
-    async stop() {
-      worker.worker.shutdown();
-      await running.catch(() => undefined);
-      await worker.close();
+    stop() {
+      stopped ??= (async () => {
+        if (worker.worker.getState() === 'RUNNING') worker.worker.shutdown();
+        await running.catch(() => undefined);
+        await worker.close();
+      })();
+      return stopped;
     },
   };
 }

@@ -1,7 +1,10 @@
 import { INPUT_FORMATS, type InputFormat } from '../contract/atif-messages.js';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { REVERIFY_MODES } from '../contract/reverify-mode.js';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { DefaultLogger, makeTelemetryFilterString, Runtime } from '@temporalio/worker';
+import { makeTelemetryFilterString, Runtime } from '@temporalio/worker';
+import { QuietLogger } from '../temporal/quiet-logger.js';
 import { runReferenceServerCli } from '../reference-server/main.js';
 import { devServerStatus, ensureDevServer, stopDevServer } from '../temporal/dev-server/index.js';
 import { aggregateCommand } from './aggregate-command.js';
@@ -11,11 +14,19 @@ import { demoCommand } from './demo-command.js';
 import { historyCommand } from './history-command.js';
 import { longFlag, RUN_FLAG_LIST, type RunFlag } from '../config/run-flags.js';
 import { exitStatusOf } from './end-summary.js';
-import { describeFailure, EXIT_OK } from './exit-codes.js';
+import { gymOverrideHint } from '../config/gym-overrides.js';
+import { describeFailure, EXIT_OK, EXIT_USER_ERROR } from './exit-codes.js';
+import { handleInterrupts } from './interrupt.js';
 import { listCommand } from './list-command.js';
 import { runCommand } from './run-command.js';
 import { statusCommand } from './status-command.js';
 import { workerCommand } from './worker-command.js';
+
+/** The version in package.json. */
+function packageVersion(): string {
+  const path = fileURLToPath(new URL('../../package.json', import.meta.url));
+  return (JSON.parse(readFileSync(path, 'utf8')) as { version: string }).version;
+}
 
 const collect = (v: string, prev?: string[]) => [...(prev ?? []), v];
 const int = (flag: string) => (v: string) => {
@@ -79,14 +90,14 @@ function toRaw(o: Record<string, unknown>): Record<string, unknown> {
 
 /**
  * Installs Temporal's runtime once, before any connection. A worker process shuts down cleanly on
- * SIGINT/SIGTERM; a `run` detaches instead (the run is durable and goes on when a worker is back).
+ * SIGINT/SIGTERM; a `run` handles them itself (interrupt.ts: its worker stops gracefully, the run waits for one).
  */
 function installRuntime(workerOwnsSignals: boolean): void {
   // A `run` reports failures itself in one line; its in-process worker only logs errors.
   // `REVERIFY_LOG_LEVEL` (TRACE, DEBUG, INFO, WARN, ERROR) overrides.
   const level = (process.env.REVERIFY_LOG_LEVEL as 'WARN' | undefined) ?? (workerOwnsSignals ? 'WARN' : 'ERROR');
   Runtime.install({
-    logger: new DefaultLogger(level),
+    logger: new QuietLogger(level),
     // The SDK core logs on its own (WARN by default): at the same level, so a lost Temporal server is
     // one line of ours (exit-codes.ts), not pages of gRPC retries.
     telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: level, other: level }) } },
@@ -94,20 +105,10 @@ function installRuntime(workerOwnsSignals: boolean): void {
   });
 }
 
-function detachOnInterrupt(): void {
-  const detach = () => {
-    process.stderr.write(
-      '\nDetached. The run is durable: run the same command again to continue it, or start `reverify worker` processes.\n',
-    );
-    process.exit(130);
-  };
-  process.once('SIGINT', detach);
-  process.once('SIGTERM', detach);
-}
-
 async function main(argv: string[]): Promise<number> {
   const program = new Command('reverify')
     .description('Re-verify stored NeMo Gym rollouts as a durable Temporal workflow')
+    .version(packageVersion(), '-V, --version', 'print the version of reverify')
     .showHelpAfterError()
     .exitOverride();
   let code = EXIT_OK;
@@ -115,7 +116,7 @@ async function main(argv: string[]): Promise<number> {
   runOptions(program.command('run').description('re-verify rollouts against resources servers')).action(
     async (o: Record<string, unknown> & { worker: boolean; heartbeatTimeout: number; json?: boolean }) => {
       installRuntime(false);
-      detachOnInterrupt();
+      handleInterrupts();
       const proc = { worker: o.worker, heartbeatTimeoutMs: Math.round(o.heartbeatTimeout * 1000), json: o.json === true };
       code = exitStatusOf(await runCommand(toRaw(o), proc));
     },
@@ -211,7 +212,7 @@ async function main(argv: string[]): Promise<number> {
     )
     .action(async (o: { dir: string; tasks: number; repeats: number; heartbeatTimeout: number; inputFormat: InputFormat }) => {
       installRuntime(false);
-      detachOnInterrupt();
+      handleInterrupts();
       await demoCommand(o, { worker: true, heartbeatTimeoutMs: Math.round(o.heartbeatTimeout * 1000) });
     });
 
@@ -244,6 +245,15 @@ async function main(argv: string[]): Promise<number> {
     console.log(JSON.stringify(await devServerStatus(), null, 2));
   });
 
+  // Gym-style `++key=value` arguments: one line each naming the matching flag.
+  const hints = argv
+    .slice(2)
+    .map(gymOverrideHint)
+    .filter((h) => h !== null);
+  if (hints.length > 0) {
+    hints.forEach((h) => console.error(h));
+    return EXIT_USER_ERROR;
+  }
   try {
     await program.parseAsync(argv);
   } catch (err) {

@@ -1,4 +1,5 @@
 import type { Progress } from '../contract/run-spec.js';
+import { NO_LIVE_BATCHES, type LiveBatches } from './live-batches.js';
 
 /** Rows per second over a sliding time window, for the rate and the ETA. */
 export class RateMeter {
@@ -27,22 +28,51 @@ export function duration(seconds: number): string {
   return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
 }
 
-/** Rows finished, whatever their outcome. */
-export function rowsFinished(p: Progress): number {
-  return p.done + p.failed + p.dropped;
+/** What the running batches add (their heartbeats), and the time now (for the re-judgment timer). */
+export interface LiveView {
+  live?: LiveBatches;
+  now?: number;
 }
 
-/** `[######......]  120/400 rows  117 ok  3 failed  45.2 rows/s  ETA 6s` */
-export function progressLine(p: Progress, rate: number, width = 24): string {
-  const finished = rowsFinished(p);
-  if (p.phase === 'rejudge-wait') return `waiting to re-judge (round ${p.round + 2})…`;
+/** Attempts finished, whatever their outcome: committed plus answered inside running batches, never above the plan. */
+export function rowsFinished(p: Progress, live: LiveBatches = NO_LIVE_BATCHES): number {
+  return Math.min(p.planned, p.done + p.failed + p.dropped + live.finished);
+}
+
+/**
+ * Rollouts (keys) settled: every key planned, less those whose attempt of the current round is not
+ * answered yet (later rounds plan some keys again: their earlier attempts settled nothing).
+ */
+export function rolloutsSettled(p: Progress, finished: number): { settled: number; keys: number } {
+  const keys = p.keys ?? p.planned;
+  return { settled: Math.max(0, Math.min(keys, keys - (p.planned - finished))), keys };
+}
+
+/** The wait before the next re-judgment round, with the time left when the run says when it ends. */
+function rejudgeWait(p: Progress, now: number): string {
+  const left = typeof p.rejudgeAt === 'number' ? `: starts in ${duration(Math.max(0, (p.rejudgeAt - now) / 1000))}` : '…';
+  return `waiting to re-judge (round ${p.round + 2})${left}`;
+}
+
+/** A failure reason cut to fit one line. */
+const short = (text: string, max = 100) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
+
+/** `[######......]  120/400 rollouts  117 ok  3 failed  45.2 rows/s  ETA 6s` (rows/s and ETA in attempts) */
+export function progressLine(p: Progress, rate: number, width = 24, view: LiveView = {}): string {
+  const live = view.live ?? NO_LIVE_BATCHES;
+  if (p.phase === 'rejudge-wait') return rejudgeWait(p, view.now ?? Date.now());
   if (p.phase !== 'verify') return `${p.phase}…`;
-  const frac = p.planned > 0 ? Math.min(1, finished / p.planned) : 1;
+  const finished = rowsFinished(p, live);
+  const { settled, keys } = rolloutsSettled(p, finished);
+  const frac = keys > 0 ? Math.min(1, settled / keys) : 1;
   const fill = Math.round(frac * width);
   const bar = '#'.repeat(fill) + '.'.repeat(width - fill);
   const eta = rate > 0 ? duration((p.planned - finished) / rate) : '?';
   const limit = p.effectiveConcurrency < p.concurrency ? `  concurrency ${p.effectiveConcurrency}/${p.concurrency}` : '';
   const round = p.round > 0 ? `  round ${p.round + 1}` : '';
+  const attempts = p.planned !== keys ? `  attempts ${finished}/${p.planned}` : '';
   const paused = p.paused ? '  PAUSED' : '';
-  return `[${bar}] ${finished}/${p.planned} rows  ${p.done} ok  ${p.failed} failed  ${rate.toFixed(1)} rows/s  ETA ${eta}${round}${limit}${paused}`;
+  const outage = live.outage !== null ? `  waiting: ${short(live.outage)}` : '';
+  const counts = `${p.done + live.done} ok  ${p.failed + live.failed} failed`;
+  return `[${bar}] ${settled}/${keys} rollouts  ${counts}  ${rate.toFixed(1)} rows/s  ETA ${eta}${round}${attempts}${limit}${paused}${outage}`;
 }

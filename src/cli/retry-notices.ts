@@ -1,11 +1,26 @@
 import type { WorkflowHandle } from '@temporalio/client';
+import type { Payload } from '@temporalio/common';
+import { FailureType } from '../contract/failure-types.js';
 
 /** What a retried activity looks like in `describe()` (the fields of PendingActivityInfo we read). */
 export interface PendingActivity {
   activityId?: string | null;
   activityType?: { name?: string | null } | null;
   attempt?: number | null;
-  lastFailure?: { message?: string | null } | null;
+  lastFailure?: { message?: string | null; applicationFailureInfo?: { type?: string | null } | null } | null;
+  /** The last heartbeat's details (a batch's checkpoint). */
+  heartbeatDetails?: { payloads?: Payload[] | null } | null;
+}
+
+/**
+ * Why the last attempt failed, when that is worth telling: not for a first attempt, nor when the
+ * worker running it shut down (Ctrl-C): the next attempt simply goes on from its checkpoint.
+ */
+export function retryReason(a: PendingActivity): string | null {
+  const message = a.lastFailure?.message;
+  if (!message || (a.attempt ?? 0) < 2) return null;
+  if (a.lastFailure?.applicationFailureInfo?.type === FailureType.WorkerShutdown) return null;
+  return message;
 }
 
 /** The same failure text is not repeated within this long (a long outage fails every batch alike). */
@@ -13,10 +28,9 @@ export const REPEAT_AFTER_MS = 60_000;
 
 /** One line for a retried activity: which, which attempt, and why the last one failed. */
 export function retryNotice(a: PendingActivity): string | null {
-  const message = a.lastFailure?.message;
-  const attempt = a.attempt ?? 0;
-  if (!message || attempt < 2) return null;
-  return `Waiting: ${a.activityType?.name ?? 'activity'} attempt ${attempt - 1} failed, Temporal retries it: ${message}`;
+  const message = retryReason(a);
+  if (message === null) return null;
+  return `Waiting: ${a.activityType?.name ?? 'activity'} attempt ${(a.attempt ?? 0) - 1} failed, Temporal retries it: ${message}`;
 }
 
 /**

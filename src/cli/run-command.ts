@@ -9,8 +9,10 @@ import { TemporalUnreachable, unreachableReason } from '../temporal/server-unrea
 import { workflowIdForOutput } from '../temporal/workflow-id.js';
 import type { reverifyRun } from '../../workflows/reverify-run.js';
 import { attemptCap, buildRunSpec } from './build-spec.js';
+import { differingOptionsLine, liveRunSpec } from './attach-options.js';
 import { endSummary, missingAfterCapLine, perAgentLines } from './end-summary.js';
 import { followRun, type Followed } from './follow-run.js';
+import { onInterrupt } from './interrupt.js';
 import { precheckRun } from './precheck.js';
 import { aggregateCommandLine, isCancelledRun, MetricsMissingError, RunCancelledError } from './run-endings.js';
 import { outputSearchAttributes } from '../temporal/search-attributes.js';
@@ -95,6 +97,7 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
   const workflowId = workflowIdForOutput(spec.outputPath);
   const { client, close } = await connectClient(target);
   let worker: InProcessWorker | null = null;
+  let removeInterrupt = () => {};
   try {
     const existing = await client.workflow
       .getHandle(workflowId)
@@ -119,10 +122,18 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
       handle = client.workflow.getHandle(workflowId);
     }
     const ui = runUiUrl(target, workflowId);
-    if (existing) io.out(`Attached to the live run for ${spec.outputPath} (workflow ${workflowId}); its own options apply.`);
-    else io.out(`Started run ${workflowId}${ui ? ` — ${ui}` : ''}`);
+    if (existing) {
+      io.out(`Attached to the live run for ${spec.outputPath} (workflow ${workflowId}); its own options apply.`);
+      const own = await liveRunSpec(handle);
+      const differ = own && differingOptionsLine(spec, own);
+      if (differ) io.out(differ);
+    } else io.out(`Started run ${workflowId}${ui ? ` — ${ui}` : ''}`);
     if (proc.worker) {
-      worker = await startInProcessWorker(target);
+      const w = (worker = await startInProcessWorker(target));
+      removeInterrupt = onInterrupt(async () => {
+        await w.stop();
+        return `Stopped. The run waits for a worker: run the same command again to continue it, or \`reverify cancel -o ${spec.outputPath}\` to end it.`;
+      });
     } else {
       io.out(`No in-process worker: waiting for \`reverify worker\` processes on task queue '${taskQueue()}'.`);
     }
@@ -144,6 +155,7 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
     if (reason !== null) throw new TemporalUnreachable(target.address, reason, { output: spec.outputPath, embedded: target.embedded });
     throw err;
   } finally {
+    removeInterrupt();
     await worker?.stop();
     await close();
   }

@@ -24,6 +24,8 @@ export interface RunFlag {
   initial?: unknown;
   /** The values a `choice` flag takes. */
   choices?: readonly string[];
+  /** NeMo Gym's config key for it (`gym eval reverify`'s Hydra override `++key=value`), if any. */
+  gymKey?: string;
 }
 
 const seconds = (ms: number) => String(ms / 1000);
@@ -31,6 +33,7 @@ const seconds = (ms: number) => String(ms / 1000);
 export const RUN_FLAG_LIST: readonly RunFlag[] = [
   {
     usage: '--inputs PATH',
+    gymKey: 'materialized_inputs_jsonl_fpath',
     key: 'inputs',
     kind: 'path',
     required: true,
@@ -39,6 +42,7 @@ export const RUN_FLAG_LIST: readonly RunFlag[] = [
   },
   {
     usage: '--rollouts PATH',
+    gymKey: 'rollouts_jsonl_fpath',
     key: 'rollouts',
     kind: 'path',
     meaning: "the rollouts to re-verify (the original run's main output)",
@@ -61,6 +65,7 @@ export const RUN_FLAG_LIST: readonly RunFlag[] = [
   },
   {
     usage: '-o, --output PATH',
+    gymKey: 'output_jsonl_fpath',
     key: 'output',
     kind: 'path',
     required: true,
@@ -84,14 +89,23 @@ export const RUN_FLAG_LIST: readonly RunFlag[] = [
   },
   {
     usage: '--concurrency N',
+    gymKey: 'num_samples_in_parallel',
     key: 'concurrency',
     kind: 'int',
     meaning: 'most `/verify` requests in flight across the whole run, all workers together',
     shownDefault: String(DEFAULT_CONCURRENCY),
   },
-  { usage: '--limit N', key: 'limit', kind: 'int', meaning: 'verify only the first N rollouts of the file', shownDefault: 'all' },
+  {
+    usage: '--limit N',
+    gymKey: 'limit',
+    key: 'limit',
+    kind: 'int',
+    meaning: 'verify only the first N rollouts of the file',
+    shownDefault: 'all',
+  },
   {
     usage: '--force',
+    gymKey: 'force',
     key: 'force',
     kind: 'switch',
     meaning: "run even if a server's `reverify_mode` is `unknown`/`unsupported`; the output gets the `unsafe_` prefix",
@@ -99,14 +113,23 @@ export const RUN_FLAG_LIST: readonly RunFlag[] = [
   },
   {
     usage: '--overwrite',
+    gymKey: 'overwrite',
     key: 'overwrite',
     kind: 'switch',
     meaning: 'delete an existing output and sidecar first (only after every input row has been validated)',
     shownDefault: 'off',
   },
-  { usage: '--disable-aggregation', key: 'disableAggregation', kind: 'switch', meaning: 'skip `/aggregate_metrics`', shownDefault: 'off' },
+  {
+    usage: '--disable-aggregation',
+    gymKey: 'disable_aggregation',
+    key: 'disableAggregation',
+    kind: 'switch',
+    meaning: 'skip `/aggregate_metrics`',
+    shownDefault: 'off',
+  },
   {
     usage: '--resume',
+    gymKey: 'resume_from_cache',
     key: 'resume',
     kind: 'switch',
     meaning: 'continue from the existing output and sidecar (spec §4.8)',
@@ -114,6 +137,7 @@ export const RUN_FLAG_LIST: readonly RunFlag[] = [
   },
   {
     usage: '--judge-failed-only',
+    gymKey: 'judge_failed_only',
     key: 'judgeFailedOnly',
     kind: 'switch',
     meaning: 'recovery: copy the successes of `--rollouts`, re-verify the judge failures of its sidecar (spec §4.6)',
@@ -121,6 +145,7 @@ export const RUN_FLAG_LIST: readonly RunFlag[] = [
   },
   {
     usage: '--append',
+    gymKey: 'append',
     key: 'append',
     kind: 'switch',
     meaning: 'with `--judge-failed-only`: write into an existing output',
@@ -128,6 +153,7 @@ export const RUN_FLAG_LIST: readonly RunFlag[] = [
   },
   {
     usage: '--retry-invalid-judge-responses',
+    gymKey: 'retry_invalid_judge_responses',
     key: 'retryInvalidJudgeResponses',
     kind: 'switch',
     meaning:
@@ -136,6 +162,7 @@ export const RUN_FLAG_LIST: readonly RunFlag[] = [
   },
   {
     usage: '--retry-terminal-timeouts',
+    gymKey: 'retry_terminal_timeouts',
     key: 'retryTerminalTimeouts',
     kind: 'switch',
     meaning:

@@ -18,6 +18,11 @@ export const FailureType = {
    * retried; the run ends with its rows complete (exit 2).
    */
   AggregationFailed: 'AggregationFailed',
+  /**
+   * The worker shut down (Ctrl-C in `reverify run`, SIGTERM of a worker) while a batch ran: the
+   * batch handed back its checkpoint and is retried at once by the next worker. Expected, so quiet.
+   */
+  WorkerShutdown: 'WorkerShutdown',
 } as const;
 
 /** Failures that retrying cannot fix: the run stops with the activity's one-line message. */

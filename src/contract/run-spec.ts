@@ -203,6 +203,10 @@ export interface Progress {
   /** The sidecar's committed length, and its length when this run opened it (absent: earlier versions). */
   sidecarLength?: number;
   sidecarOpenedAt?: number | null;
+  /** Rollouts (keys) planned by the first round; `planned` counts attempts (absent: earlier versions). */
+  keys?: number | null;
+  /** When the re-judgment timer fires (epoch ms, workflow time), during `rejudge-wait`. */
+  rejudgeAt?: number | null;
 }
 
 /** Key metrics of one aggregate entry. */

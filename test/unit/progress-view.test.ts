@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Phase, Progress } from '../../src/contract/run-spec.js';
+import { liveBatches } from '../../src/cli/live-batches.js';
 import { progressLine, RateMeter, rowsFinished } from '../../src/cli/progress-view.js';
+import { defaultPayloadConverter } from '@temporalio/common';
 
 function progress(over: Partial<Progress> = {}): Progress {
   // `as Progress`: the query's shape grows (e.g. `round`); these tests use only the fields below.
@@ -104,12 +106,12 @@ describe('rowsFinished', () => {
 
 describe('progressLine', () => {
   it('the full verify line', () => {
-    expect(progressLine(progress(), 45.2)).toBe('[#######.................] 120/400 rows  117 ok  3 failed  45.2 rows/s  ETA 6s');
+    expect(progressLine(progress(), 45.2)).toBe('[#######.................] 120/400 rollouts  117 ok  3 failed  45.2 rows/s  ETA 6s');
   });
 
   it('dropped rows count as finished, not as ok or failed', () => {
     const line = progressLine(progress({ planned: 100, done: 10, failed: 5, dropped: 5 }), 1, 10);
-    expect(line).toBe('[##........] 20/100 rows  10 ok  5 failed  1.0 rows/s  ETA 1m20s');
+    expect(line).toBe('[##........] 20/100 rollouts  10 ok  5 failed  1.0 rows/s  ETA 1m20s');
   });
 
   it('ETA in seconds, minutes and hours', () => {
@@ -166,12 +168,57 @@ describe('progressLine', () => {
 
   it('a plan of 0 rows shows a full bar, 0/0 rows', () => {
     const line = progressLine(progress({ planned: 0, done: 0, failed: 0 }), 0, 4);
-    expect(line).toBe('[####] 0/0 rows  0 ok  0 failed  0.0 rows/s  ETA ?');
+    expect(line).toBe('[####] 0/0 rollouts  0 ok  0 failed  0.0 rows/s  ETA ?');
   });
 
   it('phases other than verify print the phase name only', () => {
     const phases: Phase[] = ['guard', 'prepare', 'plan', 'aggregate', 'done'];
     // (any other phase, e.g. a wait between re-judgment rounds, prints its name the same way)
     for (const phase of phases) expect(progressLine(progress({ phase }), 50)).toBe(`${phase}…`);
+  });
+});
+
+/** A pending verifyBatch as describe() shows it: its heartbeated checkpoint's counts, its last failure. */
+const pendingBatch = (main: number, failed: number, over: Record<string, unknown> = {}) => ({
+  activityId: String(main),
+  activityType: { name: 'verifyBatch' },
+  attempt: 1,
+  heartbeatDetails: { payloads: [defaultPayloadConverter.toPayload({ done: [], counts: { main, failed, dropped: 0 } })] },
+  ...over,
+});
+
+describe('live progress (rows answered inside running batches)', () => {
+  it("adds the running batches' heartbeated counts to the committed ones", () => {
+    const live = liveBatches([pendingBatch(30, 2), pendingBatch(5, 0), { activityType: { name: 'commitBatches' } }]);
+    expect(live).toEqual({ finished: 37, done: 35, failed: 2, outage: null });
+    const line = progressLine(progress({ planned: 400, done: 0, failed: 0 }), 0, 24, { live });
+    expect(line).toContain('37/400 rollouts  35 ok  2 failed');
+  });
+
+  it('never exceeds the planned total', () => {
+    const live = liveBatches([pendingBatch(500, 0)]);
+    expect(rowsFinished(progress({ planned: 400, done: 100, failed: 0 }), live)).toBe(400);
+    expect(progressLine(progress({ planned: 400, done: 100, failed: 0 }), 1, 24, { live })).toContain('400/400 rollouts');
+  });
+
+  it('during an outage, the reason; not for an attempt that ended because its worker shut down', () => {
+    const failure = (message: string, type?: string) => ({ message, applicationFailureInfo: type ? { type } : null });
+    const down = liveBatches([pendingBatch(3, 0, { attempt: 3, lastFailure: failure('resources server is unavailable: HTTP 503') })]);
+    expect(progressLine(progress(), 1, 24, { live: down })).toMatch(/ {2}waiting: resources server is unavailable: HTTP 503$/);
+    const shutdown = liveBatches([pendingBatch(3, 0, { attempt: 2, lastFailure: failure('the worker shut down', 'WorkerShutdown') })]);
+    expect(shutdown.outage).toBeNull();
+  });
+
+  it('rollouts (keys) and attempts apart in a re-judgment round', () => {
+    // 400 keys; round 2 plans 40 of them again: 440 attempts, 420 finished.
+    const line = progressLine(progress({ round: 1, keys: 400, planned: 440, done: 400, failed: 20 }), 0);
+    expect(line).toContain('380/400 rollouts');
+    expect(line).toContain('round 2  attempts 420/440');
+  });
+
+  it('the re-judgment wait shows the time left', () => {
+    const p = progress({ phase: 'rejudge-wait', rejudgeAt: 100_000 });
+    expect(progressLine(p, 0, 24, { now: 58_000 })).toBe('waiting to re-judge (round 2): starts in 42s');
+    expect(progressLine(p, 0, 24, { now: 200_000 })).toBe('waiting to re-judge (round 2): starts in 0s');
   });
 });
