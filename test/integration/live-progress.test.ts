@@ -4,6 +4,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
+import { EXIT_OK, EXIT_ROLLOUTS_MISSING } from '../../src/cli/exit-codes.js';
 import { workflowIdForOutput } from '../../src/temporal/workflow-id.js';
 import { runCli } from '../helpers/cli-process.js';
 import { keysOf, readRows, runArgs, sampleRun, useReferenceServer } from '../helpers/run-fixtures.js';
@@ -127,7 +128,8 @@ describe('operating a run from the command line', () => {
     const dir = tempDir();
     const d = await sampleRun(dir, judgeFails().port, { tasks: 50, repeats: 4 });
     const r = await runCli([...runArgs(d), '--rejudge-delay', '12', '--max-attempts', '2'], temporal.env, 120_000);
-    expect(r.code, r.stdout + r.stderr).toBe(0);
+    // 0, or 3 when a row the simulated judge fails twice is left at the cap of 2 (the judge fails at random).
+    expect([EXIT_OK, EXIT_ROLLOUTS_MISSING], r.stdout + r.stderr).toContain(r.code);
     const waits = [...r.stdout.matchAll(/^waiting to re-judge \(round 2\): starts in (\d+)s$/gm)].map((m) => Number(m[1]));
     expect(waits.length).toBeGreaterThan(0);
     for (const left of waits) expect(left).toBeLessThanOrEqual(12);
