@@ -63,7 +63,9 @@ describe('reverify status and list', () => {
 
     // A worker attaches (the same command without --no-worker): the run verifies.
     const withWorker = runCli(args, temporal.env, 180_000);
-    const live = await statusUntil(d.output, /^Phase: verify/);
+    // The worker's pollers show in describeTaskQueue a moment after it starts: wait for them too.
+    const live = await statusUntil(d.output, /^Workers: [1-9]\d* polling task queue/);
+    expect(live).toContain('Phase: verify, round 1');
     expect(live).toContainEqual(
       expect.stringMatching(
         /^Progress: \d+\/160 attempts: \d+ scored, 0 to the failures sidecar, 0 not persisted, \d+ in flight, [\d.]+ rows\/s, ETA /,
