@@ -37,6 +37,13 @@ export type { VerifyBatchRequest } from './verify-batch/request.js';
 const ROW_FAILURE_STRIKES = 3;
 
 /**
+ * When the run is cancelled (`reverify cancel`), the batch starts no new row and gives the
+ * requests already in flight this long to answer (their verdicts are paid for), then hands back
+ * what it finished: the workflow commits it before the run ends.
+ */
+const CANCEL_GRACE_MS = 10_000;
+
+/**
  * Verify phase: one batch of plan rows. Reads its rows by offset, each proven to be the planned
  * bytes (planned-rows.ts); sends each payload (spec §4.7.3) to `/verify` with retries (transport
  * errors, timeouts, 408/429/5xx, with backoff; when they persist the activity fails and Temporal
@@ -92,7 +99,16 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
   const beatTimer = setInterval(beat, Math.min(1000, (ctx.info.heartbeatTimeoutMs ?? 30000) / 3));
   // The first lane that fails stops the others: their requests are aborted and nothing more starts.
   const stop = new AbortController();
-  const signal = AbortSignal.any([ctx.cancellationSignal, stop.signal]);
+  // Cancelled by the run: drain (no new row; the requests in flight get CANCEL_GRACE_MS), then
+  // abort. Any other cancellation (worker shutdown, heartbeat timeout) aborts at once.
+  const hard = new AbortController();
+  const drain = { started: false, timer: undefined as NodeJS.Timeout | undefined };
+  ctx.cancellationSignal.addEventListener('abort', () => {
+    if (!cancelledByRun(ctx)) return hard.abort(ctx.cancellationSignal.reason);
+    drain.started = true;
+    drain.timer = setTimeout(() => hard.abort(ctx.cancellationSignal.reason), CANCEL_GRACE_MS);
+  });
+  const signal = AbortSignal.any([hard.signal, stop.signal]);
   setMaxListeners(0, signal); // every request in flight listens to it
   const guard = new RejectGuard(req.rejectGuard);
   // The row the server last answered 2xx in this attempt (a known-good probe), and the rows struck.
@@ -118,6 +134,8 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
         ...DEFAULT_VERIFY_RETRY,
         signal,
         onRetry: (r) => {
+          // Draining for a cancellation: no retries (a failing server would only hold the run up).
+          if (drain.started) hard.abort(ctx.cancellationSignal.reason);
           if (r.status === 429 || r.status === 503) throttled++;
         },
       });
@@ -169,7 +187,7 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
   try {
     let next = 0;
     const lane = async () => {
-      while (next < todo.length && !signal.aborted) await verifyRow(next++);
+      while (next < todo.length && !signal.aborted && !drain.started) await verifyRow(next++);
     };
     const first: { error?: Error } = {};
     const lanes = Array.from({ length: Math.max(1, Math.min(req.parallelism, todo.length)) }, () =>
@@ -188,9 +206,10 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
       noteAttempt(audit, failedAttemptLine(ctx.info.attempt, err, struck[0]?.error));
       beat();
     }
-    if (!shuttingDown(ctx)) throw err;
+    if (!shuttingDown(ctx) && !cancelledByRun(ctx)) throw err;
   } finally {
     clearInterval(beatTimer);
+    clearTimeout(drain.timer);
     await recorder.close();
   }
   if (shuttingDown(ctx) && recorder.checkpoint.done.length < records.length) {
@@ -199,7 +218,14 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
     beat();
     throw workerShutdown(recorder.checkpoint.done.length, records.length);
   }
-  return publish(req, files, recorder.checkpoint);
+  // Cancelled by the run, or finished: either way the rows done are handed back to be committed
+  // (the unfinished rows of a cancelled batch are planned again by --resume).
+  return publish(req, files, recorder.checkpoint, records.length - recorder.checkpoint.done.length);
+}
+
+/** True when the workflow asked this attempt to stop (`reverify cancel`, or a failing run stopping its batches). */
+function cancelledByRun(ctx: Context): boolean {
+  return ctx.cancellationSignal.aborted && ctx.cancellationDetails?.cancelRequested === true;
 }
 
 /** The audit line of a failed attempt: its number, worker (as Temporal names it by default), time, failure type and status. */
@@ -235,7 +261,12 @@ function rowsFailing(req: VerifyBatchRequest, records: PlanRecord[], checkpoint:
 }
 
 /** Publishes the batch's parts, its list of judge failures and its result (counts only). */
-async function publish(req: VerifyBatchRequest, files: ReturnType<typeof batchFiles>, checkpoint: Checkpoint): Promise<BatchResult> {
+async function publish(
+  req: VerifyBatchRequest,
+  files: ReturnType<typeof batchFiles>,
+  checkpoint: Checkpoint,
+  unfinished: number,
+): Promise<BatchResult> {
   await publishFile(files.mainPartial, files.mainPart);
   await publishFile(files.sidecarPartial, files.sidecarPart);
   const result: BatchResult = {
@@ -244,6 +275,7 @@ async function publish(req: VerifyBatchRequest, files: ReturnType<typeof batchFi
     sidecarPart: files.sidecarPart,
     ...checkpoint.counts,
     audit: checkpoint.audit,
+    ...(unfinished > 0 ? { unfinished } : {}),
   };
   await writeFileAtomic(rejudgeListPath(req.workDir, req.round, req.batch), JSON.stringify(checkpoint.judgeFailedRows));
   await writeFileAtomic(files.result, JSON.stringify(result));

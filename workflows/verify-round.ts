@@ -3,7 +3,15 @@
  * slots never exceed the run's ceiling, each finished batch committed exactly once (in batch
  * order within each commit), and continue-as-new between batches when the history grows.
  */
-import { allHandlersFinished, CancellationScope, condition, continueAsNew, patched, workflowInfo } from '@temporalio/workflow';
+import {
+  allHandlersFinished,
+  CancellationScope,
+  condition,
+  continueAsNew,
+  isCancellation,
+  patched,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { BatchResult, RunSpec } from '../src/contract/run-spec.js';
 import { long, quick } from './activity-proxies.js';
 import { adaptLimit } from './adaptive-limit.js';
@@ -90,42 +98,69 @@ export async function verifyRound(spec: RunSpec, st: RunState, inflight: Map<num
     usedSlots() + shape().parallelism <= st.effective &&
     (spec.continueAsNewAfterBatches === undefined || launchedThisGeneration < spec.continueAsNewAfterBatches);
 
-  while (st.nextBatch < batches || inflight.size > 0 || ready.length > 0) {
-    // The share is computed once per launch: the very value canLaunch() checked against the ceiling.
-    const launchAll = () => {
-      while (canLaunch()) {
-        const checked = shape().parallelism;
-        st.nextBatch++;
-        // Runs recorded before this fix took the share after moving the cursor (which could exceed
-        // the ceiling near the end of a round) and must replay that way.
-        launch(st.nextBatch - 1, patched('share-checked-is-share-launched') ? checked : shape().parallelism);
-        launchedThisGeneration++;
+  try {
+    await windowLoop();
+  } catch (err) {
+    if (isCancellation(err) && CancellationScope.current().consideredCancelled) await commitHandedBack(spec, st, inflight, ready);
+    throw err;
+  }
+
+  async function windowLoop(): Promise<void> {
+    while (st.nextBatch < batches || inflight.size > 0 || ready.length > 0) {
+      // The share is computed once per launch: the very value canLaunch() checked against the ceiling.
+      const launchAll = () => {
+        while (canLaunch()) {
+          const checked = shape().parallelism;
+          st.nextBatch++;
+          // Runs recorded before this fix took the share after moving the cursor (which could exceed
+          // the ceiling near the end of a round) and must replay that way.
+          launch(st.nextBatch - 1, patched('share-checked-is-share-launched') ? checked : shape().parallelism);
+          launchedThisGeneration++;
+        }
+      };
+      launchAll();
+      await condition(() => ready.length > 0 || canLaunch() || failed.error !== undefined || (stopping && inflight.size === 0));
+      // Refill the window before committing, so freed slots do not wait for the commit's round trip.
+      // (A later change: runs recorded before it commit first, and must replay that way.)
+      if (patched('launch-before-commit')) launchAll();
+      // Whatever finished is committed, even when the run is about to fail: committed rows are kept.
+      if (ready.length > 0) await commit(spec, st, ready.splice(0, ready.length));
+      showDetails(st, inflight);
+      if (failed.error) {
+        await stopBatches(batchScope, inflight);
+        // Batches that finished during that commit are committed too before the run fails (runs
+        // recorded before this fix failed at once, leaving them to be verified again by --resume).
+        if (patched('commit-finished-before-failing')) while (ready.length > 0) await commit(spec, st, ready.splice(0, ready.length));
+        throw failed.error;
       }
-    };
-    launchAll();
-    await condition(() => ready.length > 0 || canLaunch() || failed.error !== undefined || (stopping && inflight.size === 0));
-    // Refill the window before committing, so freed slots do not wait for the commit's round trip.
-    // (A later change: runs recorded before it commit first, and must replay that way.)
-    if (patched('launch-before-commit')) launchAll();
-    // Whatever finished is committed, even when the run is about to fail: committed rows are kept.
-    if (ready.length > 0) await commit(spec, st, ready.splice(0, ready.length));
-    showDetails(st, inflight);
-    if (failed.error) {
-      await stopBatches(batchScope, inflight);
-      // Batches that finished during that commit are committed too before the run fails (runs
-      // recorded before this fix failed at once, leaving them to be verified again by --resume).
-      if (patched('commit-finished-before-failing')) while (ready.length > 0) await commit(spec, st, ready.splice(0, ready.length));
-      throw failed.error;
-    }
-    const suggested = workflowInfo().continueAsNewSuggested;
-    const byCount = spec.continueAsNewAfterBatches !== undefined && launchedThisGeneration >= spec.continueAsNewAfterBatches;
-    if ((suggested || byCount) && st.nextBatch < batches) stopping = true;
-    if (stopping && inflight.size === 0 && ready.length === 0) {
-      await condition(allHandlersFinished);
-      st.generation++;
-      await continueAsNew<typeof reverifyRun>(spec, st);
+      const suggested = workflowInfo().continueAsNewSuggested;
+      const byCount = spec.continueAsNewAfterBatches !== undefined && launchedThisGeneration >= spec.continueAsNewAfterBatches;
+      if ((suggested || byCount) && st.nextBatch < batches) stopping = true;
+      if (stopping && inflight.size === 0 && ready.length === 0) {
+        await condition(allHandlersFinished);
+        st.generation++;
+        await continueAsNew<typeof reverifyRun>(spec, st);
+      }
     }
   }
+}
+
+/**
+ * The run is being cancelled (`reverify cancel`): the batches in flight were asked to stop; they
+ * hand back the rows they finished (their requests in flight may answer first), which are committed
+ * before the run ends, so no paid-for verdict is lost. Runs recorded before this discarded them.
+ */
+async function commitHandedBack(spec: RunSpec, st: RunState, inflight: Map<number, InFlight>, ready: BatchResult[]): Promise<void> {
+  if (!patched('cancel-commits-batches')) return;
+  await CancellationScope.nonCancellable(async () => {
+    await condition(() => inflight.size === 0);
+    const handedBack = ready.splice(0, ready.length).filter((b) => b.main + b.failed + b.dropped > 0);
+    if (handedBack.length === 0) return;
+    await commit(spec, st, handedBack);
+    const rows = handedBack.reduce((n, b) => n + b.main + b.failed + b.dropped, 0);
+    const left = handedBack.reduce((n, b) => n + (b.unfinished ?? 0), 0);
+    st.messages.push(`Cancelling: committed the ${rows} row(s) the batches in flight finished (${left} left for --resume)`);
+  });
 }
 
 /**

@@ -16,8 +16,8 @@ export interface CancelOptions {
 /**
  * `reverify cancel -o out.jsonl`: ends the run writing that output, whatever it waits on (a verifier
  * outage, a failing aggregation). It is a Temporal workflow cancellation, recorded in the run's
- * history: activities in flight are cancelled (they heartbeat, so they see it), the outputs are cut
- * back to the last recorded commit, the work directory is removed, and the run ends CANCELED. The
+ * history: batches in flight are asked to stop (they heartbeat, so they see it) and hand back the rows
+ * they finished, which are committed; the work directory is removed, and the run ends CANCELED. The
  * same `reverify run` command with --resume continues the job from the outputs.
  */
 export async function cancelCommand(opts: CancelOptions, out: (line: string) => void): Promise<void> {
@@ -36,7 +36,8 @@ export async function cancelCommand(opts: CancelOptions, out: (line: string) => 
     }
     await handle.cancel();
     out(
-      `Cancelling the run writing '${output}' (workflow ${workflowId}): batches in flight stop, the outputs are cut back to the last commit`,
+      `Cancelling the run writing '${output}' (workflow ${workflowId}): batches in flight start no new row, ` +
+        'their requests in flight get up to 10 s to answer, and what they finished is committed',
     );
     if (opts.worker) worker = await startInProcessWorker(target);
     let timer: NodeJS.Timeout | undefined;

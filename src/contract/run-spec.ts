@@ -172,6 +172,8 @@ export interface BatchResult {
    * batch, for the audit (src/contract/batch-audit.ts). Absent in results of earlier versions.
    */
   audit?: BatchAudit;
+  /** Rows the batch did not reach because the run was cancelled (absent when it finished them all). */
+  unfinished?: number;
 }
 
 export type Phase = 'guard' | 'prepare' | 'plan' | 'verify' | 'rejudge-wait' | 'aggregate' | 'done' | 'cancelling';

@@ -207,6 +207,35 @@ describe('reverify cancel', () => {
     }
   });
 
+  it('of a healthy run: the batches in flight hand back what they finished, every verdict paid for is committed, --resume sends each row once', async () => {
+    const ref = await startReferenceServer({ port: 0, latencyMs: 300, seed: 1 });
+    try {
+      const dir = tempDir();
+      const d = await sampleRun(dir, ref.port, { tasks: 50, repeats: 2 });
+      const sidecar = join(dir, 'out_failures.jsonl');
+      const args = ['run', '--inputs', d.inputsPath, '--rollouts', d.rolloutsPath, '-o', d.output, '--config', d.config];
+      const opts = ['--concurrency', '4', '--batch-size', '10', '--no-rejudge'];
+      const running = cli([...args, ...opts]);
+      while (ref.stats().requests.verify < 6) await sleep(20);
+      const cancel = await cli(['cancel', '-o', d.output]);
+      expect([cancel.code, cancel.stderr]).toEqual([0, '']);
+      expect(cancel.stdout).toContain('what they finished is committed');
+      expect((await running).code).toBe(4);
+      // Every /verify the server answered (each within 300 ms, well inside the grace) is in the files.
+      const sent = ref.stats().requests.verify;
+      const kept = readRows(d.output).length + (existsSync(sidecar) ? readRows(sidecar).length : 0);
+      expect(sent).toBeLessThan(100);
+      expect(kept).toBe(sent);
+      const resumed = await cli([...args, ...opts, '--resume']);
+      expect([resumed.code, resumed.stderr]).toEqual([0, '']);
+      expect(ref.stats().requests.verify).toBe(100);
+      const keys = keysOf(readRows(d.output)).concat(existsSync(sidecar) ? keysOf(readRows(sidecar)) : []);
+      expect(keys.sort()).toEqual(keysOf(readRows(d.inputsPath)).sort());
+    } finally {
+      await ref.close();
+    }
+  });
+
   it('ends a run retrying a failing /aggregate_metrics; every terminal following it (one attached) exits 4; --resume then only aggregates', async () => {
     let fixed = false;
     const s = await server({ aggregate: (body) => (fixed ? meanReward(body) : { status: 503, raw: '"overloaded"' }) });
