@@ -42,7 +42,9 @@ export function classifyVerifyReply(status: number, retryAfter: string | string[
   }
   if (status === 408 || status === 429 || status >= 500) {
     const excerpt = bodyExcerpt(text);
-    const reply: VerifyReply = { kind: 'retryable', reason: `HTTP ${status}: ${excerpt}`, status, excerpt };
+    // The reason reaches messages and the workflow history: never the body, which may echo the row
+    // (the excerpt goes only into the sidecar row of a row set aside).
+    const reply: VerifyReply = { kind: 'retryable', reason: `HTTP ${status}`, status, excerpt };
     const retryAfterMs = parseRetryAfterMs(retryAfter);
     if (retryAfterMs !== undefined) reply.retryAfterMs = retryAfterMs;
     return reply;

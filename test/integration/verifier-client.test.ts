@@ -160,9 +160,9 @@ describe('VerifierClient.verifyOnce', () => {
     });
     const client = newClient();
     const r408 = await client.verifyOnce(srv.url, REQUEST);
-    expect(r408).toEqual({ kind: 'retryable', status: 408, reason: 'HTTP 408: timeout', excerpt: 'timeout' });
+    expect(r408).toEqual({ kind: 'retryable', status: 408, reason: 'HTTP 408', excerpt: 'timeout' });
     const r429 = await client.verifyOnce(srv.url, REQUEST);
-    expect(r429).toEqual({ kind: 'retryable', status: 429, reason: 'HTTP 429: slow down', excerpt: 'slow down', retryAfterMs: 7000 });
+    expect(r429).toEqual({ kind: 'retryable', status: 429, reason: 'HTTP 429', excerpt: 'slow down', retryAfterMs: 7000 });
     const r503 = await client.verifyOnce(srv.url, REQUEST);
     expect(r503.kind).toBe('retryable');
     if (r503.kind === 'retryable') {
@@ -171,7 +171,7 @@ describe('VerifierClient.verifyOnce', () => {
     }
     const r500 = await client.verifyOnce(srv.url, REQUEST);
     expect(r500).toMatchObject({ kind: 'retryable', status: 500 });
-    if (r500.kind === 'retryable') expect(r500.reason).toContain('calling an inner server: boom');
+    if (r500.kind === 'retryable') expect(r500.reason).toBe('HTTP 500');
     if (r500.kind === 'retryable') expect(r500.excerpt).toContain('calling an inner server: boom');
   });
 
@@ -271,7 +271,7 @@ describe('verifyWithRetries', () => {
     expect(n).toBe(2);
     expect(retries).toHaveLength(1);
     expect(retries[0]).toMatchObject({ attempt: 1, maxTries: 6, status: 500, serverUrl: srv.url });
-    expect(retries[0].reason).toContain('judge crashed');
+    expect(retries[0].reason).toBe('HTTP 500');
   });
 
   it('does not retry a rejected reply', async () => {

@@ -106,7 +106,7 @@ describe('classifyVerifyReply', () => {
     expect(classifyVerifyReply(429, '3', '"slow"')).toEqual({
       kind: 'retryable',
       status: 429,
-      reason: 'HTTP 429: slow',
+      reason: 'HTTP 429',
       excerpt: 'slow',
       retryAfterMs: 3000,
     });
