@@ -23,7 +23,7 @@ export const EXIT_CANCELLED = 4;
 export const EXIT_TEMPORAL_UNREACHABLE = 5;
 
 /** The innermost Temporal failure message of an error chain, with its type. */
-function rootFailure(err: unknown): { message: string; type?: string } {
+export function rootFailure(err: unknown): { message: string; type?: string } {
   let cur: unknown = err;
   let best: { message: string; type?: string } = { message: String((err as Error)?.message ?? err) };
   while (cur instanceof Error) {

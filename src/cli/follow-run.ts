@@ -19,6 +19,8 @@ export interface FollowOptions {
   bar: (text: string) => void;
   /** This terminal attached to a run another one started: rows dropped before now were shown there. */
   attached?: boolean;
+  /** Called once, when the run has opened its outputs (its plan is done and proven), or at its end. */
+  onOutputsOpen?: () => void;
 }
 
 /** A followed run's result, and the failure classes of the rows it routed to the sidecar. */
@@ -69,6 +71,12 @@ export async function followRun(handle: WorkflowHandle, opts: FollowOptions): Pr
   // The count shown never goes back: a batch's rows leave its heartbeat before its commit is counted.
   let shown = { round: -1, finished: 0 };
   let lastPrinted = 0;
+  let opened = false;
+  const outputsOpen = () => {
+    if (opened) return;
+    opened = true;
+    opts.onOutputsOpen?.();
+  };
   const poll = async () => {
     while (!stop) {
       // First the running batches, so that the first line (of an attached terminal too) counts their rows.
@@ -79,6 +87,7 @@ export async function followRun(handle: WorkflowHandle, opts: FollowOptions): Pr
         if (watch === null && p.outputs && typeof p.sidecarOpenedAt === 'number' && p.sidecarLength !== undefined)
           watch = watchFrom(p.outputs.sidecar, p.sidecarOpenedAt, p.sidecarLength);
         await printDropped(p.sidecarLength);
+        if (typeof p.sidecarOpenedAt === 'number') outputsOpen();
         printMessages(p.messages);
         const now = Date.now();
         const finished = rowsFinished(p, live);
@@ -114,6 +123,7 @@ export async function followRun(handle: WorkflowHandle, opts: FollowOptions): Pr
       watch = new SidecarWatch(result.outputs.sidecar, result.sidecarOpenedAt, opts.attached ? Infinity : result.sidecarOpenedAt);
     }
     await printDropped();
+    outputsOpen();
     printMessages(result.messages);
     return { result, routed: watch?.routed ?? null };
   } finally {

@@ -16,6 +16,7 @@ import { onInterrupt } from './interrupt.js';
 import { precheckRun } from './precheck.js';
 import { aggregateCommandLine, isCancelledRun, MetricsMissingError, RunCancelledError } from './run-endings.js';
 import { outputSearchAttributes } from '../temporal/search-attributes.js';
+import { isUserError, removeRunWithoutEffect } from './user-error-runs.js';
 
 export interface RunCommandIo {
   out: (line: string) => void;
@@ -98,6 +99,8 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
   const { client, close } = await connectClient(target);
   let worker: InProcessWorker | null = null;
   let removeInterrupt = () => {};
+  let announced = false;
+  let attached = true;
   try {
     const existing = await client.workflow
       .getHandle(workflowId)
@@ -105,6 +108,7 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
       .then((d) => d.status.name === 'RUNNING')
       .catch(() => false);
     if (!existing) spec = await precheckRun(spec, { worker: proc.worker });
+    attached = existing;
     let handle;
     try {
       handle = await client.workflow.start<typeof reverifyRun>('reverifyRun', {
@@ -127,7 +131,13 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
       const own = await liveRunSpec(handle);
       const differ = own && differingOptionsLine(spec, own);
       if (differ) io.out(differ);
-    } else io.out(`Started run ${workflowId}${ui ? ` — ${ui}` : ''}`);
+    }
+    // Said once the run has proven its plan and opened its outputs: a user error found while
+    // planning (a bad line, an ATIF refusal) ends with its one line and no run left (below).
+    const announce = () => {
+      announced = true;
+      if (!existing) io.out(`Started run ${workflowId}${ui ? ` — ${ui}` : ''}`);
+    };
     if (proc.worker) {
       const w = (worker = await startInProcessWorker(target));
       removeInterrupt = onInterrupt(async () => {
@@ -137,7 +147,14 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
     } else {
       io.out(`No in-process worker: waiting for \`reverify worker\` processes on task queue '${taskQueue()}'.`);
     }
-    const followed = await followRun(handle, { tty: io.tty, lineIntervalMs: 10_000, out: io.out, bar: io.bar, attached: existing });
+    const followed = await followRun(handle, {
+      tty: io.tty,
+      lineIntervalMs: 10_000,
+      out: io.out,
+      bar: io.bar,
+      attached: existing,
+      onOutputsOpen: announce,
+    });
     printSummary(followed, ui, io);
     const result = followed.result;
     const incomplete = missingAfterCapLine(result, spec.maxAttempts ?? 1);
@@ -150,6 +167,8 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
   } catch (err) {
     // Cancelled (`reverify cancel`, from this terminal or another): say so and how to go on (exit 4).
     if (isCancelledRun(err)) throw new RunCancelledError(spec.outputPath);
+    // A user error found before the run wrote anything: the run this command started is removed.
+    if (!announced && !attached && isUserError(err)) await removeRunWithoutEffect(client, workflowId);
     // The server went away (killed, restarted): not a failed run. Say so, and how to go on.
     const reason = unreachableReason(err);
     if (reason !== null) throw new TemporalUnreachable(target.address, reason, { output: spec.outputPath, embedded: target.embedded });

@@ -50,7 +50,9 @@ describe('the reverify command', () => {
     expect(r.code).toBe(0);
     const lines = r.stdout.split('\n');
     const planning = lines.indexOf('Planning: checking every line of the inputs and rollouts and joining them by key');
-    expect(planning).toBeGreaterThan(lines.findIndex((l) => l.startsWith('Started run ')));
+    // `Started run` comes once the plan is proven and the outputs are open (before any /verify).
+    expect(lines.findIndex((l) => l.startsWith('Started run '))).toBeLessThan(lines.indexOf('Verifying with 32 concurrent requests'));
+    expect(planning).toBeGreaterThan(-1);
     expect(planning).toBeLessThan(lines.indexOf('Verifying with 32 concurrent requests'));
     expect(r.stdout).toContain(`Re-verified rollouts: ${d.output}`);
     expect(r.stdout).toContain(`Aggregate metrics: ${join(dir, 'out_aggregate_metrics.json')}`);

@@ -2,10 +2,11 @@
  * User errors never start a workflow (issue 10 item 5): `reverify run` checks the resources
  * servers' `GET /reverify_mode` and the output rules before `workflow.start`, so a mistake prints
  * its one line, exits 1, prints no `Started run` line and leaves no workflow for that output in
- * the server. Through the in-process command and the real `reverify` process, on the shared dev
- * server and the real reference resources server.
+ * the server. A bad line, found by the plan inside the workflow, is one line too, and the run it
+ * started is deleted. Through the in-process command and the real `reverify` process, on the shared
+ * dev server and the real reference resources server.
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { startReferenceServer } from '../../src/reference-server/server.js';
 import { workflowIdForOutput } from '../../src/temporal/workflow-id.js';
@@ -70,6 +71,23 @@ describe('user errors found before the workflow starts', () => {
     expect(run.error?.line).toMatch(/is a directory/);
     expect(run.lines.join('\n')).not.toMatch(/Started run/);
     expect(await workflowExists(dir)).toBe(false);
+  });
+
+  it('a bad line found while planning: its one line (file:line), exit 1, no Started line, and no run left in the server', async () => {
+    const rs = await reference({});
+    const d = await sampleRun(tempDir(), rs.port, { tasks: 3, repeats: 1 });
+    const lines = readFileSync(d.rolloutsPath, 'utf8').split('\n');
+    lines[1] = '{"_ng_task_index": 1, "_ng_rollout_index": 0, "reward": 1.0,';
+    writeFileSync(d.rolloutsPath, lines.join('\n'));
+    const run = await runCli(runArgs(d), temporal.env);
+    expect(run.code).toBe(1);
+    expect(run.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^Error: .*rollouts\.jsonl:2\b/)]);
+    expect(run.stdout).not.toMatch(/Started run/);
+    expect(rs.stats().requests.verify).toBe(0);
+    // The server deletes the run in the background.
+    const t0 = Date.now();
+    while ((await workflowExists(d.output)) && Date.now() - t0 < 60_000) await new Promise((r) => setTimeout(r, 250));
+    expect(await workflowExists(d.output)).toBe(false);
   });
 
   it('a correct run still starts and finishes', async () => {
