@@ -398,7 +398,7 @@ describe('workflow logic with stub activities', () => {
     for (const c of rec.commits) expect(c.req.sidecarParts).toEqual(c.req.mainParts.map((p) => p.replace('.main.part', '.sidecar.part')));
     // A slow first batch does not hold back the commits of those that finished ("as batches finish").
     expect(commits[0]).not.toContain(0);
-    expect(commits.at(-1)).toEqual([0]);
+    expect(commits.at(-1)).toContain(0);
     // Each commit starts from the lengths the previous commit returned, and deletes its parts.
     expectLengthsThreaded(rec.commits);
     // Every commit follows the end of the batches it commits.
