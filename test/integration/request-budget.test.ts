@@ -16,7 +16,7 @@ import { startReferenceServer } from '../../src/reference-server/server.js';
 import { workflowIdForOutput } from '../../src/temporal/workflow-id.js';
 import { runCli, runShell } from '../helpers/cli-process.js';
 import { closedAfterEach } from '../helpers/hooks.js';
-import { runArgs, runReverify, sampleRun } from '../helpers/run-fixtures.js';
+import { keysOf, readRows, runArgs, runReverify, sampleRun } from '../helpers/run-fixtures.js';
 import { tempDir, useSharedTemporal, useTemporalClient } from '../helpers/temporal-env.js';
 
 const temporal = useSharedTemporal('request-budget');
@@ -77,8 +77,39 @@ describe('--max-requests', () => {
     expect(unbudgeted.error).toBeNull();
     expect(sortedLines(d.output)).toEqual(sortedLines(free));
     expect(sortedLines(d.output)).toHaveLength(40);
-    const metrics = (p: string) => JSON.parse(readFileSync(p.replace(/\.jsonl$/, '_aggregate_metrics.json'), 'utf8')) as unknown;
+    // Metrics to 12 digits: they are sums over the rows in file order, which is the order batches finished.
+    const metrics = (p: string) =>
+      JSON.parse(readFileSync(p.replace(/\.jsonl$/, '_aggregate_metrics.json'), 'utf8'), (_k, v: unknown) =>
+        typeof v === 'number' ? Number(v.toPrecision(12)) : v,
+      ) as unknown;
     expect(metrics(d.output)).toEqual(metrics(free));
+  });
+
+  it('cancelled while paused on its budget, `--resume` sends the rest: no row lost or doubled, no row failed', async () => {
+    const rs = await reference({ port: 0, latencyMs: 20, seed: 1 });
+    const d = await sampleRun(tempDir(), rs.port, { tasks: 10, repeats: 4 }); // 40 rows
+    const opts = { ...rawOf(d), output: d.output, concurrency: 4, batchSize: 10 };
+    const running = runReverify({ ...opts, maxRequests: 15 });
+    const handle = client().workflow.getHandle(workflowIdForOutput(d.output));
+    for (let t = Date.now(); (await queryProgress(handle, 5000))?.budgetPaused !== true;) {
+      if (Date.now() - t > 60_000) throw new Error('the run did not pause on its budget');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(rs.stats().requests.verify).toBe(15);
+    const cancel = await runCli(['cancel', '-o', d.output, '--no-worker'], temporal.env);
+    expect(cancel.code, cancel.stderr).toBe(0);
+    expect((await running).error?.code).toBe(4);
+    // Held batches' answers were not committed: --resume sends them again, with the rows never sent.
+    const committed = readRows(d.output).length;
+    expect(committed).toBeGreaterThan(0);
+    expect(committed).toBeLessThan(15);
+    const resumed = await runReverify({ ...opts, resume: true });
+    expect(resumed.error).toBeNull();
+    const keys = keysOf(readRows(d.output));
+    expect(keys).toHaveLength(40);
+    expect(new Set(keys).size).toBe(40);
+    expect(readFileSync(d.output.replace(/\.jsonl$/, '_failures.jsonl'), 'utf8')).toBe('');
+    expect(rs.stats().requests.verify).toBe(15 + 40 - committed);
   });
 
   it('`reverify control --max-requests` refuses a count below 1 (a user error, before any server is asked)', async () => {
