@@ -15,13 +15,26 @@ import { statusCommand } from '../../src/cli/status-command.js';
 import { startReferenceServer } from '../../src/reference-server/server.js';
 import { workflowIdForOutput } from '../../src/temporal/workflow-id.js';
 import { runCli, runShell } from '../helpers/cli-process.js';
+import type { WorkflowHandle } from '@temporalio/client';
+import type { Progress } from '../../src/contract/run-spec.js';
 import { closedAfterEach } from '../helpers/hooks.js';
+import { reward, startScriptedServer } from '../helpers/scripted-server.js';
 import { keysOf, readRows, runArgs, runReverify, sampleRun } from '../helpers/run-fixtures.js';
 import { tempDir, useSharedTemporal, useTemporalClient } from '../helpers/temporal-env.js';
 
 const temporal = useSharedTemporal('request-budget');
 const client = useTemporalClient(temporal);
 const reference = closedAfterEach(startReferenceServer);
+const scripted = closedAfterEach(startScriptedServer);
+
+/** Polls the progress query until `ok` holds. */
+async function untilProgress(handle: WorkflowHandle, ok: (p: Progress) => boolean, timeoutMs = 60_000): Promise<void> {
+  for (const t = Date.now(); ; await new Promise((r) => setTimeout(r, 100))) {
+    const p = await queryProgress(handle, 5000);
+    if (p && ok(p)) return;
+    if (Date.now() - t > timeoutMs) throw new Error(`the run's progress did not reach the state awaited; last: ${JSON.stringify(p)}`);
+  }
+}
 
 /** Polls `reverify status` (in-process) until a line matches: the lines of that call. */
 async function statusUntil(output: string, re: RegExp, timeoutMs = 60_000): Promise<string[]> {
@@ -110,6 +123,25 @@ describe('--max-requests', () => {
     expect(new Set(keys).size).toBe(40);
     expect(readFileSync(d.output.replace(/\.jsonl$/, '_failures.jsonl'), 'utf8')).toBe('');
     expect(rs.stats().requests.verify).toBe(15 + 40 - committed);
+  });
+
+  it('counts every try: a retry inside a batch takes a request of the budget, and a row left mid-retry goes on from there', async () => {
+    // Every row's first request answers 500, its retry (after about 250 ms) succeeds: two requests per row.
+    const rs = await scripted({ verify: (_row, attempt) => (attempt === 0 ? { status: 500, body: { detail: 'down' } } : reward(1.0)) });
+    const d = await sampleRun(tempDir(), rs.port, { tasks: 5, repeats: 2 }); // 10 rows, one batch, one lane
+    const running = runReverify({ ...rawOf(d), output: d.output, concurrency: 1, batchSize: 10, maxRequests: 7 });
+    const handle = client().workflow.getHandle(workflowIdForOutput(d.output));
+    await untilProgress(handle, (p) => p.budgetPaused === true);
+    // Rows 1-3 took two requests each; row 4 its first (500): its retry would be the 8th.
+    expect(rs.verifyBodies).toHaveLength(7);
+    expect((await queryProgress(handle, 5000))!.requests).toEqual({ used: 7, max: 7 });
+    await controlCommand({ output: d.output, maxRequests: 100 }, () => undefined);
+    const done = await running;
+    expect(done.error).toBeNull();
+    // Row 4 needed only its retry; rows 5-10 two each: 7 + 1 + 12.
+    expect(rs.verifyBodies).toHaveLength(20);
+    expect(keysOf(readRows(d.output))).toHaveLength(10);
+    expect(done.result).toMatchObject({ done: 10, failed: 0 });
   });
 
   it('`reverify control --max-requests` refuses a count below 1 (a user error, before any server is asked)', async () => {
