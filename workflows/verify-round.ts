@@ -37,7 +37,7 @@ export async function verifyRound(spec: RunSpec, st: RunState, inflight: Map<num
       st,
       [...inflight.values()].map((f) => f.allowance ?? 0),
     );
-  const launch = (batch: number, slots: number) => {
+  const launch = (batch: number, slots: number, held = false) => {
     const from = batch * spec.batchSize;
     const to = Math.min(plan.rows, from + spec.batchSize);
     const replies = st.totals.main + st.totals.failed + st.totals.dropped;
@@ -47,7 +47,7 @@ export async function verifyRound(spec: RunSpec, st: RunState, inflight: Map<num
     const started = batchScope.run(() =>
       long.verifyBatch.executeWithOptions(
         {
-          summary: `${st.round > 0 ? `re-judge round ${st.round + 1}: ` : ''}verify rows ${from}..${to - 1} (batch ${batch + 1}/${batches})`,
+          summary: `${st.round > 0 ? `re-judge round ${st.round + 1}: ` : ''}verify rows ${from}..${to - 1} (batch ${batch + 1}/${batches}${held ? ', held before' : ''})`,
           heartbeatTimeout: spec.heartbeatTimeoutMs,
           // Through the task queue, never eagerly to the worker running the workflow: batches
           // spread over every `reverify worker` that polls the queue.
@@ -128,7 +128,7 @@ export async function verifyRound(spec: RunSpec, st: RunState, inflight: Map<num
         if (st.held.length > 0) {
           const [batch, ...rest] = st.held;
           st.held = rest;
-          launch(batch, checked);
+          launch(batch, checked, true);
           launchedThisGeneration++;
           continue;
         }
