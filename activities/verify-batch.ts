@@ -18,9 +18,11 @@ import { verifyWithRetries } from '../src/verifier/verify-with-retries.js';
 import type { ActivityDeps } from './deps.js';
 import { rejudgeListPath } from './plan-round.js';
 import { failFastOnUserError } from './user-errors.js';
+import { AllowanceSpent, RequestAllowance } from './verify-batch/allowance.js';
 import { atifPayload } from './verify-batch/atif-payload.js';
 import { BatchRecorder } from './verify-batch/batch-recorder.js';
 import { resumeCheckpoint, type Checkpoint } from './verify-batch/checkpoint.js';
+import { heldCheckpoint, holdBatch } from './verify-batch/held.js';
 import { readPlannedRows, rowPlace, sidecarPathOf } from './verify-batch/planned-rows.js';
 import { serverAnswersOthers } from './verify-batch/probe.js';
 import { RejectGuard } from './verify-batch/reject-guard.js';
@@ -66,6 +68,8 @@ function batchFiles(req: VerifyBatchRequest) {
     mainPartial: `${mainPart}.partial`,
     sidecarPartial: `${sidecarPart}.partial`,
     result: join(req.workDir, `${name}.json`),
+    /** The checkpoint of a launch that spent its allowance (held.ts). */
+    held: join(req.workDir, `${name}.held.json`),
   };
 }
 
@@ -82,7 +86,10 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
   // A previous attempt finished but its completion was lost: its published result stands.
   if (existsSync(files.result)) return JSON.parse(await readFile(files.result, 'utf8')) as BatchResult;
 
-  const checkpoint = await resumeCheckpoint(ctx.info.heartbeatDetails, files.mainPartial, files.sidecarPartial);
+  // A retried attempt goes on from its heartbeat; a batch launched again after it was held, from its held checkpoint.
+  const details: unknown = ctx.info.heartbeatDetails ?? (await heldCheckpoint(files.held));
+  const checkpoint = await resumeCheckpoint(details, files.mainPartial, files.sidecarPartial);
+  checkpoint.requestsUsed = (details as Checkpoint | undefined)?.requestsUsed ?? 0;
   const audit = checkpoint.audit!;
   // Attempts that sent no report before they ended (their worker died, or they failed before the first heartbeat).
   if (audit.failedAttemptsMore === 0)
@@ -92,7 +99,8 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
   const todo = records.map((_, i) => i).filter((i) => !doneSet.has(i));
   // Read with a few large reads (the batch's source rows are neighbours), proven before anything is sent.
   const { sources, inputs } = await readPlannedRows(req, records, todo);
-  const client = deps.verifier(req.requestTimeoutMs);
+  const allowance = new RequestAllowance(checkpoint, req.allowance);
+  const client = allowance.client(deps.verifier(req.requestTimeoutMs));
   const recorder = await BatchRecorder.open(files.mainPartial, files.sidecarPartial, checkpoint);
   const beat = () => ctx.heartbeat(recorder.snapshot());
   // Every second (the worker sends at most one in 2 s, see src/temporal/worker.ts): live progress.
@@ -114,6 +122,7 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
   // The row the server last answered 2xx in this attempt (a known-good probe), and the rows struck.
   let lastAnswered: number | null = null;
   const struck: Struck[] = [];
+  let held = false;
 
   /** Sends row `todo[k]` and records its result; a failure of this row alone becomes a strike. */
   const verifyRow = async (k: number): Promise<void> => {
@@ -140,6 +149,7 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
         },
       });
     } catch (err) {
+      if (err instanceof AllowanceSpent) return; // the row stays unfinished: the batch is held
       const setAside = await strike(err, i, rec, stamps, (body) => client.verifyOnce(url, body, signal));
       if (setAside) await recordRouted(i, routeSetAside(stamps, setAside, agent), stamps);
       return;
@@ -187,7 +197,10 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
   try {
     let next = 0;
     const lane = async () => {
-      while (next < todo.length && !signal.aborted && !drain.started) await verifyRow(next++);
+      while (next < todo.length && !signal.aborted && !drain.started && !allowance.spent())
+        await verifyRow(next++).catch((err: unknown) => {
+          if (!(err instanceof AllowanceSpent)) throw err; // spent by a probe: the row stays unfinished
+        });
     };
     const first: { error?: Error } = {};
     const lanes = Array.from({ length: Math.max(1, Math.min(req.parallelism, todo.length)) }, () =>
@@ -198,7 +211,9 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
     );
     await Promise.all(lanes);
     if (first.error) throw first.error;
-    if (struck.length > 0) throw rowsFailing(req, records, checkpoint, struck);
+    // Allowance spent with rows unfinished: they are held for the next launch, not failed (struck ones keep their strikes).
+    if (allowance.spent() && recorder.checkpoint.done.length < records.length) held = true;
+    else if (struck.length > 0) throw rowsFailing(req, records, checkpoint, struck);
   } catch (err) {
     // The failed attempt (and the strikes) must reach the next attempt, which lists it in its result:
     // Temporal's history keeps only the last failure of a retried activity.
@@ -218,6 +233,9 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
     beat();
     throw workerShutdown(recorder.checkpoint.done.length, records.length);
   }
+  // A batch that spent its allowance waits for more budget, unless the run is being cancelled.
+  if (held && !cancelledByRun(ctx))
+    return holdBatch(files.held, req.batch, { mainPart: files.mainPart, sidecarPart: files.sidecarPart }, recorder.snapshot());
   // Cancelled by the run, or finished: either way the rows done are handed back to be committed
   // (the unfinished rows of a cancelled batch are planned again by --resume).
   return publish(req, files, recorder.checkpoint, records.length - recorder.checkpoint.done.length);
@@ -274,6 +292,7 @@ async function publish(
     mainPart: files.mainPart,
     sidecarPart: files.sidecarPart,
     ...checkpoint.counts,
+    requestsUsed: checkpoint.requestsUsed ?? 0,
     audit: checkpoint.audit,
     ...(unfinished > 0 ? { unfinished } : {}),
   };

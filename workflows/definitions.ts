@@ -10,5 +10,8 @@ export const setConcurrencyUpdate = defineUpdate<number, [number]>('setConcurren
 /** Pauses (true) or resumes (false) a live run: no new batch starts while paused. */
 export const setPausedUpdate = defineUpdate<boolean, [boolean]>('setPaused');
 
+/** Sets the run's budget of `/verify` requests (`--max-requests`): raising a spent one resumes the run. */
+export const setMaxRequestsUpdate = defineUpdate<number, [number]>('setMaxRequests');
+
 /** Task queue that workers of every machine poll. */
 export const TASK_QUEUE = 'reverify';

@@ -7,6 +7,7 @@
 import { setCurrentDetails } from '@temporalio/workflow';
 import type { Phase } from '../src/contract/run-spec.js';
 import type { InFlight, RunState } from './run-state.js';
+import { requestsShown } from './budget.js';
 
 /** Sets the phase and shows it. */
 export function enterPhase(st: RunState, phase: Phase): void {
@@ -20,10 +21,11 @@ export function detailsOf(st: RunState, inflight?: Map<number, InFlight>): strin
   const inFlightRows = inflight ? [...inflight.values()].reduce((a, b) => a + b.rows, 0) : 0;
   const round = st.round > 0 ? ` (re-judge round ${st.round + 1})` : '';
   return [
-    `**Phase:** ${st.phase}${round}${st.paused ? ' · **paused**' : ''}`,
+    `**Phase:** ${st.phase}${round}${st.paused ? ' · **paused**' : ''}${st.budgetPaused ? ' · **paused: request budget spent**' : ''}`,
     `**Rows:** ${t.main} scored · ${t.failed} failed (${t.judgeFailed} judge failures, ${t.rejected} rejected) · ` +
       `${t.dropped} not persisted · ${inFlightRows} in flight · ${st.planned} planned`,
     `**Batches:** ${st.nextBatch} launched in this round · concurrency ${st.effective}/${st.concurrency} · generation ${st.generation}`,
+    ...(st.maxRequests !== null ? [`**/verify requests:** ${requestsShown(st)}`] : []),
     ...(st.outputs ? [`**Output:** ${st.outputs.output}`] : []),
   ].join('\n\n');
 }

@@ -9,7 +9,7 @@ import { CancellationScope, patched, setHandler } from '@temporalio/workflow';
 import type { RunResult, RunSpec } from '../src/contract/run-spec.js';
 import { endCancelled } from './cancel.js';
 import { showDetails } from './details.js';
-import { progressQuery, setConcurrencyUpdate, setPausedUpdate } from './definitions.js';
+import { progressQuery, setConcurrencyUpdate, setMaxRequestsUpdate, setPausedUpdate } from './definitions.js';
 import { atifFirstPhases } from './atif-phases.js';
 import { asRunFailure } from './failures.js';
 import { finish } from './finish.js';
@@ -22,6 +22,8 @@ export type { RunState } from './run-state.js';
 
 export async function reverifyRun(spec: RunSpec, carried?: RunState): Promise<RunResult> {
   const st = carried ? upgradeState(carried) : initialState(spec);
+  // The request budget (budget.ts) changes which batches start: runs recorded before it had none.
+  if (!carried && typeof spec.maxRequests === 'number' && patched('max-requests')) st.maxRequests = spec.maxRequests;
   const inflight = new Map<number, InFlight>();
   setHandlers(st, inflight);
   showDetails(st);
@@ -49,7 +51,7 @@ export async function reverifyRun(spec: RunSpec, carried?: RunState): Promise<Ru
   }
 }
 
-/** The progress query and the operator's updates (`reverify control`): concurrency ceiling, pause. */
+/** The progress query and the operator's updates (`reverify control`): concurrency ceiling, pause, request budget. */
 function setHandlers(st: RunState, inflight: Map<number, InFlight>): void {
   setHandler(progressQuery, () => progressOf(st, inflight));
   setHandler(
@@ -74,4 +76,20 @@ function setHandlers(st: RunState, inflight: Map<number, InFlight>): void {
     showDetails(st, inflight);
     return paused;
   });
+  setHandler(
+    setMaxRequestsUpdate,
+    (n: number) => {
+      // Only updates of this version or later set a budget; the marker keeps that visible in history.
+      if (!patched('max-requests')) return st.maxRequests ?? 0;
+      st.maxRequests = n;
+      st.messages.push(`Request budget set to ${n} by an operator (${st.requestsUsed} /verify requests made so far)`);
+      showDetails(st, inflight);
+      return n;
+    },
+    {
+      validator: (n: number) => {
+        if (!Number.isInteger(n) || n < 1) throw new Error('max-requests must be an integer >= 1');
+      },
+    },
+  );
 }

@@ -17,6 +17,8 @@ import type {
 export interface InFlight {
   rows: number;
   slots: number;
+  /** `/verify` requests it may make (absent: no budget). */
+  allowance?: number;
 }
 
 /** State carried across continue-as-new: counts, cursors and committed lengths; never rows. */
@@ -30,6 +32,14 @@ export interface RunState {
   baselineLatencyMs: number | null;
   /** Paused by an operator: no new batch starts; those in flight finish. */
   paused: boolean;
+  /** `--max-requests` (or as set by `reverify control`); null: no budget (see budget.ts). */
+  maxRequests: number | null;
+  /** `/verify` requests made by the run's batches, every try (counted since this version). */
+  requestsUsed: number;
+  /** Batches of this round that spent their allowance before their last row: launched again first. */
+  held: number[];
+  /** Waiting for `reverify control --max-requests`: the budget is spent and work is left. */
+  budgetPaused: boolean;
   outputs: OutputPaths | null;
   /** The plan of the current round. */
   plan: PlanSummary | null;
@@ -73,6 +83,10 @@ export function initialState(spec: RunSpec): RunState {
     effective: spec.concurrency,
     baselineLatencyMs: null,
     paused: false,
+    maxRequests: null,
+    requestsUsed: 0,
+    held: [],
+    budgetPaused: false,
     outputs: null,
     plan: null,
     round: 0,
@@ -156,6 +170,10 @@ export function upgradeState(st: RunState): RunState {
   st.effective ??= st.concurrency;
   st.baselineLatencyMs ??= null;
   st.paused ??= false;
+  st.maxRequests ??= null;
+  st.requestsUsed ??= 0;
+  st.held ??= [];
+  st.budgetPaused ??= false;
   st.totals.throttled ??= 0;
   st.totals.latencyMsSum ??= 0;
   st.totals.latencyCount ??= 0;
@@ -186,7 +204,9 @@ export function progressOf(st: RunState, inflight: Map<number, InFlight>): Progr
     generation: st.generation,
     concurrency: st.concurrency,
     effectiveConcurrency: st.effective,
-    paused: st.paused,
+    paused: st.paused || st.budgetPaused,
+    budgetPaused: st.budgetPaused,
+    requests: { used: st.requestsUsed, max: st.maxRequests },
     sidecarLength: st.sidecarLength,
     sidecarOpenedAt: st.sidecarOpenedAt,
     keys: st.keysPlanned,

@@ -19,6 +19,7 @@ import type { reverifyRun } from './reverify-run.js';
 import { addCounts, type InFlight, type RunState } from './run-state.js';
 import { windowShape } from './window.js';
 import { enterPhase, showDetails } from './details.js';
+import { batchAllowance, budgetSpentMessage, requestsLeft } from './budget.js';
 
 /** Replies of a run that, if all are 4xx rejections, stop it (the server or config is wrong). */
 const REJECT_GUARD_REPLIES = 20;
@@ -36,17 +37,25 @@ export async function verifyRound(spec: RunSpec, st: RunState, inflight: Map<num
   // The round's batches run in a scope of their own, so that a failing run can stop them.
   const batchScope = new CancellationScope();
 
-  const shape = () => windowShape(st.effective, spec.batchSize, batches - st.nextBatch + inflight.size);
-  const launch = (batch: number, slots: number) => {
+  const shape = () => windowShape(st.effective, spec.batchSize, batches - st.nextBatch + st.held.length + inflight.size);
+  const rowsOf = (batch: number) => Math.min(plan.rows, (batch + 1) * spec.batchSize) - batch * spec.batchSize;
+  // The budget (budget.ts): st.maxRequests is set only where patched('max-requests') said so.
+  const left = () =>
+    requestsLeft(
+      st,
+      [...inflight.values()].map((f) => f.allowance ?? 0),
+    );
+  const launch = (batch: number, slots: number, held = false) => {
     const from = batch * spec.batchSize;
     const to = Math.min(plan.rows, from + spec.batchSize);
     const replies = st.totals.main + st.totals.failed + st.totals.dropped;
     const rejectGuard = st.totals.rejected === replies && replies < REJECT_GUARD_REPLIES ? REJECT_GUARD_REPLIES - replies : 0;
-    inflight.set(batch, { rows: to - from, slots });
+    const allowance = st.maxRequests === null ? undefined : batchAllowance(to - from, slots, left());
+    inflight.set(batch, { rows: to - from, slots, ...(allowance === undefined ? {} : { allowance }) });
     const started = batchScope.run(() =>
       long.verifyBatch.executeWithOptions(
         {
-          summary: `${st.round > 0 ? `re-judge round ${st.round + 1}: ` : ''}verify rows ${from}..${to - 1} (batch ${batch + 1}/${batches})`,
+          summary: `${st.round > 0 ? `re-judge round ${st.round + 1}: ` : ''}verify rows ${from}..${to - 1} (batch ${batch + 1}/${batches}${held ? ', held before' : ''})`,
           heartbeatTimeout: spec.heartbeatTimeoutMs,
           // Through the task queue, never eagerly to the worker running the workflow: batches
           // spread over every `reverify worker` that polls the queue.
@@ -73,6 +82,7 @@ export async function verifyRound(spec: RunSpec, st: RunState, inflight: Map<num
             parallelism: slots,
             requestTimeoutMs: spec.requestTimeoutMs,
             rejectGuard,
+            ...(allowance === undefined ? {} : { allowance }),
             outputSidecar: outputs.sidecar,
             retry: { retryInvalidJudgeResponses: spec.retryInvalidJudgeResponses, retryTerminalTimeouts: spec.retryTerminalTimeouts },
           },
@@ -81,7 +91,11 @@ export async function verifyRound(spec: RunSpec, st: RunState, inflight: Map<num
     );
     void started
       .then(
-        (r) => ready.push(r),
+        (r) => {
+          st.requestsUsed += r.requestsUsed ?? 0;
+          if (r.held) st.held = [...st.held, batch].sort((a, b) => a - b);
+          else ready.push(r);
+        },
         (err: Error) => (failed.error ??= err),
       )
       .finally(() => inflight.delete(batch));
@@ -94,9 +108,24 @@ export async function verifyRound(spec: RunSpec, st: RunState, inflight: Map<num
     !stopping &&
     !st.paused &&
     failed.error === undefined &&
-    st.nextBatch < batches &&
+    (st.nextBatch < batches || st.held.length > 0) &&
+    (st.maxRequests === null || left() > 0) &&
     usedSlots() + shape().parallelism <= st.effective &&
     (spec.continueAsNewAfterBatches === undefined || launchedThisGeneration < spec.continueAsNewAfterBatches);
+
+  // Paused on the budget when nothing is left for the work that is: said once, until it is raised.
+  const budgetPauseDue = () =>
+    st.maxRequests !== null && inflight.size === 0 && ready.length === 0 && left() === 0 && (st.nextBatch < batches || st.held.length > 0);
+  const noteBudgetPause = () => {
+    const paused = budgetPauseDue();
+    if (paused === st.budgetPaused) return;
+    st.budgetPaused = paused;
+    if (paused) {
+      const unsent = Math.max(0, plan.rows - st.nextBatch * spec.batchSize) + st.held.reduce((a, b) => a + rowsOf(b), 0);
+      st.messages.push(budgetSpentMessage(st, spec.outputPath, unsent));
+    }
+    showDetails(st, inflight);
+  };
 
   try {
     await windowLoop();
@@ -106,11 +135,19 @@ export async function verifyRound(spec: RunSpec, st: RunState, inflight: Map<num
   }
 
   async function windowLoop(): Promise<void> {
-    while (st.nextBatch < batches || inflight.size > 0 || ready.length > 0) {
+    while (st.nextBatch < batches || st.held.length > 0 || inflight.size > 0 || ready.length > 0) {
       // The share is computed once per launch: the very value canLaunch() checked against the ceiling.
       const launchAll = () => {
         while (canLaunch()) {
           const checked = shape().parallelism;
+          // A held batch goes first (only with a budget: st.held stays empty without one).
+          if (st.held.length > 0) {
+            const [batch, ...rest] = st.held;
+            st.held = rest;
+            launch(batch, checked, true);
+            launchedThisGeneration++;
+            continue;
+          }
           st.nextBatch++;
           // Runs recorded before this fix took the share after moving the cursor (which could exceed
           // the ceiling near the end of a round) and must replay that way.
@@ -119,7 +156,15 @@ export async function verifyRound(spec: RunSpec, st: RunState, inflight: Map<num
         }
       };
       launchAll();
-      await condition(() => ready.length > 0 || canLaunch() || failed.error !== undefined || (stopping && inflight.size === 0));
+      noteBudgetPause();
+      await condition(
+        () =>
+          ready.length > 0 ||
+          canLaunch() ||
+          failed.error !== undefined ||
+          (stopping && inflight.size === 0) ||
+          (st.maxRequests !== null && budgetPauseDue() !== st.budgetPaused),
+      );
       // Refill the window before committing, so freed slots do not wait for the commit's round trip.
       // (A later change: runs recorded before it commit first, and must replay that way.)
       if (patched('launch-before-commit')) launchAll();
@@ -135,7 +180,7 @@ export async function verifyRound(spec: RunSpec, st: RunState, inflight: Map<num
       }
       const suggested = workflowInfo().continueAsNewSuggested;
       const byCount = spec.continueAsNewAfterBatches !== undefined && launchedThisGeneration >= spec.continueAsNewAfterBatches;
-      if ((suggested || byCount) && st.nextBatch < batches) stopping = true;
+      if ((suggested || byCount) && (st.nextBatch < batches || st.held.length > 0)) stopping = true;
       if (stopping && inflight.size === 0 && ready.length === 0) {
         await condition(allHandlersFinished);
         st.generation++;

@@ -15,6 +15,8 @@ export interface Checkpoint {
   strikes: Record<number, number>;
   /** The rows not routed to the main output and the failed attempts (absent in checkpoints of earlier versions). */
   audit?: BatchAudit;
+  /** `/verify` requests this activity made, every try and probe (allowance.ts); absent in earlier versions. */
+  requestsUsed?: number;
 }
 
 export function emptyCounts(): Counts {

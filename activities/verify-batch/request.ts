@@ -16,6 +16,11 @@ export interface VerifyBatchRequest {
   /** `/verify` requests this batch may have in flight. */
   parallelism: number;
   requestTimeoutMs: number;
+  /**
+   * `/verify` requests this activity may make, every try and probe counted (absent: no limit).
+   * Spent before the last row: the batch hands the rest back (`held`), see workflows/budget.ts.
+   */
+  allowance?: number;
   /** When > 0: fail the run if this batch's first `rejectGuard` replies are all 4xx rejections. */
   rejectGuard: number;
   /** The run's sidecar (`<out>_failures.jsonl`), for messages; absent in runs started before it was passed. */

@@ -111,6 +111,7 @@ export async function buildRunSpec(
     overwrite: opts.overwrite,
     disableAggregation: opts.disableAggregation,
     batchSize: opts.batchSize,
+    ...(opts.maxRequests !== undefined ? { maxRequests: opts.maxRequests } : {}),
     requestTimeoutMs: opts.requestTimeoutMs,
     heartbeatTimeoutMs: extra.heartbeatTimeoutMs,
     resume: opts.resume,

@@ -122,7 +122,16 @@ export function readHistory(events: HistoryEvent[]): ReadHistory {
           result,
         };
         batches.push(rec);
-        add(e, `${s.summary}: ${result.main} scored, ${result.failed} failed, ${result.dropped} not persisted${attempts} (${rec.worker})`);
+        if (result.held)
+          add(
+            e,
+            `${s.summary}: held, its request allowance spent (${result.requestsUsed ?? '?'} requests); the rest waits for the budget${attempts} (${rec.worker})`,
+          );
+        else
+          add(
+            e,
+            `${s.summary}: ${result.main} scored, ${result.failed} failed, ${result.dropped} not persisted${attempts} (${rec.worker})`,
+          );
         for (const line of result.audit?.failedAttempts ?? []) timeline.push({ time: '', what: `  failed attempt ${line}` });
         if (result.audit?.failedAttemptsMore)
           timeline.push({ time: '', what: `  and ${result.audit.failedAttemptsMore} more failed attempts` });

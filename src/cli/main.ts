@@ -178,11 +178,16 @@ async function main(argv: string[]): Promise<number> {
 
   program
     .command('control')
-    .description('change a live run from any machine: its concurrency ceiling, pause, unpause')
+    .description('change a live run from any machine: its concurrency ceiling, request budget, pause, unpause')
     .requiredOption('-o, --output <path>', "the run's --output")
     .option('--concurrency <n>', 'new ceiling of /verify requests in flight', int('--concurrency'))
     .option('--pause', 'start no new batch (those in flight finish)')
     .option('--unpause', 'continue a paused run')
+    .option(
+      '--max-requests <n>',
+      'new budget of /verify requests of the whole run (raising a spent one continues the run)',
+      int('--max-requests'),
+    )
     .action(async (o: Parameters<typeof controlCommand>[0]) => {
       installRuntime(false);
       await controlCommand(o, (l) => console.log(l));

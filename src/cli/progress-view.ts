@@ -71,8 +71,9 @@ export function progressLine(p: Progress, rate: number, width = 24, view: LiveVi
   const limit = p.effectiveConcurrency < p.concurrency ? `  concurrency ${p.effectiveConcurrency}/${p.concurrency}` : '';
   const round = p.round > 0 ? `  round ${p.round + 1}` : '';
   const attempts = p.planned !== keys ? `  attempts ${finished}/${p.planned}` : '';
-  const paused = p.paused ? '  PAUSED' : '';
+  const paused = p.budgetPaused ? '  PAUSED: request budget spent' : p.paused ? '  PAUSED' : '';
+  const requests = p.requests && p.requests.max !== null ? `  requests ${p.requests.used}/${p.requests.max}` : '';
   const outage = live.outage !== null ? `  waiting: ${short(live.outage)}` : '';
   const counts = `${p.done + live.done} ok  ${p.failed + live.failed} failed`;
-  return `[${bar}] ${settled}/${keys} rollouts  ${counts}  ${rate.toFixed(1)} rows/s  ETA ${eta}${round}${attempts}${limit}${paused}${outage}`;
+  return `[${bar}] ${settled}/${keys} rollouts  ${counts}  ${rate.toFixed(1)} rows/s  ETA ${eta}${round}${attempts}${limit}${requests}${paused}${outage}`;
 }

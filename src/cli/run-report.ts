@@ -27,6 +27,10 @@ export interface LiveReport {
   concurrency: number;
   effectiveConcurrency: number;
   paused: boolean;
+  /** Paused because its request budget is spent (`--max-requests`). */
+  budgetPaused: boolean;
+  /** `/verify` requests made, and the budget (null: none); null: a run of an earlier version. */
+  requests: { used: number; max: number | null } | null;
   perAgent: Record<string, AgentCounts>;
 }
 
@@ -86,6 +90,8 @@ function liveReport(p: Progress, rate: number | null): LiveReport {
     concurrency: p.concurrency,
     effectiveConcurrency: p.effectiveConcurrency,
     paused: p.paused,
+    budgetPaused: p.budgetPaused ?? false,
+    requests: p.requests ?? null,
     perAgent: p.perAgent,
   };
 }

@@ -16,10 +16,21 @@ function liveLines(r: RunReport): string[] {
   if (!p) return ['Progress: no worker answered the progress query (the run waits for one: see below)'];
   const rate = p.ratePerSecond === null ? '' : `, ${p.ratePerSecond} rows/s, ETA ${p.etaSeconds === null ? '?' : duration(p.etaSeconds)}`;
   const limit = p.effectiveConcurrency < p.concurrency ? `${p.effectiveConcurrency} (ceiling ${p.concurrency})` : String(p.concurrency);
+  const paused = p.budgetPaused
+    ? ', PAUSED: request budget spent (reverify control --max-requests N)'
+    : p.paused
+      ? ', PAUSED (reverify control --unpause)'
+      : '';
+  const requests = p.requests
+    ? [
+        `Requests: ${p.requests.used}${p.requests.max === null ? '' : `/${p.requests.max}`} /verify requests made${p.requests.max === null ? '' : ' (used/--max-requests)'}`,
+      ]
+    : [];
   return [
-    `Phase: ${p.phase}, round ${p.round}${p.paused ? ', PAUSED (reverify control --unpause)' : ''}`,
+    `Phase: ${p.phase}, round ${p.round}${paused}`,
     `Progress: ${p.finished}/${p.planned} attempts: ${p.done} scored, ${p.failed} to the failures sidecar, ${p.dropped} not persisted, ${p.inFlight} in flight${rate}`,
     `Concurrency: ${limit}`,
+    ...requests,
     ...Object.entries(p.perAgent)
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
       .map(([agent, c]) => `  ${agent}: ${c.done} scored, ${c.failed} failed, ${c.dropped} not persisted`),

@@ -177,6 +177,14 @@ export const RUN_FLAG_LIST: readonly RunFlag[] = [
     shownDefault: '`NEMO_GYM_MAX_ROLLOUT_ATTEMPTS`, else 3',
   },
   {
+    usage: '--max-requests N',
+    key: 'maxRequests',
+    kind: 'int',
+    meaning:
+      'budget of `/verify` requests of the whole run, every try counted (retries, all rounds); when it is spent the run pauses (no row fails) until `reverify control -o OUT --max-requests M` raises it (see "Request budget")',
+    shownDefault: 'none',
+  },
+  {
     usage: '--no-rejudge',
     key: 'rejudge',
     kind: 'negated',

@@ -76,6 +76,7 @@ export const RunOptionsSchema = z
     rejudge: z.preprocess(boolFromText, z.boolean()).default(true),
     rejudgeDelayMs: z.preprocess(intFromText, z.int().min(0)).default(DEFAULT_REJUDGE_DELAY_MS),
     maxAttempts: count().optional(),
+    maxRequests: count().optional(),
     requestTimeoutMs: count().default(DEFAULT_REQUEST_TIMEOUT_MS),
     batchSize: count().default(DEFAULT_BATCH_SIZE),
   })

@@ -45,6 +45,8 @@ export interface RunSpec extends RetryRules {
   disableAggregation: boolean;
   /** Rows per `verifyBatch` activity. */
   batchSize: number;
+  /** `--max-requests`: most `/verify` requests of the run, every try counted (absent: no budget). */
+  maxRequests?: number | null;
   /** Timeout of one `/verify` request, in ms. */
   requestTimeoutMs: number;
   /** Heartbeat timeout of a batch activity, in ms: how fast a dead worker is noticed. */
@@ -167,6 +169,13 @@ export interface BatchResult {
   /** Sum and count of the latencies of answered `/verify` requests, in ms. */
   latencyMsSum: number;
   latencyCount: number;
+  /** `/verify` requests this activity made, every try and probe counted (absent: earlier versions). */
+  requestsUsed?: number;
+  /**
+   * True: the batch spent its allowance before its last row. Its parts are not published (nothing
+   * to commit); its checkpoint is kept in the work directory and the batch is launched again.
+   */
+  held?: boolean;
   /**
    * The rows not in the main output (key, class, status, attempt) and the failed attempts of the
    * batch, for the audit (src/contract/batch-audit.ts). Absent in results of earlier versions.
@@ -199,7 +208,12 @@ export interface Progress {
   concurrency: number;
   /** The limit in force now: lowered when the verifier throttles or slows down. */
   effectiveConcurrency: number;
+  /** Paused by an operator, or on the request budget (`budgetPaused`). */
   paused: boolean;
+  /** Paused because the request budget is spent (absent: earlier versions). */
+  budgetPaused?: boolean;
+  /** `/verify` requests made and the budget (`max` null: none). Absent: earlier versions. */
+  requests?: { used: number; max: number | null };
   /** Index of this run in the continue-as-new chain (0 for the first). */
   generation: number;
   /** The sidecar's committed length, and its length when this run opened it (absent: earlier versions). */

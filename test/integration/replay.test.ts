@@ -9,6 +9,7 @@ import type { RunResult } from '../../src/contract/run-spec.js';
 import { cacheDir } from '../../src/temporal/connection.js';
 import { createReverifyWorker } from '../../src/temporal/worker.js';
 import { workflowBundlePath } from '../../src/temporal/workflow-bundle.js';
+import { progressQuery, setMaxRequestsUpdate } from '../../workflows/definitions.js';
 import type { reverifyRun } from '../../workflows/reverify-run.js';
 import { keysOf, readRows, sampleRun, useReferenceServer } from '../helpers/run-fixtures.js';
 import { projectRoot } from '../helpers/worker-process.js';
@@ -70,6 +71,41 @@ describe('determinism: recorded histories replay against the current workflow co
       mkdirSync(fixtures, { recursive: true });
       runs.forEach((r, i) => writeFileSync(join(fixtures, `reverify-run-${i}.json`), historyToJSON(r.history)));
     }
+  });
+
+  it('a run paused on its request budget, raised by an update, continued as new: every run of its chain replays', async () => {
+    const d = await sampleRun(tempDir(), rs().port, { tasks: 6, repeats: 4 }); // 24 rows, 3 batches
+    const opts = parseRunOptions({ inputs: d.inputsPath, rollouts: d.rolloutsPath, output: d.output, configs: [d.config] });
+    const built = await buildRunSpec(
+      { ...opts, concurrency: 2, batchSize: 8, rejudge: false },
+      { heartbeatTimeoutMs: 10_000, maxAttempts: 1 },
+    );
+    const spec = { ...built, maxRequests: 10, continueAsNewAfterBatches: 2 };
+    const workflowId = `replay-budget-${process.pid}-${Date.now()}`;
+    const w = await createReverifyWorker({ address: temporal.address, namespace: temporal.namespace, cacheDir: cacheDir() });
+    const handle = await client().workflow.start<typeof reverifyRun>('reverifyRun', {
+      workflowId,
+      taskQueue: temporal.taskQueue,
+      args: [spec],
+    });
+    const result: RunResult = await w.worker.runUntil(async () => {
+      while ((await handle.query(progressQuery)).budgetPaused !== true) await new Promise((r) => setTimeout(r, 100));
+      await handle.executeUpdate(setMaxRequestsUpdate, { args: [1000] });
+      return handle.result();
+    });
+    await w.close();
+    expect(result.done + result.failed).toBe(24);
+    expect(new Set(keysOf(readRows(d.output))).size).toBe(result.done);
+    let runId: string | null | undefined = handle.firstExecutionRunId;
+    let runs = 0;
+    while (runId) {
+      const history: Awaited<ReturnType<typeof handle.fetchHistory>> = await client().workflow.getHandle(workflowId, runId).fetchHistory();
+      await replay(history, workflowId);
+      runs++;
+      const events = history.events ?? [];
+      runId = events[events.length - 1]?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId;
+    }
+    expect(runs).toBeGreaterThanOrEqual(2);
   });
 
   it('histories recorded by earlier versions (test/fixtures/histories) still replay', async () => {

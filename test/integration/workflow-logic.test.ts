@@ -25,7 +25,7 @@ import type { ReverifyActivities } from '../../activities/index.js';
 import type { BatchResult, PlanSummary, Progress, RunResult, RunSpec } from '../../src/contract/run-spec.js';
 import { cacheDir } from '../../src/temporal/connection.js';
 import { workflowBundlePath } from '../../src/temporal/workflow-bundle.js';
-import { progressQuery, setPausedUpdate } from '../../workflows/definitions.js';
+import { progressQuery, setMaxRequestsUpdate, setPausedUpdate } from '../../workflows/definitions.js';
 import type { reverifyRun } from '../../workflows/reverify-run.js';
 import { useSharedTemporal } from '../helpers/temporal-env.js';
 
@@ -94,6 +94,9 @@ function stubActivities(o: StubOptions) {
     roundPlans: [] as PlanSummary[],
     aggregates: [] as AggregateRequest[],
     removed: [] as string[],
+    /** `/verify` requests the stubbed batches made (one per row), and rows done per `round:batch` across launches. */
+    requests: 0,
+    rowsDone: new Map<string, number>(),
   };
   let firstPlan: PlanSummary | null = null;
 
@@ -157,7 +160,14 @@ function stubActivities(o: StubOptions) {
       try {
         await o.beforeVerify?.(req);
         const rows = req.to - req.from;
-        const judgeFailed = o.judgeFailed?.(req) ?? 0;
+        // One request per row, within the allowance: a batch that spends it first is held (its rows so far kept).
+        const id = `${req.round}:${req.batch}`;
+        const before = rec.rowsDone.get(id) ?? 0;
+        const sent = Math.min(rows - before, req.allowance ?? rows);
+        rec.rowsDone.set(id, before + sent);
+        rec.requests += sent;
+        const held = before + sent < rows;
+        const judgeFailed = held ? 0 : (o.judgeFailed?.(req) ?? 0);
         const result: BatchResult = {
           batch: req.batch,
           mainPart: `${req.workDir}/r${req.round}-b${req.batch}.main.part`,
@@ -171,8 +181,9 @@ function stubActivities(o: StubOptions) {
           throttled: 0,
           latencyMsSum: 0,
           latencyCount: 0,
+          requestsUsed: sent,
         };
-        return result;
+        return held ? { ...result, main: 0, failed: 0, judgeFailed: 0, perAgent: {}, held: true } : result;
       } finally {
         call.endedAt = Date.now();
         rec.runningSlots -= req.parallelism;
@@ -546,6 +557,47 @@ describe('workflow logic with stub activities', () => {
     expect(result).toMatchObject({ done: rows, planned: rows });
     expect(result.messages).toContain('Paused by an operator: batches in flight finish, no new one starts');
     expect(result.messages).toContain('Resumed by an operator');
+  });
+
+  it('pauses when the request budget is spent (no batch asks beyond it, no row fails); setMaxRequests raises it and the held batches go on', async () => {
+    const rows = 30;
+    // Two batches of one slot each in flight; every row costs one request in the stubs.
+    const spec = specFor('budget', { concurrency: 2, batchSize: 5, maxRequests: 12 });
+    const { activities, rec } = stubActivities({ rows, beforeVerify: () => sleep(10) });
+
+    const { result, paused, requestsPaused } = await withRun(spec, activities, async (handle) => {
+      await until('the run to pause on its budget', async () => (await handle.query(progressQuery)).budgetPaused === true);
+      const paused = await handle.query(progressQuery);
+      const launchesPaused = rec.verify.length;
+      const requestsPaused = rec.requests;
+      await sleep(300);
+      expect(rec.verify).toHaveLength(launchesPaused); // nothing starts while the budget is spent
+      const { currentDetails } = await handle.query<{ currentDetails?: string }>('__temporal_workflow_metadata');
+      expect(currentDetails).toContain('**paused: request budget spent**');
+      expect(currentDetails).toContain('**/verify requests:** 12/12');
+      expect(await handle.executeUpdate(setMaxRequestsUpdate, { args: [100] })).toBe(100);
+      return { paused, requestsPaused, ...(await finished(handle)) };
+    });
+
+    // Exactly the budget was asked for, and the rows answered so far are counted only once their batch is complete.
+    expect(paused).toMatchObject({ phase: 'verify', paused: true, budgetPaused: true, requests: { used: 12, max: 12 }, inFlightRows: 0 });
+    expect(paused.done).toBe(10);
+    expect(paused.failed).toBe(0);
+    const pauseLine = paused.messages.find((m) => m.startsWith('Paused: the request budget is spent'));
+    expect(pauseLine).toBe(
+      'Paused: the request budget is spent (12 of --max-requests 12 /verify requests made); unsent rows wait. ' +
+        `Raise it with: reverify control -o ${spec.outputPath} --max-requests ${12 + 20}`,
+    );
+    // The stubs were asked for exactly the budget (every launch had an allowance); no slot over the ceiling.
+    expect(requestsPaused).toBe(12);
+    expect(rec.verify.every((c) => typeof c.req.allowance === 'number' && c.req.allowance >= 1)).toBe(true);
+    expect(rec.peakSlots).toBeLessThanOrEqual(2);
+    // Raised: the held batches went on from where they stopped; each batch committed once, every row sent once.
+    expect(rec.requests).toBe(rows);
+    expect(allCommitted(rec.commits)).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(result).toMatchObject({ done: rows, planned: rows, failed: 0 });
+    expect(result.messages).toContain('Request budget set to 100 by an operator (12 /verify requests made so far)');
+    expect(result.messages.filter((m) => m.startsWith('Paused: the request budget'))).toHaveLength(1);
   });
 
   it("a batch's terminal InputChanged fails the run with its message and type, after committing the batches that had finished", async () => {

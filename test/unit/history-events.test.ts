@@ -83,6 +83,34 @@ describe('reading a run history back', () => {
     ]);
   });
 
+  it('says when a batch was held on the request budget (no counts: nothing of it was committed yet)', () => {
+    const held = [
+      events[0],
+      { ...events[1], userMetadata: { summary: p('verify rows 0..9 (batch 1/1)') } },
+      { eventId: 6, eventTime: at(2), activityTaskStartedEventAttributes: { scheduledEventId: 5, attempt: 1, identity: '7@w2' } },
+      {
+        eventId: 7,
+        eventTime: at(3),
+        activityTaskCompletedEventAttributes: {
+          scheduledEventId: 5,
+          result: { payloads: [p({ batch: 0, main: 0, failed: 0, dropped: 0, held: true, requestsUsed: 7 })] },
+        },
+      },
+      {
+        eventId: 8,
+        eventTime: at(4),
+        workflowExecutionUpdateAcceptedEventAttributes: {
+          acceptedRequest: { input: { name: 'setMaxRequests', args: { payloads: [p(100)] } } },
+        },
+      },
+    ] as unknown as Parameters<typeof readHistory>[0];
+    expect(readHistory(held).timeline.map((t) => t.what)).toEqual([
+      'run started (attempt 1)',
+      'verify rows 0..9 (batch 1/1): held, its request allowance spent (7 requests); the rest waits for the budget (7@w2)',
+      'operator: setMaxRequests(100)',
+    ]);
+  });
+
   it("gives a key's attempts with the worker of the attempt that recorded each", () => {
     const { batches } = readHistory(events);
     expect(attemptsOfKey(batches, '4:0')).toEqual([

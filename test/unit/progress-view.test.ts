@@ -109,6 +109,14 @@ describe('progressLine', () => {
     expect(progressLine(progress(), 45.2)).toBe('[#######.................] 120/400 rollouts  117 ok  3 failed  45.2 rows/s  ETA 6s');
   });
 
+  it('a request budget shows its count; paused on it, the line says so (no budget: nothing added)', () => {
+    const budget = { requests: { used: 15, max: 15 }, paused: true, budgetPaused: true };
+    expect(progressLine(progress(budget), 0)).toBe(
+      '[#######.................] 120/400 rollouts  117 ok  3 failed  0.0 rows/s  ETA ?  requests 15/15  PAUSED: request budget spent',
+    );
+    expect(progressLine(progress({ requests: { used: 15, max: null } }), 45.2)).toBe(progressLine(progress(), 45.2));
+  });
+
   it('dropped rows count as finished, not as ok or failed', () => {
     const line = progressLine(progress({ planned: 100, done: 10, failed: 5, dropped: 5 }), 1, 10);
     expect(line).toBe('[##........] 20/100 rollouts  10 ok  5 failed  1.0 rows/s  ETA 1m20s');
