@@ -74,7 +74,11 @@ export function useMlflowServer(): () => string {
         '--workers',
         '1',
       ],
-      { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: { ...process.env, MLFLOW_TRACKING_TOKEN: '' } },
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true,
+        env: { ...process.env, MLFLOW_TRACKING_TOKEN: '', MLFLOW_SERVER_ENABLE_JOB_EXECUTION: 'false' },
+      },
     );
     child.stdout!.on('data', (d) => (log += d));
     child.stderr!.on('data', (d) => (log += d));
