@@ -4,7 +4,7 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', '.temporal/', 'demo-output/', 'coverage/', 'dist/'] },
+  { ignores: ['node_modules/', '.temporal/', '.mlflow/', 'demo-output/', 'coverage/', 'dist/'] },
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },

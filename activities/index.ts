@@ -12,6 +12,7 @@ import { moveInvalidJudgeRows } from './move-invalid-judge-rows.js';
 import { openOutputs } from './open-outputs.js';
 import { removeWorkDir } from './remove-work-dir.js';
 import { seedSuccesses } from './seed-successes.js';
+import { uploadOpen, uploadRolloutsTable, uploadRunMetrics } from './upload-results.js';
 import { verifyBatch } from './verify-batch.js';
 
 /**
@@ -34,6 +35,9 @@ export function createActivities(deps: ActivityDeps) {
     commitBatches,
     aggregateRun: aggregateRun(deps),
     removeWorkDir,
+    uploadOpen,
+    uploadRolloutsTable,
+    uploadRunMetrics,
   };
 }
 

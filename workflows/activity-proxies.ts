@@ -74,3 +74,22 @@ export const cleanup = proxyActivities<ReverifyActivities>({
   heartbeatTimeout: '30 seconds',
   retry: { initialInterval: '1s', maximumInterval: '10s', maximumAttempts: 5, nonRetryableErrorTypes: TERMINAL_TYPES },
 });
+
+/**
+ * The upload phase (activities/upload-results.ts): a few tries, 1 s then 2 s apart, then the run goes
+ * on without it (workflows/upload.ts); a refusal of the tracker is not retried. Bounded in time too,
+ * so a tracker that hangs cannot hold the run.
+ */
+export const UPLOAD_RETRY = { initialIntervalMs: 1_000, maximumIntervalMs: 10_000, maximumAttempts: 3 };
+export const upload = proxyActivities<ReverifyActivities>({
+  startToCloseTimeout: '2 hours',
+  heartbeatTimeout: '2 minutes',
+  retry: {
+    initialInterval: UPLOAD_RETRY.initialIntervalMs,
+    backoffCoefficient: 2,
+    maximumInterval: UPLOAD_RETRY.maximumIntervalMs,
+    maximumAttempts: UPLOAD_RETRY.maximumAttempts,
+    nonRetryableErrorTypes: [...TERMINAL_TYPES, FailureType.UploadRefused],
+  },
+  cancellationType: WAIT_CANCELLED,
+});

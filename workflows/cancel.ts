@@ -6,7 +6,7 @@ import type { InFlight, RunState } from './run-state.js';
 import { enterPhase } from './details.js';
 
 /** Phases in which the recorded lengths are the outputs' committed lengths (the outputs are open). */
-const COMMITTING_PHASES: Phase[] = ['verify', 'rejudge-wait', 'aggregate', 'done'];
+const COMMITTING_PHASES: Phase[] = ['verify', 'rejudge-wait', 'upload', 'aggregate', 'done'];
 
 /**
  * A run cancelled by an operator (`reverify cancel`), whatever it waited on: wait until every batch

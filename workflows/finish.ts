@@ -6,10 +6,12 @@ import { aggregation, aggregationRetry, quick } from './activity-proxies.js';
 import { innermostMessage } from './failures.js';
 import { keysMissing, rolloutsPerAgent, type RunState } from './run-state.js';
 import { enterPhase } from './details.js';
+import { uploadMetrics, uploadRows } from './upload.js';
 
-/** Aggregate, clean up, and report. */
+/** Upload the rows, aggregate, upload the metrics, clean up, and report. */
 export async function finish(spec: RunSpec, st: RunState): Promise<RunResult> {
   const outputs = st.outputs!;
+  const uploading = await uploadRows(spec, st);
   let metricsPath: string | null = null;
   let keyMetrics: RunResult['keyMetrics'] = [];
   let aggregationError: string | null = null;
@@ -44,6 +46,7 @@ export async function finish(spec: RunSpec, st: RunState): Promise<RunResult> {
       aggregationError = innermostMessage(err);
     }
   }
+  const upload = await uploadMetrics(uploading, st, { scored: st.mainRows ?? 0, missing: keysMissing(st) });
   await quick.removeWorkDir(outputs.workDir);
   enterPhase(st, 'done');
   return {
@@ -66,6 +69,7 @@ export async function finish(spec: RunSpec, st: RunState): Promise<RunResult> {
     sidecarOpenedAt: st.sidecarOpenedAt,
     keyMetrics,
     aggregationError,
+    ...(upload === undefined ? {} : { upload }),
     messages: st.messages,
     forceWarning: st.forceWarning,
   };

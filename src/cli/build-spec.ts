@@ -12,6 +12,27 @@ import type { RunOptions } from '../config/run-options.js';
 import { parseServerAuth, rememberCredentials, SERVER_AUTH_ENV, splitCredentials } from '../verifier/credentials.js';
 import { refuseInputAliases } from '../../activities/input-aliases.js';
 import { outputPathsFor } from '../../activities/output-paths.js';
+import { RUN_FLAG_LIST } from '../config/run-flags.js';
+import type { UploadSpec } from '../contract/run-spec.js';
+import { loadUploadConfig } from '../upload/upload-config.js';
+
+/**
+ * The upload part of the spec (spec §4.12): set when the `--config` files configure MLflow and
+ * `--no-upload` is not given. Only the config paths go in (the activity reads the token itself),
+ * with the run's options under NeMo Gym's config keys for the exported config.
+ */
+export async function uploadSpecOf(opts: RunOptions): Promise<UploadSpec | null> {
+  if (!opts.upload || opts.configs.length === 0) return null;
+  const config = await loadUploadConfig(opts.configs);
+  if (config.mlflow === null) return null;
+  const options: Record<string, unknown> = {};
+  for (const f of RUN_FLAG_LIST) {
+    const value = f.gymKey && f.key ? (opts as Record<string, unknown>)[f.key] : undefined;
+    if (f.gymKey && value !== undefined) options[f.gymKey] = value;
+  }
+  options.upload_rollouts = config.uploadRollouts;
+  return { configs: opts.configs.map((c) => resolve(c)), uploadRollouts: config.uploadRollouts, options };
+}
 
 /** Checks that an input file exists and is readable; one line naming the flag otherwise. */
 export async function requireReadableFile(flag: string, path: string): Promise<string> {
@@ -98,7 +119,9 @@ export async function buildRunSpec(
   const outputPath = resolve(opts.output);
   await refuseConfigAliases(opts, outputPath);
   const routing = await routingFromFlags(opts.configs, opts.servers, extra.worker === false ? 'refuse' : 'keep');
+  const upload = await uploadSpecOf(opts);
   return {
+    ...(upload === null ? {} : { upload }),
     inputsPath,
     rolloutsPath,
     ...(manifestPath === null ? {} : { atif: await atifSpec(opts, manifestPath, routing) }),

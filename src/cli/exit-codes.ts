@@ -5,6 +5,7 @@ import { USER_FAILURE_TYPES } from '../contract/failure-types.js';
 import { DiskWriteError } from '../io/write-errors.js';
 import { TemporalUnreachable, unreachableReason } from '../temporal/server-unreachable.js';
 import { isCancelledRun, MetricsMissingError, RunCancelledError } from './run-endings.js';
+import { UploadFailedError } from './upload-command.js';
 
 /**
  * Exit statuses: 0 success (every rollout scored, or its failure terminal), 1 user/config error,
@@ -44,6 +45,7 @@ export function describeFailure(err: unknown): { line: string; code: number } {
     return { line, code: EXIT_TEMPORAL_UNREACHABLE };
   }
   if (err instanceof MetricsMissingError) return { line: err.message, code: EXIT_RUN_FAILED };
+  if (err instanceof UploadFailedError) return { line: `Error: ${err.message}`, code: EXIT_RUN_FAILED };
   if (err instanceof RunCancelledError) return { line: err.message, code: EXIT_CANCELLED };
   if (isCancelledRun(err))
     return { line: 'Cancelled: the run was cancelled. To continue, run the same command with --resume.', code: EXIT_CANCELLED };

@@ -21,6 +21,7 @@ import { listCommand } from './list-command.js';
 import { runCommand } from './run-command.js';
 import { statusCommand } from './status-command.js';
 import { workerCommand } from './worker-command.js';
+import { uploadCommand } from './upload-command.js';
 
 /** The version in package.json. */
 function packageVersion(): string {
@@ -174,6 +175,17 @@ async function main(argv: string[]): Promise<number> {
     .option('--no-merge', 'only compute the metrics; do not write --output')
     .action(async (o: { inputGlob: string; output: string; config: string[]; server: string[]; merge: boolean }) => {
       await aggregateCommand({ inputGlob: o.inputGlob, output: o.output, configs: o.config, servers: o.server, merge: o.merge });
+    });
+
+  program
+    .command('upload')
+    .description(
+      'upload a finished run to the MLflow tracker its --config names (rollouts.json, metrics), e.g. after a failed upload (needs no Temporal server)',
+    )
+    .requiredOption('-o, --output <path>', "the run's --output")
+    .option('--config <path>', 'NeMo Gym YAML config with the mlflow_* keys (repeatable, merged in order)', collect, [])
+    .action(async (o: { output: string; config: string[] }) => {
+      await uploadCommand({ output: o.output, configs: o.config }, (l) => console.log(l));
     });
 
   program

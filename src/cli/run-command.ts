@@ -17,6 +17,8 @@ import { precheckRun } from './precheck.js';
 import { aggregateCommandLine, isCancelledRun, MetricsMissingError, RunCancelledError } from './run-endings.js';
 import { outputSearchAttributes } from '../temporal/search-attributes.js';
 import { isUserError, removeRunWithoutEffect } from './user-error-runs.js';
+import { loadUploadConfig, wandbRefusal } from '../upload/upload-config.js';
+import { uploadedLine } from './upload-command.js';
 
 export interface RunCommandIo {
   out: (line: string) => void;
@@ -73,6 +75,12 @@ export function printSummary({ result, routed }: Followed, uiUrl: string | null,
   io.out(`Aggregate metrics: ${result.metricsPath ?? 'None'}`);
   if (typeof result.scored === 'number' && result.missing !== undefined)
     coverageReport(result.scored, result.missing, routed, result.outputs.sidecar).forEach((line) => io.out(line));
+  const upload = result.upload;
+  if (upload?.warning)
+    io.out(
+      `Warning: ${upload.warning}; the outputs are complete: \`reverify upload -o ${result.outputs.output} --config ...\` uploads them later`,
+    );
+  else if (upload?.runId) io.out(uploadedLine(upload.runId, upload.rows, upload.metrics));
   if (uiUrl) io.out(`Temporal UI: ${uiUrl}`);
   if (result.forceWarning) io.out(result.forceWarning);
 }
@@ -94,6 +102,8 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
     worker: proc.worker,
   });
   if (spec.routing.catchAll !== null) io.out(catchAllWarning(spec.routing.catchAll));
+  const wandbKeys = opts.upload && opts.configs.length > 0 ? (await loadUploadConfig(opts.configs)).wandbKeys : [];
+  if (wandbKeys.length > 0) io.out(wandbRefusal(wandbKeys));
   const target = await resolveTemporal();
   const workflowId = workflowIdForOutput(spec.outputPath);
   const { client, close } = await connectClient(target);

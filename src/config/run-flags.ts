@@ -206,6 +206,14 @@ export const RUN_FLAG_LIST: readonly RunFlag[] = [
     shownDefault: 'off',
   },
   {
+    usage: '--no-upload',
+    key: 'upload',
+    kind: 'negated',
+    meaning:
+      'upload nothing to the experiment tracker the `--config` names (MLflow: `mlflow_tracking_uri`, `mlflow_experiment_name`, `mlflow_run_name`; see "Upload to MLflow")',
+    shownDefault: 'uploads when configured',
+  },
+  {
     usage: '--batch-size N',
     key: 'batchSize',
     kind: 'int',

@@ -74,6 +74,7 @@ export const RunOptionsSchema = z
     disableAggregation: flag(),
     repairTruncated: flag(),
     rejudge: z.preprocess(boolFromText, z.boolean()).default(true),
+    upload: z.preprocess(boolFromText, z.boolean()).default(true),
     rejudgeDelayMs: z.preprocess(intFromText, z.int().min(0)).default(DEFAULT_REJUDGE_DELAY_MS),
     maxAttempts: count().optional(),
     maxRequests: count().optional(),

@@ -23,6 +23,11 @@ export const FailureType = {
    * batch handed back its checkpoint and is retried at once by the next worker. Expected, so quiet.
    */
   WorkerShutdown: 'WorkerShutdown',
+  /**
+   * The experiment tracker refused an upload step (a 4xx other than 429: bad token, bad name) or a
+   * row cannot be exported: not retried; the run ends as it would have, with one warning line.
+   */
+  UploadRefused: 'UploadRefused',
 } as const;
 
 /** Failures that retrying cannot fix: the run stops with the activity's one-line message. */

@@ -223,3 +223,32 @@ export function setFieldsScanned(
   const lastEnd = members.length > 0 ? members[members.length - 1].valueEnd : scan.open + 1;
   return out + text.slice(lastEnd, scan.close) + text.slice(scan.close);
 }
+
+/**
+ * Raw spans of the elements of the JSON array in `text` (surrounding whitespace allowed), in order.
+ * Elements are checked only as far as `scanObject` checks nested values. Throws `SyntaxError`.
+ */
+export function arrayElementSpans(text: string): Span[] {
+  const n = text.length;
+  const open = skipWs(text, 0);
+  if (open >= n || text.charCodeAt(open) !== LBRACKET) fail("expected '['", text, open);
+  const spans: Span[] = [];
+  let i = skipWs(text, open + 1);
+  if (text.charCodeAt(i) !== RBRACKET) {
+    for (;;) {
+      if (i >= n) fail('expected a value', text, i);
+      const end = valueEnd(text, i);
+      spans.push({ start: i, end });
+      i = skipWs(text, end);
+      const c = text.charCodeAt(i);
+      if (c === COMMA) {
+        i = skipWs(text, i + 1);
+        continue;
+      }
+      if (c === RBRACKET) break;
+      fail("expected ',' or ']'", text, i);
+    }
+  }
+  if (skipWs(text, i + 1) !== n) fail('unexpected text after the array', text, i + 1);
+  return spans;
+}

@@ -72,6 +72,20 @@ export interface RunSpec extends RetryRules {
    * is also the wait between the tries of a group the server is up but fails on (activities/aggregate-post.ts).
    */
   aggregateRetry?: { initialIntervalMs: number; maximumIntervalMs: number };
+  /**
+   * The upload phase (spec §4.12), when MLflow is configured in `--config` and not `--no-upload`:
+   * the config files (the activity reads the exporter keys and the token from them: no secret is
+   * in the spec), whether the rollouts table is uploaded (`upload_rollouts`), and the run's options
+   * under NeMo Gym's config keys (for the exported config).
+   */
+  upload?: UploadSpec;
+}
+
+/** See `RunSpec.upload`. */
+export interface UploadSpec {
+  configs: string[];
+  uploadRollouts: boolean;
+  options: Record<string, unknown>;
 }
 
 /** What an ATIF run needs besides the common options. */
@@ -185,7 +199,7 @@ export interface BatchResult {
   unfinished?: number;
 }
 
-export type Phase = 'guard' | 'prepare' | 'plan' | 'verify' | 'rejudge-wait' | 'aggregate' | 'done' | 'cancelling';
+export type Phase = 'guard' | 'prepare' | 'plan' | 'verify' | 'rejudge-wait' | 'upload' | 'aggregate' | 'done' | 'cancelling';
 
 /** The answer of the `progress` query. */
 export interface Progress {
@@ -267,6 +281,8 @@ export interface RunResult {
    * was skipped. The rows are complete either way. Absent in runs of earlier versions.
    */
   aggregationError?: string | null;
+  /** The upload phase: the MLflow run it logged to, or the warning of the step that failed (the run's outcome is unchanged). */
+  upload?: { runId: string | null; rows: number | null; metrics: number | null; warning: string | null } | null;
   messages: string[];
   /** The `--force` warning, printed again at the very end. */
   forceWarning: string | null;

@@ -67,6 +67,8 @@ interface StubOptions {
   nextRoundRows?: (call: number) => number;
   /** Replaces the aggregate phase's answer (may throw). */
   aggregate?: (req: AggregateRequest, attempt: number) => Promise<{ metricsPath: string | null; keyMetrics: [] }>;
+  /** Replaces the upload phase's opening of the MLflow run (may throw). */
+  uploadOpen?: () => Promise<{ runId: string; experimentId: string; artifactUri: string }>;
 }
 
 interface VerifyCall {
@@ -97,6 +99,8 @@ function stubActivities(o: StubOptions) {
     /** `/verify` requests the stubbed batches made (one per row), and rows done per `round:batch` across launches. */
     requests: 0,
     rowsDone: new Map<string, number>(),
+    /** Every activity of the end of the run, in order: upload steps and aggregation. */
+    ending: [] as string[],
   };
   let firstPlan: PlanSummary | null = null;
 
@@ -202,12 +206,25 @@ function stubActivities(o: StubOptions) {
       return returned;
     },
     aggregateRun: async (req) => {
+      rec.ending.push('aggregateRun');
       rec.aggregates.push(req);
       if (o.aggregate) return o.aggregate(req, rec.aggregates.length);
       return { metricsPath: req.metrics, keyMetrics: [] };
     },
     removeWorkDir: async (workDir) => {
       rec.removed.push(workDir);
+    },
+    uploadOpen: async () => {
+      rec.ending.push('uploadOpen');
+      return o.uploadOpen ? o.uploadOpen() : { runId: 'run-1', experimentId: '1', artifactUri: 'mlflow-artifacts:/1/run-1/artifacts' };
+    },
+    uploadRolloutsTable: async () => {
+      rec.ending.push('uploadRolloutsTable');
+      return o.rows;
+    },
+    uploadRunMetrics: async (_req, _run, coverage) => {
+      rec.ending.push(`uploadRunMetrics ${coverage.scored}/${coverage.missing}`);
+      return 3;
     },
   };
   return { activities, rec };
@@ -715,6 +732,38 @@ describe('workflow logic with stub activities', () => {
     expect(rec.aggregates).toHaveLength(1); // not retried
     expect(rec.aggregates[0]).toMatchObject({ output: result.outputs.output, metrics: result.outputs.metrics, timeoutMs: 3_600_000 });
     expect(rec.removed).toEqual([result.outputs.workDir]);
+    expect(progress.phase).toBe('done');
+  });
+  it('uploads as NeMo Gym orders it: open and rollouts before aggregation, metrics with coverage after it; nothing without spec.upload', async () => {
+    const upload = { configs: ['/stubbed/upload.yaml'], uploadRollouts: true, options: {} };
+    const { activities, rec } = stubActivities({ rows: 12 });
+    const { result } = await withRun(specFor('upload-order', { batchSize: 5, upload }), activities, finished);
+    expect(rec.ending).toEqual(['uploadOpen', 'uploadRolloutsTable', 'aggregateRun', `uploadRunMetrics ${ROWS_OPENED + 12}/0`]);
+    expect(result.upload).toEqual({ runId: 'run-1', rows: 12, metrics: 3, warning: null });
+
+    const plain = stubActivities({ rows: 12 });
+    const { result: without } = await withRun(specFor('upload-none', { batchSize: 5 }), plain.activities, finished);
+    expect(plain.rec.ending).toEqual(['aggregateRun']);
+    expect(without.upload).toBeUndefined();
+  });
+
+  it('an upload that keeps failing is tried a bounded number of times, then the run ends as it would have, with one warning', async () => {
+    const upload = { configs: ['/stubbed/upload.yaml'], uploadRollouts: true, options: {} };
+    let tries = 0;
+    const { activities, rec } = stubActivities({
+      rows: 6,
+      uploadOpen: () => {
+        tries++;
+        return Promise.reject(new Error('cannot reach the MLflow tracking server http://127.0.0.1:9: connect ECONNREFUSED'));
+      },
+    });
+    const { result, progress } = await withRun(specFor('upload-fails', { batchSize: 5, upload }), activities, finished);
+    expect(tries).toBe(3);
+    expect(rec.ending).toEqual(['uploadOpen', 'uploadOpen', 'uploadOpen', 'aggregateRun']);
+    expect(result.upload?.warning).toBe(
+      'MLflow upload failed (opening the run): cannot reach the MLflow tracking server http://127.0.0.1:9: connect ECONNREFUSED',
+    );
+    expect(result).toMatchObject({ aggregationError: null, done: 6 });
     expect(progress.phase).toBe('done');
   });
 });

@@ -94,6 +94,7 @@ describe('run options: defaults and other fields', () => {
       disableAggregation: false,
       repairTruncated: false,
       rejudge: true,
+      upload: true,
       rejudgeDelayMs: 60_000,
       requestTimeoutMs: 600_000,
       batchSize: 500,

@@ -1,0 +1,191 @@
+/**
+ * The upload phase against a real MLflow tracking server (test/helpers/mlflow-server.ts): a sample
+ * run with the mlflow_* keys in its --config, read back through MLflow's REST API and compared with
+ * the run's files: metrics (`<agent>/<key>`, `key_metrics/<agent>/<key>`, coverage), tags, params,
+ * the `rollouts.json` table. The token never enters the workflow history. A dead tracking URI costs
+ * one warning line and changes neither the exit status nor the files; `reverify upload` uploads later.
+ */
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { workflowIdForOutput } from '../../src/temporal/workflow-id.js';
+import { runCli } from '../helpers/cli-process.js';
+import { freePort, mlflowSkipReason, useMlflowServer } from '../helpers/mlflow-server.js';
+import { readRows, runArgs, runReverify, sampleRun, useReferenceServer } from '../helpers/run-fixtures.js';
+import { tempDir, useSharedTemporal, useTemporalClient } from '../helpers/temporal-env.js';
+
+const skip = mlflowSkipReason();
+if (skip !== null) console.log(skip);
+
+const temporal = useSharedTemporal('upload-mlflow');
+const client = useTemporalClient(temporal);
+const rs = useReferenceServer({ port: 0 });
+const mlflow = useMlflowServer();
+const TOKEN = 'tok-3f9a-never-in-history';
+let seq = 0;
+
+function withMlflow(config: string, uri: string, experiment: string, extra = ''): string {
+  const path = config.replace(/\.yaml$/, `-mlflow${++seq}.yaml`);
+  writeFileSync(
+    path,
+    readFileSync(config, 'utf8') +
+      `\nmlflow_tracking_uri: ${uri}\nmlflow_experiment_name: ${experiment}\nmlflow_run_name: reverify-run\nmlflow_tracking_token: ${TOKEN}\n${extra}`,
+  );
+  return path;
+}
+
+async function api<T>(path: string, body?: unknown): Promise<T> {
+  const res = await fetch(`${mlflow()}/api/2.0/${path}`, {
+    method: body === undefined ? 'GET' : 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  expect(res.status, await res.clone().text()).toBe(200);
+  return (await res.json()) as T;
+}
+
+interface ReadBack {
+  status: string;
+  metrics: Record<string, number>;
+  tags: Record<string, string>;
+  params: Record<string, string>;
+  table: { columns: string[]; data: string[][] };
+  config: Record<string, unknown>;
+}
+
+/** The one run of `experiment`, read back through the REST API. */
+async function readBack(experiment: string): Promise<ReadBack> {
+  const { experiment: e } = await api<{ experiment: { experiment_id: string } }>(
+    `mlflow/experiments/get-by-name?experiment_name=${experiment}`,
+  );
+  const { runs } = await api<{
+    runs: Array<{ info: { run_id: string; status: string; artifact_uri: string }; data: Record<string, Array<Record<string, unknown>>> }>;
+  }>('mlflow/runs/search', { experiment_ids: [e.experiment_id] });
+  expect(runs).toHaveLength(1);
+  const run = runs[0];
+  const pairs = (list: Array<Record<string, unknown>> = []) => Object.fromEntries(list.map((x) => [x.key, x.value]));
+  const artifacts = run.info.artifact_uri.replace(/^mlflow-artifacts:\/*/, '');
+  const artifact = async (name: string) =>
+    await (await fetch(`${mlflow()}/api/2.0/mlflow-artifacts/artifacts/${artifacts}/${name}`)).text();
+  return {
+    status: run.info.status,
+    metrics: pairs(run.data.metrics) as Record<string, number>,
+    tags: pairs(run.data.tags) as Record<string, string>,
+    params: pairs(run.data.params) as Record<string, string>,
+    table: JSON.parse(await artifact('rollouts.json')),
+    config: JSON.parse(await artifact('global_config.json')),
+  };
+}
+
+/** What the files say MLflow must hold: NeMo Gym's names for the metrics file's entries, and coverage. */
+function expectedMetrics(metricsPath: string, scored: number, missing: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  const name = (k: string) => k.replaceAll('@', '_at_').replace(/[^/\w.\- :]/g, '_');
+  for (const entry of JSON.parse(readFileSync(metricsPath, 'utf8')) as Array<Record<string, Record<string, unknown>>>) {
+    const agent = String(entry.agent_ref.name);
+    for (const [k, v] of Object.entries(entry.agent_metrics)) if (typeof v === 'number') out[name(`${agent}/${k}`)] = v;
+    for (const [k, v] of Object.entries(entry.key_metrics)) if (typeof v === 'number') out[name(`key_metrics/${agent}/${k}`)] = v;
+  }
+  return { ...out, 'coverage/expected': scored + missing, 'coverage/scored': scored, 'coverage/missing': missing };
+}
+
+/** The main output's rows sorted by key, without ng_trajectory, as the table holds them. */
+function expectedRows(output: string): unknown[] {
+  return readRows(output)
+    .sort(
+      (a, b) =>
+        (a._ng_task_index as number) - (b._ng_task_index as number) || (a._ng_rollout_index as number) - (b._ng_rollout_index as number),
+    )
+    .map(({ ng_trajectory: _, ...rest }) => rest);
+}
+
+function expectUploadedAsFilesSay(back: ReadBack, output: string): void {
+  const rows = readRows(output);
+  expect(back.status).toBe('FINISHED');
+  expect(back.metrics).toEqual(expectedMetrics(output.replace(/\.jsonl$/, '_aggregate_metrics.json'), rows.length, 0));
+  expect(back.tags['mlflow.runName']).toBe('reverify-run');
+  expect(JSON.parse(back.tags['mlflow.loggedArtifacts'])).toEqual([{ path: 'rollouts.json', type: 'table' }]);
+  expect(back.table.columns).toEqual(['Rollout']);
+  expect(back.table.data.map(([json]) => JSON.parse(json))).toEqual(expectedRows(output));
+  expect(back.config.mlflow_tracking_token).toBe('****');
+  expect(back.params.mlflow_tracking_token).toBe('****');
+}
+
+function filesOf(dir: string): Record<string, number> {
+  return Object.fromEntries(readdirSync(dir).map((f) => [f, statSync(join(dir, f)).size]));
+}
+
+describe.skipIf(skip !== null)('upload to a real MLflow tracking server', () => {
+  it('uploads the metrics, coverage and rollouts.json NeMo Gym uploads; the token is not in the workflow history', async () => {
+    const d = await sampleRun(tempDir(), rs().port, { tasks: 6, repeats: 2 });
+    const config = withMlflow(d.config, mlflow(), 'exp-run');
+    const { error, lines } = await runReverify({ inputs: d.inputsPath, rollouts: d.rolloutsPath, output: d.output, configs: [config] });
+    expect(error).toBeNull();
+    expect(lines.filter((l) => l.startsWith('Uploaded to MLflow'))).toEqual([
+      expect.stringMatching(/^Uploaded to MLflow: run \w+ \(12 rollouts in rollouts.json, \d+ metrics\)$/),
+    ]);
+    const back = await readBack('exp-run');
+    expectUploadedAsFilesSay(back, d.output);
+    expect(Object.keys(back.metrics)).toEqual(expect.arrayContaining(['agent_a/mean/reward', 'key_metrics/agent_a/mean/reward']));
+    const history = JSON.stringify(await client().workflow.getHandle(workflowIdForOutput(d.output)).fetchHistory());
+    const decoded = history.replace(/"data":"([A-Za-z0-9+/=]*)"/g, (_m, b64: string) => Buffer.from(b64, 'base64').toString('utf8'));
+    expect(decoded).toContain('upload: rollouts.json');
+    expect(history + decoded).not.toContain(TOKEN);
+  }, 120_000);
+
+  it('a dead tracking URI: one warning line, exit status and files as without upload; `reverify upload` uploads the run later', async () => {
+    const d = await sampleRun(tempDir(), rs().port, { tasks: 4, repeats: 2 });
+    const dead = withMlflow(d.config, `http://127.0.0.1:${await freePort()}`, 'exp-later');
+    const r = await runCli([...runArgs({ ...d, config: dead }), '--no-rejudge'], temporal.env, 120_000);
+    expect(r.code, r.stderr).toBe(0);
+    const warnings = (r.stdout + r.stderr).split('\n').filter((l) => /MLflow|upload/i.test(l));
+    expect(warnings).toEqual([
+      expect.stringMatching(
+        /^Warning: MLflow upload failed \(opening the run\): cannot reach the MLflow tracking server http:\/\/127\.0\.0\.1:\d+: .*ECONNREFUSED.*reverify upload -o /,
+      ),
+    ]);
+    const dir = join(d.output, '..');
+    const files = filesOf(dir);
+    expect(Object.keys(files)).toEqual(expect.arrayContaining(['out.jsonl', 'out_failures.jsonl', 'out_aggregate_metrics.json']));
+
+    const live = withMlflow(d.config, mlflow(), 'exp-later');
+    const u = await runCli(['upload', '-o', d.output, '--config', live], {}, 60_000);
+    expect(u.code, u.stderr).toBe(0);
+    expect(u.stdout.trim()).toMatch(
+      /^Uploaded to MLflow at http:\/\/127\.0\.0\.1:\d+: run \w+ \(8 rollouts in rollouts.json, \d+ metrics\)$/,
+    );
+    expectUploadedAsFilesSay(await readBack('exp-later'), d.output);
+    // The upload only read the files.
+    expect(filesOf(dir)).toEqual({ ...files, [live.split('/').pop()!]: statSync(live).size });
+  }, 180_000);
+
+  it('--no-upload uploads nothing; upload_rollouts: false uploads the metrics without the table', async () => {
+    const d = await sampleRun(tempDir(), rs().port, { tasks: 3, repeats: 2 });
+    const off = withMlflow(d.config, mlflow(), 'exp-off');
+    const none = await runReverify({ inputs: d.inputsPath, rollouts: d.rolloutsPath, output: d.output, configs: [off], upload: false });
+    expect(none.error).toBeNull();
+    const exists = await fetch(`${mlflow()}/api/2.0/mlflow/experiments/get-by-name?experiment_name=exp-off`);
+    expect(exists.status).toBe(404);
+
+    const metricsOnly = withMlflow(d.config, mlflow(), 'exp-metrics-only', 'upload_rollouts: false\nwandb_project: p\nwandb_api_key: k\n');
+    const r = await runReverify({
+      inputs: d.inputsPath,
+      rollouts: d.rolloutsPath,
+      output: d.output,
+      configs: [metricsOnly],
+      overwrite: true,
+    });
+    expect(r.error).toBeNull();
+    expect(r.lines.filter((l) => l.includes('W&B'))).toEqual([
+      expect.stringMatching(/^Warning: wandb_project, wandb_api_key in --config: reverify cannot upload to W&B /),
+    ]);
+    const { experiment: e } = await api<{ experiment: { experiment_id: string } }>(
+      'mlflow/experiments/get-by-name?experiment_name=exp-metrics-only',
+    );
+    const { runs } = await api<{ runs: Array<{ data: { metrics: unknown[]; tags: Array<{ key: string }> } }> }>('mlflow/runs/search', {
+      experiment_ids: [e.experiment_id],
+    });
+    expect(runs[0].data.metrics.length).toBeGreaterThan(3);
+    expect(runs[0].data.tags.map((t) => t.key)).not.toContain('mlflow.loggedArtifacts');
+  }, 120_000);
+});

@@ -1,0 +1,114 @@
+/** What NeMo Gym 0.7.0 exports to MLflow: row sanitising, metric names, table and config text. */
+import { describe, expect, it } from 'vitest';
+import { exportedMetrics, mlflowEntries, mlflowKey, coverageMetrics } from '../../src/upload/metric-names.js';
+import { compactJson, sanitizeForExport } from '../../src/upload/sanitize-row.js';
+import { pandasJsonString, TABLE_HEAD, TABLE_TAIL, tableRow } from '../../src/upload/table-json.js';
+import { configArtifactText, configParams } from '../../src/upload/global-config.js';
+import { hideSecrets, uploadConfigOf } from '../../src/upload/upload-config.js';
+
+describe('sanitizeForExport (_rollout_for_export)', () => {
+  it('drops ng_trajectory and the raw payloads of each captured call, keeping everything else byte for byte', () => {
+    const row =
+      '{"_ng_task_index": 1, "big": 12345678901234567890, "x": 1.0, "ng_trajectory": {"steps": [1]},' +
+      ' "ng_model_call_capture": {"v": 2, "calls": [{"id": "a", "request": {}, "response": [], "request_raw": "r", "response_raw": "s", "ms": 3}, 7, {"id": "b"}]}}';
+    expect(sanitizeForExport(row)).toBe(
+      '{"_ng_task_index":1,"big":12345678901234567890,"x":1.0,"ng_model_call_capture":{"v":2,"calls":[{"id":"a","ms":3},{"id":"b"}]}}',
+    );
+  });
+
+  it('removes a calls that is not a list, and leaves a capture that is not an object alone', () => {
+    expect(sanitizeForExport('{"ng_model_call_capture":{"calls":"x","n":1}}')).toBe('{"ng_model_call_capture":{"n":1}}');
+    expect(sanitizeForExport('{"ng_model_call_capture":null,"a":"b c"}')).toBe('{"ng_model_call_capture":null,"a":"b c"}');
+  });
+
+  it('compacts whitespace outside strings only', () => {
+    expect(compactJson('{ "a b" : [ 1 , "x \\" y" ] }')).toBe('{"a b":[1,"x \\" y"]}');
+  });
+});
+
+describe('metric names (spec §3.9) and MLflow rules', () => {
+  it('spells @ as _at_, replaces other characters, neutralises path segments, keeps Unicode letters', () => {
+    expect(mlflowKey('key_metrics/agent/pass@1/accuracy')).toBe('key_metrics/agent/pass_at_1/accuracy');
+    expect(mlflowKey('a/pass@1[avg-of-2]/x')).toBe('a/pass_at_1_avg-of-2_/x');
+    expect(mlflowKey('//a//../.b/')).toBe('a/__/.b'); // as NeMo Gym 0.7.0 (checked against its code)
+    expect(mlflowKey('...x/y')).toBe('___x/y');
+    expect(mlflowKey('café: ok')).toBe('café: ok');
+    expect(mlflowKey('///')).toBeNull();
+  });
+
+  it('elides names over 250 characters in the middle, head biased', () => {
+    const long = 'h'.repeat(200) + 't'.repeat(200);
+    const k = mlflowKey(long)!;
+    expect(k).toHaveLength(250);
+    expect(k).toBe('h'.repeat(124) + '___' + 't'.repeat(123));
+  });
+
+  it('exports <agent>/<key> and key_metrics/<agent>/<key> of primitive values; numbers as metrics, strings as tags, null dropped', () => {
+    const m = exportedMetrics([
+      {
+        agent_ref: { name: 'ag' },
+        agent_metrics: { 'mean/reward': 0.5, n: 4, ok: true, s: 'txt', none: null, obj: { a: 1 } },
+        key_metrics: { 'pass@1': 75 },
+      },
+    ]);
+    expect([...m.keys()]).toEqual(['ag/mean/reward', 'ag/n', 'ag/ok', 'ag/s', 'ag/none', 'key_metrics/ag/pass@1']);
+    expect(mlflowEntries(m)).toEqual({
+      metrics: [
+        ['ag/mean/reward', 0.5],
+        ['ag/n', 4],
+        ['ag/ok', 1],
+        ['key_metrics/ag/pass_at_1', 75],
+      ],
+      tags: [['ag/s', 'txt']],
+    });
+    expect([...coverageMetrics(9, 1)]).toEqual([
+      ['coverage/expected', 10],
+      ['coverage/scored', 9],
+      ['coverage/missing', 1],
+    ]);
+  });
+});
+
+describe('rollouts.json as pandas writes it', () => {
+  it('escapes / and non-ASCII as to_json(orient="split") does', () => {
+    expect(pandasJsonString('\u007f\u0080 \u2028 😀 <&> \u001f/')).toBe('"\u007f\\u0080 \\u2028 \\ud83d\\ude00 <&> \\u001f\\/"');
+    expect(TABLE_HEAD + tableRow('{"a":1}', 0) + tableRow('{}', 1) + TABLE_TAIL).toBe(
+      '{"columns":["Rollout"],"data":[["{\\"a\\":1}"],["{}"]]}',
+    );
+  });
+});
+
+describe('the exported config', () => {
+  it('masks secret-looking keys, flattens params as Python str(), and writes json.dump(indent=2) text', () => {
+    const masked = hideSecrets({
+      mlflow_tracking_token: 't0ken',
+      nested: { api_key: 'k', n: 1, flag: true, l: [{ header_x: 'h' }, 2] },
+      keys: ['a'],
+    });
+    expect(masked).toEqual({
+      mlflow_tracking_token: '****',
+      nested: { api_key: '****', n: 1, flag: true, l: [{ header_x: '****' }, 2] },
+      keys: ['****'],
+    });
+    expect(configParams({ a: { b: null, c: [true, 'x@y'] } })).toEqual([
+      ['a.b', 'None'],
+      ['a.c_0_', 'True'],
+      ['a.c_1_', 'x@y'],
+    ]);
+    expect(configArtifactText({ é: [1, {}] })).toBe('{\n  "\\u00e9": [\n    1,\n    {}\n  ]\n}');
+  });
+
+  it('opens MLflow only when the URI, experiment and run name are set and the token is not masked; upload_rollouts defaults to true', () => {
+    const full = { mlflow_tracking_uri: 'http://h', mlflow_experiment_name: 'e', mlflow_run_name: 'r' };
+    expect(uploadConfigOf({ data: full, origins: {} }).mlflow).toEqual({ trackingUri: 'http://h', experimentName: 'e', runName: 'r' });
+    expect(uploadConfigOf({ data: { ...full, mlflow_tracking_token: '****' }, origins: {} }).mlflow).toBeNull();
+    expect(uploadConfigOf({ data: { mlflow_tracking_uri: 'http://h' }, origins: {} }).mlflow).toBeNull();
+    expect(uploadConfigOf({ data: full, origins: {} }).uploadRollouts).toBe(true);
+    expect(uploadConfigOf({ data: { upload_rollouts_to_wandb: false }, origins: {} }).uploadRollouts).toBe(false);
+    expect(uploadConfigOf({ data: { upload_rollouts_to_wandb: false, upload_rollouts: true }, origins: {} }).uploadRollouts).toBe(true);
+    expect(uploadConfigOf({ data: { wandb_project: 'p', wandb_api_key: 'k' }, origins: {} }).wandbKeys).toEqual([
+      'wandb_project',
+      'wandb_api_key',
+    ]);
+  });
+});
