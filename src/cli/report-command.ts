@@ -80,7 +80,7 @@ export async function buildReport(opts: ReportOptions, temporal?: ReportTemporal
     history.events ? specAndResult(history.events) : { spec: null, result: null },
     opts.rollouts && resolve(opts.rollouts),
   );
-  const join = await joinVerdicts(await readOldRewards(files.rollouts), files.output);
+  const join = await joinVerdicts(await readOldRewards(files.rollouts, files.oldSidecar), files.output);
   return reportData({
     join,
     keyMetrics: keyMetricsOf(files.metrics),

@@ -46,7 +46,9 @@ export function reportHtml(data: ReportData): string {
 </head>
 <body>
 <h1>Re-verification report</h1>
-<p>Main output <code>${escapeHtml(data.output)}</code> against the rewards of <code>${escapeHtml(data.rollouts)}</code>.</p>
+<p>Main output <code>${escapeHtml(data.output)}</code> against the rewards of <code>${escapeHtml(data.rollouts)}</code>${
+    data.oldSidecar ? ` (and, for the keys it lacks, of the recovery run's input <code>${escapeHtml(data.oldSidecar)}</code>)` : ''
+  }.</p>
 <div id="summary"></div>
 <div class="charts">
 ${charts}

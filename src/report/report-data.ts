@@ -57,6 +57,8 @@ export interface Distribution {
 export interface ReportData {
   output: string;
   rollouts: string;
+  /** A recovery run's input sidecar, read for the old rewards of the keys --rollouts lacks. */
+  oldSidecar: string | null;
   sidecar: string;
   metrics: string | null;
   workflowId: string;
@@ -136,24 +138,32 @@ function agentReport(a: AgentJoin, keyMetrics: Record<string, unknown>): AgentRe
 
 /** Old and new rewards in shared bins: one per value when every reward is 0 or 1, else 10 equal bins. */
 function distributionOf(agents: AgentJoin[]): Distribution {
-  const olds = agents.flatMap((a) => a.oldRewards);
-  const news = agents.flatMap((a) => a.newRewards);
-  if ([...olds, ...news].every((v) => v === 0 || v === 1))
-    return { labels: ['0', '1'], old: histogram(olds, 0, 1, 2), new: histogram(news, 0, 1, 2) };
+  const lists = agents.flatMap((a) => [a.oldRewards, a.newRewards]);
   let lo = Infinity;
   let hi = -Infinity;
-  for (const v of [...olds, ...news]) [lo, hi] = [Math.min(lo, v), Math.max(hi, v)];
-  const bins = 10;
+  let binary = true;
+  for (const list of lists)
+    for (const v of list) {
+      lo = Math.min(lo, v);
+      hi = Math.max(hi, v);
+      binary &&= v === 0 || v === 1;
+    }
+  const bins = binary ? 2 : 10;
+  if (binary) [lo, hi] = [0, 1];
+  const count = (pick: (a: AgentJoin) => number[]) =>
+    agents.map((a) => histogram(pick(a), lo, hi, bins)).reduce((s, h) => s.map((c, i) => c + h[i]), new Array<number>(bins).fill(0));
   const w = (hi - lo) / bins;
-  const labels = Array.from({ length: bins }, (_, i) => `${(lo + i * w).toFixed(2)}–${(lo + (i + 1) * w).toFixed(2)}`);
-  return { labels, old: histogram(olds, lo, hi, bins), new: histogram(news, lo, hi, bins) };
+  const labels = binary
+    ? ['0', '1']
+    : Array.from({ length: bins }, (_, i) => `${(lo + i * w).toFixed(2)}–${(lo + (i + 1) * w).toFixed(2)}`);
+  return { labels, old: count((a) => a.oldRewards), new: count((a) => a.newRewards) };
 }
 
 export interface ReportInputs {
   join: VerdictJoin;
   /** Agent name -> key_metrics of the aggregate metrics file. */
   keyMetrics: Record<string, Record<string, unknown>>;
-  paths: { output: string; rollouts: string; sidecar: string; metrics: string | null };
+  paths: { output: string; rollouts: string; oldSidecar: string | null; sidecar: string; metrics: string | null };
   workflowId: string;
   runUrl: string | null;
   historyUnavailable: string | null;

@@ -39,10 +39,13 @@
     summary,
     ['', 'value'],
     [
-      ['rows in --rollouts / main output', `${t.oldRows} / ${t.newRows}`],
+      [
+        data.oldSidecar ? 'keys with an old row (--rollouts and its sidecar) / main-output rows' : 'keys in --rollouts / main-output rows',
+        `${t.oldRows} / ${t.newRows}`,
+      ],
       ['rows with both verdicts', t.paired],
       ['main-output rows without an old reward', t.noOld],
-      ['--rollouts keys not in the main output', t.oldOnly],
+      ['old keys not in the main output', t.oldOnly],
       ['flips 0→1 / 1→0 / changed', `${t.flips.up} / ${t.flips.down} / ${t.flips.changed}`],
       [`Cohen's κ on pass/fail (pass: reward ≥ ${data.passThreshold})`, num(t.kappa)],
       ['history', data.historyUnavailable ? `unavailable: ${data.historyUnavailable}` : 'read from the Temporal server'],

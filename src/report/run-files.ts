@@ -16,6 +16,11 @@ type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 export interface RunFiles {
   output: string;
   rollouts: string;
+  /**
+   * A `--judge-failed-only` run's input rows: the failures sidecar of its --rollouts. Their rewards,
+   * where present, are the old verdicts of the keys --rollouts lacks. Null for other runs.
+   */
+  oldSidecar: string | null;
   sidecar: string;
   metrics: string | null;
 }
@@ -35,12 +40,19 @@ export function reportHtmlPath(mainOutput: string): string {
   return join(dirname(mainOutput), `${pathStem(mainOutput)}_report.html`);
 }
 
-/** The --rollouts path an earlier report of this output recorded in its data, if any. */
-function rolloutsFromEarlierReport(mainOutput: string): string | null {
+/** The old-verdict files an earlier report of this output recorded in its data, if any. */
+function earlierReport(mainOutput: string): { rollouts: string; oldSidecar: string | null } | null {
   const html = reportHtmlPath(mainOutput);
   if (!existsSync(html)) return null;
-  const m = /"rollouts":"((?:[^"\\]|\\.)*)"/.exec(readFileSync(html, 'utf8'));
-  return m ? (JSON.parse(`"${m[1]}"`) as string) : null;
+  const m = /<script id="report-data" type="application\/json">([^<]*)<\/script>/.exec(readFileSync(html, 'utf8'));
+  if (!m) return null;
+  try {
+    const data = JSON.parse(m[1]) as { rollouts?: unknown; oldSidecar?: unknown };
+    if (typeof data.rollouts !== 'string') return null;
+    return { rollouts: data.rollouts, oldSidecar: typeof data.oldSidecar === 'string' ? data.oldSidecar : null };
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -56,16 +68,19 @@ export function runFiles(output: string, history: { spec: RunSpec | null; result
     throw new ConfigError(
       `the run writing '${output}' read ATIF trajectories, which carry no old rewards: give --rollouts with a JSONL of the old verdicts`,
     );
-  const old = rollouts ?? (history.spec?.rolloutsPath || null) ?? rolloutsFromEarlierReport(main);
+  const earlier = history.spec ? null : earlierReport(main);
+  const old = rollouts ?? (history.spec?.rolloutsPath || null) ?? earlier?.rollouts;
   if (!old)
     throw new ConfigError(
       `the Temporal server has no run for '${output}' and no earlier report names its --rollouts: pass --rollouts <path>`,
     );
   if (!existsSync(old)) throw new ConfigError(`the run's --rollouts '${old}' does not exist any more: pass --rollouts <path>`);
   const metrics = history.result ? history.result.metricsPath : aggregateMetricsPath(main);
+  const recovery = history.spec?.judgeFailedOnly ? sidecarPath(history.spec.rolloutsPath) : (earlier?.oldSidecar ?? null);
   return {
     output: main,
     rollouts: old,
+    oldSidecar: recovery && existsSync(recovery) ? recovery : null,
     sidecar: history.result?.outputs.sidecar ?? sidecarPath(main),
     metrics: metrics && existsSync(metrics) ? metrics : null,
   };

@@ -9,6 +9,12 @@ import { mulberry32 } from '../reference-server/prng.js';
 export const BOOTSTRAP_SEED = 20_261_201;
 /** Resamples per interval. */
 export const BOOTSTRAP_RESAMPLES = 1000;
+/**
+ * Draws per resample at most. Beyond it the m-out-of-n bootstrap, rescaled: each resample draws
+ * m values, and its mean's deviation from the sample mean is scaled by √(m/n), which gives the
+ * same variance as n draws (σ²/n) at a bounded cost (10^6 rows: 10^8 draws, not 10^9).
+ */
+export const BOOTSTRAP_DRAWS_MAX = 100_000;
 
 /** A 2×2 table of paired pass/fail verdicts: `oldNew`, `p` pass, `f` fail. */
 export interface PassTable {
@@ -49,19 +55,25 @@ export function quantile(sorted: ArrayLike<number>, q: number): number {
 
 /**
  * Percentile bootstrap 95 % interval of the mean of `values` (for paired data, pass the per-row
- * differences): `resamples` means of n draws with replacement, their 2.5 and 97.5 percentiles.
- * `null` for no values.
+ * differences): `resamples` means of n draws with replacement, their 2.5 and 97.5 percentiles
+ * (above `maxDraws` values, m-out-of-n rescaled: see BOOTSTRAP_DRAWS_MAX). `null` for no values.
  */
-export function bootstrapMeanInterval(values: ArrayLike<number>, opts: { seed?: number; resamples?: number } = {}): Interval | null {
+export function bootstrapMeanInterval(
+  values: ArrayLike<number>,
+  opts: { seed?: number; resamples?: number; maxDraws?: number } = {},
+): Interval | null {
   const n = values.length;
   if (n === 0) return null;
   const random = mulberry32(opts.seed ?? BOOTSTRAP_SEED);
   const b = opts.resamples ?? BOOTSTRAP_RESAMPLES;
+  const m = Math.min(n, opts.maxDraws ?? BOOTSTRAP_DRAWS_MAX);
+  const center = m < n ? mean(values)! : 0;
+  const scale = Math.sqrt(m / n);
   const means = new Float64Array(b);
   for (let i = 0; i < b; i++) {
     let sum = 0;
-    for (let j = 0; j < n; j++) sum += values[Math.floor(random() * n)];
-    means[i] = sum / n;
+    for (let j = 0; j < m; j++) sum += values[Math.floor(random() * n)];
+    means[i] = m < n ? center + (sum / m - center) * scale : sum / n;
   }
   means.sort();
   return { low: quantile(means, 0.025), high: quantile(means, 0.975) };

@@ -16,6 +16,8 @@ export const FLIPS_LISTED_MAX = 10_000;
 /** What one row says, read from its top-level members only. */
 export interface RowVerdict {
   key: string;
+  /** The key as the join's maps hold it: one number when both indices are small integers (less memory), else `key`. */
+  id: number | string;
   task: string;
   agent: string;
   /** The reward as a number (true/false as 1/0), NaN when absent or not a number. */
@@ -49,7 +51,22 @@ export function rowVerdict(text: string): RowVerdict | null {
     const name = (JSON.parse(ref) as { name?: unknown } | null)?.name;
     if (typeof name === 'string') agent = name;
   }
-  return { key: auditKey(task, rollout), task: task.trim(), agent, reward };
+  return { key: auditKey(task, rollout), id: idOf(task, rollout), task: task.trim(), agent, reward };
+}
+
+/** Rollout indices below 2^21 and task indices below 2^32 pack into one exact double. */
+const ROLLOUT_ID_RANGE = 2 ** 21;
+
+/** `task · 2^21 + rollout` for plain non-negative integer indices in range; else the key text (never a number). */
+export function idOf(task: string, rollout: string): number | string {
+  const t = task.trim();
+  const r = rollout.trim();
+  if (/^\d{1,10}$/.test(t) && /^\d{1,7}$/.test(r)) {
+    const ti = Number(t);
+    const ri = Number(r);
+    if (ti < 2 ** 32 && ri < ROLLOUT_ID_RANGE) return ti * ROLLOUT_ID_RANGE + ri;
+  }
+  return auditKey(t, r);
 }
 
 /** Each row of a JSONL file that has both indices, streamed. */
@@ -61,10 +78,14 @@ export async function* rowVerdicts(path: string): AsyncGenerator<RowVerdict> {
   }
 }
 
-/** The old reward of every key of the `--rollouts` file (the last row of a key wins). */
-export async function readOldRewards(path: string): Promise<Map<string, number>> {
-  const old = new Map<string, number>();
-  for await (const v of rowVerdicts(path)) old.set(v.key, v.reward);
+/**
+ * The old reward of every key of the `--rollouts` file (the last row of a key wins); with a
+ * recovery run's input sidecar, also of the keys only it has (their last attempt's reward).
+ */
+export async function readOldRewards(path: string, inputSidecar: string | null = null): Promise<Map<number | string, number>> {
+  const old = new Map<number | string, number>();
+  if (inputSidecar) for await (const v of rowVerdicts(inputSidecar)) old.set(v.id, v.reward);
+  for await (const v of rowVerdicts(path)) old.set(v.id, v.reward);
   return old;
 }
 
@@ -131,7 +152,7 @@ const noFlips = (): FlipCounts => ({ up: 0, down: 0, changed: 0 });
 const total = (f: FlipCounts) => f.up + f.down + f.changed;
 
 /** Streams the main output against the old rewards (consumed: the keys left in `old` are old-only). */
-export async function joinVerdicts(old: Map<string, number>, mainOutput: string): Promise<VerdictJoin> {
+export async function joinVerdicts(old: Map<number | string, number>, mainOutput: string): Promise<VerdictJoin> {
   const oldRows = old.size;
   const agents = new Map<string, AgentJoin>();
   const tasks = new Map<string, TaskFlips>();
@@ -143,8 +164,8 @@ export async function joinVerdicts(old: Map<string, number>, mainOutput: string)
     let a = agents.get(v.agent);
     if (!a) agents.set(v.agent, (a = { agent: v.agent, rows: 0, oldRewards: [], newRewards: [], noOld: 0, noNew: 0, flips: noFlips() }));
     a.rows++;
-    const before = old.get(v.key);
-    old.delete(v.key);
+    const before = old.get(v.id);
+    old.delete(v.id);
     if (before === undefined || Number.isNaN(before)) a.noOld++;
     if (Number.isNaN(v.reward)) a.noNew++;
     if (before === undefined || Number.isNaN(before) || Number.isNaN(v.reward)) continue;

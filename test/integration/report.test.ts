@@ -59,6 +59,8 @@ interface Run {
   dir: string;
   output: string;
   rollouts: string;
+  inputs: string;
+  config: string;
   printed: string[];
 }
 
@@ -77,7 +79,7 @@ beforeAll(async () => {
     batchSize: 16,
   });
   expect(error).toBeNull();
-  run = { dir, output: d.output, rollouts: d.rolloutsPath, printed: lines };
+  run = { dir, output: d.output, rollouts: d.rolloutsPath, inputs: d.inputsPath, config: d.config, printed: lines };
 });
 
 describe('reverify report', () => {
@@ -241,5 +243,35 @@ describe('reverify report', () => {
     expect(refused?.line).toMatch(/^Error: the Temporal server has no run for .* pass --rollouts <path>$/);
     const given = await buildReport({ output: join(bare, 'out.jsonl'), rollouts: run.rollouts });
     expect(given.totals.flips).toEqual(full.totals.flips);
+  });
+
+  it("compares a --judge-failed-only run's recovered rows with the rewards of its input rows (the --rollouts sidecar)", async () => {
+    // The first run's outputs as the rollouts of a recovery run: rollouts.jsonl and rollouts_failures.jsonl.
+    const dir = tempDir();
+    const rollouts = join(dir, 'rollouts.jsonl');
+    const inputSidecar = join(dir, 'rollouts_failures.jsonl');
+    copyFileSync(run.output, rollouts);
+    copyFileSync(join(run.dir, 'out_failures.jsonl'), inputSidecar);
+    const output = join(dir, 'recovered.jsonl');
+    const { error, lines } = await runReverify({ inputs: run.inputs, rollouts, output, configs: [run.config], judgeFailedOnly: true });
+    expect(error).toBeNull();
+    expect(lines).toContain(`Report: ${join(dir, 'recovered_report.html')}`);
+
+    const data = await buildReport({ output });
+    expect(data.oldSidecar).toBe(inputSidecar);
+    // Counted here: the input rows' rewards (the sidecar's, then --rollouts'), against the output.
+    const old = new Map<string, unknown>();
+    for (const r of [...readRows(inputSidecar), ...readRows(rollouts)]) old.set(keyOf(r), r.reward);
+    const flips = { up: 0, down: 0, changed: 0 };
+    for (const r of readRows(output)) {
+      const o = old.get(keyOf(r));
+      if (o === r.reward) continue;
+      if (o === 0 && r.reward === 1) flips.up++;
+      else if (o === 1 && r.reward === 0) flips.down++;
+      else flips.changed++;
+    }
+    expect(flips.up).toBeGreaterThan(0);
+    expect(data.totals.flips).toEqual({ ...flips, total: flips.up + flips.down + flips.changed });
+    expect(data.totals.noOld).toBe(0);
   });
 });

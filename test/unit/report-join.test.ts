@@ -12,7 +12,7 @@ const row = (t: number, r: number, reward: unknown, agent = 'a') =>
 
 describe('verdict join', () => {
   it('reads a row: key, task, agent, reward (booleans as 0/1, else NaN)', () => {
-    expect(rowVerdict(row(3, 1, true, 'z'))).toEqual({ key: '3:1', task: '3', agent: 'z', reward: 1 });
+    expect(rowVerdict(row(3, 1, true, 'z'))).toEqual({ key: '3:1', id: 3 * 2 ** 21 + 1, task: '3', agent: 'z', reward: 1 });
     expect(rowVerdict(row(3, 1, 'x'))?.reward).toBeNaN();
     expect(rowVerdict('{"reward": 1}')).toBeNull();
     expect(rowVerdict('not json')).toBeNull();
@@ -46,7 +46,7 @@ describe('verdict join', () => {
     const data = reportData({
       join: j,
       keyMetrics: { a: { 'mean/reward': 1, 'mean/tokens': 3 } },
-      paths: { output: out, rollouts: old, sidecar: '', metrics: null },
+      paths: { output: out, rollouts: old, oldSidecar: null, sidecar: '', metrics: null },
       workflowId: 'w',
       runUrl: null,
       historyUnavailable: 'gone',
@@ -134,5 +134,17 @@ describe('history timeline', () => {
   });
   it('is null without batches', () => {
     expect(historyTimeline({ timeline: [], batches: [] })).toBeNull();
+  });
+});
+
+describe('join ids', () => {
+  it('packs small integer indices into one number, keeps anything else as the key text', async () => {
+    const { idOf } = await import('../../src/report/verdict-join.js');
+    expect(idOf('3', '1')).toBe(3 * 2 ** 21 + 1);
+    expect(idOf(' 3', '1 ')).toBe(idOf('3', '1'));
+    expect(idOf('"3"', '1')).toBe('"3":1');
+    expect(idOf('3', String(2 ** 21))).toBe(`3:${2 ** 21}`);
+    expect(idOf('1.5', '0')).toBe('1.5:0');
+    expect(idOf('-1', '0')).toBe('-1:0');
   });
 });

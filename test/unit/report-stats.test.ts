@@ -62,3 +62,17 @@ describe('helpers', () => {
     expect(histogram([0, 0, 1, 0.5, 0.49], 0, 1, 2)).toEqual([3, 2]);
   });
 });
+
+describe('bootstrap of many values (m-out-of-n, rescaled)', () => {
+  it('draws all n up to the cap: the same interval as without a cap', () => {
+    const xs = Array.from({ length: 500 }, (_, i) => i % 7);
+    expect(bootstrapMeanInterval(xs, { maxDraws: 500 })).toEqual(bootstrapMeanInterval(xs, { maxDraws: 10_000 }));
+  });
+  it('above the cap keeps the width of the n-draw interval (±1.96 σ/√n)', () => {
+    // 0..99 repeated 100 times: n = 10 000, mean 49.5, σ = 28.866, se = 0.28866, ±1.96 se = ±0.5658.
+    const xs = Array.from({ length: 10_000 }, (_, i) => i % 100);
+    const capped = bootstrapMeanInterval(xs, { maxDraws: 1000, resamples: 4000 })!;
+    expect(capped.low).toBeCloseTo(49.5 - 0.5658, 1);
+    expect(capped.high).toBeCloseTo(49.5 + 0.5658, 1);
+  });
+});
