@@ -12,9 +12,9 @@ export const BOOTSTRAP_RESAMPLES = 1000;
 /**
  * Draws per resample at most. Beyond it the m-out-of-n bootstrap, rescaled: each resample draws
  * m values, and its mean's deviation from the sample mean is scaled by √(m/n), which gives the
- * same variance as n draws (σ²/n) at a bounded cost (10^6 rows: 10^8 draws, not 10^9).
+ * same variance as n draws (σ²/n) at a bounded cost (10^6 rows: 2·10^7 draws per interval, not 10^9).
  */
-export const BOOTSTRAP_DRAWS_MAX = 100_000;
+export const BOOTSTRAP_DRAWS_MAX = 20_000;
 
 /** A 2×2 table of paired pass/fail verdicts: `oldNew`, `p` pass, `f` fail. */
 export interface PassTable {
