@@ -89,7 +89,7 @@ export async function buildReport(opts: ReportOptions, temporal?: ReportTemporal
     runUrl: history.runUrl,
     historyUnavailable: history.why,
     sidecar: await sidecarClasses(files.sidecar),
-    timeline: history.events ? historyTimeline(readHistory(history.events)) : null,
+    timeline: history.events ? historyTimeline(readHistory(history.events).batches) : null,
   });
 }
 

@@ -3,8 +3,20 @@
  * (src/cli/history-events.ts) reads it: each batch activity's start and end, its counts and the
  * summed latency of its `/verify` requests. Counts and times only; the history holds no row content.
  */
-import type { ReadHistory, RecordedBatch } from '../cli/history-events.js';
+import type { BatchResult } from '../contract/run-spec.js';
 import { histogram } from './stats.js';
+
+/** What the timeline reads of a recorded batch result (`RecordedBatch` of src/cli/history-events.ts). */
+export interface RecordedBatch {
+  /** 0-based round. */
+  round: number;
+  /** ISO times: when the attempt that recorded the result started (empty: unknown), and when it completed. */
+  started: string;
+  time: string;
+  /** The activity attempt that completed. */
+  attempt: number;
+  result: Pick<BatchResult, 'main' | 'failed' | 'dropped' | 'judgeFailed' | 'rejected' | 'throttled' | 'latencyMsSum' | 'latencyCount'>;
+}
 
 /** Time buckets of the rows/s chart. */
 const RATE_BUCKETS = 40;
@@ -99,8 +111,8 @@ function latencyOf(batches: RecordedBatch[]): Timeline['latency'] {
 }
 
 /** The timeline of a run's batches; null when the history has none. */
-export function historyTimeline(read: ReadHistory): Timeline | null {
-  const batches = read.batches.filter((b) => b.time);
+export function historyTimeline(recorded: RecordedBatch[]): Timeline | null {
+  const batches = recorded.filter((b) => b.time);
   if (batches.length === 0) return null;
   const startOf = (b: RecordedBatch) => msOf(b.started || b.time);
   const t0 = Math.min(...batches.map(startOf));

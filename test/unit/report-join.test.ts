@@ -2,8 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { RecordedBatch } from '../../src/cli/history-events.js';
-import { historyTimeline } from '../../src/report/history-timeline.js';
+import { historyTimeline, type RecordedBatch } from '../../src/report/history-timeline.js';
 import { reportData } from '../../src/report/report-data.js';
 import { flipOf, joinVerdicts, readOldRewards, rowVerdict } from '../../src/report/verdict-join.js';
 
@@ -66,23 +65,15 @@ describe('verdict join', () => {
 
 const batch = (round: number, startS: number, endS: number, main: number, failed: number, attempt = 1): RecordedBatch => ({
   round,
-  batch: 0,
-  from: 0,
-  to: 0,
   started: new Date(Date.UTC(2026, 0, 1, 0, 0, startS)).toISOString(),
   time: new Date(Date.UTC(2026, 0, 1, 0, 0, endS)).toISOString(),
   attempt,
-  worker: 'w',
   result: {
-    batch: 0,
-    mainPart: '',
-    sidecarPart: '',
     main,
     failed,
     dropped: 0,
     rejected: 0,
     judgeFailed: failed,
-    perAgent: {},
     throttled: 0,
     latencyMsSum: (main + failed) * (round === 0 ? 100 : 300),
     latencyCount: main + failed,
@@ -91,7 +82,7 @@ const batch = (round: number, startS: number, endS: number, main: number, failed
 
 describe('history timeline', () => {
   it('progress, rows/s, latency and per-round failures from the batches', () => {
-    const tl = historyTimeline({ timeline: [], batches: [batch(0, 0, 2, 8, 2), batch(0, 1, 3, 20, 0), batch(1, 5, 6, 2, 0, 3)] })!;
+    const tl = historyTimeline([batch(0, 0, 2, 8, 2), batch(0, 1, 3, 20, 0), batch(1, 5, 6, 2, 0, 3)])!;
     expect(tl.seconds).toBe(6);
     expect(tl.progress).toEqual([
       { t: 0, rows: 0 },
@@ -133,7 +124,7 @@ describe('history timeline', () => {
     expect(tl.latency.meanMs).toBeCloseTo((30 * 100 + 2 * 300) / 32, 9);
   });
   it('is null without batches', () => {
-    expect(historyTimeline({ timeline: [], batches: [] })).toBeNull();
+    expect(historyTimeline([])).toBeNull();
   });
 });
 
