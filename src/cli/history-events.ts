@@ -61,6 +61,7 @@ interface Scheduled {
 interface Started {
   attempt: number;
   identity: string;
+  time: string;
 }
 
 /** A batch result as the history records it, with where and when it was recorded. */
@@ -70,6 +71,8 @@ export interface RecordedBatch {
   from: number;
   to: number;
   time: string;
+  /** When the attempt that recorded the result started (empty when the history does not say). */
+  started: string;
   attempt: number;
   worker: string;
   result: BatchResult;
@@ -102,7 +105,7 @@ export function readHistory(events: HistoryEvent[]): ReadHistory {
       scheduled.set(id, { type, summary, request });
     } else if (e.activityTaskStartedEventAttributes) {
       const a = e.activityTaskStartedEventAttributes;
-      started.set(String(a.scheduledEventId), { attempt: a.attempt ?? 1, identity: a.identity ?? '' });
+      started.set(String(a.scheduledEventId), { attempt: a.attempt ?? 1, identity: a.identity ?? '', time: timeOf(e) });
     } else if (e.activityTaskCompletedEventAttributes) {
       const a = e.activityTaskCompletedEventAttributes;
       const s = scheduled.get(String(a.scheduledEventId));
@@ -117,6 +120,7 @@ export function readHistory(events: HistoryEvent[]): ReadHistory {
           from: r.from ?? 0,
           to: r.to ?? 0,
           time: timeOf(e),
+          started: st?.time ?? '',
           attempt: st?.attempt ?? 1,
           worker: st?.identity ?? '',
           result,

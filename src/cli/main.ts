@@ -18,6 +18,7 @@ import { gymOverrideHint } from '../config/gym-overrides.js';
 import { describeFailure, EXIT_OK, EXIT_USER_ERROR } from './exit-codes.js';
 import { handleInterrupts } from './interrupt.js';
 import { listCommand } from './list-command.js';
+import { reportCommand } from './report-command.js';
 import { runCommand } from './run-command.js';
 import { statusCommand } from './status-command.js';
 import { workerCommand } from './worker-command.js';
@@ -160,6 +161,22 @@ async function main(argv: string[]): Promise<number> {
     .action(async (o: { output: string; key?: string; json?: boolean }) => {
       installRuntime(false);
       await historyCommand(o, (l) => console.log(l));
+    });
+
+  program
+    .command('report')
+    .description('what changed against the original run: flips, metric deltas, agreement, failures, throughput (HTML, or JSON)')
+    .requiredOption('-o, --output <path>', "the run's --output")
+    .option('--html <path>', 'where to write the HTML report (default <stem>_report.html next to the output)')
+    .option('--json', 'also print the numbers as one JSON object on stdout')
+    .option('--rollouts <path>', "the old verdicts, when the Temporal server no longer has the run (default: the run's --rollouts)")
+    .action(async (o: { output: string; html?: string; json?: boolean; rollouts?: string }) => {
+      installRuntime(false);
+      await reportCommand(
+        o,
+        (l) => console.log(l),
+        (l) => console.error(l),
+      );
     });
 
   program

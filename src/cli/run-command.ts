@@ -14,6 +14,7 @@ import { endSummary, missingAfterCapLine, perAgentLines } from './end-summary.js
 import { followRun, type Followed } from './follow-run.js';
 import { onInterrupt } from './interrupt.js';
 import { precheckRun } from './precheck.js';
+import { writeReport, type ReportTemporal } from './report-command.js';
 import { aggregateCommandLine, isCancelledRun, MetricsMissingError, RunCancelledError } from './run-endings.js';
 import { outputSearchAttributes } from '../temporal/search-attributes.js';
 import { isUserError, removeRunWithoutEffect } from './user-error-runs.js';
@@ -63,7 +64,7 @@ export function rolloutsLine(result: RunResult): string {
 }
 
 /** Prints the end-of-run summary (spec §4.13, §4.14), NeMo Gym 0.7.0's coverage report and the UI link. */
-export function printSummary({ result, routed }: Followed, uiUrl: string | null, io: RunCommandIo): void {
+export function printSummary({ result, routed }: Followed, uiUrl: string | null, io: RunCommandIo, reportLine: string | null = null): void {
   for (const { agent, keyMetrics } of result.keyMetrics) {
     io.out(keyMetricsFor(agent));
     io.out(JSON.stringify(keyMetrics, null, 2));
@@ -82,7 +83,25 @@ export function printSummary({ result, routed }: Followed, uiUrl: string | null,
     );
   else if (upload?.runId) io.out(uploadedLine(upload.runId, upload.rows, upload.metrics));
   if (uiUrl) io.out(`Temporal UI: ${uiUrl}`);
+  if (reportLine) io.out(reportLine);
   if (result.forceWarning) io.out(result.forceWarning);
+}
+
+/**
+ * The run report (`reverify report`) of a run that ended well, written next to the outputs: its
+ * line for the summary. A report that fails is a warning line, nothing more. ATIF inputs carry no
+ * old rewards: no report (`reverify report --rollouts` can make one).
+ */
+async function endReport(spec: RunSpec, result: RunResult, temporal: ReportTemporal): Promise<string | null> {
+  if (spec.atif || result.aggregationError) return null;
+  const output = spec.outputPath;
+  try {
+    const { html } = await writeReport({ output }, temporal);
+    return `Report: ${html}`;
+  } catch (err) {
+    const why = (err as Error).message.split('\n')[0];
+    return `Warning: the run report was not written (${why}); \`reverify report -o ${output}\` writes it`;
+  }
 }
 
 /**
@@ -165,7 +184,7 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
       attached: existing,
       onOutputsOpen: announce,
     });
-    printSummary(followed, ui, io);
+    printSummary(followed, ui, io, await endReport(spec, followed.result, { client, target }));
     const result = followed.result;
     const incomplete = missingAfterCapLine(result, spec.maxAttempts ?? 1);
     if (incomplete) io.out(incomplete);

@@ -39,7 +39,7 @@ describe('the reverify command', () => {
   it('--help lists the commands', async () => {
     const r = await cli(['--help']);
     expect(r.code).toBe(0);
-    for (const c of ['run', 'worker', 'status', 'demo', 'reference-server', 'server']) expect(r.stdout).toContain(c);
+    for (const c of ['run', 'worker', 'status', 'report', 'demo', 'reference-server', 'server']) expect(r.stdout).toContain(c);
   });
 
   it('runs end to end and prints what it does, the result paths, key metrics and the UI link', async () => {
@@ -57,6 +57,7 @@ describe('the reverify command', () => {
     expect(r.stdout).toContain(`Re-verified rollouts: ${d.output}`);
     expect(r.stdout).toContain(`Aggregate metrics: ${join(dir, 'out_aggregate_metrics.json')}`);
     expect(r.stdout).toContain('Key metrics for agent_a:');
+    expect(lines).toContain(`Report: ${join(dir, 'out_report.html')}`);
     expect(r.stdout).toMatch(/Temporal UI: http:\/\/127\.0\.0\.1:\d+\/namespaces\/default\/workflows\/reverify-out\.jsonl-/);
     expect(readRows(d.output).length).toBe(20);
   });

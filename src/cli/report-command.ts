@@ -1,0 +1,116 @@
+/**
+ * `reverify report -o OUT [--html FILE] [--json] [--rollouts PATH]`: what changed against the
+ * original run — the old verdicts (the rewards of --rollouts) against the new ones (the main
+ * output), metric deltas with bootstrap intervals, agreement, failures per round, throughput and
+ * latency from the run's history. Written as one self-contained HTML file (default
+ * `<stem>_report.html` next to the output), the same numbers as JSON on stdout with --json.
+ * `reverify run` writes it at the end of a successful run. Works from the files alone when the
+ * Temporal server no longer has the run (the history part is then marked unavailable).
+ */
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { Client } from '@temporalio/client';
+import { writeFileAtomic } from '../io/atomic-file.js';
+import { connectClient, resolveTemporal, runUiUrl, type TemporalTarget } from '../temporal/connection.js';
+import { workflowIdForOutput } from '../temporal/workflow-id.js';
+import { historyTimeline } from '../report/history-timeline.js';
+import { reportHtml } from '../report/html.js';
+import { reportData, type ReportData } from '../report/report-data.js';
+import { reportHtmlPath, runFiles, specAndResult } from '../report/run-files.js';
+import { sidecarClasses } from '../report/sidecar-classes.js';
+import { joinVerdicts, readOldRewards } from '../report/verdict-join.js';
+import { fetchRunChain } from './history-command.js';
+import { readHistory } from './history-events.js';
+
+export interface ReportOptions {
+  output: string;
+  html?: string;
+  json?: boolean;
+  /** The old verdicts, when neither the history nor an earlier report names the run's --rollouts. */
+  rollouts?: string;
+}
+
+/** A connection to reuse (`reverify run` has one), or none: the report connects itself. */
+export interface ReportTemporal {
+  client: Client;
+  target: TemporalTarget;
+}
+
+type Events = Awaited<ReturnType<typeof fetchRunChain>>;
+
+/** The run's history, or why it cannot be read. Never throws: the report works without it. */
+async function historyOf(
+  workflowId: string,
+  given?: ReportTemporal,
+): Promise<{ events: Events | null; why: string | null; runUrl: string | null }> {
+  let close = async () => {};
+  try {
+    const target = given?.target ?? (await resolveTemporal());
+    let client = given?.client;
+    if (!client) ({ client, close } = await connectClient(target));
+    try {
+      const events = await fetchRunChain(client, workflowId);
+      return { events, why: null, runUrl: runUiUrl(target, workflowId) };
+    } catch {
+      return { events: null, why: `the Temporal server at ${target.address} has no run ${workflowId}`, runUrl: null };
+    }
+  } catch (err) {
+    return { events: null, why: `the Temporal server cannot be reached (${(err as Error).message.split('\n')[0]})`, runUrl: null };
+  } finally {
+    await close();
+  }
+}
+
+/** Agent name -> key_metrics of the aggregate metrics file (an array of per-agent entries). */
+function keyMetricsOf(path: string | null): Record<string, Record<string, unknown>> {
+  if (!path) return {};
+  const entries = JSON.parse(readFileSync(path, 'utf8')) as Array<{ agent_ref?: { name?: string }; key_metrics?: Record<string, unknown> }>;
+  const out: Record<string, Record<string, unknown>> = {};
+  for (const e of Array.isArray(entries) ? entries : []) if (e.agent_ref?.name) out[e.agent_ref.name] = e.key_metrics ?? {};
+  return out;
+}
+
+/** The report's numbers for the run writing `output`. */
+export async function buildReport(opts: ReportOptions, temporal?: ReportTemporal): Promise<ReportData> {
+  const output = resolve(opts.output);
+  const workflowId = workflowIdForOutput(output);
+  const history = await historyOf(workflowId, temporal);
+  const files = runFiles(
+    output,
+    history.events ? specAndResult(history.events) : { spec: null, result: null },
+    opts.rollouts && resolve(opts.rollouts),
+  );
+  const join = await joinVerdicts(await readOldRewards(files.rollouts, files.oldSidecar), files.output);
+  return reportData({
+    join,
+    keyMetrics: keyMetricsOf(files.metrics),
+    paths: files,
+    workflowId,
+    runUrl: history.runUrl,
+    historyUnavailable: history.why,
+    sidecar: await sidecarClasses(files.sidecar),
+    timeline: history.events ? historyTimeline(readHistory(history.events).batches) : null,
+  });
+}
+
+/** Builds the report, writes its HTML (atomically), and returns where. */
+export async function writeReport(opts: ReportOptions, temporal?: ReportTemporal): Promise<{ data: ReportData; html: string }> {
+  const data = await buildReport(opts, temporal);
+  const html = opts.html ? resolve(opts.html) : reportHtmlPath(data.output);
+  await writeFileAtomic(html, reportHtml(data));
+  return { data, html };
+}
+
+export async function reportCommand(opts: ReportOptions, out: (line: string) => void, err: (line: string) => void): Promise<void> {
+  const { data, html } = await writeReport(opts);
+  const t = data.totals;
+  const lines = [
+    `Report: ${html}`,
+    `Flips: ${t.flips.up} 0→1, ${t.flips.down} 1→0, ${t.flips.changed} changed of ${t.paired} rows with both verdicts; Cohen's κ ${t.kappa === null ? '–' : t.kappa.toFixed(3)}`,
+    ...(data.historyUnavailable ? [`History part unavailable: ${data.historyUnavailable}`] : []),
+  ];
+  if (opts.json) {
+    lines.forEach(err);
+    out(JSON.stringify(data));
+  } else lines.forEach(out);
+}

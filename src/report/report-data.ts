@@ -1,0 +1,214 @@
+/**
+ * The numbers of the run report (`reverify report`): what the HTML plots and `--json` prints.
+ * Built from the verdict join, the aggregate metrics file, the sidecar counts and the history timeline.
+ */
+import type { Timeline } from './history-timeline.js';
+import type { SidecarCounts } from './sidecar-classes.js';
+import {
+  bootstrapMeanInterval,
+  BOOTSTRAP_RESAMPLES,
+  BOOTSTRAP_SEED,
+  cohensKappa,
+  histogram,
+  mean,
+  quantile,
+  type Interval,
+  type PassTable,
+} from './stats.js';
+import { PASS_THRESHOLD, type AgentJoin, type FlipCounts, type FlippedRow, type TaskFlips, type VerdictJoin } from './verdict-join.js';
+
+export interface Delta {
+  old: number | null;
+  new: number | null;
+  delta: number | null;
+  /** 95 % percentile bootstrap interval of the paired delta. */
+  ci: Interval | null;
+}
+
+export interface KeyMetricDelta {
+  name: string;
+  /** From the run's aggregate metrics file (all rows of the main output). */
+  new: number;
+  /** Computed from the old rewards of the rows that have both verdicts; null: no old counterpart. */
+  old: number | null;
+  delta: number | null;
+}
+
+export interface AgentReport {
+  agent: string;
+  rows: number;
+  /** Rows with an old and a new reward. */
+  paired: number;
+  noOld: number;
+  flips: FlipCounts & { total: number };
+  meanReward: Delta;
+  passRate: Delta;
+  passTable: PassTable;
+  kappa: number | null;
+  keyMetrics: KeyMetricDelta[];
+}
+
+export interface Distribution {
+  labels: string[];
+  old: number[];
+  new: number[];
+}
+
+export interface ReportData {
+  output: string;
+  rollouts: string;
+  /** A recovery run's input sidecar, read for the old rewards of the keys --rollouts lacks. */
+  oldSidecar: string | null;
+  sidecar: string;
+  metrics: string | null;
+  workflowId: string;
+  /** The run's page in the Temporal UI (flipped rows link to its history), when known. */
+  runUrl: string | null;
+  /** Null when the history was read; else why the history part is unavailable. */
+  historyUnavailable: string | null;
+  passThreshold: number;
+  bootstrap: { seed: number; resamples: number };
+  totals: {
+    oldRows: number;
+    newRows: number;
+    paired: number;
+    noOld: number;
+    oldOnly: number;
+    flips: FlipCounts & { total: number };
+    passTable: PassTable;
+    kappa: number | null;
+  };
+  agents: AgentReport[];
+  tasks: TaskFlips[];
+  distribution: Distribution;
+  flipped: FlippedRow[];
+  flippedMore: number;
+  sidecarCounts: SidecarCounts | null;
+  timeline: Timeline | null;
+}
+
+const pass = (r: number) => r >= PASS_THRESHOLD;
+
+function passTableOf(olds: number[], news: number[]): PassTable {
+  const t = { pp: 0, pf: 0, fp: 0, ff: 0 };
+  for (let i = 0; i < olds.length; i++) t[`${pass(olds[i]) ? 'p' : 'f'}${pass(news[i]) ? 'p' : 'f'}` as keyof PassTable]++;
+  return t;
+}
+
+function pairedDelta(olds: number[], news: number[]): Delta {
+  const diffs = news.map((v, i) => v - olds[i]);
+  const o = mean(olds);
+  const n = mean(news);
+  return { old: o, new: n, delta: o === null || n === null ? null : n - o, ci: bootstrapMeanInterval(diffs) };
+}
+
+/** The old counterpart of an aggregate key metric, where the old rewards give one. */
+function oldMetric(name: string, olds: number[]): number | null {
+  if (olds.length === 0) return null;
+  const sorted = [...olds].sort((a, b) => a - b);
+  if (name === 'mean/reward') return mean(olds);
+  if (name === 'min/reward') return sorted[0];
+  if (name === 'max/reward') return sorted[sorted.length - 1];
+  if (name === 'median/reward') return quantile(sorted, 0.5);
+  return null;
+}
+
+function agentReport(a: AgentJoin, keyMetrics: Record<string, unknown>): AgentReport {
+  const passTable = passTableOf(a.oldRewards, a.newRewards);
+  const flips = { ...a.flips, total: a.flips.up + a.flips.down + a.flips.changed };
+  const toPass = (xs: number[]) => xs.map((x) => (pass(x) ? 1 : 0));
+  return {
+    agent: a.agent,
+    rows: a.rows,
+    paired: a.oldRewards.length,
+    noOld: a.noOld,
+    flips,
+    meanReward: pairedDelta(a.oldRewards, a.newRewards),
+    passRate: pairedDelta(toPass(a.oldRewards), toPass(a.newRewards)),
+    passTable,
+    kappa: cohensKappa(passTable),
+    keyMetrics: Object.entries(keyMetrics)
+      .filter((e): e is [string, number] => typeof e[1] === 'number')
+      .map(([name, value]) => {
+        const old = oldMetric(name, a.oldRewards);
+        return { name, new: value, old, delta: old === null ? null : value - old };
+      }),
+  };
+}
+
+/** Old and new rewards in shared bins: one per value when every reward is 0 or 1, else 10 equal bins. */
+function distributionOf(agents: AgentJoin[]): Distribution {
+  const lists = agents.flatMap((a) => [a.oldRewards, a.newRewards]);
+  let lo = Infinity;
+  let hi = -Infinity;
+  let binary = true;
+  for (const list of lists)
+    for (const v of list) {
+      lo = Math.min(lo, v);
+      hi = Math.max(hi, v);
+      binary &&= v === 0 || v === 1;
+    }
+  const bins = binary ? 2 : 10;
+  if (binary) [lo, hi] = [0, 1];
+  const count = (pick: (a: AgentJoin) => number[]) =>
+    agents.map((a) => histogram(pick(a), lo, hi, bins)).reduce((s, h) => s.map((c, i) => c + h[i]), new Array<number>(bins).fill(0));
+  const w = (hi - lo) / bins;
+  const labels = binary
+    ? ['0', '1']
+    : Array.from({ length: bins }, (_, i) => `${(lo + i * w).toFixed(2)}–${(lo + (i + 1) * w).toFixed(2)}`);
+  return { labels, old: count((a) => a.oldRewards), new: count((a) => a.newRewards) };
+}
+
+export interface ReportInputs {
+  join: VerdictJoin;
+  /** Agent name -> key_metrics of the aggregate metrics file. */
+  keyMetrics: Record<string, Record<string, unknown>>;
+  paths: { output: string; rollouts: string; oldSidecar: string | null; sidecar: string; metrics: string | null };
+  workflowId: string;
+  runUrl: string | null;
+  historyUnavailable: string | null;
+  sidecar: SidecarCounts | null;
+  timeline: Timeline | null;
+}
+
+export function reportData(i: ReportInputs): ReportData {
+  const agents = i.join.agents.map((a) => agentReport(a, i.keyMetrics[a.agent] ?? {}));
+  const sum = (f: (a: AgentReport) => number) => agents.reduce((s, a) => s + f(a), 0);
+  const passTable = {
+    pp: sum((a) => a.passTable.pp),
+    pf: sum((a) => a.passTable.pf),
+    fp: sum((a) => a.passTable.fp),
+    ff: sum((a) => a.passTable.ff),
+  };
+  const flips = {
+    up: sum((a) => a.flips.up),
+    down: sum((a) => a.flips.down),
+    changed: sum((a) => a.flips.changed),
+    total: sum((a) => a.flips.total),
+  };
+  return {
+    ...i.paths,
+    workflowId: i.workflowId,
+    runUrl: i.runUrl,
+    historyUnavailable: i.historyUnavailable,
+    passThreshold: PASS_THRESHOLD,
+    bootstrap: { seed: BOOTSTRAP_SEED, resamples: BOOTSTRAP_RESAMPLES },
+    totals: {
+      oldRows: i.join.oldRows,
+      newRows: i.join.newRows,
+      paired: sum((a) => a.paired),
+      noOld: sum((a) => a.noOld),
+      oldOnly: i.join.oldOnly,
+      flips,
+      passTable,
+      kappa: cohensKappa(passTable),
+    },
+    agents,
+    tasks: i.join.tasks,
+    distribution: distributionOf(i.join.agents),
+    flipped: i.join.flipped,
+    flippedMore: i.join.flippedMore,
+    sidecarCounts: i.sidecar,
+    timeline: i.timeline,
+  };
+}

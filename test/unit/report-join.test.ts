@@ -1,0 +1,141 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { historyTimeline, type RecordedBatch } from '../../src/report/history-timeline.js';
+import { reportData } from '../../src/report/report-data.js';
+import { flipOf, joinVerdicts, readOldRewards, rowVerdict } from '../../src/report/verdict-join.js';
+
+const row = (t: number, r: number, reward: unknown, agent = 'a') =>
+  JSON.stringify({ _ng_task_index: t, _ng_rollout_index: r, agent_ref: { name: agent }, response: { x: 'big' }, reward });
+
+describe('verdict join', () => {
+  it('reads a row: key, task, agent, reward (booleans as 0/1, else NaN)', () => {
+    expect(rowVerdict(row(3, 1, true, 'z'))).toEqual({ key: '3:1', id: 3 * 2 ** 21 + 1, task: '3', agent: 'z', reward: 1 });
+    expect(rowVerdict(row(3, 1, 'x'))?.reward).toBeNaN();
+    expect(rowVerdict('{"reward": 1}')).toBeNull();
+    expect(rowVerdict('not json')).toBeNull();
+  });
+  it('classifies flips', () => {
+    expect(flipOf(0, 1)).toBe('up');
+    expect(flipOf(1, 0)).toBe('down');
+    expect(flipOf(0.5, 0.25)).toBe('changed');
+    expect(flipOf(1, 1)).toBeNull();
+    expect(flipOf(NaN, 1)).toBeNull();
+  });
+  it('counts flips per agent and per task, rows without old verdicts, and old-only keys', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'report-join-'));
+    const old = join(dir, 'old.jsonl');
+    const out = join(dir, 'out.jsonl');
+    writeFileSync(old, [row(0, 0, 0), row(0, 1, 1), row(1, 0, 1, 'b'), row(1, 1, 0.5, 'b'), row(2, 0, 1, 'b'), ''].join('\n'));
+    writeFileSync(out, [row(0, 0, 1), row(0, 1, 1), row(1, 0, 0, 'b'), row(1, 1, 0.75, 'b'), row(3, 0, 1, 'b')].join('\n') + '\n');
+    const j = await joinVerdicts(await readOldRewards(old), out);
+    expect(j.oldRows).toBe(5);
+    expect(j.newRows).toBe(5);
+    expect(j.oldOnly).toBe(1);
+    expect(j.agents.map((a) => [a.agent, a.flips, a.noOld, a.oldRewards, a.newRewards])).toEqual([
+      ['a', { up: 1, down: 0, changed: 0 }, 0, [0, 1], [1, 1]],
+      ['b', { up: 0, down: 1, changed: 1 }, 1, [1, 0.5], [0, 0.75]],
+    ]);
+    expect(j.tasks.map((t) => [t.task, t.up, t.down, t.changed])).toEqual([
+      ['1', 0, 1, 1],
+      ['0', 1, 0, 0],
+    ]);
+    expect(j.flipped.map((f) => f.key)).toEqual(['0:0', '1:0', '1:1']);
+    const data = reportData({
+      join: j,
+      keyMetrics: { a: { 'mean/reward': 1, 'mean/tokens': 3 } },
+      paths: { output: out, rollouts: old, oldSidecar: null, sidecar: '', metrics: null },
+      workflowId: 'w',
+      runUrl: null,
+      historyUnavailable: 'gone',
+      sidecar: null,
+      timeline: null,
+    });
+    expect(data.totals.flips).toEqual({ up: 1, down: 1, changed: 1, total: 3 });
+    // Pass ≥ 0.5: a: (f→p, p→p); b: (p→f, p→p).
+    expect(data.totals.passTable).toEqual({ pp: 2, pf: 1, fp: 1, ff: 0 });
+    expect(data.agents[0].meanReward).toMatchObject({ old: 0.5, new: 1, delta: 0.5 });
+    expect(data.agents[0].keyMetrics).toEqual([
+      { name: 'mean/reward', new: 1, old: 0.5, delta: 0.5 },
+      { name: 'mean/tokens', new: 3, old: null, delta: null },
+    ]);
+  });
+});
+
+const batch = (round: number, startS: number, endS: number, main: number, failed: number, attempt = 1): RecordedBatch => ({
+  round,
+  started: new Date(Date.UTC(2026, 0, 1, 0, 0, startS)).toISOString(),
+  time: new Date(Date.UTC(2026, 0, 1, 0, 0, endS)).toISOString(),
+  attempt,
+  result: {
+    main,
+    failed,
+    dropped: 0,
+    rejected: 0,
+    judgeFailed: failed,
+    throttled: 0,
+    latencyMsSum: (main + failed) * (round === 0 ? 100 : 300),
+    latencyCount: main + failed,
+  },
+});
+
+describe('history timeline', () => {
+  it('progress, rows/s, latency and per-round failures from the batches', () => {
+    const tl = historyTimeline([batch(0, 0, 2, 8, 2), batch(0, 1, 3, 20, 0), batch(1, 5, 6, 2, 0, 3)])!;
+    expect(tl.seconds).toBe(6);
+    expect(tl.progress).toEqual([
+      { t: 0, rows: 0 },
+      { t: 2, rows: 10 },
+      { t: 3, rows: 30 },
+      { t: 6, rows: 32 },
+    ]);
+    // Rows spread over each batch's activity: their rate integrates back to the row count.
+    const width = 6 / tl.rate.length;
+    expect(tl.rate.reduce((s, r) => s + r.rowsPerSecond * width, 0)).toBeCloseTo(32, 9);
+    expect(tl.rounds).toEqual([
+      {
+        round: 1,
+        batches: 2,
+        rows: 30,
+        scored: 28,
+        failed: 2,
+        judgeFailed: 2,
+        rejected: 0,
+        notPersisted: 0,
+        activityRetries: 0,
+        throttled: 0,
+      },
+      {
+        round: 2,
+        batches: 1,
+        rows: 2,
+        scored: 2,
+        failed: 0,
+        judgeFailed: 0,
+        rejected: 0,
+        notPersisted: 0,
+        activityRetries: 2,
+        throttled: 0,
+      },
+    ]);
+    expect(tl.latency.counts.reduce((a, b) => a + b, 0)).toBe(32);
+    expect(tl.latency.counts[tl.latency.counts.length - 1]).toBe(2);
+    expect(tl.latency.meanMs).toBeCloseTo((30 * 100 + 2 * 300) / 32, 9);
+  });
+  it('is null without batches', () => {
+    expect(historyTimeline([])).toBeNull();
+  });
+});
+
+describe('join ids', () => {
+  it('packs small integer indices into one number, keeps anything else as the key text', async () => {
+    const { idOf } = await import('../../src/report/verdict-join.js');
+    expect(idOf('3', '1')).toBe(3 * 2 ** 21 + 1);
+    expect(idOf(' 3', '1 ')).toBe(idOf('3', '1'));
+    expect(idOf('"3"', '1')).toBe('"3":1');
+    expect(idOf('3', String(2 ** 21))).toBe(`3:${2 ** 21}`);
+    expect(idOf('1.5', '0')).toBe('1.5:0');
+    expect(idOf('-1', '0')).toBe('-1:0');
+  });
+});
