@@ -16,6 +16,7 @@ import { onInterrupt } from './interrupt.js';
 import { precheckRun } from './precheck.js';
 import { aggregateCommandLine, isCancelledRun, MetricsMissingError, RunCancelledError } from './run-endings.js';
 import { outputSearchAttributes } from '../temporal/search-attributes.js';
+import { writeHistoryAfterFailure, writeHistoryBeside } from './history-file.js';
 
 export interface RunCommandIo {
   out: (line: string) => void;
@@ -92,6 +93,9 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
     maxAttempts: cap.value,
     worker: proc.worker,
   });
+  // Test hook: continue-as-new every N batches (test/integration/run-history.test.ts); unset in real runs.
+  const casAfter = process.env.REVERIFY_TEST_CONTINUE_AS_NEW_AFTER_BATCHES;
+  if (casAfter) spec = { ...spec, continueAsNewAfterBatches: Number(casAfter) };
   if (spec.routing.catchAll !== null) io.out(catchAllWarning(spec.routing.catchAll));
   const target = await resolveTemporal();
   const workflowId = workflowIdForOutput(spec.outputPath);
@@ -138,6 +142,7 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
       io.out(`No in-process worker: waiting for \`reverify worker\` processes on task queue '${taskQueue()}'.`);
     }
     const followed = await followRun(handle, { tty: io.tty, lineIntervalMs: 10_000, out: io.out, bar: io.bar, attached: existing });
+    await writeHistoryBeside(client, workflowId, followed.result.outputs.output, io.out);
     printSummary(followed, ui, io);
     const result = followed.result;
     const incomplete = missingAfterCapLine(result, spec.maxAttempts ?? 1);
@@ -148,6 +153,7 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
       throw new MetricsMissingError(result, aggregateCommandLine(result.outputs.output, opts.configs, opts.servers));
     return result;
   } catch (err) {
+    await writeHistoryAfterFailure(client, workflowId, spec, err, io.out);
     // Cancelled (`reverify cancel`, from this terminal or another): say so and how to go on (exit 4).
     if (isCancelledRun(err)) throw new RunCancelledError(spec.outputPath);
     // The server went away (killed, restarted): not a failed run. Say so, and how to go on.
