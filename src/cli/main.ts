@@ -18,6 +18,7 @@ import { gymOverrideHint } from '../config/gym-overrides.js';
 import { describeFailure, EXIT_OK, EXIT_USER_ERROR } from './exit-codes.js';
 import { handleInterrupts } from './interrupt.js';
 import { listCommand } from './list-command.js';
+import { readCommand } from './read-command.js';
 import { runCommand } from './run-command.js';
 import { statusCommand } from './status-command.js';
 import { workerCommand } from './worker-command.js';
@@ -159,6 +160,21 @@ async function main(argv: string[]): Promise<number> {
     .action(async (o: { output: string; key?: string; json?: boolean }) => {
       installRuntime(false);
       await historyCommand(o, (l) => console.log(l));
+    });
+
+  program
+    .command('read')
+    .description(
+      "a run's selected outcomes as JSONL (rows verbatim; no lock, nothing written), then on stderr whether a plain reader may read its files unfiltered (needs no Temporal server)",
+    )
+    .requiredOption('-o, --output <path>', "the run's --output")
+    .option(
+      '--disposition <d>',
+      'only these: success (main rows), failure (latest sidecar row of rollouts not in main), omitted (_ng_omitted), unknown',
+    )
+    .option('--json', 'the stderr summary as one JSON object')
+    .action(async (o: { output: string; disposition?: string; json?: boolean }) => {
+      await readCommand(o);
     });
 
   program
