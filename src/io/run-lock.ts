@@ -37,28 +37,51 @@ interface Held {
   child: ChildProcessWithoutNullStreams;
   exited: Promise<void>;
   users: number;
+  /** Set when the last user let go: the lock is dropped once `flock` has exited. */
+  releasing?: Promise<void>;
 }
 
 const heldHere = new Map<string, Promise<Held>>();
 
+/**
+ * This process's hold on the lock at `path`: shared while held; a step arriving while the last
+ * one lets go waits for `flock` to exit and takes the lock anew (never a conflict with ourselves).
+ */
+async function enter(path: string): Promise<Held> {
+  for (;;) {
+    let entry = heldHere.get(path);
+    if (!entry) {
+      const taking = takeLock(path);
+      entry = taking;
+      heldHere.set(path, taking);
+      taking.catch(() => {
+        if (heldHere.get(path) === taking) heldHere.delete(path);
+      });
+    }
+    const held = await entry;
+    if (held.releasing) {
+      await held.releasing;
+      continue;
+    }
+    held.users++;
+    return held;
+  }
+}
+
 /** Runs `body` holding the run lock of `output`; throws `RunLockHeldError` at once if another process holds it. */
 export async function withRunLock<T>(output: string, body: () => Promise<T>): Promise<T> {
   const path = await runLockPath(output);
-  let entry = heldHere.get(path);
-  if (!entry) {
-    entry = takeLock(path);
-    heldHere.set(path, entry);
-    entry.catch(() => heldHere.delete(path));
-  }
-  const held = await entry;
-  held.users++;
+  const held = await enter(path);
   try {
     return await body();
   } finally {
     if (--held.users === 0) {
-      heldHere.delete(path);
+      const entry = heldHere.get(path);
       held.child.stdin.end();
-      await held.exited;
+      held.releasing = held.exited.then(() => {
+        if (heldHere.get(path) === entry) heldHere.delete(path);
+      });
+      await held.releasing;
     }
   }
 }

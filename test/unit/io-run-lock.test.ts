@@ -55,3 +55,22 @@ describe('run lock (flock on <resolved output stem>_run.lock)', () => {
     expect(existsSync(await runLockPath(out))).toBe(false);
   });
 });
+
+describe('run lock, one step right after another in one process', () => {
+  it('a step starting while the previous one lets go waits for the release, then takes the lock (no conflict with ourselves)', async () => {
+    const out = join(freshDir(), 'out.jsonl');
+    for (let i = 0; i < 5; i++) {
+      let next: Promise<string> | undefined;
+      const first = await withRunLock(out, async () => {
+        // Runs just after this body returns, while its `flock` is still exiting.
+        setImmediate(() => {
+          next = withRunLock(out, async () => 'next');
+        });
+        return 'first';
+      });
+      expect(first).toBe('first');
+      await new Promise((r) => setImmediate(r));
+      await expect(next).resolves.toBe('next');
+    }
+  });
+});
