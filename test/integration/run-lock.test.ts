@@ -5,7 +5,7 @@
  * byte-identical, no workflow. The collector is stood in for by a Python process taking the lock
  * with `fcntl.flock`, as NeMo Gym does; the managed-run fixtures follow the seed's file rules.
  */
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startReferenceServer } from '../../src/reference-server/server.js';
@@ -77,6 +77,32 @@ describe('run lock (item 5)', () => {
     });
     expect(run.error).toBeNull();
     expect(lockFreeElsewhere(lock)).toBe(true);
+  });
+});
+
+describe('run lock taken by the steps that write (item 5)', () => {
+  it('a collector that takes the lock while we verify: our commit is refused with the same line, exit 1, nothing committed', async () => {
+    const rs = await reference({ latencyMs: 1500 });
+    const dir = tempDir();
+    const d = await sampleRun(dir, rs.port, { tasks: 2, repeats: 1 });
+    const lock = join(dir, 'out_run.lock');
+    const running = runReverify({ inputs: d.inputsPath, rollouts: d.rolloutsPath, output: d.output, configs: [d.config] });
+    // openOutputs made the outputs holding the lock; take it as soon as that step lets go.
+    let holder: Awaited<ReturnType<typeof holdLockElsewhere>> | undefined;
+    while (!holder) {
+      if (existsSync(d.output)) holder = await holdLockElsewhere(lock).catch(() => undefined);
+      if (!holder) await new Promise((r) => setTimeout(r, 20));
+    }
+    try {
+      const run = await running;
+      expect(run.error).toEqual({
+        code: 1,
+        line: `Error: Another collector owns this run (${lock}). Wait for it to stop before resuming.`,
+      });
+      expect(readFileSync(d.output, 'utf8')).toBe('');
+    } finally {
+      await holder.release();
+    }
   });
 });
 
