@@ -12,6 +12,7 @@ import { patientPost, type AggregateTransport } from './aggregate-post.js';
 import type { ActivityDeps } from './deps.js';
 import { whileHeartbeating } from './heartbeating.js';
 import { outputPathsFor } from './output-paths.js';
+import { withRunLock } from '../src/io/run-lock.js';
 import { failFastOnUserError } from './user-errors.js';
 
 export interface AggregateRequest {
@@ -104,7 +105,7 @@ export function aggregateRun(deps: ActivityDeps) {
           answers: (url, signal) => client.answers(url, signal),
         };
         const post = patientPost(transport, req.routing.servers, req.serverErrorDelayMs);
-        return aggregateOutput(req, post, { signal: Context.current().cancellationSignal });
+        return withRunLock(req.output, () => aggregateOutput(req, post, { signal: Context.current().cancellationSignal }));
       }),
     );
 }

@@ -7,7 +7,9 @@ import type { OutputPaths } from '../src/contract/run-spec.js';
 import { exists } from '../src/io/file-exists.js';
 import { dataFiles, refuseInputAliases, type InputFiles } from './input-aliases.js';
 import { outputPathsFor, type OutputRules } from './output-paths.js';
+import { refuseManagedRuns } from './refuse-managed-runs.js';
 import { refuseMultiStageRecovery } from './refuse-multi-stage.js';
+import { checkRunLockFree } from '../src/io/run-lock.js';
 import { whileHeartbeating } from './heartbeating.js';
 import { failFastOnUserError } from './user-errors.js';
 
@@ -18,7 +20,9 @@ export type { InputFiles } from './input-aliases.js';
  * `refuse-multi-stage.ts`); create the output's parent directories, check that they are
  * writable, refuse existing outputs unless --overwrite/--resume/--append (NeMo Gym's rule and
  * message first, so `--output` equal to `--rollouts` on a fresh run says "already exists" as NeMo
- * Gym does), then refuse any written path that is also an input (input-aliases.ts). Deletes
+ * Gym does), then refuse any written path that is also an input (input-aliases.ts). Before all
+ * that, refuse NeMo Gym managed runs (refuse-managed-runs.ts), and a run lock another process
+ * holds (src/io/run-lock.ts; only checked here: the steps that write take it). Deletes
  * nothing: with --overwrite the old files are deleted only after the plan has validated every
  * input row, so bad input never costs the previous results.
  */
@@ -32,6 +36,8 @@ export async function checkOutputPaths(outputPath: string, prefix: string, rules
   if (inputs.judgeFailedOnly)
     await refuseMultiStageRecovery(inputs.rolloutsPath, { retryInvalidJudgeResponses: inputs.retryInvalidJudgeResponses });
   const paths = outputPathsFor(outputPath, prefix);
+  // A run of newer NeMo Gym's run store is refused before anything, even a directory, is made.
+  await refuseManagedRuns(paths.output, inputs.atifManifestPath ? undefined : inputs.rolloutsPath, rules.overwrite);
   const dir = dirname(paths.output);
   try {
     await mkdir(dir, { recursive: true });
@@ -49,6 +55,9 @@ export async function checkOutputPaths(outputPath: string, prefix: string, rules
       `--output '${paths.output}' is a directory: pass a file path such as '${join(paths.output, 'reverified.jsonl')}'`,
     );
   }
+  // Another process (a NeMo Gym collector) writing this run: NeMo Gym takes the lock first, so it is checked first.
+  await checkRunLockFree(paths.output);
+  if (inputs.judgeFailedOnly && inputs.retryInvalidJudgeResponses) await checkRunLockFree(inputs.rolloutsPath);
   if (!rules.overwrite && !rules.resume && !rules.append) {
     for (const p of [paths.output, paths.sidecar]) {
       if (await exists(p)) throw new ConfigError(outputExists(p));

@@ -1,4 +1,5 @@
 import { rm } from 'node:fs/promises';
+import { withRunLock } from '../src/io/run-lock.js';
 import { commitParts } from '../src/io/committer.js';
 import type { OutputPaths } from '../src/contract/run-spec.js';
 import { whileHeartbeating } from './heartbeating.js';
@@ -20,15 +21,17 @@ export interface CommitRequest {
  * Commit phase: append finished batches to the main output and the sidecar exactly once
  * (truncate to the recorded length, append, fsync) and return the new lengths for the workflow to
  * record. Parts are deleted only one commit later, once the workflow has recorded this one, so a
- * retried commit always finds them.
+ * retried commit always finds them. Holds the run lock (src/io/run-lock.ts).
  */
 export function commitBatches(req: CommitRequest): Promise<{ mainLength: number; sidecarLength: number }> {
   return failFastOnUserError(() =>
-    whileHeartbeating(async () => {
-      await Promise.all(req.obsolete.map((p) => rm(p, { force: true })));
-      const mainLength = await commitParts(req.outputs.output, req.mainLength, req.mainParts);
-      const sidecarLength = await commitParts(req.outputs.sidecar, req.sidecarLength, req.sidecarParts);
-      return { mainLength, sidecarLength };
-    }),
+    whileHeartbeating(() =>
+      withRunLock(req.outputs.output, async () => {
+        await Promise.all(req.obsolete.map((p) => rm(p, { force: true })));
+        const mainLength = await commitParts(req.outputs.output, req.mainLength, req.mainParts);
+        const sidecarLength = await commitParts(req.outputs.sidecar, req.sidecarLength, req.sidecarParts);
+        return { mainLength, sidecarLength };
+      }),
+    ),
   );
 }

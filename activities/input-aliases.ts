@@ -6,7 +6,7 @@
  * its sidecar, the recovery source).
  */
 import { ConfigError } from '../src/contract/errors.js';
-import { coveragePath, sidecarPath } from '../src/contract/file-names.js';
+import { coveragePath, historyPath, sidecarPath } from '../src/contract/file-names.js';
 import type { OutputPaths } from '../src/contract/run-spec.js';
 import { isInside, pathIdentity, sameFile, type PathIdentity } from '../src/io/same-file.js';
 import type { OutputRules } from './output-paths.js';
@@ -31,7 +31,7 @@ export interface ReadFile {
   path: string;
 }
 
-type WrittenRole = 'output' | 'sidecar' | 'metrics' | 'coverage' | 'workDir';
+type WrittenRole = 'output' | 'sidecar' | 'metrics' | 'coverage' | 'history' | 'workDir';
 
 interface WrittenFile {
   role: WrittenRole;
@@ -63,6 +63,7 @@ function writtenFiles(paths: OutputPaths): WrittenFile[] {
     { role: 'sidecar', what: 'the failures sidecar', path: paths.sidecar },
     { role: 'metrics', what: 'the aggregate metrics file', path: paths.metrics },
     { role: 'coverage', what: 'the coverage file', path: coveragePath(paths.output) },
+    { role: 'history', what: 'the workflow history file', path: historyPath(paths.output) },
     { role: 'workDir', what: 'the work directory', path: paths.workDir },
   ];
 }

@@ -24,6 +24,7 @@ import { OutputBuffer } from '../src/io/json-file-members.js';
 import { isBlank, jsonlLines, type JsonlLine } from '../src/io/jsonl-lines.js';
 import { writingTo } from '../src/io/write-errors.js';
 import { hasDeliverable } from './deliverables.js';
+import { withRunLock } from '../src/io/run-lock.js';
 import { whileHeartbeating } from './heartbeating.js';
 import { failFastOnUserError } from './user-errors.js';
 
@@ -179,9 +180,12 @@ function killHook(): (step: MoveStep) => void {
 /** The move as an activity: returns what it did and the line to tell the user (null: nothing moved). */
 export function moveInvalidJudgeRows(req: { rolloutsPath: string }): Promise<MoveResult & { message: string | null }> {
   return failFastOnUserError(() =>
-    whileHeartbeating(async () => {
-      const r = await moveFlaggedRows(req.rolloutsPath, killHook());
-      return { ...r, message: r.flagged > 0 ? movedInvalidJudgeRows(r, req.rolloutsPath, sidecarPath(req.rolloutsPath)) : null };
-    }),
+    // It rewrites --rollouts and its sidecar: the run that owns them is locked for the move.
+    whileHeartbeating(() =>
+      withRunLock(req.rolloutsPath, async () => {
+        const r = await moveFlaggedRows(req.rolloutsPath, killHook());
+        return { ...r, message: r.flagged > 0 ? movedInvalidJudgeRows(r, req.rolloutsPath, sidecarPath(req.rolloutsPath)) : null };
+      }),
+    ),
   );
 }

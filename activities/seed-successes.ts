@@ -14,6 +14,7 @@ import { outputKeyIds } from '../src/planning/output-cache.js';
 import { readRangeBytes } from '../src/io/read-range.js';
 import { withScratchDir } from '../src/io/scratch-dir.js';
 import { writeFully } from '../src/io/write-fully.js';
+import { withRunLock } from '../src/io/run-lock.js';
 import { whileHeartbeating } from './heartbeating.js';
 import { failFastOnUserError } from './user-errors.js';
 
@@ -162,9 +163,11 @@ export async function writeSeedPart(req: SeedRequest, part: string, opts: SeedOp
  */
 export function seedSuccesses(req: SeedRequest): Promise<{ part: string; seeded: number }> {
   return failFastOnUserError(() =>
-    whileHeartbeating(async () => {
-      const part = join(req.workDir, 'seed.main.part');
-      return { part, seeded: await writeSeedPart(req, part) };
-    }),
+    whileHeartbeating(() =>
+      withRunLock(req.output, async () => {
+        const part = join(req.workDir, 'seed.main.part');
+        return { part, seeded: await writeSeedPart(req, part) };
+      }),
+    ),
   );
 }

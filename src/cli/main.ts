@@ -19,6 +19,7 @@ import { describeFailure, EXIT_OK, EXIT_USER_ERROR } from './exit-codes.js';
 import { handleInterrupts } from './interrupt.js';
 import { listCommand } from './list-command.js';
 import { reportCommand } from './report-command.js';
+import { readCommand } from './read-command.js';
 import { runCommand } from './run-command.js';
 import { statusCommand } from './status-command.js';
 import { workerCommand } from './worker-command.js';
@@ -177,6 +178,21 @@ async function main(argv: string[]): Promise<number> {
         (l) => console.log(l),
         (l) => console.error(l),
       );
+    });
+
+  program
+    .command('read')
+    .description(
+      "a run's selected outcomes as JSONL (rows verbatim; no lock, nothing written), then on stderr whether a plain reader may read its files unfiltered (needs no Temporal server)",
+    )
+    .requiredOption('-o, --output <path>', "the run's --output")
+    .option(
+      '--disposition <d>',
+      'only these: success (main rows), failure (latest sidecar row of rollouts not in main), omitted (_ng_omitted), unknown',
+    )
+    .option('--json', 'the stderr summary as one JSON object')
+    .action(async (o: { output: string; disposition?: string; json?: boolean }) => {
+      await readCommand(o);
     });
 
   program

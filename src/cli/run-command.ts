@@ -20,6 +20,7 @@ import { outputSearchAttributes } from '../temporal/search-attributes.js';
 import { isUserError, removeRunWithoutEffect } from './user-error-runs.js';
 import { loadUploadConfig, wandbRefusal } from '../upload/upload-config.js';
 import { uploadedLine } from './upload-command.js';
+import { writeHistoryAfterFailure, writeHistoryBeside } from './history-file.js';
 
 export interface RunCommandIo {
   out: (line: string) => void;
@@ -120,6 +121,9 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
     maxAttempts: cap.value,
     worker: proc.worker,
   });
+  // Test hook: continue-as-new every N batches (test/integration/run-history.test.ts); unset in real runs.
+  const casAfter = process.env.REVERIFY_TEST_CONTINUE_AS_NEW_AFTER_BATCHES;
+  if (casAfter) spec = { ...spec, continueAsNewAfterBatches: Number(casAfter) };
   if (spec.routing.catchAll !== null) io.out(catchAllWarning(spec.routing.catchAll));
   const wandbKeys = opts.upload && opts.configs.length > 0 ? (await loadUploadConfig(opts.configs)).wandbKeys : [];
   if (wandbKeys.length > 0) io.out(wandbRefusal(wandbKeys));
@@ -184,6 +188,7 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
       attached: existing,
       onOutputsOpen: announce,
     });
+    await writeHistoryBeside(client, workflowId, followed.result.outputs.output, io.out);
     printSummary(followed, ui, io, await endReport(spec, followed.result, { client, target }));
     const result = followed.result;
     const incomplete = missingAfterCapLine(result, spec.maxAttempts ?? 1);
@@ -194,6 +199,7 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
       throw new MetricsMissingError(result, aggregateCommandLine(result.outputs.output, opts.configs, opts.servers));
     return result;
   } catch (err) {
+    await writeHistoryAfterFailure(client, workflowId, spec, err, io.out);
     // Cancelled (`reverify cancel`, from this terminal or another): say so and how to go on (exit 4).
     if (isCancelledRun(err)) throw new RunCancelledError(spec.outputPath);
     // A user error found before the run wrote anything: the run this command started is removed.

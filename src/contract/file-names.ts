@@ -36,6 +36,26 @@ export function materializedInputsPath(p: string): string {
   return sibling(p, `${pathStem(p)}_materialized_inputs.jsonl`);
 }
 
+/** `D/<S>_manifest.json`: the run manifest of a NeMo Gym managed run (newer `gym eval run`). */
+export function manifestPath(p: string): string {
+  return sibling(p, `${pathStem(p)}_manifest.json`);
+}
+
+/** `D/<S>_attempts.jsonl`: the draft dispatch journal of an earlier managed-run format. */
+export function attemptsJournalPath(p: string): string {
+  return sibling(p, `${pathStem(p)}_attempts.jsonl`);
+}
+
+/** `D/<S>_run.lock`: the run lock; `p` must be resolved first (src/io/run-lock.ts). */
+export function runLockFilePath(p: string): string {
+  return sibling(p, `${pathStem(p)}_run.lock`);
+}
+
+/** `D/<S>_history.json`: the run's full workflow history, written when the run ends. */
+export function historyPath(p: string): string {
+  return sibling(p, `${pathStem(p)}_history.json`);
+}
+
 /** `D/<prefix><basename>`: the prefix applies to the base name only (`results/unsafe_run.jsonl`). */
 export function prefixedOutputPath(p: string, prefix: string): string {
   return sibling(p, prefix + basename(p));

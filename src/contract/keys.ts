@@ -110,3 +110,6 @@ export const MAX_ATTEMPTS_ENV = 'NEMO_GYM_MAX_ROLLOUT_ATTEMPTS';
 export const DEFAULT_MAX_ATTEMPTS = 3;
 /** Output name prefix used with `--force` against unsafe servers. */
 export const UNSAFE_PREFIX = 'unsafe_' as const;
+
+/** Newer NeMo Gym's intentional omission stamp on a sidecar row (`RolloutStore.record_omission`): disposition `omitted`. */
+export const OMITTED_KEY = '_ng_omitted';

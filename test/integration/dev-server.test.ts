@@ -268,7 +268,7 @@ describe('ensureDevServer', () => {
     expect(alive(a.pid)).toBe(false);
   });
 
-  it('creates a non-default namespace, also on a reused server', async () => {
+  it('creates a non-default namespace, also on a reused server; keeps finished runs 30 days (REVERIFY_RETENTION_DAYS)', async () => {
     const dir = freshDir();
     const a = await ensureDevServer({ stateDir: dir, port: 0, uiPort: 0, namespace: 'reverify-a' });
     const b = await ensureDevServer({ stateDir: dir, namespace: 'reverify-b' });
@@ -278,7 +278,18 @@ describe('ensureDevServer', () => {
       for (const namespace of ['reverify-a', 'reverify-b']) {
         const d = await connection.workflowService.describeNamespace({ namespace });
         expect(d.namespaceInfo?.name).toBe(namespace);
+        // Finished runs are kept 30 days by default (issue 9 item 8), not start-dev's 1 day.
+        expect(Number(d.config?.workflowExecutionRetentionTtl?.seconds)).toBe(30 * 24 * 3600);
       }
+      // REVERIFY_RETENTION_DAYS changes it on the reused server.
+      vi.stubEnv('REVERIFY_RETENTION_DAYS', '45');
+      await ensureDevServer({ stateDir: dir, namespace: 'reverify-a' });
+      const changed = await connection.workflowService.describeNamespace({ namespace: 'reverify-a' });
+      expect(Number(changed.config?.workflowExecutionRetentionTtl?.seconds)).toBe(45 * 24 * 3600);
+      vi.stubEnv('REVERIFY_RETENTION_DAYS', 'a month');
+      await expect(ensureDevServer({ stateDir: dir })).rejects.toThrow(
+        /REVERIFY_RETENTION_DAYS must be a whole number of days >= 1, got 'a month'/,
+      );
     } finally {
       await connection.close();
     }

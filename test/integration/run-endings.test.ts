@@ -181,7 +181,9 @@ describe('reverify cancel', () => {
       const requested = events.findIndex((e) => e.workflowExecutionCancelRequestedEventAttributes);
       expect(requested).toBeGreaterThan(0);
       const scheduledAfter = events.slice(requested).flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
-      expect(scheduledAfter).toEqual(['commitBatches', 'removeWorkDir']);
+      // The rows the batch in flight finished before the outage are committed (when there are any), then the cut-back.
+      expect(scheduledAfter.slice(-2)).toEqual(['commitBatches', 'removeWorkDir']);
+      expect(new Set(scheduledAfter.slice(0, -2))).toEqual(new Set(scheduledAfter.length > 2 ? ['commitBatches'] : []));
       expect(events.at(-1)?.workflowExecutionCanceledEventAttributes).toBeTruthy();
       await Worker.runReplayHistory({ workflowBundle: { codePath: await workflowBundlePath(cacheDir()) } }, history, 'cancelled');
 

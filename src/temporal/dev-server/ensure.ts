@@ -7,15 +7,24 @@ import { acquireLock } from './lock.js';
 import { devServerPaths, resolveStateDir } from './paths.js';
 import { waitUntilReady } from './readiness.js';
 import { readRecord, writeRecord } from './record-file.js';
+import { ensureRetention, retentionDays } from './retention.js';
 import { findOrphanServer, isOurServer } from './server-process.js';
 import { startServer } from './start.js';
 import type { DevServerInfo, EnsureDevServerOptions } from './types.js';
 
 /**
  * Reuse the dev server recorded in the state dir if it is alive and answers, else start one
- * (detached) and wait until it answers. Safe to call from several processes at once.
+ * (detached) and wait until it answers; then set its namespace's retention (retention.ts). Safe to
+ * call from several processes at once.
  */
 export async function ensureDevServer(opts: EnsureDevServerOptions = {}): Promise<DevServerInfo> {
+  const days = retentionDays(opts.retentionDays);
+  const info = await reuseOrStart(opts);
+  await ensureRetention(info.port, info.namespace, days, Date.now() + (opts.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS));
+  return info;
+}
+
+async function reuseOrStart(opts: EnsureDevServerOptions): Promise<DevServerInfo> {
   const dir = resolveStateDir(opts.stateDir);
   const namespace = opts.namespace ?? 'default';
   const readyTimeoutMs = opts.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS;

@@ -56,7 +56,7 @@ export async function ensureNamespace(port: number, namespace: string, deadline:
   }
 }
 
-function grpcCode(err: unknown): number | undefined {
+export function grpcCode(err: unknown): number | undefined {
   let e: unknown = err;
   for (let depth = 0; depth < 4 && e !== null && typeof e === 'object'; depth++) {
     const code = (e as { code?: unknown }).code;

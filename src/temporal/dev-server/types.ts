@@ -36,6 +36,8 @@ export interface EnsureDevServerOptions {
   readyTimeoutMs?: number;
   /** The temporal CLI to run. Default `findTemporalBinary()`. */
   binary?: string;
+  /** Days the namespace keeps finished runs. Default `$REVERIFY_RETENTION_DAYS`, else 30 (retention.ts). */
+  retentionDays?: number;
   /** Extra `start-dev` flags, e.g. `['--search-attribute', 'ReverifyJob=Keyword']`. */
   extraArgs?: string[];
 }

@@ -1,0 +1,24 @@
+/**
+ * Messages about runs owned by newer NeMo Gym's run store (`rollouts.rollout_store`): its run lock
+ * and its managed runs (a manifest or an attempts journal beside the results). The refusal texts
+ * are NeMo Gym's own (newer `rollout_reverification`), so a user sees the same line from either tool.
+ */
+
+/** A held run lock (`rollout_recovery.run_lock`). */
+export function runLockHeld(lockPath: string): string {
+  return `Another collector owns this run (${lockPath}). Wait for it to stop before resuming.`;
+}
+
+/** `--rollouts` or `--output` has a manifest or attempts journal beside it. */
+export function managedRunRefused(which: '--rollouts' | '--output', companion: string): string {
+  return (
+    `${which} belongs to a NeMo Gym managed run (${companion}). Journal-backed reverification is a follow-up to ` +
+    'evaluation resume. Resume collection to retry unfinished tasks from their inputs, or reverify a ' +
+    'selected-result projection in a separate output. Saved artifacts were not changed.'
+  );
+}
+
+/** `--overwrite` on an output that a manifest or attempts journal backs. */
+export function managedOverwriteRefused(companion: string): string {
+  return `Cannot overwrite a journal-backed run with reverification; choose a new output path. (${companion} is beside it.)`;
+}

@@ -1,0 +1,79 @@
+/**
+ * Issue 9 item 8: a finished run writes its full workflow history beside its outputs
+ * (`<stem>_history.json`): every run of the continue-as-new chain, oldest first, each replayable.
+ * Continue-as-new is forced every 2 batches (the CLI's test hook), through the in-process command.
+ */
+import { appendFileSync, existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { workflowIdForOutput } from '../../src/temporal/workflow-id.js';
+import { runReverify, sampleRun, useReferenceServer } from '../helpers/run-fixtures.js';
+import { tempDir, useSharedTemporal, useTemporalClient } from '../helpers/temporal-env.js';
+
+const temporal = useSharedTemporal('run-history');
+const client = useTemporalClient(temporal);
+const rs = useReferenceServer({});
+
+afterEach(() => {
+  vi.unstubAllEnvs();
+});
+
+interface HistoryFile {
+  workflowId: string;
+  runs: Array<{ runId: string; history: { events: Array<Record<string, unknown>> } }>;
+}
+
+describe('the workflow history beside the outputs', () => {
+  it('a run that continued as new writes every generation, oldest first, compact, replayable; no row content', async () => {
+    vi.stubEnv('REVERIFY_TEST_CONTINUE_AS_NEW_AFTER_BATCHES', '2');
+    const dir = tempDir();
+    const d = await sampleRun(dir, rs().port, { tasks: 6, repeats: 2 });
+    const run = await runReverify({ inputs: d.inputsPath, rollouts: d.rolloutsPath, output: d.output, configs: [d.config], batchSize: 2 });
+    expect(run.error).toBeNull();
+    const path = join(dir, 'out_history.json');
+    expect(run.lines.some((l) => l.startsWith(`Workflow history: ${path} (`))).toBe(true);
+    const text = readFileSync(path, 'utf8');
+    expect(text.trimEnd().split('\n')).toHaveLength(1); // compact
+    const file = JSON.parse(text) as HistoryFile;
+    expect(file.workflowId).toBe(workflowIdForOutput(d.output));
+    // 12 rows in batches of 2: 6 batches, a new generation every 2.
+    expect(file.runs.length).toBeGreaterThanOrEqual(3);
+    const first = file.runs[0].history.events[0];
+    expect(first.eventType).toBe('EVENT_TYPE_WORKFLOW_EXECUTION_STARTED');
+    expect((first.workflowExecutionStartedEventAttributes as Record<string, unknown>).continuedExecutionRunId).toBeUndefined();
+    for (const [i, r] of file.runs.entries()) {
+      const events = r.history.events;
+      const last = events[events.length - 1];
+      const end = i < file.runs.length - 1 ? 'EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW' : 'EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED';
+      expect(last.eventType).toBe(end);
+      if (i > 0)
+        expect((events[0].workflowExecutionStartedEventAttributes as Record<string, unknown>).continuedExecutionRunId).toBe(
+          file.runs[i - 1].runId,
+        );
+      expect(historyFromJSON(r.history).events?.length).toBe(events.length);
+    }
+    // The same events the server holds, every generation.
+    const total = file.runs.reduce((n, r) => n + r.history.events.length, 0);
+    let served = 0;
+    for (const r of file.runs) served += (await client().workflow.getHandle(file.workflowId, r.runId).fetchHistory()).events?.length ?? 0;
+    expect(total).toBe(served);
+    // Rows never enter the history, so not the file either: no response text.
+    const response = readFileSync(d.rolloutsPath, 'utf8').split('\n')[0];
+    const content = /"text":"([^"]{20,})"/.exec(response)?.[1];
+    expect(content).toBeTruthy();
+    expect(text).not.toContain(content);
+  });
+
+  it('a run stopped by bad input (found by its plan, inside the workflow) writes no history file', async () => {
+    const dir = tempDir();
+    const d = await sampleRun(dir, rs().port, { tasks: 2, repeats: 1 });
+    appendFileSync(d.rolloutsPath, '{"_ng_task_index": 0, oops\n');
+    const run = await runReverify({ inputs: d.inputsPath, rollouts: d.rolloutsPath, output: d.output, configs: [d.config] });
+    expect(run.error?.code).toBe(1);
+    // The workflow ran (its plan found the line) and was deleted: no `Started run` line, no history file.
+    expect(run.error?.line).toMatch(/rollouts\.jsonl:3/);
+    expect(run.lines.join('\n')).not.toMatch(/Started run/);
+    expect(existsSync(join(dir, 'out_history.json'))).toBe(false);
+  });
+});

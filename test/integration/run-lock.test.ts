@@ -1,0 +1,160 @@
+/**
+ * Issue 9 items 5 and 6: a run another process writes (a NeMo Gym collector holding
+ * `<stem>_run.lock`), and runs of newer NeMo Gym's run store (a manifest or an attempts journal
+ * beside the results), are refused before anything is written: one line, exit 1, every file
+ * byte-identical, no workflow. The collector is stood in for by a Python process taking the lock
+ * with `fcntl.flock`, as NeMo Gym does; the managed-run fixtures follow the seed's file rules.
+ */
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { startReferenceServer } from '../../src/reference-server/server.js';
+import { workflowIdForOutput } from '../../src/temporal/workflow-id.js';
+import { holdLockElsewhere, lockFreeElsewhere } from '../helpers/foreign-lock.js';
+import { closedAfterEach } from '../helpers/hooks.js';
+import { runCli } from '../helpers/cli-process.js';
+import { runArgs, runReverify, sampleRun } from '../helpers/run-fixtures.js';
+import { tempDir, useSharedTemporal, useTemporalClient } from '../helpers/temporal-env.js';
+
+const temporal = useSharedTemporal('run-lock');
+const client = useTemporalClient(temporal);
+const reference = closedAfterEach(startReferenceServer);
+
+/** Every file of a directory with its bytes. */
+function snapshot(dir: string): Record<string, string> {
+  return Object.fromEntries(readdirSync(dir).map((f) => [f, readFileSync(join(dir, f), 'base64')]));
+}
+
+async function workflowExists(output: string): Promise<boolean> {
+  return client()
+    .workflow.getHandle(workflowIdForOutput(output))
+    .describe()
+    .then(() => true)
+    .catch(() => false);
+}
+
+/** A run manifest as newer `gym eval run` writes it (schema 2, latest_allocated selection). */
+function writeManifest(path: string): void {
+  const manifest = {
+    schema_version: 2,
+    selection_policy: 'latest_allocated',
+    next_attempt: { '0:0': 2 },
+    run_id: '5f0c3b0e8d6a4c6f9a1e2b3c4d5e6f70',
+    source_digest: 'a'.repeat(64),
+    materialized_digest: 'b'.repeat(64),
+    config_digest: 'c'.repeat(64),
+    legacy_import: false,
+    identity_overridden: false,
+  };
+  writeFileSync(path, JSON.stringify(manifest, null, 2) + '\n');
+}
+
+describe('run lock (item 5)', () => {
+  it('a collector holding <stem>_run.lock: one line, exit 1, nothing written, no workflow; free again, the run goes', async () => {
+    const rs = await reference({});
+    const dir = tempDir();
+    const d = await sampleRun(dir, rs.port, { tasks: 2, repeats: 1 });
+    writeFileSync(d.output, '{"_ng_task_index": 0, "_ng_rollout_index": 0, "reward": 1.0}\n');
+    const lock = join(dir, 'out_run.lock');
+    const holder = await holdLockElsewhere(lock);
+    const before = snapshot(dir);
+    try {
+      const run = await runCli([...runArgs(d), '--overwrite'], temporal.env);
+      expect(run.code).toBe(1);
+      expect(run.stderr.trim()).toBe(`Error: Another collector owns this run (${lock}). Wait for it to stop before resuming.`);
+      expect(run.stdout).toBe('');
+      expect(snapshot(dir)).toEqual(before);
+      expect(await workflowExists(d.output)).toBe(false);
+    } finally {
+      await holder.release();
+    }
+    const run = await runReverify({
+      inputs: d.inputsPath,
+      rollouts: d.rolloutsPath,
+      output: d.output,
+      configs: [d.config],
+      overwrite: true,
+    });
+    expect(run.error).toBeNull();
+    expect(lockFreeElsewhere(lock)).toBe(true);
+  });
+});
+
+describe('run lock taken by the steps that write (item 5)', () => {
+  it('a collector that takes the lock while we verify: our commit is refused with the same line, exit 1, nothing committed', async () => {
+    const rs = await reference({ latencyMs: 1500 });
+    const dir = tempDir();
+    const d = await sampleRun(dir, rs.port, { tasks: 2, repeats: 1 });
+    const lock = join(dir, 'out_run.lock');
+    const running = runReverify({ inputs: d.inputsPath, rollouts: d.rolloutsPath, output: d.output, configs: [d.config] });
+    // openOutputs made the outputs holding the lock; take it as soon as that step lets go.
+    let holder: Awaited<ReturnType<typeof holdLockElsewhere>> | undefined;
+    while (!holder) {
+      if (existsSync(d.output)) holder = await holdLockElsewhere(lock).catch(() => undefined);
+      if (!holder) await new Promise((r) => setTimeout(r, 20));
+    }
+    try {
+      const run = await running;
+      expect(run.error).toEqual({
+        code: 1,
+        line: `Error: Another collector owns this run (${lock}). Wait for it to stop before resuming.`,
+      });
+      expect(readFileSync(d.output, 'utf8')).toBe('');
+    } finally {
+      await holder.release();
+    }
+  });
+});
+
+describe('managed runs (item 6)', () => {
+  it('--rollouts with a manifest beside it: refused, every file unchanged', async () => {
+    const rs = await reference({});
+    const dir = tempDir();
+    const d = await sampleRun(dir, rs.port, { tasks: 2, repeats: 1 });
+    const manifest = d.rolloutsPath.replace(/\.jsonl$/, '_manifest.json');
+    writeManifest(manifest);
+    const before = snapshot(dir);
+    const run = await runCli(runArgs(d), temporal.env);
+    expect(run.code).toBe(1);
+    expect(run.stderr.trim().split('\n')).toHaveLength(1);
+    expect(run.stderr).toContain(
+      `--rollouts belongs to a NeMo Gym managed run (${manifest}). Journal-backed reverification is a follow-up`,
+    );
+    expect(run.stderr).toContain('Saved artifacts were not changed.');
+    expect(snapshot(dir)).toEqual(before);
+    expect(await workflowExists(d.output)).toBe(false);
+  });
+
+  it('--overwrite of an output backed by a manifest never deletes it', async () => {
+    const rs = await reference({});
+    const dir = tempDir();
+    const d = await sampleRun(dir, rs.port, { tasks: 2, repeats: 1 });
+    writeFileSync(d.output, '{"_ng_task_index": 0, "_ng_rollout_index": 0, "_ng_attempt_index": 1, "reward": 1.0}\n');
+    writeFileSync(join(dir, 'out_failures.jsonl'), '');
+    writeManifest(join(dir, 'out_manifest.json'));
+    const before = snapshot(dir);
+    const run = await runReverify({
+      inputs: d.inputsPath,
+      rollouts: d.rolloutsPath,
+      output: d.output,
+      configs: [d.config],
+      overwrite: true,
+    });
+    expect(run.error?.code).toBe(1);
+    expect(run.error?.line).toMatch(/^Error: Cannot overwrite a journal-backed run with reverification; choose a new output path\./);
+    expect(snapshot(dir)).toEqual(before);
+  });
+
+  it('--resume of an output with an attempts journal beside it: refused, unchanged', async () => {
+    const rs = await reference({});
+    const dir = tempDir();
+    const d = await sampleRun(dir, rs.port, { tasks: 2, repeats: 1 });
+    writeFileSync(d.output, '');
+    writeFileSync(join(dir, 'out_attempts.jsonl'), '{"identity": "0:0", "attempt": 0}\n');
+    const before = snapshot(dir);
+    const run = await runReverify({ inputs: d.inputsPath, rollouts: d.rolloutsPath, output: d.output, configs: [d.config], resume: true });
+    expect(run.error?.code).toBe(1);
+    expect(run.error?.line).toContain(`--output belongs to a NeMo Gym managed run (${join(dir, 'out_attempts.jsonl')})`);
+    expect(snapshot(dir)).toEqual(before);
+  });
+});

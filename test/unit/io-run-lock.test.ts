@@ -1,0 +1,76 @@
+import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { checkRunLockFree, RunLockHeldError, runLockPath, withRunLock } from '../../src/io/run-lock.js';
+import { holdLockElsewhere, lockFreeElsewhere } from '../helpers/foreign-lock.js';
+import { useTempRoot } from '../helpers/temp-dirs.js';
+
+const { freshDir } = useTempRoot('reverify-run-lock-');
+
+describe('run lock (flock on <resolved output stem>_run.lock)', () => {
+  it('is named for the output stem, beside the resolved output (a symlinked output locks its target)', async () => {
+    const d = freshDir();
+    mkdirSync(join(d, 'real'));
+    writeFileSync(join(d, 'real', 'run.jsonl'), '');
+    symlinkSync(join(d, 'real', 'run.jsonl'), join(d, 'latest.jsonl'));
+    expect(await runLockPath(join(d, 'out.jsonl'))).toBe(join(d, 'out_run.lock'));
+    expect(await runLockPath(join(d, 'latest.jsonl'))).toBe(join(d, 'real', 'run_run.lock'));
+  });
+
+  it('is held while the body runs, seen by a Python fcntl.flock, released after; the file stays', async () => {
+    const out = join(freshDir(), 'out.jsonl');
+    const lock = await runLockPath(out);
+    const seen = await withRunLock(out, async () => lockFreeElsewhere(lock));
+    expect(seen).toBe(false);
+    expect(lockFreeElsewhere(lock)).toBe(true);
+    expect(existsSync(lock)).toBe(true);
+  });
+
+  it('is shared by nested and concurrent steps of one process', async () => {
+    const out = join(freshDir(), 'out.jsonl');
+    const inner = await withRunLock(out, () => Promise.all([withRunLock(out, async () => 1), withRunLock(out, async () => 2)]));
+    expect(inner).toEqual([1, 2]);
+  });
+
+  it("held by another process (a collector's fcntl.flock): refused at once with NeMo Gym's line; the body never runs", async () => {
+    const out = join(freshDir(), 'out.jsonl');
+    const lock = await runLockPath(out);
+    const holder = await holdLockElsewhere(lock);
+    let ran = false;
+    try {
+      const err = await withRunLock(out, async () => (ran = true)).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(RunLockHeldError);
+      expect((err as Error).message).toBe(`Another collector owns this run (${lock}). Wait for it to stop before resuming.`);
+      await expect(checkRunLockFree(out)).rejects.toBeInstanceOf(RunLockHeldError);
+    } finally {
+      await holder.release();
+    }
+    expect(ran).toBe(false);
+    await expect(withRunLock(out, async () => 'ok')).resolves.toBe('ok');
+  });
+
+  it('the pre-start check creates no lock file when there is none', async () => {
+    const out = join(freshDir(), 'out.jsonl');
+    await checkRunLockFree(out);
+    expect(existsSync(await runLockPath(out))).toBe(false);
+  });
+});
+
+describe('run lock, one step right after another in one process', () => {
+  it('a step starting while the previous one lets go waits for the release, then takes the lock (no conflict with ourselves)', async () => {
+    const out = join(freshDir(), 'out.jsonl');
+    for (let i = 0; i < 5; i++) {
+      let next: Promise<string> | undefined;
+      const first = await withRunLock(out, async () => {
+        // Runs just after this body returns, while its `flock` is still exiting.
+        setImmediate(() => {
+          next = withRunLock(out, async () => 'next');
+        });
+        return 'first';
+      });
+      expect(first).toBe('first');
+      await new Promise((r) => setImmediate(r));
+      await expect(next).resolves.toBe('next');
+    }
+  });
+});
