@@ -13,6 +13,7 @@ import { openOutputs } from './open-outputs.js';
 import { removeWorkDir } from './remove-work-dir.js';
 import { seedSuccesses } from './seed-successes.js';
 import { verifyBatch } from './verify-batch.js';
+import { writeCoverage } from './write-coverage.js';
 
 /**
  * All activities of a reverify run. Those that talk to a verifier are bound to this process's
@@ -34,6 +35,7 @@ export function createActivities(deps: ActivityDeps) {
     commitBatches,
     aggregateRun: aggregateRun(deps),
     removeWorkDir,
+    writeCoverage,
   };
 }
 

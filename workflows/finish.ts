@@ -6,6 +6,7 @@ import { aggregation, aggregationRetry, quick } from './activity-proxies.js';
 import { innermostMessage } from './failures.js';
 import { keysMissing, rolloutsPerAgent, type RunState } from './run-state.js';
 import { enterPhase } from './details.js';
+import { coverageAtEnd } from './coverage.js';
 
 /** Aggregate, clean up, and report. */
 export async function finish(spec: RunSpec, st: RunState): Promise<RunResult> {
@@ -44,6 +45,7 @@ export async function finish(spec: RunSpec, st: RunState): Promise<RunResult> {
       aggregationError = innermostMessage(err);
     }
   }
+  const coverage = await coverageAtEnd(spec, st);
   await quick.removeWorkDir(outputs.workDir);
   enterPhase(st, 'done');
   return {
@@ -68,5 +70,6 @@ export async function finish(spec: RunSpec, st: RunState): Promise<RunResult> {
     aggregationError,
     messages: st.messages,
     forceWarning: st.forceWarning,
+    ...(coverage ? { coverage } : {}),
   };
 }

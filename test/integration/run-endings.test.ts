@@ -175,13 +175,14 @@ describe('reverify cancel', () => {
       expect(after.stdout).toMatch(/^Run reverify-out\.jsonl-[0-9a-f]+: CANCELLED/);
       expect(after.stdout).toContain('with --resume');
       // The history says what happened: after the cancel request, the batches' cancellations, the
-      // outputs cut back to the last commit, the work directory removed, the run cancelled; and it replays.
+      // outputs cut back to the last commit, the work directory removed, the coverage file written, the
+      // run cancelled; and it replays.
       const history = await client().workflow.getHandle(workflowIdForOutput(d.output)).fetchHistory();
       const events = history.events ?? [];
       const requested = events.findIndex((e) => e.workflowExecutionCancelRequestedEventAttributes);
       expect(requested).toBeGreaterThan(0);
       const scheduledAfter = events.slice(requested).flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
-      expect(scheduledAfter).toEqual(['commitBatches', 'removeWorkDir']);
+      expect(scheduledAfter).toEqual(['commitBatches', 'removeWorkDir', 'writeCoverage']);
       expect(events.at(-1)?.workflowExecutionCanceledEventAttributes).toBeTruthy();
       await Worker.runReplayHistory({ workflowBundle: { codePath: await workflowBundlePath(cacheDir()) } }, history, 'cancelled');
 

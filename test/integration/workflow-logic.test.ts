@@ -24,6 +24,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReverifyActivities } from '../../activities/index.js';
 import type { BatchResult, PlanSummary, Progress, RunResult, RunSpec } from '../../src/contract/run-spec.js';
 import { cacheDir } from '../../src/temporal/connection.js';
+import { coverageOf, emptyCounts } from '../../src/contract/coverage.js';
 import { workflowBundlePath } from '../../src/temporal/workflow-bundle.js';
 import { progressQuery, setPausedUpdate } from '../../workflows/definitions.js';
 import type { reverifyRun } from '../../workflows/reverify-run.js';
@@ -48,6 +49,7 @@ type CommitRequest = Parameters<ReverifyActivities['commitBatches']>[0];
 type RoundRequest = Parameters<ReverifyActivities['planRound']>[0];
 type AggregateRequest = Parameters<ReverifyActivities['aggregateRun']>[0];
 type Lengths = { mainLength: number; sidecarLength: number };
+type CoverageRequest = Parameters<ReverifyActivities['writeCoverage']>[0];
 
 /** Lengths the stubbed `openOutputs` reports: not zero, so that their threading into the first commit shows. */
 const OPENED: Lengths = { mainLength: 123, sidecarLength: 45 };
@@ -94,6 +96,7 @@ function stubActivities(o: StubOptions) {
     roundPlans: [] as PlanSummary[],
     aggregates: [] as AggregateRequest[],
     removed: [] as string[],
+    coverages: [] as CoverageRequest[],
   };
   let firstPlan: PlanSummary | null = null;
 
@@ -122,6 +125,7 @@ function stubActivities(o: StubOptions) {
         servers: ['rs'],
         rowsPerAgent: { agent_a: o.rows },
         recordBytes: 40,
+        keys: o.rows,
       };
       return { ...firstPlan, messages: [] };
     },
@@ -197,6 +201,16 @@ function stubActivities(o: StubOptions) {
     },
     removeWorkDir: async (workDir) => {
       rec.removed.push(workDir);
+    },
+    // The real arithmetic over empty files: the workflow's context is what the tests look at.
+    writeCoverage: async (req) => {
+      rec.coverages.push(req);
+      return coverageOf(emptyCounts(), {
+        ...req.context,
+        retry_terminal_timeouts: false,
+        output: req.outputs.output,
+        failures: req.outputs.sidecar,
+      });
     },
   };
   return { activities, rec };
@@ -583,6 +597,28 @@ describe('workflow logic with stub activities', () => {
     // No aggregation, and the work directory is kept (the same command with --resume plans again).
     expect(rec.aggregates).toEqual([]);
     expect(rec.removed).toEqual([]);
+    // The coverage file: when the outputs opened, and once more as the run failed (counts of the committed batches).
+    expect(rec.coverages.map((c) => [c.context.state, c.context.outcomes_recorded])).toEqual([
+      ['open', 0],
+      ['failed', 15],
+    ]);
+  });
+
+  it('writes the coverage file when the outputs open and at the end, with the expected keys and the cap saved with the run', async () => {
+    const spec = specFor('coverage', { batchSize: 5, maxAttempts: 3, attemptCap: { max_rollout_attempts: 2, attempt_extension: 1 } });
+    const { activities, rec } = stubActivities({ rows: 12 });
+    const { result } = await withRun(spec, activities, finished);
+    expect(rec.coverages.map((c) => c.context.state)).toEqual(['open', 'finished']);
+    expect(rec.coverages[1].context).toMatchObject({
+      expected: 12,
+      not_persisted: 0,
+      outcomes_recorded: 12,
+      cap: { max_rollout_attempts: 2, attempt_extension: 1 },
+    });
+    expect(rec.coverages[1].outputs.output).toBe(spec.outputPath);
+    // The end's coverage is the result's, and the work directory is removed after it is written.
+    expect(result.coverage).toMatchObject({ state: 'finished', attempt_cap: 3 });
+    expect(rec.removed).toHaveLength(1);
   });
 
   it('a batch that finishes while the last commit before a failure runs is committed too', async () => {
