@@ -116,7 +116,7 @@ export interface CoverageContext {
   run_id: string;
   /** `open` (written when the outputs opened), `finished`, `failed`, `cancelled`. */
   state: 'open' | 'finished' | 'failed' | 'cancelled';
-  /** Rollouts (distinct keys) the run covers; null: the keys the files hold (recovery, ATIF). */
+  /** Rollouts (distinct keys) the run covers; null: the keys the files hold (recovery). */
   expected: number | null;
   /** Rollouts this run dispatched whose result was not persisted (`_ng_no_persist`). */
   not_persisted: number;

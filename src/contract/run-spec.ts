@@ -126,7 +126,7 @@ export interface PlanSummary {
   rows: number;
   /**
    * Rollouts (distinct keys) the source holds within `--limit`, resume skips included: the run's
-   * expected rollouts in its coverage. Absent in recovery and ATIF plans (the files' keys count).
+   * expected rollouts in its coverage. Absent in recovery plans (the files' keys count) and runs started before it.
    */
   keys?: number;
   /** Agent names, indexed by the plan's agent numbers. */
