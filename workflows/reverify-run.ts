@@ -5,7 +5,7 @@
  * history, only counts, paths and committed lengths. The phases live in their own modules; the
  * state and its arithmetic in run-state.ts; the activity proxies in activity-proxies.ts.
  */
-import { CancellationScope, patched, setHandler } from '@temporalio/workflow';
+import { CancellationScope, ContinueAsNew, patched, setHandler } from '@temporalio/workflow';
 import type { RunResult, RunSpec } from '../src/contract/run-spec.js';
 import { endCancelled } from './cancel.js';
 import { coverageAtOpen, coverageOnFailure } from './coverage.js';
@@ -46,6 +46,8 @@ export async function reverifyRun(spec: RunSpec, carried?: RunState): Promise<Ru
     while (await nextRound(spec, st));
     return await finish(spec, st);
   } catch (err) {
+    // Not an end: the next generation goes on (and writes the coverage file when the run ends).
+    if (err instanceof ContinueAsNew) throw err;
     // Cancelled (`reverify cancel`): end cleanly. Runs cancelled before this existed ended at once.
     // The coverage file is written last, once the outputs are cut back (cancel) or as they are (failure).
     if (CancellationScope.current().consideredCancelled && patched('cancel-ends-cleanly')) {

@@ -442,6 +442,11 @@ describe('workflow logic with stub activities', () => {
     expect(result).toMatchObject({ planned: rows, done: rows, failed: 0, rounds: 1 });
     expect(result.perAgent.agent_a).toMatchObject({ done: rows, failed: 0 });
     expect(rec.removed).toEqual([result.outputs.workDir]);
+    // A continue-as-new is not an end: the coverage file is written when the outputs open and when the run ends, only.
+    expect(rec.coverages.map((c) => [c.context.state, c.context.outcomes_recorded])).toEqual([
+      ['open', 0],
+      ['finished', rows],
+    ]);
   });
 
   it('re-judges after a durable timer (doubling each round) and stops at maxAttempts', async () => {
