@@ -93,8 +93,17 @@ export async function statusCommand(
         throw err;
       },
     );
-    // The coverage counted from the files now (see coverage-view.ts for why not a query).
-    report.coverage = (await coverageNow(output))?.coverage ?? null;
+    // The coverage counted from the files now (see coverage-view.ts for why not a query). A coverage
+    // file that cannot be read is said in one line; the rest of the report stands.
+    let coverageProblem: string | null = null;
+    report.coverage = await coverageNow(output).then(
+      (now) => now?.coverage ?? null,
+      (err: unknown) => {
+        if (!(err instanceof ConfigError)) throw err;
+        coverageProblem = `Coverage: ${err.message}`;
+        return null;
+      },
+    );
     if (opts.json) {
       out(JSON.stringify(report));
       return report;
@@ -102,6 +111,7 @@ export async function statusCommand(
     statusLines(report).forEach((line) => out(line));
     if (report.coverage)
       coverageLines({ file: coveragePath(report.coverage.reporting.output), coverage: report.coverage }).forEach((l) => out(l));
+    if (coverageProblem) out(coverageProblem);
     if (report.state === 'RUNNING') {
       // Why activities are being retried (a verifier outage), each distinct failure once.
       const desc = await client.workflow.getHandle(workflowId).describe();

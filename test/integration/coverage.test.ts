@@ -13,12 +13,11 @@
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cancelCommand } from '../../src/cli/cancel-command.js';
 import { controlCommand } from '../../src/cli/control-command.js';
-import { queryProgress } from '../../src/cli/query-progress.js';
 import { statusCommand } from '../../src/cli/status-command.js';
 import type { Coverage } from '../../src/contract/coverage.js';
 import { workflowIdForOutput } from '../../src/temporal/workflow-id.js';
+import { progressQuery } from '../../workflows/definitions.js';
 import { closedAfterEach } from '../helpers/hooks.js';
 import { runReverify } from '../helpers/run-fixtures.js';
 import { byTask, judgeFailed, keyText, reward, startScriptedServer, type Reply } from '../helpers/scripted-server.js';
@@ -151,6 +150,23 @@ describe('coverage file and saved attempt caps', () => {
     expect(readdirSync(f.dir).sort()).toEqual(['inputs.jsonl', 'rollouts.jsonl']);
   });
 
+  it('--resume with a coverage file that is not JSON is one clear line naming it, and nothing is written', async () => {
+    const s = await server({});
+    const f = writeFixture(tempDir(), { inputs: tasks([0, 1]) });
+    writeLines(f.output, [successLine({ t: 0 })]);
+    writeFileSync(join(f.dir, 'out_coverage.json'), '{"max_rollout_attempts": 3,');
+    const before = snapshot(f.dir);
+    const r = await runReverify({ inputs: f.inputs, rollouts: f.rollouts, output: f.output, servers: [s.flag('rs')], resume: true });
+    expect(r.error?.code).toBe(1);
+    expect(r.error?.line).toMatch(
+      new RegExp(
+        `^Error: the coverage file '${join(f.dir, 'out_coverage.json').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}' is not JSON \\(.*\\): restore it, or delete it to use today's attempt cap$`,
+      ),
+    );
+    expect(snapshot(f.dir)).toEqual(before);
+    expect(s.verifyBodies).toHaveLength(0);
+  });
+
   it('omissions are never retried nor aggregated, and count as intentionally omitted, not failed', async () => {
     const s = await server({});
     const f = writeFixture(tempDir(), { inputs: tasks([0, 1, 2, 3]) });
@@ -198,11 +214,12 @@ describe('coverage file and saved attempt caps', () => {
     await controlCommand({ output: f.output, pause: true }, () => undefined);
     release();
     for (;;) {
-      const p = await queryProgress(handle, 5000);
-      if (p && p.paused && p.inFlightRows === 0 && lines(f.output).length === p.done) break;
+      const p = await handle.query(progressQuery); // the in-process worker answers
+      if (p.paused && p.inFlightRows === 0 && lines(f.output).length === p.done) break;
       await sleep(50);
     }
-    await cancelCommand({ output: f.output, worker: false }, () => undefined);
+    // What `reverify cancel` does (its CLI is tested in run-endings.test.ts).
+    await handle.cancel();
     const cancelled = await running;
     expect(cancelled.error?.code).toBe(4);
     const cov = coverageOf(f.dir);
@@ -255,8 +272,8 @@ describe('coverage after a failed run', () => {
     await controlCommand({ output: f.output, pause: true }, () => undefined);
     release();
     for (;;) {
-      const p = await queryProgress(handle, 5000);
-      if (p && p.inFlightRows === 0 && p.done === 2) break;
+      const p = await handle.query(progressQuery);
+      if (p.inFlightRows === 0 && p.done === 2) break;
       await sleep(50);
     }
     const inputs = readFileSync(f.inputs, 'utf8').split('\n');
