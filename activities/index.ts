@@ -14,6 +14,7 @@ import { removeWorkDir } from './remove-work-dir.js';
 import { seedSuccesses } from './seed-successes.js';
 import { uploadOpen, uploadRolloutsTable, uploadRunMetrics } from './upload-results.js';
 import { verifyBatch } from './verify-batch.js';
+import { writeCoverage } from './write-coverage.js';
 
 /**
  * All activities of a reverify run. Those that talk to a verifier are bound to this process's
@@ -38,6 +39,7 @@ export function createActivities(deps: ActivityDeps) {
     uploadOpen,
     uploadRolloutsTable,
     uploadRunMetrics,
+    writeCoverage,
   };
 }
 

@@ -181,6 +181,8 @@ async function writeAtifPlan(
       sourcePath: req.manifestPath,
       inputFormat: 'atif',
       rows: writer.count,
+      // A manifest's keys are distinct (a repeat stops the plan): every row is one expected rollout.
+      keys: writer.count,
       agents: agents.list,
       servers: servers.list,
       rowsPerAgent,

@@ -9,7 +9,7 @@ import { mkdir, open, rename, rm, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { InputError } from '../src/contract/errors.js';
 import { sidecarPath } from '../src/contract/file-names.js';
-import { noMatchingInput, resumeSummary, skippingResume } from '../src/contract/messages.js';
+import { budgetExhausted, noMatchingInput, resumeSummary, skippingResume } from '../src/contract/messages.js';
 import { isJudgeFailure } from '../src/contract/outcome.js';
 import { describeRolloutRowProblem } from '../src/contract/row-shapes.js';
 import { keyId, keyOf, keyWithNullDefaults } from '../src/contract/row-key.js';
@@ -264,12 +264,15 @@ async function writePlan(req: PlanRequest): Promise<PlanOutcome> {
     const found = existsSync(req.outputs.output) || existsSync(req.outputs.sidecar);
     if (req.resume && !found && !req.judgeFailedOnly) messages.push(skippingResume());
     else if (req.resume) messages.push(resumeSummary({ total: yielded, ...skipped, remaining: writer.count }));
+    if (skipped.maxed > 0) messages.push(budgetExhausted(skipped.maxed, req.maxAttempts, req.outputs.sidecar));
     const summary: PlanSummary = {
       planPath,
       recordBytes: PLAN_RECORD_BYTES,
       files,
       sourcePath,
       rows: writer.count,
+      // The run's rollouts: distinct keys within the limit (recovery's are the files' keys).
+      ...(req.judgeFailedOnly ? {} : { keys: yielded - duplicates }),
       agents: agents.list,
       servers: servers.list,
       rowsPerAgent,

@@ -7,6 +7,7 @@ import { innermostMessage } from './failures.js';
 import { keysMissing, rolloutsPerAgent, type RunState } from './run-state.js';
 import { enterPhase } from './details.js';
 import { uploadMetrics, uploadRows } from './upload.js';
+import { coverageAtEnd } from './coverage.js';
 
 /** Upload the rows, aggregate, upload the metrics, clean up, and report. */
 export async function finish(spec: RunSpec, st: RunState): Promise<RunResult> {
@@ -47,6 +48,7 @@ export async function finish(spec: RunSpec, st: RunState): Promise<RunResult> {
     }
   }
   const upload = await uploadMetrics(uploading, st, { scored: st.mainRows ?? 0, missing: keysMissing(st) });
+  const coverage = await coverageAtEnd(spec, st);
   await quick.removeWorkDir(outputs.workDir);
   enterPhase(st, 'done');
   return {
@@ -72,5 +74,6 @@ export async function finish(spec: RunSpec, st: RunState): Promise<RunResult> {
     ...(upload === undefined ? {} : { upload }),
     messages: st.messages,
     forceWarning: st.forceWarning,
+    ...(coverage ? { coverage } : {}),
   };
 }

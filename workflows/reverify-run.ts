@@ -1,13 +1,14 @@
 /**
  * The reverify run as one durable workflow (DESIGN.md "The run as a workflow"), read as its
- * phases: guard, prepare, (recovery:) move invalid-judge rows, plan, open, seed; verify and commit in rounds, re-judging between them;
- * aggregate and finish. Deterministic: no I/O, no clocks, no randomness; rows never enter the
+ * phases: guard, prepare, (recovery:) move invalid-judge rows, plan, open, coverage, seed; verify and commit in rounds,
+ * re-judging between them; aggregate, coverage and finish (coverage also when the run fails or is cancelled). Deterministic: no I/O, no clocks, no randomness; rows never enter the
  * history, only counts, paths and committed lengths. The phases live in their own modules; the
  * state and its arithmetic in run-state.ts; the activity proxies in activity-proxies.ts.
  */
-import { CancellationScope, patched, setHandler } from '@temporalio/workflow';
+import { CancellationScope, ContinueAsNew, patched, setHandler } from '@temporalio/workflow';
 import type { RunResult, RunSpec } from '../src/contract/run-spec.js';
 import { endCancelled } from './cancel.js';
+import { coverageAtOpen, coverageOnFailure } from './coverage.js';
 import { showDetails } from './details.js';
 import { progressQuery, setConcurrencyUpdate, setMaxRequestsUpdate, setPausedUpdate } from './definitions.js';
 import { atifFirstPhases } from './atif-phases.js';
@@ -31,6 +32,7 @@ export async function reverifyRun(spec: RunSpec, carried?: RunState): Promise<Ru
     if (!carried && spec.atif) {
       const { outputs, plan, messages } = await atifFirstPhases(spec, st);
       await openOutputs(spec, st, outputs);
+      await coverageAtOpen(spec, st);
       announce(st, plan, messages);
     } else if (!carried) {
       const prefix = await guard(spec, st);
@@ -38,6 +40,7 @@ export async function reverifyRun(spec: RunSpec, carried?: RunState): Promise<Ru
       await moveInvalidJudgeRows(spec, st);
       const planned = await plan(spec, st, outputs);
       await openOutputs(spec, st, outputs);
+      await coverageAtOpen(spec, st);
       await seed(spec, st, outputs, planned.plan);
       announce(st, planned.plan, planned.messages);
     }
@@ -45,8 +48,16 @@ export async function reverifyRun(spec: RunSpec, carried?: RunState): Promise<Ru
     while (await nextRound(spec, st));
     return await finish(spec, st);
   } catch (err) {
+    // Not an end: the next generation goes on (and writes the coverage file when the run ends).
+    if (err instanceof ContinueAsNew) throw err;
     // Cancelled (`reverify cancel`): end cleanly. Runs cancelled before this existed ended at once.
-    if (CancellationScope.current().consideredCancelled && patched('cancel-ends-cleanly')) throw await endCancelled(st, inflight, err);
+    // The coverage file is written last, once the outputs are cut back (cancel) or as they are (failure).
+    if (CancellationScope.current().consideredCancelled && patched('cancel-ends-cleanly')) {
+      const cancelled = await endCancelled(st, inflight, err);
+      await coverageOnFailure(spec, st, 'cancelled');
+      throw cancelled;
+    }
+    await coverageOnFailure(spec, st, 'failed');
     throw asRunFailure(err);
   }
 }

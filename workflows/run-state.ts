@@ -71,6 +71,10 @@ export interface RunState {
   /** Keys per agent planned again by later rounds, each superseding one sidecar row (null: not known). */
   replannedPerAgent: Record<string, number> | null;
   totals: Omit<BatchResult, 'batch' | 'mainPart' | 'sidecarPart' | 'audit'>;
+  /** Rollouts the run covers (the first plan's keys; null: the files' keys count, see coverage.ts). */
+  expectedKeys: number | null;
+  /** The coverage file was written when the outputs opened: it is written again at the end, or on failure. */
+  coverageOpened: boolean;
   /** When the re-judgment timer fires (workflow time, epoch ms); set only while it runs (query-only). */
   rejudgeAt?: number | null;
 }
@@ -104,6 +108,8 @@ export function initialState(spec: RunSpec): RunState {
     keysPlanned: null,
     keysPerAgent: null,
     replannedPerAgent: {},
+    expectedKeys: null,
+    coverageOpened: false,
     totals: { main: 0, failed: 0, dropped: 0, rejected: 0, judgeFailed: 0, perAgent: {}, throttled: 0, latencyMsSum: 0, latencyCount: 0 },
   };
 }
@@ -114,6 +120,7 @@ export function setFirstPlan(st: RunState, plan: PlanSummary): void {
   st.planned = plan.rows;
   st.keysPlanned = plan.rows;
   st.keysPerAgent = { ...plan.rowsPerAgent };
+  st.expectedKeys = plan.keys ?? null;
 }
 
 /**
@@ -183,6 +190,8 @@ export function upgradeState(st: RunState): RunState {
   // Known for a carried first round: its plan is the first plan, and nothing was planned again.
   st.keysPerAgent ??= st.round === 0 && st.plan ? { ...st.plan.rowsPerAgent } : null;
   st.replannedPerAgent ??= st.round === 0 ? {} : null;
+  st.expectedKeys ??= null;
+  st.coverageOpened ??= false;
   return st;
 }
 

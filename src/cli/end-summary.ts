@@ -2,6 +2,7 @@
  * The honest end of a run (issue 10 item 2): per agent, what became of its rollouts; the exit
  * status that says the same; and the summary as one JSON object for scripts (`run --json`).
  */
+import type { Coverage } from '../contract/coverage.js';
 import type { AgentRollouts, RunResult } from '../contract/run-spec.js';
 import { EXIT_OK, EXIT_ROLLOUTS_MISSING, EXIT_RUN_FAILED } from './exit-codes.js';
 
@@ -35,7 +36,7 @@ export function missingAfterCapLine(result: RunResult, maxAttempts: number): str
   if (n === 0) return null;
   return (
     `Incomplete: ${n} rollout(s) still judge-failed after ${maxAttempts} attempt(s) (their last attempt is in ${result.outputs.sidecar}); ` +
-    `to try them again, raise NEMO_GYM_MAX_ROLLOUT_ATTEMPTS (or --max-attempts) and run the same command with --resume`
+    `to try them again, run the same command with --resume --extend-attempts N (the attempt cap is saved with the run)`
   );
 }
 
@@ -62,6 +63,8 @@ export interface EndSummary {
   keyMetrics: Record<string, Record<string, unknown>>;
   aggregationError: string | null;
   forceWarning: string | null;
+  /** The coverage file's content at the end (null: a run of an earlier version wrote none). */
+  coverage: Coverage | null;
 }
 
 export function endSummary(result: RunResult, workflowId: string, uiUrl: string | null): EndSummary {
@@ -88,5 +91,6 @@ export function endSummary(result: RunResult, workflowId: string, uiUrl: string 
     keyMetrics: Object.fromEntries(result.keyMetrics.map((k) => [k.agent, k.keyMetrics])),
     aggregationError: result.aggregationError ?? null,
     forceWarning: result.forceWarning,
+    coverage: result.coverage ?? null,
   };
 }

@@ -139,9 +139,14 @@ async function main(argv: string[]): Promise<number> {
     .description('show the state of the run writing an output')
     .requiredOption('-o, --output <path>', "the run's --output")
     .option('--json', 'print the state as one JSON object')
-    .action(async (o: { output: string; json?: boolean }) => {
+    .option(
+      '--extend-attempts <n>',
+      'preview, writing nothing, which rollouts `run --resume --extend-attempts N` would reopen',
+      int('--extend-attempts'),
+    )
+    .action(async (o: { output: string; json?: boolean; extendAttempts?: number }) => {
       installRuntime(false);
-      await statusCommand(o.output, (l) => console.log(l), { json: o.json === true });
+      await statusCommand(o.output, (l) => console.log(l), { json: o.json === true, extendAttempts: o.extendAttempts });
     });
 
   program

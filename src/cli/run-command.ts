@@ -1,6 +1,8 @@
 import { startInProcessWorker, type InProcessWorker } from './in-process-worker.js';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { coverageReport } from '../contract/coverage-report.js';
+import { coverageBlock } from '../contract/coverage.js';
+import { coveragePath } from '../contract/file-names.js';
 import { catchAllWarning, keyMetricsFor } from '../contract/messages.js';
 import type { RunResult, RunSpec } from '../contract/run-spec.js';
 import { parseRunOptions } from '../config/run-options.js';
@@ -9,6 +11,7 @@ import { TemporalUnreachable, unreachableReason } from '../temporal/server-unrea
 import { workflowIdForOutput } from '../temporal/workflow-id.js';
 import type { reverifyRun } from '../../workflows/reverify-run.js';
 import { attemptCap, buildRunSpec } from './build-spec.js';
+import { withAttemptCap } from './attempt-cap.js';
 import { differingOptionsLine, liveRunSpec } from './attach-options.js';
 import { endSummary, missingAfterCapLine, perAgentLines } from './end-summary.js';
 import { followRun, type Followed } from './follow-run.js';
@@ -83,6 +86,7 @@ export function printSummary({ result, routed }: Followed, uiUrl: string | null,
       `Warning: ${upload.warning}; the outputs are complete: \`reverify upload -o ${result.outputs.output} --config ...\` uploads them later`,
     );
   else if (upload?.runId) io.out(uploadedLine(upload.runId, upload.rows, upload.metrics));
+  if (result.coverage) coverageBlock(result.coverage, coveragePath(result.outputs.output)).forEach((line) => io.out(line));
   if (uiUrl) io.out(`Temporal UI: ${uiUrl}`);
   if (reportLine) io.out(reportLine);
   if (result.forceWarning) io.out(result.forceWarning);
@@ -140,7 +144,12 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
       .describe()
       .then((d) => d.status.name === 'RUNNING')
       .catch(() => false);
-    if (!existing) spec = await precheckRun(spec, { worker: proc.worker });
+    if (!existing) {
+      spec = await precheckRun(spec, { worker: proc.worker });
+      const capped = await withAttemptCap(spec, opts, process.env);
+      spec = capped.spec;
+      capped.notices.forEach((line) => io.out(line));
+    }
     attached = existing;
     let handle;
     try {

@@ -4,6 +4,7 @@
  * object that is printed as lines or as JSON.
  */
 import type { Client, WorkflowHandle } from '@temporalio/client';
+import type { Coverage } from '../contract/coverage.js';
 import type { AgentCounts, Progress, RunResult } from '../contract/run-spec.js';
 import { endSummary, type EndSummary } from './end-summary.js';
 import { describeFailure } from './exit-codes.js';
@@ -52,6 +53,8 @@ export interface RunReport {
   result: EndSummary | null;
   /** Failed: the line `reverify run` printed. */
   failure: string | null;
+  /** The coverage counted from the run's files now, with what its coverage file saved (null: none). */
+  coverage?: Coverage | null;
 }
 
 /** The output path of a run from its start summary (`reverify <path>`, set by run-command.ts). */

@@ -1,11 +1,13 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { resolve } from 'node:path';
 import { ConfigError } from '../contract/errors.js';
+import { coveragePath } from '../contract/file-names.js';
 import { connectClient, resolveTemporal, runUiUrl } from '../temporal/connection.js';
 import { workflowIdForOutput } from '../temporal/workflow-id.js';
 import { duration } from './progress-view.js';
 import { RetryNotices } from './retry-notices.js';
 import { runReport, type RunReport } from './run-report.js';
+import { coverageLines, coverageNow, previewExtension, previewLines } from './coverage-view.js';
 
 /** How long `status` watches a live run for its rate. */
 const RATE_SAMPLE_MS = 2000;
@@ -83,7 +85,12 @@ export function statusLines(r: RunReport): string[] {
  * and what to do if none does, why activities are being retried. Finished: outcome, duration,
  * counts, key metrics, paths. Both: the UI link.
  */
-export async function statusCommand(output: string, out: (line: string) => void, opts: { json?: boolean } = {}): Promise<RunReport> {
+export async function statusCommand(
+  output: string,
+  out: (line: string) => void,
+  opts: { json?: boolean; extendAttempts?: number } = {},
+): Promise<RunReport | null> {
+  if (opts.extendAttempts !== undefined) return previewCommand(output, opts.extendAttempts, out, opts.json === true);
   const target = await resolveTemporal();
   const workflowId = workflowIdForOutput(resolve(output));
   const { client, close } = await connectClient(target);
@@ -97,11 +104,25 @@ export async function statusCommand(output: string, out: (line: string) => void,
         throw err;
       },
     );
+    // The coverage counted from the files now (see coverage-view.ts for why not a query). A coverage
+    // file that cannot be read is said in one line; the rest of the report stands.
+    let coverageProblem: string | null = null;
+    report.coverage = await coverageNow(output).then(
+      (now) => now?.coverage ?? null,
+      (err: unknown) => {
+        if (!(err instanceof ConfigError)) throw err;
+        coverageProblem = `Coverage: ${err.message}`;
+        return null;
+      },
+    );
     if (opts.json) {
       out(JSON.stringify(report));
       return report;
     }
     statusLines(report).forEach((line) => out(line));
+    if (report.coverage)
+      coverageLines({ file: coveragePath(report.coverage.reporting.output), coverage: report.coverage }).forEach((l) => out(l));
+    if (coverageProblem) out(coverageProblem);
     if (report.state === 'RUNNING') {
       // Why activities are being retried (a verifier outage), each distinct failure once.
       const desc = await client.workflow.getHandle(workflowId).describe();
@@ -111,4 +132,20 @@ export async function statusCommand(output: string, out: (line: string) => void,
   } finally {
     await close();
   }
+}
+
+/**
+ * `reverify status -o OUT --extend-attempts N`: which rollouts `--resume --extend-attempts N` would
+ * run again, from the files and the saved cap alone (no Temporal server needed); writes nothing.
+ */
+async function previewCommand(output: string, extension: number, out: (line: string) => void, json: boolean): Promise<null> {
+  if (!Number.isInteger(extension) || extension < 1) throw new ConfigError(`--extend-attempts must be an integer >= 1, got ${extension}`);
+  const preview = await previewExtension(output, extension);
+  if (preview === null)
+    throw new ConfigError(
+      `no coverage file beside '${resolve(output)}' (it is written by every run of this version): nothing saved to preview; check the path`,
+    );
+  if (json) out(JSON.stringify(preview));
+  else previewLines(preview).forEach((line) => out(line));
+  return null;
 }

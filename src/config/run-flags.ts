@@ -173,7 +173,8 @@ export const RUN_FLAG_LIST: readonly RunFlag[] = [
     usage: '--max-attempts N',
     key: 'maxAttempts',
     kind: 'int',
-    meaning: 'attempt cap per key, for `--resume` and the re-judgment rounds',
+    meaning:
+      'attempt cap per key, for `--resume` and the re-judgment rounds; saved with the run: a later `--resume` keeps the saved cap (raise it with `--extend-attempts`)',
     shownDefault: '`NEMO_GYM_MAX_ROLLOUT_ATTEMPTS`, else 3',
   },
   {
@@ -183,6 +184,14 @@ export const RUN_FLAG_LIST: readonly RunFlag[] = [
     meaning:
       'budget of `/verify` requests of the whole run, every try counted (retries, all rounds); when it is spent the run pauses (no row fails) until `reverify control -o OUT --max-requests M` raises it (see "Request budget")',
     shownDefault: 'none',
+  },
+  {
+    usage: '--extend-attempts N',
+    key: 'extendAttempts',
+    kind: 'int',
+    meaning:
+      'with `--resume`: raise the attempt cap saved with the run (`<stem>_coverage.json`) by N, durably, before planning; rollouts at the old cap run again (preview: `reverify status -o OUT --extend-attempts N`)',
+    shownDefault: '',
   },
   {
     usage: '--no-rejudge',

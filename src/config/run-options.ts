@@ -15,7 +15,7 @@ import {
   type InputFormat,
 } from '../contract/atif-messages.js';
 import { ConfigError } from '../contract/errors.js';
-import { appendAndOverwrite, appendNeedsJudgeFailedOnly, greaterOrEqualOne } from '../contract/messages.js';
+import { appendAndOverwrite, appendNeedsJudgeFailedOnly, extendNeedsResume, greaterOrEqualOne } from '../contract/messages.js';
 import { DEFAULT_BATCH_SIZE, DEFAULT_CONCURRENCY, DEFAULT_REJUDGE_DELAY_MS, DEFAULT_REQUEST_TIMEOUT_MS } from './run-defaults.js';
 import { RUN_FLAG_LIST, RUN_FLAGS } from './run-flags.js';
 import { parseServerFlag } from './routing.js';
@@ -78,6 +78,7 @@ export const RunOptionsSchema = z
     rejudgeDelayMs: z.preprocess(intFromText, z.int().min(0)).default(DEFAULT_REJUDGE_DELAY_MS),
     maxAttempts: count().optional(),
     maxRequests: count().optional(),
+    extendAttempts: count().optional(),
     requestTimeoutMs: count().default(DEFAULT_REQUEST_TIMEOUT_MS),
     batchSize: count().default(DEFAULT_BATCH_SIZE),
   })
@@ -93,6 +94,7 @@ export const RunOptionsSchema = z
     // The order of NeMo Gym's validator: the first rule that applies is the one reported.
     const refusal = combinationRefusal(o);
     if (refusal !== null) ctx.addIssue({ code: 'custom', path: [], message: refusal });
+    else if (o.extendAttempts !== undefined && !o.resume) ctx.addIssue({ code: 'custom', path: [], message: extendNeedsResume() });
   });
 
 /** The first flag combination NeMo Gym 0.7.0 refuses (its validator's order), or null. */

@@ -3,7 +3,8 @@
  * with Python's `int()`.
  */
 import { DEFAULT_MAX_ATTEMPTS, MAX_ATTEMPTS_ENV } from './keys.js';
-import { maxAttemptsWarning } from './messages.js';
+import type { AttemptCap } from './coverage.js';
+import { extendedCapNotice, maxAttemptsWarning, savedCapNotice } from './messages.js';
 import { pyStrRepr } from './python-repr.js';
 
 // Python's str.isspace() set, which int() strips (JS trim() differs: it strips U+FEFF, keeps U+001C-1F, U+0085).
@@ -39,4 +40,32 @@ export function maxRolloutAttempts(env: Record<string, string | undefined>): { v
     return { value: DEFAULT_MAX_ATTEMPTS, warning: maxAttemptsWarning(raw, `must be >= 1, got ${n}`, DEFAULT_MAX_ATTEMPTS) };
   }
   return { value: n };
+}
+
+/** Where today's cap comes from, for the notice that a resumed run keeps its saved one. */
+export type CapSource = '--max-attempts' | typeof MAX_ATTEMPTS_ENV | 'the default';
+
+/**
+ * The attempt cap a run uses (the seed's `attempt_cap` = saved `max_rollout_attempts` + recorded
+ * `attempt_extension`): a resumed run with a saved cap keeps it, whatever today's flag or
+ * environment says (one notice line when they differ); `--extend-attempts N` adds N to the saved
+ * extension. A run without a saved cap saves today's. Pure: the caller reads the saved cap.
+ */
+export function resolveAttemptCap(
+  today: { value: number; from: CapSource },
+  saved: AttemptCap | null,
+  opts: { resume: boolean; extend?: number; coverageFile: string },
+): { cap: AttemptCap; notices: string[] } {
+  const add = opts.extend ?? 0;
+  const notices: string[] = [];
+  let cap: AttemptCap;
+  if (opts.resume && saved !== null) {
+    const inForce = saved.max_rollout_attempts + saved.attempt_extension;
+    if (inForce !== today.value) notices.push(savedCapNotice(inForce, today.value, today.from, opts.coverageFile));
+    cap = { max_rollout_attempts: saved.max_rollout_attempts, attempt_extension: saved.attempt_extension + add };
+  } else {
+    cap = { max_rollout_attempts: today.value, attempt_extension: add };
+  }
+  if (add > 0) notices.push(extendedCapNotice(cap.max_rollout_attempts, cap.attempt_extension, add, opts.coverageFile));
+  return { cap, notices };
 }

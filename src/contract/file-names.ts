@@ -26,7 +26,7 @@ export function aggregateMetricsPath(p: string): string {
   return sibling(p, `${pathStem(p)}_aggregate_metrics.json`);
 }
 
-/** `D/<S>_coverage.json`: the coverage report of newer NeMo Gym (not written yet; reserved). */
+/** `D/<S>_coverage.json`: the run's coverage and saved attempt cap (the seed's `write_coverage`; src/io/coverage-file.ts). */
 export function coveragePath(p: string): string {
   return sibling(p, `${pathStem(p)}_coverage.json`);
 }

@@ -23,6 +23,11 @@ export const FAILURE_CLASS_KEY = '_ng_failure_class';
 export const FAILURE_TERMINAL_KEY = '_ng_failure_terminal';
 /** Truthy: the result is written nowhere (kill-shaped). Wins over a failure class. */
 export const NO_PERSIST_KEY = '_ng_no_persist';
+/**
+ * Truthy on a sidecar row: an intentional omission (the seed's `record_omission`: class `skipped`,
+ * terminal). Never retried, never aggregated, counted as intentionally omitted, not failed.
+ */
+export const OMITTED_KEY = '_ng_omitted';
 /** A failed judge call: the class `--judge-failed-only` recovers (also `judge_invalid` with `--retry-invalid-judge-responses`). */
 export const JUDGE_FAILED_CLASS = 'judge_failed';
 /**
@@ -110,6 +115,3 @@ export const MAX_ATTEMPTS_ENV = 'NEMO_GYM_MAX_ROLLOUT_ATTEMPTS';
 export const DEFAULT_MAX_ATTEMPTS = 3;
 /** Output name prefix used with `--force` against unsafe servers. */
 export const UNSAFE_PREFIX = 'unsafe_' as const;
-
-/** Newer NeMo Gym's intentional omission stamp on a sidecar row (`RolloutStore.record_omission`): disposition `omitted`. */
-export const OMITTED_KEY = '_ng_omitted';

@@ -180,6 +180,40 @@ export function resumeSummary(c: ResumeCounts): string {
   ].join('\n');
 }
 
+/** Ours: `--extend-attempts` raises the cap saved with a run, so it needs one to resume. */
+export function extendNeedsResume(): string {
+  return '--extend-attempts raises the attempt cap saved with a run: use it with --resume (a new run takes --max-attempts)';
+}
+
+/**
+ * Ours: a resumed run keeps the attempt cap saved with it (its coverage file), not today's
+ * `--max-attempts` / `NEMO_GYM_MAX_ROLLOUT_ATTEMPTS`.
+ */
+export function savedCapNotice(saved: number, today: number, from: string, coverageFile: string): string {
+  return (
+    `Attempt cap: ${saved}, as saved with the run in ${coverageFile}, not ${today} from ${from}; ` + 'to raise it, pass --extend-attempts N'
+  );
+}
+
+/** Ours: the extension `--extend-attempts` records before planning. */
+export function extendedCapNotice(saved: number, extension: number, added: number, coverageFile: string): string {
+  return (
+    `Attempt cap raised by ${added}: ${saved + extension} (${saved} saved + ${extension} extension), ` +
+    `recorded in the run and in ${coverageFile}`
+  );
+}
+
+/**
+ * Keys `--resume` skips because their counted failures reached the attempt cap (newer NeMo Gym's
+ * wording), naming the sidecar that holds them.
+ */
+export function budgetExhausted(n: number, cap: number, sidecar: string): string {
+  return (
+    `Retry budget exhausted for ${n} rollout(s) at the cap of ${cap} counted failures. ` +
+    `They will not be dispatched with this cap. Failures: ${sidecar}.`
+  );
+}
+
 /**
  * Ours (NeMo Gym 0.7.0 moves silently): recovery with `--retry-invalid-judge-responses` moved rows
  * flagged `invalid_judge_response` out of --rollouts into its sidecar.

@@ -3,6 +3,7 @@
  * imports this file, so it must not contain runtime code.
  */
 import type { BatchAudit } from './batch-audit.js';
+import type { AttemptCap, Coverage } from './coverage.js';
 import type { RoutingTable } from './routing-table.js';
 
 /**
@@ -59,8 +60,16 @@ export interface RunSpec extends RetryRules {
   append: boolean;
   /** `--repair-truncated`: cut a cut-off last line of a reused output instead of stopping. */
   repairTruncated: boolean;
-  /** Attempt cap per key (`--max-attempts`, else NEMO_GYM_MAX_ROLLOUT_ATTEMPTS, default 3). */
+  /**
+   * Attempt cap per key in force: `attemptCap`'s sum when set, else `--max-attempts`, else
+   * NEMO_GYM_MAX_ROLLOUT_ATTEMPTS, default 3.
+   */
   maxAttempts: number;
+  /**
+   * The cap as saved with the run (the coverage file; `--resume` reads it back) and the extension
+   * recorded by `--extend-attempts`: `maxAttempts` is their sum. Absent in runs started before it.
+   */
+  attemptCap?: AttemptCap;
   /** Re-judge judge failures in automatic rounds (false: one pass, as NeMo Gym). */
   rejudge: boolean;
   /** Delay before the first re-judgment round, in ms; doubles every round. */
@@ -131,6 +140,11 @@ export interface PlanSummary {
   inputFormat?: 'atif';
   /** Rows to verify. */
   rows: number;
+  /**
+   * Rollouts (distinct keys) the source holds within `--limit`, resume skips included: the run's
+   * expected rollouts in its coverage. Absent in recovery plans (the files' keys count) and runs started before it.
+   */
+  keys?: number;
   /** Agent names, indexed by the plan's agent numbers. */
   agents: string[];
   /** Resources server names, indexed by the plan's server numbers. */
@@ -286,4 +300,6 @@ export interface RunResult {
   messages: string[];
   /** The `--force` warning, printed again at the very end. */
   forceWarning: string | null;
+  /** The coverage written at the end (`<out stem>_coverage.json`); absent in runs started before it. */
+  coverage?: Coverage | null;
 }

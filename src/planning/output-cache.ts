@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { FAILURE_CLASS_KEY, FAILURE_TERMINAL_KEY } from '../contract/keys.js';
+import { FAILURE_CLASS_KEY, FAILURE_TERMINAL_KEY, OMITTED_KEY } from '../contract/keys.js';
 import { InputError } from '../contract/errors.js';
 import { topLevelSpans } from '../contract/json-spans.js';
 import { rawTruthy } from '../contract/python-truthiness.js';
@@ -53,15 +53,17 @@ export async function* outputKeyIds(path: string, policy: TailPolicy): AsyncGene
   }
 }
 
-/** One failed attempt recorded in a sidecar: its key id, and whether it was terminal. */
+/** One sidecar row: its key id, whether it stops retries, and whether it is an omission (not an attempt). */
 export interface SidecarAttempt {
   id: string;
   terminal: boolean;
+  omitted: boolean;
 }
 
 /**
  * The attempts a sidecar records, in file order (keyless lines left out); streams. Whether an
- * attempt is terminal follows the retry rules (`isTerminalFailure`: `--retry-terminal-timeouts`).
+ * attempt is terminal follows the retry rules (`isTerminalFailure`: `--retry-terminal-timeouts`);
+ * an omission (`_ng_omitted`) always is.
  */
 export async function* sidecarAttemptLines(path: string, policy: TailPolicy & RetryRules): AsyncGenerator<SidecarAttempt> {
   if (!existsSync(path)) return;
@@ -75,8 +77,10 @@ export async function* sidecarAttemptLines(path: string, policy: TailPolicy & Re
       return span === undefined ? undefined : line.text.slice(span.start, span.end);
     };
     const stamped = rawTruthy(raw(FAILURE_TERMINAL_KEY) ?? 'null');
+    // An omission is terminal whatever else it says: it is never retried.
+    const omitted = rawTruthy(raw(OMITTED_KEY) ?? 'null');
     // The class is read only when it can matter (parsing it for every line of a big sidecar is waste).
     const failureClass = policy.retryTerminalTimeouts ? (JSON.parse(raw(FAILURE_CLASS_KEY) ?? 'null') as unknown) : undefined;
-    yield { id, terminal: isTerminalFailure(failureClass, stamped, policy) };
+    yield { id, terminal: omitted || isTerminalFailure(failureClass, stamped, policy), omitted };
   }
 }

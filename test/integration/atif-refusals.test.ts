@@ -73,11 +73,18 @@ describe('the ATIF preflight, before any output path is prepared', () => {
     expect(await removed(output)).toBe(true);
   });
 
-  it('comes after the plan and before the outputs: an accepted run schedules plan, preflight, prepare, open, verify', async () => {
+  it('comes after the plan and before the outputs: an accepted run schedules plan, preflight, prepare, open, coverage, verify', async () => {
     const rs = await scripted();
     const d = await atifRun(tempDir(), rs.port, { tasks: 2, repeats: 1 });
     expect((await run(atifOptions(d))).error).toBeNull();
-    expect((await activities(d.output)).slice(0, 5)).toEqual(['planAtif', 'atifPreflight', 'checkOutputs', 'openOutputs', 'verifyBatch']);
+    expect((await activities(d.output)).slice(0, 6)).toEqual([
+      'planAtif',
+      'atifPreflight',
+      'checkOutputs',
+      'openOutputs',
+      'writeCoverage',
+      'verifyBatch',
+    ]);
   });
 
   it('an existing output is reported after the preflight, and is neither deleted nor changed', async () => {

@@ -175,15 +175,17 @@ describe('reverify cancel', () => {
       expect(after.stdout).toMatch(/^Run reverify-out\.jsonl-[0-9a-f]+: CANCELLED/);
       expect(after.stdout).toContain('with --resume');
       // The history says what happened: after the cancel request, the batches' cancellations, the
-      // outputs cut back to the last commit, the work directory removed, the run cancelled; and it replays.
+      // outputs cut back to the last commit, the work directory removed, the coverage file written, the
+      // run cancelled; and it replays.
       const history = await client().workflow.getHandle(workflowIdForOutput(d.output)).fetchHistory();
       const events = history.events ?? [];
       const requested = events.findIndex((e) => e.workflowExecutionCancelRequestedEventAttributes);
       expect(requested).toBeGreaterThan(0);
       const scheduledAfter = events.slice(requested).flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
-      // The rows the batch in flight finished before the outage are committed (when there are any), then the cut-back.
-      expect(scheduledAfter.slice(-2)).toEqual(['commitBatches', 'removeWorkDir']);
-      expect(new Set(scheduledAfter.slice(0, -2))).toEqual(new Set(scheduledAfter.length > 2 ? ['commitBatches'] : []));
+      // The rows the batch in flight finished before the outage are committed (when there are any),
+      // then the cut-back, the cleanup and the coverage file.
+      expect(scheduledAfter.slice(-3)).toEqual(['commitBatches', 'removeWorkDir', 'writeCoverage']);
+      expect(new Set(scheduledAfter.slice(0, -3))).toEqual(new Set(scheduledAfter.length > 3 ? ['commitBatches'] : []));
       expect(events.at(-1)?.workflowExecutionCanceledEventAttributes).toBeTruthy();
       await Worker.runReplayHistory({ workflowBundle: { codePath: await workflowBundlePath(cacheDir()) } }, history, 'cancelled');
 

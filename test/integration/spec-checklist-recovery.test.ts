@@ -341,7 +341,8 @@ describe('§6 judge-failed-only end to end (119–131)', () => {
     for (const r of side) expect(r._ng_failure_class).toBe('judge_failed');
 
     rs.reset();
-    const pass2 = await recover(f, rs, { resume: true, maxAttempts: 3, rejudgeDelayMs: 0 });
+    // Pass 1 saved its cap (1) with the run: pass 2 raises it to 3 (a resume keeps the saved cap).
+    const pass2 = await recover(f, rs, { resume: true, extendAttempts: 2, rejudgeDelayMs: 0 });
     expect(pass2.error).toBeNull();
     expect(sentKeys(rs)).toEqual(['2:0', '3:0']);
     expect(pass2.lines).toContain(seededLine(0, f));

@@ -29,12 +29,13 @@ async function status(output: string): Promise<string[]> {
 }
 
 /** Polls `status` until a line matches (or the time is up): the lines of the last call. */
-async function statusUntil(output: string, re: RegExp, timeoutMs = 60_000): Promise<string[]> {
+async function statusUntil(output: string, re: RegExp | RegExp[], timeoutMs = 60_000): Promise<string[]> {
   const end = Date.now() + timeoutMs;
+  const all = Array.isArray(re) ? re : [re];
   let lines: string[] = [];
   while (Date.now() < end) {
     lines = await status(output).catch(() => []);
-    if (lines.some((l) => re.test(l))) return lines;
+    if (all.every((r) => lines.some((l) => r.test(l)))) return lines;
     await sleep(500);
   }
   return lines;
@@ -63,8 +64,9 @@ describe('reverify status and list', () => {
 
     // A worker attaches (the same command without --no-worker): the run verifies.
     const withWorker = runCli(args, temporal.env, 180_000);
-    // The worker's pollers show in describeTaskQueue a moment after it starts: wait for them too.
-    const live = await statusUntil(d.output, /^Workers: [1-9]\d* polling task queue/);
+    // The worker's pollers show in describeTaskQueue a moment after it starts, and the run reaches
+    // its verify phase after the phases before it (guard, prepare, plan, open, coverage): wait for both.
+    const live = await statusUntil(d.output, [/^Workers: [1-9]\d* polling task queue/, /^Phase: verify, round 1/]);
     expect(live).toContain('Phase: verify, round 1');
     expect(live).toContainEqual(
       expect.stringMatching(

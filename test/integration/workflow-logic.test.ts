@@ -24,6 +24,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReverifyActivities } from '../../activities/index.js';
 import type { BatchResult, PlanSummary, Progress, RunResult, RunSpec } from '../../src/contract/run-spec.js';
 import { cacheDir } from '../../src/temporal/connection.js';
+import { coverageOf, emptyCounts } from '../../src/contract/coverage.js';
 import { workflowBundlePath } from '../../src/temporal/workflow-bundle.js';
 import { progressQuery, setMaxRequestsUpdate, setPausedUpdate } from '../../workflows/definitions.js';
 import type { reverifyRun } from '../../workflows/reverify-run.js';
@@ -48,6 +49,7 @@ type CommitRequest = Parameters<ReverifyActivities['commitBatches']>[0];
 type RoundRequest = Parameters<ReverifyActivities['planRound']>[0];
 type AggregateRequest = Parameters<ReverifyActivities['aggregateRun']>[0];
 type Lengths = { mainLength: number; sidecarLength: number };
+type CoverageRequest = Parameters<ReverifyActivities['writeCoverage']>[0];
 
 /** Lengths the stubbed `openOutputs` reports: not zero, so that their threading into the first commit shows. */
 const OPENED: Lengths = { mainLength: 123, sidecarLength: 45 };
@@ -101,6 +103,7 @@ function stubActivities(o: StubOptions) {
     rowsDone: new Map<string, number>(),
     /** Every activity of the end of the run, in order: upload steps and aggregation. */
     ending: [] as string[],
+    coverages: [] as CoverageRequest[],
   };
   let firstPlan: PlanSummary | null = null;
 
@@ -129,6 +132,7 @@ function stubActivities(o: StubOptions) {
         servers: ['rs'],
         rowsPerAgent: { agent_a: o.rows },
         recordBytes: 40,
+        keys: o.rows,
       };
       return { ...firstPlan, messages: [] };
     },
@@ -225,6 +229,16 @@ function stubActivities(o: StubOptions) {
     uploadRunMetrics: async (_req, _run, coverage) => {
       rec.ending.push(`uploadRunMetrics ${coverage.scored}/${coverage.missing}`);
       return 3;
+    },
+    // The real arithmetic over empty files: the workflow's context is what the tests look at.
+    writeCoverage: async (req) => {
+      rec.coverages.push(req);
+      return coverageOf(emptyCounts(), {
+        ...req.context,
+        retry_terminal_timeouts: false,
+        output: req.outputs.output,
+        failures: req.outputs.sidecar,
+      });
     },
   };
   return { activities, rec };
@@ -456,6 +470,11 @@ describe('workflow logic with stub activities', () => {
     expect(result).toMatchObject({ planned: rows, done: rows, failed: 0, rounds: 1 });
     expect(result.perAgent.agent_a).toMatchObject({ done: rows, failed: 0 });
     expect(rec.removed).toEqual([result.outputs.workDir]);
+    // A continue-as-new is not an end: the coverage file is written when the outputs open and when the run ends, only.
+    expect(rec.coverages.map((c) => [c.context.state, c.context.outcomes_recorded])).toEqual([
+      ['open', 0],
+      ['finished', rows],
+    ]);
   });
 
   it('re-judges after a durable timer (doubling each round) and stops at maxAttempts', async () => {
@@ -652,6 +671,28 @@ describe('workflow logic with stub activities', () => {
     // No aggregation, and the work directory is kept (the same command with --resume plans again).
     expect(rec.aggregates).toEqual([]);
     expect(rec.removed).toEqual([]);
+    // The coverage file: when the outputs opened, and once more as the run failed (counts of the committed batches).
+    expect(rec.coverages.map((c) => [c.context.state, c.context.outcomes_recorded])).toEqual([
+      ['open', 0],
+      ['failed', 15],
+    ]);
+  });
+
+  it('writes the coverage file when the outputs open and at the end, with the expected keys and the cap saved with the run', async () => {
+    const spec = specFor('coverage', { batchSize: 5, maxAttempts: 3, attemptCap: { max_rollout_attempts: 2, attempt_extension: 1 } });
+    const { activities, rec } = stubActivities({ rows: 12 });
+    const { result } = await withRun(spec, activities, finished);
+    expect(rec.coverages.map((c) => c.context.state)).toEqual(['open', 'finished']);
+    expect(rec.coverages[1].context).toMatchObject({
+      expected: 12,
+      not_persisted: 0,
+      outcomes_recorded: 12,
+      cap: { max_rollout_attempts: 2, attempt_extension: 1 },
+    });
+    expect(rec.coverages[1].outputs.output).toBe(spec.outputPath);
+    // The end's coverage is the result's, and the work directory is removed after it is written.
+    expect(result.coverage).toMatchObject({ state: 'finished', attempt_cap: 3 });
+    expect(rec.removed).toHaveLength(1);
   });
 
   it('a batch that finishes while the last commit before a failure runs is committed too', async () => {

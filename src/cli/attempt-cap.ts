@@ -1,0 +1,30 @@
+/**
+ * The attempt cap of a run about to start: read back the cap saved with the run (its coverage
+ * file) when it resumes, add `--extend-attempts`, and record both in the spec (the workflow's
+ * input, so the history holds them; the coverage file saves them again when the outputs open).
+ */
+import { resolveAttemptCap, type CapSource } from '../contract/attempts.js';
+import { coveragePath } from '../contract/file-names.js';
+import { MAX_ATTEMPTS_ENV } from '../contract/keys.js';
+import type { RunSpec } from '../contract/run-spec.js';
+import type { RunOptions } from '../config/run-options.js';
+import { readCoverageFile } from '../io/coverage-file.js';
+import { outputPathsFor } from '../../activities/output-paths.js';
+
+/** The spec with the cap in force (`maxAttempts`) and as saved (`attemptCap`), and the lines to print. */
+export async function withAttemptCap(
+  spec: RunSpec,
+  opts: RunOptions,
+  env: NodeJS.ProcessEnv,
+): Promise<{ spec: RunSpec; notices: string[] }> {
+  const from: CapSource = opts.maxAttempts !== undefined ? '--max-attempts' : env[MAX_ATTEMPTS_ENV] ? MAX_ATTEMPTS_ENV : 'the default';
+  // The guard's prefix when it is known (else the plain name: --force with --no-worker).
+  const file = coveragePath(outputPathsFor(spec.outputPath, spec.guarded?.prefix ?? '').output);
+  const saved = spec.resume ? await readCoverageFile(file) : null;
+  const { cap, notices } = resolveAttemptCap({ value: spec.maxAttempts, from }, saved, {
+    resume: spec.resume,
+    extend: opts.extendAttempts,
+    coverageFile: file,
+  });
+  return { spec: { ...spec, attemptCap: cap, maxAttempts: cap.max_rollout_attempts + cap.attempt_extension }, notices };
+}

@@ -1,0 +1,77 @@
+/**
+ * Counts a run's coverage from its two files, key by key, in memory flat in the number of rows:
+ * every keyed line of the main output and of the sidecar becomes one sorted record, and each key's
+ * group is one `KeyTally` (src/contract/coverage.ts). Reads only; the sort's run files go to a
+ * fresh scratch directory under `scratchParent`, removed afterwards.
+ */
+import { addKey, emptyCounts, type CoverageCounts, type KeyTally } from '../contract/coverage.js';
+import type { RetryRules } from '../contract/run-spec.js';
+import { ExternalSorter, groupsOf } from '../io/external-sort.js';
+import { withScratchDir } from '../io/scratch-dir.js';
+import { compareKeyedRecords, keyedRecordCodec, type KeyedRecord } from './keyed-records.js';
+import { outputKeyIds, sidecarAttemptLines } from './output-cache.js';
+
+const MAIN = 0;
+const SIDECAR = 1;
+
+/** Each key's tally, in key order, to `visit`; a cut-off last line (a commit in progress) is left out. */
+export async function scanKeys(
+  files: { output: string; sidecar: string },
+  rules: RetryRules,
+  scratchParent: string,
+  visit: (key: string, tally: KeyTally) => void,
+  opts: { maxRecords?: number } = {},
+): Promise<{ mainRows: number; sidecarRows: number; omissionRows: number }> {
+  const policy = { repairTruncated: true, retryTerminalTimeouts: rules.retryTerminalTimeouts };
+  return withScratchDir(scratchParent, '.reverify-coverage-', async (dir) => {
+    const sorter = new ExternalSorter<KeyedRecord>({
+      dir,
+      name: 'coverage-keys',
+      compare: compareKeyedRecords,
+      codec: keyedRecordCodec,
+      maxRecords: opts.maxRecords,
+    });
+    const rows = { mainRows: 0, sidecarRows: 0, omissionRows: 0 };
+    try {
+      for await (const id of outputKeyIds(files.output, policy)) {
+        rows.mainRows++;
+        await sorter.add({ key: id, nums: [MAIN], text: null });
+      }
+      for await (const a of sidecarAttemptLines(files.sidecar, policy)) {
+        rows.sidecarRows++;
+        if (a.omitted) rows.omissionRows++;
+        await sorter.add({ key: a.id, nums: [SIDECAR, a.terminal ? 1 : 0, a.omitted ? 1 : 0], text: null });
+      }
+      for await (const group of groupsOf(sorter.sorted(), (r) => r.key)) {
+        const t: KeyTally = { main: 0, counted: 0, terminal: false, omitted: false };
+        for (const r of group) {
+          if (r.nums[0] === MAIN) t.main++;
+          else {
+            if (r.nums[1] === 1) t.terminal = true;
+            if (r.nums[2] === 1) t.omitted = true;
+            else t.counted++;
+          }
+        }
+        visit(group[0].key, t);
+      }
+      return rows;
+    } finally {
+      await sorter.dispose();
+    }
+  });
+}
+
+/** The coverage counts of a run's files under an attempt cap. */
+export async function countCoverage(
+  files: { output: string; sidecar: string },
+  rules: RetryRules,
+  cap: number,
+  scratchParent: string,
+): Promise<CoverageCounts> {
+  const c = emptyCounts();
+  const rows = await scanKeys(files, rules, scratchParent, (_key, t) => addKey(c, t, cap));
+  c.main_rows = rows.mainRows;
+  c.sidecar_rows = rows.sidecarRows;
+  c.omission_rows = rows.omissionRows;
+  return c;
+}

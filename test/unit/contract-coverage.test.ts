@@ -1,0 +1,171 @@
+/**
+ * The coverage arithmetic (src/contract/coverage.ts), the attempt cap a run uses
+ * (`resolveAttemptCap`), and the count of real files (src/planning/coverage-scan.ts), whose numbers
+ * must be the files' line counts, with omissions counted apart from failures.
+ */
+import { readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { resolveAttemptCap } from '../../src/contract/attempts.js';
+import {
+  addKey,
+  coverageOf,
+  dispositionOf,
+  emptyCounts,
+  reopensWith,
+  type CoverageContext,
+  type KeyTally,
+} from '../../src/contract/coverage.js';
+import { countCoverage, scanKeys } from '../../src/planning/coverage-scan.js';
+import { useTempRoot } from '../helpers/temp-dirs.js';
+
+const tmp = useTempRoot('reverify-coverage-');
+
+const tally = (t: Partial<KeyTally>): KeyTally => ({ main: 0, counted: 0, terminal: false, omitted: false, ...t });
+
+const context = (over: Partial<CoverageContext> = {}): CoverageContext => ({
+  run_id: 'wf',
+  state: 'finished',
+  expected: null,
+  not_persisted: 0,
+  outcomes_recorded: 0,
+  cap: { max_rollout_attempts: 2, attempt_extension: 0 },
+  retry_terminal_timeouts: false,
+  output: '/o.jsonl',
+  failures: '/o_failures.jsonl',
+  ...over,
+});
+
+describe('dispositions', () => {
+  it('a scored key is a success whatever its sidecar says; an omission is neither failed nor retried', () => {
+    expect(dispositionOf(tally({ main: 1, counted: 5, terminal: true }), 2)).toBe('success');
+    expect(dispositionOf(tally({ omitted: true, terminal: true }), 2)).toBe('omitted');
+    expect(dispositionOf(tally({ counted: 1, terminal: true }), 2)).toBe('terminal');
+    expect(dispositionOf(tally({ counted: 2 }), 2)).toBe('exhausted');
+    expect(dispositionOf(tally({ counted: 1 }), 2)).toBe('retryable');
+    expect(dispositionOf(tally({}), 2)).toBe('none');
+  });
+
+  it('an extension reopens exactly the non-terminal keys at the old cap and below the new one', () => {
+    expect(reopensWith(tally({ counted: 2 }), 2, 1)).toBe(true);
+    expect(reopensWith(tally({ counted: 3 }), 2, 1)).toBe(false); // still over 3
+    expect(reopensWith(tally({ counted: 3 }), 2, 2)).toBe(true);
+    expect(reopensWith(tally({ counted: 1 }), 2, 1)).toBe(false); // already retryable
+    expect(reopensWith(tally({ counted: 2, terminal: true }), 2, 5)).toBe(false);
+    expect(reopensWith(tally({ omitted: true, terminal: true }), 0, 5)).toBe(false);
+    expect(reopensWith(tally({ main: 1, counted: 2 }), 2, 5)).toBe(false);
+  });
+});
+
+describe('coverageOf', () => {
+  it('splits the expected rollouts into dispositions that add up; pending ones keep it incomplete', () => {
+    const c = emptyCounts();
+    for (const t of [
+      tally({ main: 1 }),
+      tally({ main: 1 }),
+      tally({ counted: 2 }),
+      tally({ counted: 1 }),
+      tally({ omitted: true, terminal: true }),
+    ])
+      addKey(c, t, 2);
+    Object.assign(c, { main_rows: 2, sidecar_rows: 4, omission_rows: 1 });
+    const cov = coverageOf(c, context({ expected: 8, not_persisted: 1 }));
+    expect(cov).toMatchObject({
+      expected: 8,
+      successful: 2,
+      failed: 2,
+      intentionally_omitted: 1,
+      unknown: 1,
+      never_dispatched: 2,
+      attempts: 5,
+      counted_failures: 3,
+      attempts_exhausted: 1,
+      retryable: 1,
+      attempt_cap: 2,
+      complete: false,
+    });
+    // Pending: 1 retryable + 1 unknown + 2 never dispatched of 8.
+    expect(cov.completion_fraction).toBe(0.5);
+  });
+
+  it('is complete when every rollout is scored, omitted or failed for good; nothing expected is complete', () => {
+    const c = emptyCounts();
+    for (const t of [tally({ main: 1 }), tally({ counted: 2 }), tally({ omitted: true, terminal: true })]) addKey(c, t, 2);
+    expect(coverageOf(c, context({ expected: 3 }))).toMatchObject({ complete: true, completion_fraction: 1, never_dispatched: 0 });
+    expect(coverageOf(emptyCounts(), context({ expected: 0 }))).toMatchObject({ complete: true, completion_fraction: 1 });
+  });
+});
+
+describe('resolveAttemptCap', () => {
+  const file = '/runs/out_coverage.json';
+  it('a resumed run keeps its saved cap and says so when today differs; the same cap says nothing', () => {
+    const saved = { max_rollout_attempts: 2, attempt_extension: 1 };
+    const r = resolveAttemptCap({ value: 5, from: '--max-attempts' }, saved, { resume: true, coverageFile: file });
+    expect(r.cap).toEqual(saved);
+    expect(r.notices).toEqual([
+      `Attempt cap: 3, as saved with the run in ${file}, not 5 from --max-attempts; to raise it, pass --extend-attempts N`,
+    ]);
+    expect(resolveAttemptCap({ value: 3, from: 'the default' }, saved, { resume: true, coverageFile: file }).notices).toEqual([]);
+  });
+
+  it('--extend-attempts adds to the saved extension; a run with nothing saved saves today', () => {
+    const r = resolveAttemptCap(
+      { value: 9, from: 'NEMO_GYM_MAX_ROLLOUT_ATTEMPTS' },
+      { max_rollout_attempts: 2, attempt_extension: 1 },
+      {
+        resume: true,
+        extend: 2,
+        coverageFile: file,
+      },
+    );
+    expect(r.cap).toEqual({ max_rollout_attempts: 2, attempt_extension: 3 });
+    expect(r.notices[1]).toBe(`Attempt cap raised by 2: 5 (2 saved + 3 extension), recorded in the run and in ${file}`);
+    expect(resolveAttemptCap({ value: 4, from: 'the default' }, null, { resume: true, coverageFile: file }).cap).toEqual({
+      max_rollout_attempts: 4,
+      attempt_extension: 0,
+    });
+    // Not resuming: a saved cap is not read back.
+    expect(
+      resolveAttemptCap(
+        { value: 4, from: 'the default' },
+        { max_rollout_attempts: 1, attempt_extension: 0 },
+        { resume: false, coverageFile: file },
+      ).cap.max_rollout_attempts,
+    ).toBe(4);
+  });
+});
+
+describe('countCoverage over real files', () => {
+  const row = (t: number, r: number, extra = '') => `{"_ng_task_index":${t},"_ng_rollout_index":${r},"reward":1.0${extra}}`;
+  const fail = (t: number, r: number, extra = '') => row(t, r, `,"_ng_failure_class":"judge_failed"${extra}`);
+  const omit = (t: number, r: number) =>
+    row(t, r, ',"_ng_failure_class":"skipped","_ng_failure_terminal":true,"_ng_omitted":true,"_ng_failure_message":"not scored"');
+
+  it('counts keys from the lines (sorts spilled to disk or not), omissions apart, and a cut-off last line left out', async () => {
+    const dir = tmp.freshDir();
+    const output = join(dir, 'o.jsonl');
+    const sidecar = join(dir, 'o_failures.jsonl');
+    writeFileSync(output, [row(0, 0), row(0, 1), row(1, 0), ''].join('\n') + '{"_ng_task_index":9,');
+    writeFileSync(
+      sidecar,
+      [fail(0, 1), fail(2, 0), fail(2, 0), fail(3, 0), fail(4, 0, ',"_ng_failure_terminal":true'), omit(5, 0), '', ''].join('\n'),
+    );
+    const c = await countCoverage({ output, sidecar }, {}, 2, dir);
+    expect(c).toEqual({
+      successful: 3,
+      failed: 3,
+      intentionally_omitted: 1,
+      attempts_exhausted: 1,
+      retryable: 1,
+      terminal_failures: 1,
+      main_rows: 3,
+      sidecar_rows: 6,
+      omission_rows: 1,
+    });
+    const keys: string[] = [];
+    await scanKeys({ output, sidecar }, {}, dir, (k) => keys.push(k), { maxRecords: 2 });
+    expect(keys).toHaveLength(7);
+    // The scratch directory is gone.
+    expect(readdirSync(dir).sort()).toEqual(['o.jsonl', 'o_failures.jsonl']);
+  });
+});

@@ -1,0 +1,59 @@
+/**
+ * The coverage phase (`<out stem>_coverage.json`): written when the outputs open, at the end, and
+ * when the run fails or is cancelled (a step that always runs). Runs recorded before it existed
+ * write none (`patched('coverage-file')`); nothing is written before the outputs are open (bad
+ * input leaves nothing behind).
+ */
+import { CancellationScope, patched, workflowInfo } from '@temporalio/workflow';
+import type { AttemptCap, Coverage, CoverageContext } from '../src/contract/coverage.js';
+import type { RunSpec } from '../src/contract/run-spec.js';
+import { cleanup, quick } from './activity-proxies.js';
+import type { RunState } from './run-state.js';
+
+/** The cap in force as saved with the run: the spec's, or (runs started before it) its `maxAttempts`. */
+export function capOfSpec(spec: RunSpec): AttemptCap {
+  return spec.attemptCap ?? { max_rollout_attempts: spec.maxAttempts, attempt_extension: 0 };
+}
+
+function request(spec: RunSpec, st: RunState, state: CoverageContext['state']) {
+  return {
+    outputs: { output: st.outputs!.output, sidecar: st.outputs!.sidecar },
+    retryTerminalTimeouts: spec.retryTerminalTimeouts === true,
+    context: {
+      run_id: workflowInfo().workflowId,
+      state,
+      expected: st.expectedKeys,
+      not_persisted: st.totals.dropped,
+      outcomes_recorded: st.totals.main + st.totals.failed + st.seeded,
+      cap: capOfSpec(spec),
+    },
+  };
+}
+
+/** When the outputs have just opened: the first coverage file (it also saves the attempt cap). */
+export async function coverageAtOpen(spec: RunSpec, st: RunState): Promise<void> {
+  if (st.outputs === null || !patched('coverage-file')) return;
+  st.coverageOpened = true;
+  await quick.writeCoverage.executeWithOptions({ summary: 'coverage: outputs opened' }, [request(spec, st, 'open')]);
+}
+
+/** At the end, once every row is committed. */
+export async function coverageAtEnd(spec: RunSpec, st: RunState): Promise<Coverage | null> {
+  if (!st.coverageOpened || !patched('coverage-file')) return null;
+  return await quick.writeCoverage.executeWithOptions({ summary: 'coverage: finished' }, [request(spec, st, 'finished')]);
+}
+
+/**
+ * When the run failed or was cancelled: written whatever the cancellation (non-cancellable), with a
+ * few tries; a coverage file that cannot be written does not change how the run ends.
+ */
+export async function coverageOnFailure(spec: RunSpec, st: RunState, state: 'failed' | 'cancelled'): Promise<void> {
+  if (!st.coverageOpened || !patched('coverage-file')) return;
+  await CancellationScope.nonCancellable(async () => {
+    try {
+      await cleanup.writeCoverage.executeWithOptions({ summary: `coverage: ${state}` }, [request(spec, st, state)]);
+    } catch {
+      st.messages.push(`The coverage file could not be written after the run ${state}; it is written again by the next run`);
+    }
+  });
+}
