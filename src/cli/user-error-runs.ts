@@ -37,9 +37,15 @@ export async function removeRunWithoutEffect(client: Client, workflowId: string)
   const ran = (history.events ?? []).flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
   if (!ran.every((name) => WRITES_NOTHING.has(name))) return false;
   const namespace = client.options.namespace;
-  // The server deletes it in the background, within seconds.
-  return client.workflowService.deleteWorkflowExecution({ namespace, workflowExecution: { workflowId } }).then(
-    () => true,
-    () => false,
-  );
+  // The server deletes it in the background (seconds; longer when its task queues are busy). A
+  // request the server did not take (a busy or restarting server) is asked again, twice.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await client.workflowService.deleteWorkflowExecution({ namespace, workflowExecution: { workflowId } });
+      return true;
+    } catch {
+      if (attempt === 3) return false;
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
 }

@@ -29,7 +29,7 @@ async function activities(output: string): Promise<string[]> {
 /** True once the server holds no run for this output (a run refused before writing anything is deleted, in the background). */
 async function removed(output: string): Promise<boolean> {
   const handle = client().workflow.getHandle(workflowIdForOutput(output));
-  for (const t0 = Date.now(); Date.now() - t0 < 60_000; await new Promise((r) => setTimeout(r, 250)))
+  for (const t0 = Date.now(); Date.now() - t0 < 90_000; await new Promise((r) => setTimeout(r, 250)))
     if (
       !(await handle.describe().then(
         () => true,

@@ -86,7 +86,7 @@ describe('user errors found before the workflow starts', () => {
     expect(rs.stats().requests.verify).toBe(0);
     // The server deletes the run in the background.
     const t0 = Date.now();
-    while ((await workflowExists(d.output)) && Date.now() - t0 < 60_000) await new Promise((r) => setTimeout(r, 250));
+    while ((await workflowExists(d.output)) && Date.now() - t0 < 90_000) await new Promise((r) => setTimeout(r, 250));
     expect(await workflowExists(d.output)).toBe(false);
   });
 

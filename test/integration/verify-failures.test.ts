@@ -233,13 +233,13 @@ describe('/verify failure policy', () => {
     }
     expect(status[0]).toMatch(/^Run reverify-out\.jsonl-[0-9a-f]+: RUNNING/);
     expect(status).toContainEqual(
-      expect.stringMatching(/^Waiting: verifyBatch attempt \d+ failed, Temporal retries it: .* is unavailable: .*JudgeUnavailable/),
+      expect.stringMatching(/^Waiting: verifyBatch attempt \d+ failed, Temporal retries it: .* is unavailable: .*last: HTTP 500$/),
     );
     const { error, lines } = await running;
     expect(error).toBeNull();
     // So does the run command itself.
     expect(lines).toContainEqual(
-      expect.stringMatching(/^Waiting: verifyBatch attempt 1 failed, Temporal retries it: .* is unavailable: .*JudgeUnavailable/),
+      expect.stringMatching(/^Waiting: verifyBatch attempt 1 failed, Temporal retries it: .* is unavailable: .*last: HTTP 500$/),
     );
     expect(readRows(join(dir, 'out_failures.jsonl'))).toHaveLength(0);
     const keys = keysOf(readRows(d.output));
