@@ -91,10 +91,13 @@ describe('--max-requests', () => {
     expect(sortedLines(d.output)).toEqual(sortedLines(free));
     expect(sortedLines(d.output)).toHaveLength(40);
     // Metrics to 12 digits: they are sums over the rows in file order, which is the order batches finished.
+    // Per agent (the file lists agents in the order the output first names them, which follows commit order).
     const metrics = (p: string) =>
-      JSON.parse(readFileSync(p.replace(/\.jsonl$/, '_aggregate_metrics.json'), 'utf8'), (_k, v: unknown) =>
-        typeof v === 'number' ? Number(v.toPrecision(12)) : v,
-      ) as unknown;
+      (
+        JSON.parse(readFileSync(p.replace(/\.jsonl$/, '_aggregate_metrics.json'), 'utf8'), (_k, v: unknown) =>
+          typeof v === 'number' ? Number(v.toPrecision(12)) : v,
+        ) as { agent_ref: { name: string } }[]
+      ).sort((a, b) => a.agent_ref.name.localeCompare(b.agent_ref.name));
     expect(metrics(d.output)).toEqual(metrics(free));
   });
 
