@@ -85,7 +85,7 @@ describe('topLevelSpans', () => {
     expect(() => topLevelSpans(text)).toThrow(reason);
   });
 
-  it('scans a 50 KB row in well under a millisecond', () => {
+  it('finds the spans of a 50 KB row full of quotes, braces and backslashes inside strings', () => {
     const output = Array.from({ length: 40 }, (_, i) => ({
       type: 'message',
       id: `msg_${i}`,
@@ -93,12 +93,8 @@ describe('topLevelSpans', () => {
     }));
     const row = JSON.stringify({ response: { output }, _ng_task_index: 1 });
     expect(row.length).toBeGreaterThan(50_000);
-    for (let i = 0; i < 50; i++) topLevelSpans(row);
-    const t = performance.now();
-    const n = 200;
-    for (let i = 0; i < n; i++) topLevelSpans(row);
-    const perRowMs = (performance.now() - t) / n;
-    expect(perRowMs).toBeLessThan(1);
+    // (Its speed is the plan's, measured by bench/scale.ts, not asserted here.)
+    expect(spansAsText(row)).toEqual({ response: JSON.stringify({ output }), _ng_task_index: '1' });
   });
 });
 
