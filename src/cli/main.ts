@@ -2,7 +2,8 @@ import { INPUT_FORMATS, type InputFormat } from '../contract/atif-messages.js';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { REVERIFY_MODES } from '../contract/reverify-mode.js';
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { Command, Option } from 'commander';
+import { collect, float, heartbeatFlag, int, optionOf, runOptions, toRaw } from './run-flag-options.js';
 import { makeTelemetryFilterString, Runtime } from '@temporalio/worker';
 import { QuietLogger } from '../temporal/quiet-logger.js';
 import { runReferenceServerCli } from '../reference-server/main.js';
@@ -12,7 +13,6 @@ import { cancelCommand } from './cancel-command.js';
 import { controlCommand } from './control-command.js';
 import { demoCommand } from './demo-command.js';
 import { historyCommand } from './history-command.js';
-import { longFlag, RUN_FLAG_LIST, type RunFlag } from '../config/run-flags.js';
 import { exitStatusOf } from './end-summary.js';
 import { gymOverrideHint } from '../config/gym-overrides.js';
 import { describeFailure, EXIT_OK, EXIT_USER_ERROR } from './exit-codes.js';
@@ -29,66 +29,6 @@ import { uploadCommand } from './upload-command.js';
 function packageVersion(): string {
   const path = fileURLToPath(new URL('../../package.json', import.meta.url));
   return (JSON.parse(readFileSync(path, 'utf8')) as { version: string }).version;
-}
-
-const collect = (v: string, prev?: string[]) => [...(prev ?? []), v];
-const int = (flag: string) => (v: string) => {
-  if (!/^-?\d+$/.test(v.trim())) throw new InvalidArgumentError(`${flag} takes a whole number, got '${v}'`);
-  return Number(v);
-};
-const float = (flag: string) => (v: string) => {
-  const n = Number(v);
-  if (!Number.isFinite(n)) throw new InvalidArgumentError(`${flag} takes a number, got '${v}'`);
-  return n;
-};
-
-/** Commander's attribute of a flag: `--rejudge-delay` -> `rejudgeDelay`, `--no-worker` -> `worker`. */
-function attributeOf(f: RunFlag): string {
-  return longFlag(f)
-    .replace(/^--(no-)?/, '')
-    .replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
-}
-
-/** A declared flag (src/config/run-flags.ts) as a commander option: usage, help, parser, default. */
-function optionOf(f: RunFlag): Option {
-  const words = f.usage.split(' ');
-  const last = words[words.length - 1];
-  const spec = last.startsWith('-') ? f.usage : [...words.slice(0, -1), `<${last.toLowerCase()}>`].join(' ');
-  const shown = f.shownDefault.replace(/`/g, '');
-  // Commander itself shows the default of a flag that has an initial value.
-  const says = shown !== '' && f.initial === undefined && (f.kind === 'int' || f.kind === 'seconds');
-  const help = f.meaning.replace(/`/g, '') + (says ? ` (default ${shown})` : '');
-  const option = new Option(spec, help);
-  if (f.required) option.makeOptionMandatory();
-  const flag = longFlag(f);
-  if (f.kind === 'int') option.argParser(int(flag));
-  if (f.kind === 'seconds') option.argParser(float(flag));
-  if (f.kind === 'list') option.argParser(collect);
-  if (f.kind === 'choice') option.choices(f.choices!);
-  if (f.initial !== undefined) option.default(f.initial);
-  return option;
-}
-
-/** The heartbeat timeout of batch activities (also taken by `demo`). */
-const heartbeatFlag = RUN_FLAG_LIST.find((f) => longFlag(f) === '--heartbeat-timeout')!;
-
-function runOptions(cmd: Command): Command {
-  for (const f of RUN_FLAG_LIST) cmd.addOption(optionOf(f));
-  return cmd;
-}
-
-/** The run's raw options from commander's values: seconds in ms, switches false when absent. */
-function toRaw(o: Record<string, unknown>): Record<string, unknown> {
-  const raw: Record<string, unknown> = {};
-  for (const f of RUN_FLAG_LIST) {
-    if (f.key === null) continue;
-    const v = o[attributeOf(f)];
-    if (f.kind === 'seconds') raw[f.key] = v === undefined ? undefined : Math.round((v as number) * 1000);
-    else if (f.kind === 'switch') raw[f.key] = v ?? false;
-    else if (f.kind === 'list') raw[f.key] = v ?? [];
-    else raw[f.key] = v;
-  }
-  return raw;
 }
 
 /**
