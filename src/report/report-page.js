@@ -213,8 +213,8 @@
       plugins: title(none || `Progress over time (s since ${tl.start})`),
       scales: {
         x: { type: 'linear', title: { display: true, text: 's' } },
-        y: { position: 'left' },
-        rate: { position: 'right', grid: { drawOnChartArea: false } },
+        y: { position: 'left', beginAtZero: true, title: { display: true, text: 'rows finished' } },
+        rate: { position: 'right', beginAtZero: true, title: { display: true, text: 'rows/s' }, grid: { drawOnChartArea: false } },
       },
     },
   });
