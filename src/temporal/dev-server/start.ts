@@ -53,6 +53,12 @@ export async function startServer(
       'warn',
       ...(namespace !== 'default' ? ['--namespace', namespace] : []),
       ...DEV_SERVER_SEARCH_ATTRIBUTE_ARGS,
+      // A run refused by a user error before it wrote anything is deleted (src/cli/user-error-runs.ts):
+      // without these the server first waits for the run's close tasks, up to a minute when busy.
+      '--dynamic-config-value',
+      'history.transferProcessorEnsureCloseBeforeDelete=false',
+      '--dynamic-config-value',
+      'history.visibilityProcessorEnsureCloseBeforeDelete=false',
       ...(opts.extraArgs ?? []),
     ];
     rotateLog(paths.logPath);
