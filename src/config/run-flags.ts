@@ -191,7 +191,7 @@ export const RUN_FLAG_LIST: readonly RunFlag[] = [
     kind: 'int',
     meaning:
       'with `--resume`: raise the attempt cap saved with the run (`<stem>_coverage.json`) by N, durably, before planning; rollouts at the old cap run again (preview: `reverify status -o OUT --extend-attempts N`)',
-    shownDefault: '',
+    shownDefault: '0',
   },
   {
     usage: '--no-rejudge',
