@@ -1,4 +1,4 @@
-/** The run's end: aggregate (a failure retrying cannot fix ends the run with the rows complete), clean up, report. */
+/** The run's end: upload the rows, aggregate (a failure retrying cannot fix ends the run with the rows complete), upload the metrics, write the coverage file, clean up, report. */
 import { CancellationScope, patched } from '@temporalio/workflow';
 import { computingAggregateMetrics, disableAggregationNotice } from '../src/contract/messages.js';
 import type { RunResult, RunSpec } from '../src/contract/run-spec.js';
@@ -9,7 +9,7 @@ import { enterPhase } from './details.js';
 import { uploadMetrics, uploadRows } from './upload.js';
 import { coverageAtEnd } from './coverage.js';
 
-/** Upload the rows, aggregate, upload the metrics, clean up, and report. */
+/** Upload the rows, aggregate, upload the metrics, write the coverage file, clean up, and report. */
 export async function finish(spec: RunSpec, st: RunState): Promise<RunResult> {
   const outputs = st.outputs!;
   const uploading = await uploadRows(spec, st);
