@@ -127,6 +127,9 @@ export async function followRun(handle: WorkflowHandle, opts: FollowOptions): Pr
     printMessages(result.messages);
     return { result, routed: watch?.routed ?? null };
   } finally {
+    // Also when the run failed: the poll in flight ends before the caller closes the connection
+    // (a gRPC retry of it would otherwise hit the closed channel, an uncaught error).
     stop = true;
+    await poller.catch(() => undefined);
   }
 }
