@@ -43,7 +43,7 @@ const ROW_FAILURE_STRIKES = 3;
  * requests already in flight this long to answer (their verdicts are paid for), then hands back
  * what it finished: the workflow commits it before the run ends.
  */
-const CANCEL_GRACE_MS = 10_000;
+export const CANCEL_GRACE_MS = 10_000;
 
 /**
  * Verify phase: one batch of plan rows. Reads its rows by offset, each proven to be the planned

@@ -4,6 +4,7 @@ import { ConfigError } from '../contract/errors.js';
 import { connectClient, resolveTemporal } from '../temporal/connection.js';
 import { workflowIdForOutput } from '../temporal/workflow-id.js';
 import { isCancelledRun } from './run-endings.js';
+import { CANCEL_GRACE_MS } from '../../activities/verify-batch.js';
 
 export interface CancelOptions {
   output: string;
@@ -37,7 +38,7 @@ export async function cancelCommand(opts: CancelOptions, out: (line: string) => 
     await handle.cancel();
     out(
       `Cancelling the run writing '${output}' (workflow ${workflowId}): batches in flight start no new row, ` +
-        'their requests in flight get up to 10 s to answer, and what they finished is committed',
+        `their requests in flight get up to ${CANCEL_GRACE_MS / 1000} s to answer, and what they finished is committed`,
     );
     if (opts.worker) worker = await startInProcessWorker(target);
     let timer: NodeJS.Timeout | undefined;

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { inject } from 'vitest';
+import { workflowIdForOutput } from '../../src/temporal/workflow-id.js';
 import { openForFile } from './hooks.js';
 
 export { tempDir } from './temp-dirs.js';
@@ -39,4 +40,22 @@ export function useTemporalClient(temporal: { address: string; namespace: string
     async () => new Client({ connection: await Connection.connect({ address: temporal.address }), namespace: temporal.namespace }),
     (client) => client.connection.close(),
   );
+}
+
+/** Whether the server holds a run (live or closed) writing `output`. */
+export function runExists(client: Client, output: string): Promise<boolean> {
+  return client.workflow
+    .getHandle(workflowIdForOutput(output))
+    .describe()
+    .then(
+      () => true,
+      () => false,
+    );
+}
+
+/** Whether the run writing `output` is gone within `timeoutMs` (a deleted run goes in the background). */
+export async function runGone(client: Client, output: string, timeoutMs = 90_000): Promise<boolean> {
+  for (const t0 = Date.now(); Date.now() - t0 < timeoutMs; await new Promise((r) => setTimeout(r, 250)))
+    if (!(await runExists(client, output))) return true;
+  return false;
 }

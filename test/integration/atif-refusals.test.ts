@@ -13,7 +13,7 @@ import { atifOptions, atifRun, editManifest, filesIn, useFixture, type AtifRun }
 import { closedAfterEach } from '../helpers/hooks.js';
 import { runInProcess as run } from '../helpers/run-fixtures.js';
 import { startScriptedServer } from '../helpers/scripted-server.js';
-import { tempDir, useSharedTemporal, useTemporalClient } from '../helpers/temporal-env.js';
+import { runGone, tempDir, useSharedTemporal, useTemporalClient } from '../helpers/temporal-env.js';
 import { reverifyBin } from '../helpers/worker-process.js';
 
 const temporal = useSharedTemporal('atif-refusals');
@@ -24,20 +24,6 @@ const scripted = closedAfterEach(startScriptedServer);
 async function activities(output: string): Promise<string[]> {
   const history = await client().workflow.getHandle(workflowIdForOutput(output)).fetchHistory();
   return (history.events ?? []).map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter((n): n is string => !!n);
-}
-
-/** True once the server holds no run for this output (a run refused before writing anything is deleted, in the background). */
-async function removed(output: string): Promise<boolean> {
-  const handle = client().workflow.getHandle(workflowIdForOutput(output));
-  for (const t0 = Date.now(); Date.now() - t0 < 90_000; await new Promise((r) => setTimeout(r, 250)))
-    if (
-      !(await handle.describe().then(
-        () => true,
-        () => false,
-      ))
-    )
-      return true;
-  return false;
 }
 
 /** Runs an ATIF run that must be refused: its one line and exit 1, with the run's directory as it was. */
@@ -70,7 +56,7 @@ describe('the ATIF preflight, before any output path is prepared', () => {
     );
     expect(existsSync(join(d.output, '..', 'new'))).toBe(false);
     expect(rs.verifyBodies).toHaveLength(0);
-    expect(await removed(output)).toBe(true);
+    expect(await runGone(client(), output)).toBe(true);
   });
 
   it('comes after the plan and before the outputs: an accepted run schedules plan, preflight, prepare, open, coverage, verify', async () => {

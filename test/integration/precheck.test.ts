@@ -9,24 +9,16 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { startReferenceServer } from '../../src/reference-server/server.js';
-import { workflowIdForOutput } from '../../src/temporal/workflow-id.js';
 import { closedAfterEach } from '../helpers/hooks.js';
 import { runArgs, runReverify, sampleRun } from '../helpers/run-fixtures.js';
 import { runCli } from '../helpers/cli-process.js';
-import { tempDir, useSharedTemporal, useTemporalClient } from '../helpers/temporal-env.js';
+import { runExists, runGone, tempDir, useSharedTemporal, useTemporalClient } from '../helpers/temporal-env.js';
 
 const temporal = useSharedTemporal('precheck');
 const client = useTemporalClient(temporal);
 const reference = closedAfterEach(startReferenceServer);
 
-/** Whether the server has any workflow (live or closed) for this output. */
-async function workflowExists(output: string): Promise<boolean> {
-  return client()
-    .workflow.getHandle(workflowIdForOutput(output))
-    .describe()
-    .then(() => true)
-    .catch(() => false);
-}
+const workflowExists = (output: string) => runExists(client(), output);
 
 describe('user errors found before the workflow starts', () => {
   it('an existing output without --overwrite: one line, exit 1, no workflow', async () => {
@@ -85,9 +77,7 @@ describe('user errors found before the workflow starts', () => {
     expect(run.stdout).not.toMatch(/Started run/);
     expect(rs.stats().requests.verify).toBe(0);
     // The server deletes the run in the background.
-    const t0 = Date.now();
-    while ((await workflowExists(d.output)) && Date.now() - t0 < 90_000) await new Promise((r) => setTimeout(r, 250));
-    expect(await workflowExists(d.output)).toBe(false);
+    expect(await runGone(client(), d.output)).toBe(true);
   });
 
   it('a correct run still starts and finishes', async () => {

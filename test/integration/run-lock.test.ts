@@ -9,12 +9,11 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startReferenceServer } from '../../src/reference-server/server.js';
-import { workflowIdForOutput } from '../../src/temporal/workflow-id.js';
 import { holdLockElsewhere, lockFreeElsewhere } from '../helpers/foreign-lock.js';
 import { closedAfterEach } from '../helpers/hooks.js';
 import { runCli } from '../helpers/cli-process.js';
 import { runArgs, runReverify, sampleRun } from '../helpers/run-fixtures.js';
-import { tempDir, useSharedTemporal, useTemporalClient } from '../helpers/temporal-env.js';
+import { tempDir, useSharedTemporal, useTemporalClient, runExists } from '../helpers/temporal-env.js';
 
 const temporal = useSharedTemporal('run-lock');
 const client = useTemporalClient(temporal);
@@ -25,13 +24,7 @@ function snapshot(dir: string): Record<string, string> {
   return Object.fromEntries(readdirSync(dir).map((f) => [f, readFileSync(join(dir, f), 'base64')]));
 }
 
-async function workflowExists(output: string): Promise<boolean> {
-  return client()
-    .workflow.getHandle(workflowIdForOutput(output))
-    .describe()
-    .then(() => true)
-    .catch(() => false);
-}
+const workflowExists = (output: string) => runExists(client(), output);
 
 /** A run manifest as newer `gym eval run` writes it (schema 2, latest_allocated selection). */
 function writeManifest(path: string): void {
