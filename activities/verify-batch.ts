@@ -9,6 +9,7 @@ import { attemptLine, auditKey, auditRow, lastNotedAttempt, lostAttemptLine, not
 import { FailureType } from '../src/contract/failure-types.js';
 import { stampsFromPayload, type Stamps } from '../src/contract/outcome.js';
 import { verifyRequest } from '../src/contract/payload.js';
+import { operationId } from '../src/contract/rejudgment.js';
 import type { BatchResult } from '../src/contract/run-spec.js';
 import { publishFile, writeFileAtomic } from '../src/io/atomic-file.js';
 import { LEGACY_PLAN_RECORD_BYTES, readPlanRange, type PlanRecord } from '../src/planning/plan-file.js';
@@ -156,7 +157,11 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
     }
     if (reply.kind === 'ok') lastAnswered = i;
     guard.observe(reply, server, url);
-    const facts = { agent, planIndex: req.from + i, latencyMs: performance.now() - started, throttled, atif: atif !== null };
+    const rejudgment =
+      req.operation === undefined
+        ? undefined
+        : { opId: operationId(req.operation, stamps.task, stamps.rollout), judged: payload, saved: sources[k] };
+    const facts = { agent, planIndex: req.from + i, latencyMs: performance.now() - started, throttled, atif: atif !== null, rejudgment };
     await recordRouted(i, routeReply(reply, stamps, facts, req.retry), stamps);
   };
 

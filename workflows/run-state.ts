@@ -125,10 +125,11 @@ export function setFirstPlan(st: RunState, plan: PlanSummary): void {
 
 /**
  * Keys of this run still missing from the score: every failed attempt left a sidecar row, and each
- * key a later round planned again had exactly one of them superseded by its new attempt.
+ * key a later round planned again had exactly one of them superseded by its new attempt (or was a
+ * withdrawn re-judgment, which wrote nothing).
  */
 export function keysMissing(st: RunState): number {
-  return Math.max(0, st.totals.failed - (st.planned - (st.keysPlanned ?? st.planned)));
+  return Math.max(0, st.totals.failed + (st.totals.withdrawn ?? 0) - (st.planned - (st.keysPlanned ?? st.planned)));
 }
 
 /**
@@ -144,7 +145,8 @@ export function rolloutsPerAgent(st: RunState): Record<string, AgentRollouts> | 
   return Object.fromEntries(
     agents.map((agent) => {
       const c = st.totals.perAgent[agent] ?? { done: 0, failed: 0, dropped: 0, rewardSum: 0 };
-      const missing = Math.max(0, c.failed - (replanned[agent] ?? 0));
+      // A withdrawn re-judgment wrote nothing, and is missing until a later round settles it.
+      const missing = Math.max(0, c.failed + (c.withdrawn ?? 0) - (replanned[agent] ?? 0));
       return [agent, { planned: keys[agent] ?? 0, scored: c.done, sidecar: c.failed, notPersisted: c.dropped, missing }];
     }),
   );
@@ -156,6 +158,7 @@ export function addCounts(into: RunState['totals'], b: BatchResult): void {
   into.dropped += b.dropped;
   into.rejected += b.rejected;
   into.judgeFailed += b.judgeFailed;
+  if (b.withdrawn) into.withdrawn = (into.withdrawn ?? 0) + b.withdrawn;
   into.throttled += b.throttled;
   into.latencyMsSum += b.latencyMsSum;
   into.latencyCount += b.latencyCount;
@@ -165,6 +168,7 @@ export function addCounts(into: RunState['totals'], b: BatchResult): void {
     t.failed += c.failed;
     t.dropped += c.dropped;
     t.rewardSum += c.rewardSum;
+    if (c.withdrawn) t.withdrawn = (t.withdrawn ?? 0) + c.withdrawn;
   }
 }
 

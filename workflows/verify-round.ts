@@ -20,6 +20,7 @@ import { addCounts, type InFlight, type RunState } from './run-state.js';
 import { windowShape } from './window.js';
 import { enterPhase, showDetails } from './details.js';
 import { batchAllowance, budgetSpentMessage, requestsLeft } from './budget.js';
+import { operationPrefix } from '../src/contract/rejudgment.js';
 
 /** Replies of a run that, if all are 4xx rejections, stop it (the server or config is wrong). */
 const REJECT_GUARD_REPLIES = 20;
@@ -45,6 +46,12 @@ export async function verifyRound(spec: RunSpec, st: RunState, inflight: Map<num
       st,
       [...inflight.values()].map((f) => f.allowance ?? 0),
     );
+  // A re-judgment round (or a --judge-failed-only pass) settles judge failures as operations
+  // (src/contract/rejudgment.ts); runs started before operations wrote plain rows and replay so.
+  const operation =
+    (st.round > 0 || spec.judgeFailedOnly) && patched('rejudge-operations')
+      ? operationPrefix(workflowInfo().firstExecutionRunId, st.round)
+      : undefined;
   const launch = (batch: number, slots: number, held = false) => {
     const from = batch * spec.batchSize;
     const to = Math.min(plan.rows, from + spec.batchSize);
@@ -84,6 +91,7 @@ export async function verifyRound(spec: RunSpec, st: RunState, inflight: Map<num
             rejectGuard,
             ...(allowance === undefined ? {} : { allowance }),
             outputSidecar: outputs.sidecar,
+            ...(operation === undefined ? {} : { operation }),
             retry: { retryInvalidJudgeResponses: spec.retryInvalidJudgeResponses, retryTerminalTimeouts: spec.retryTerminalTimeouts },
           },
         ],
@@ -256,10 +264,17 @@ async function commit(spec: RunSpec, st: RunState, batches: BatchResult[]): Prom
     batches.map((b) => b.sidecarPart),
     `commit ${st.round > 0 ? `round ${st.round + 1} ` : ''}batches ${batches.map((b) => b.batch + 1).join(',')}`,
   );
+  const withdrawn = batches.reduce((n, b) => n + (b.withdrawn ?? 0), 0);
+  if (withdrawn > 0)
+    st.messages.push(
+      `Re-judgment withdrawn for ${withdrawn} row(s): the verifier answered without a grade (no reward); ` +
+        `nothing was written, their failures stay selected and the next pass judges them again`,
+    );
   for (const b of batches) {
     addCounts(st.totals, b);
     if (st.mainRows !== null) st.mainRows += b.main;
-    st.roundJudgeFailed += b.judgeFailed;
+    // A withdrawn re-judgment (answered without a grade) leaves its failure selected for the next round.
+    st.roundJudgeFailed += b.judgeFailed + (b.withdrawn ?? 0);
     // Shown by the progress line (`concurrency 8/32`), not as messages: it may change all day.
     ({ effective: st.effective, baselineLatencyMs: st.baselineLatencyMs } = adaptLimit(st, st.concurrency, b));
   }

@@ -25,6 +25,11 @@ export interface VerifyBatchRequest {
   rejectGuard: number;
   /** The run's sidecar (`<out>_failures.jsonl`), for messages; absent in runs started before it was passed. */
   outputSidecar?: string;
+  /**
+   * A re-judgment round (or a `--judge-failed-only` pass): the operation id prefix of its rows
+   * (src/contract/rejudgment.ts). Absent: plain verification, or runs started before operations.
+   */
+  operation?: string;
   /** How results are routed and listed for the next round (absent: the rules off). */
   retry?: RetryRules;
 }

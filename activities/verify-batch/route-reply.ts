@@ -19,6 +19,7 @@ import {
   withInvalidJudge,
   type RetryRules,
 } from '../../src/contract/retry-rules.js';
+import { isGraded, settledRow } from '../../src/contract/rejudgment.js';
 import type { VerifyReply } from '../../src/verifier/client.js';
 import type { VerifierUnavailableError } from '../../src/verifier/errors.js';
 import { agentCounts, type Checkpoint, type Counts } from './checkpoint.js';
@@ -45,6 +46,11 @@ export interface RowFacts {
    * nowhere, and a sidecar row without a truthy class is classed `kill_shaped`.
    */
   atif?: boolean;
+  /**
+   * A re-judgment (src/contract/rejudgment.ts): its operation id, and the judged body and saved row
+   * a success settles from. A success without a grade is withdrawn: nothing is written.
+   */
+  rejudgment?: { opId: string; judged: string; saved: string };
 }
 
 /**
@@ -116,9 +122,25 @@ export function routeReply(
     };
   }
   if (outcome === 'failure') return sidecarRow(stampResult(body, stamps), String(result[FAILURE_CLASS_KEY]));
+  const op = row.rejudgment;
+  if (op && !isGraded(result)) {
+    return {
+      target: null,
+      line: null,
+      audit: { cls: 'withdrawn', status: null },
+      count: (c, cp) => {
+        signals(c);
+        c.withdrawn = (c.withdrawn ?? 0) + 1;
+        const a = agentCounts(c, row.agent);
+        a.withdrawn = (a.withdrawn ?? 0) + 1;
+        // The failure stays selected: the next round judges its saved answer again.
+        cp.judgeFailedRows.push(row.planIndex);
+      },
+    };
+  }
   return {
     target: 'main',
-    line: stampResult(body, stamps),
+    line: op ? settledRow(stampResult(body, stamps), op.judged, op.saved, op.opId) : stampResult(body, stamps),
     audit: null,
     count: (c) => {
       signals(c);

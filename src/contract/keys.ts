@@ -47,6 +47,12 @@ export const MIGRATED_INVALID_JUDGE_KEY = '_ng_migrated_invalid_judge_response';
 export const REUSE_CACHED_DELIVERABLE_KEY = 'reuse_cached_deliverable';
 /** Stamped by collection on resumed retries (spec §1.0); part of a moved row's identity. */
 export const ATTEMPT_INDEX_KEY = '_ng_attempt_index';
+/** Newer NeMo Gym's run identity of a managed run's rows (kept by a settled re-judgment). */
+export const RUN_ID_KEY = '_ng_run_id';
+/** Newer NeMo Gym's logical rollout identity (kept by a settled re-judgment). */
+export const ROLLOUT_ID_KEY = '_ng_rollout_id';
+/** The operation id a settled re-judgment carries (rejudgment.ts). */
+export const OPERATION_ID_KEY = '_ng_operation_id';
 /** Multi-stage collection's stage number: `--judge-failed-only` refuses rows that have it; part of a moved row's identity (0 when absent). */
 export const STAGE_INDEX_KEY = 'stage_index';
 /** The per-task timeout of an agent (terminal when stamped so). */

@@ -159,6 +159,8 @@ export interface AgentCounts {
   failed: number;
   dropped: number;
   rewardSum: number;
+  /** Re-judgments withdrawn (answered without a grade; absent: none). */
+  withdrawn?: number;
 }
 
 /** Per agent, what became of the rollouts (keys) a run planned, at its end. */
@@ -191,6 +193,11 @@ export interface BatchResult {
    * rules also `judge_invalid` and retried timeouts (`isRetriedNextRound`).
    */
   judgeFailed: number;
+  /**
+   * Re-judgments withdrawn: the verifier answered without a grade, nothing was written, the failure
+   * stays selected and the next round plans it again (absent: none, or earlier versions).
+   */
+  withdrawn?: number;
   perAgent: Record<string, AgentCounts>;
   /** Overload signals for adaptive concurrency: 429/503 answers met (and retried) in this batch. */
   throttled: number;

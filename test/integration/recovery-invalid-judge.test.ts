@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { runCommand } from '../../src/cli/run-command.js';
 import { captureIo, runReverify, useReferenceServer } from '../helpers/run-fixtures.js';
+import { withoutOperationId } from '../helpers/operation-ids.js';
 import { failureLine, keys, lines, rows, successLine, tasks, writeFixture, type Fixture } from '../helpers/spec-fixtures.js';
 import { tempDir, useSharedTemporal } from '../helpers/temporal-env.js';
 import { sigkill, startWorkerProcess } from '../helpers/worker-process.js';
@@ -115,7 +116,7 @@ describe('--judge-failed-only --retry-invalid-judge-responses', () => {
       expect(same(f.rollouts)).toEqual(lines(calm.rollouts));
       expect(same(f.rolloutsSidecar)).toEqual(lines(calm.rolloutsSidecar));
       expect(sortedKeys(f.output)).toEqual(ALL);
-      expect(lines(f.output).sort()).toEqual(lines(calm.output).sort());
+      expect(lines(f.output).map(withoutOperationId).sort()).toEqual(lines(calm.output).map(withoutOperationId).sort());
     },
   );
 });

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { DROPPED_FROM_SCORE } from '../../src/contract/dropped-row.js';
 import { workflowIdForOutput } from '../../src/temporal/workflow-id.js';
 import { closedAfterEach } from '../helpers/hooks.js';
+import { operationIdOf } from '../helpers/operation-ids.js';
 import { keysOf, readRows, runInProcess as run, sampleRun } from '../helpers/run-fixtures.js';
 import { emptyMetrics, reward, startScriptedServer } from '../helpers/scripted-server.js';
 import { tempDir, useSharedTemporal, useTemporalClient } from '../helpers/temporal-env.js';
@@ -127,7 +128,26 @@ describe('automatic re-judgment rounds', () => {
     const base = { inputs: b.inputsPath, rollouts: b.rolloutsPath, output: b.output, configs: [b.config], rejudge: false };
     expect((await run(base)).error).toBeNull();
     for (let i = 0; i < 3; i++) expect((await run({ ...base, resume: true })).error).toBeNull();
-    expect(sorted(a.output)).toEqual(sorted(b.output));
+    // The same rows, but that a re-judgment round's settled row carries its operation id and the
+    // saved answer it was judged on (this judge does not echo `response`).
+    const responses = new Map(readRows(a.rolloutsPath).map((r) => [`${r._ng_task_index}:${r._ng_rollout_index}`, r.response]));
+    const firstPass = new Set(sorted(b.output));
+    const plain = sorted(a.output).map((line) => {
+      const row = JSON.parse(line) as Record<string, unknown>;
+      const task = row._ng_task_index as number;
+      const round = failuresOf(task) + 1; // a task that fails n times is settled in round n + 1
+      if (round === 1) {
+        expect(operationIdOf(line)).toBeUndefined();
+        expect(firstPass.has(line)).toBe(true); // byte for byte
+        return row;
+      }
+      expect(operationIdOf(line)).toMatch(new RegExp(`/r${round}/${task}\\.\\d+$`));
+      expect(row.response).toEqual(responses.get(`${task}:${row._ng_rollout_index}`));
+      delete row._ng_operation_id;
+      delete row.response;
+      return row;
+    });
+    expect(plain).toEqual(sorted(b.output).map((l) => JSON.parse(l) as unknown));
     expect(sorted(join(dir, 'rounds', 'out_failures.jsonl'))).toEqual(sorted(join(dir, 'resumes', 'out_failures.jsonl')));
   });
 

@@ -13,6 +13,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { recoveryWarning } from '../../src/contract/messages.js';
 import { seededLine } from '../helpers/expected-lines.js';
 import { closedAfterEach } from '../helpers/hooks.js';
+import { escapeRegExp } from '../helpers/operation-ids.js';
 import { runReverify, type RunOutcome } from '../helpers/run-fixtures.js';
 import { byTask, judgeFailed, reward, startScriptedServer, type ScriptedServer } from '../helpers/scripted-server.js';
 import {
@@ -97,8 +98,17 @@ describe('§6 judge-failed-only end to end (119–131)', () => {
       const out = lines(f.output);
       expect(out.slice(0, 2)).toEqual([successLine({ t: 0 }), successLine({ t: 1 })]);
       expect(keys(rows(f.output)).sort()).toEqual(['0:0', '1:0', '2:0', '3:0']);
+      // Settled re-judgments (newer NeMo Gym's record_rejudgment): the verdict, the failure's saved answer, the operation id.
       for (const r of rows(f.output).filter((r) => (r._ng_task_index as number) >= 2)) {
-        expect(r).toEqual({ reward: 0.9, _ng_task_index: r._ng_task_index, _ng_rollout_index: 0, agent_ref: agentRef() });
+        const t = r._ng_task_index as number;
+        expect(r).toEqual({
+          reward: 0.9,
+          _ng_task_index: t,
+          _ng_rollout_index: 0,
+          agent_ref: agentRef(),
+          response: JSON.parse(responseText(t)),
+          _ng_operation_id: expect.stringMatching(new RegExp(`^[0-9a-f-]+/r1/${t}\\.0$`)),
+        });
       }
       expect(rows(f.outputSidecar)).toEqual([]);
       expect(aggregatedKeys(rs)).toEqual([['0:0', '1:0', '2:0', '3:0']]);
@@ -277,11 +287,18 @@ describe('§6 judge-failed-only end to end (119–131)', () => {
     });
     expect(error).toBeNull();
     expect(sentKeys(rs)).toEqual(['2:0']);
-    expect(lines(f.rollouts)).toEqual([
-      successLine({ t: 0 }),
-      successLine({ t: 1 }),
-      '{"reward":0.9,"_ng_task_index":2,"_ng_rollout_index":0,"agent_ref":{"type":"responses_api_agents","name":"agent_a"}}',
-    ]);
+    const appended = lines(f.rollouts);
+    expect(appended.slice(0, 2)).toEqual([successLine({ t: 0 }), successLine({ t: 1 })]);
+    expect(appended).toHaveLength(3);
+    expect(appended[2]).toMatch(
+      new RegExp(
+        '^' +
+          escapeRegExp(
+            `{"reward":0.9,"_ng_task_index":2,"_ng_rollout_index":0,"agent_ref":{"type":"responses_api_agents","name":"agent_a"},"response":${responseText(2)},"_ng_operation_id":"`,
+          ) +
+          '[0-9a-f-]+/r1/2\\.0"}$',
+      ),
+    );
     expect(readFileSync(f.rolloutsSidecar, 'utf8')).toBe(sidecarBefore);
   });
 
