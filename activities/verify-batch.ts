@@ -243,7 +243,18 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
     return holdBatch(files.held, req.batch, { mainPart: files.mainPart, sidecarPart: files.sidecarPart }, recorder.snapshot());
   // Cancelled by the run, or finished: either way the rows done are handed back to be committed
   // (the unfinished rows of a cancelled batch are planned again by --resume).
-  return publish(req, files, recorder.checkpoint, records.length - recorder.checkpoint.done.length);
+  const result = await publish(req, files, recorder.checkpoint, records.length - recorder.checkpoint.done.length);
+  killAfterPublishing(req);
+  return result;
+}
+
+/**
+ * Test hook: `REVERIFY_TEST_KILL_BATCH_AT=published` makes the worker SIGKILL itself once a
+ * re-judgment batch has published its verdicts and before the workflow commits them
+ * (test/integration/rejudge-settlement.test.ts); unset in real runs.
+ */
+function killAfterPublishing(req: VerifyBatchRequest): void {
+  if (req.operation !== undefined && process.env.REVERIFY_TEST_KILL_BATCH_AT === 'published') process.kill(process.pid, 'SIGKILL');
 }
 
 /** True when the workflow asked this attempt to stop (`reverify cancel`, or a failing run stopping its batches). */

@@ -3,6 +3,7 @@
  * (describe, the progress query, the task queue's pollers, a finished run's result), as one plain
  * object that is printed as lines or as JSON.
  */
+import type { UnresolvedRejudgment } from './unresolved-rejudgments.js';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { Coverage } from '../contract/coverage.js';
 import type { AgentCounts, Progress, RunResult } from '../contract/run-spec.js';
@@ -55,6 +56,8 @@ export interface RunReport {
   failure: string | null;
   /** The coverage counted from the run's files now, with what its coverage file saved (null: none). */
   coverage?: Coverage | null;
+  /** Re-judgments admitted and not settled (status only; absent for a completed run). */
+  unresolvedRejudgments?: UnresolvedRejudgment[];
 }
 
 /** The output path of a run from its start summary (`reverify <path>`, set by run-command.ts). */

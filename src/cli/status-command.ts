@@ -8,6 +8,7 @@ import { duration } from './progress-view.js';
 import { RetryNotices } from './retry-notices.js';
 import { runReport, type RunReport } from './run-report.js';
 import { coverageLines, coverageNow, previewExtension, previewLines } from './coverage-view.js';
+import { unresolvedLines, unresolvedRejudgments, unsettledBatches } from './unresolved-rejudgments.js';
 
 /** How long `status` watches a live run for its rate. */
 const RATE_SAMPLE_MS = 2000;
@@ -115,11 +116,17 @@ export async function statusCommand(
         return null;
       },
     );
+    // Re-judgments admitted and not settled, from the current run's history (a run that completed has none).
+    if (report.state !== 'COMPLETED') {
+      const history = await client.workflow.getHandle(workflowId).fetchHistory();
+      report.unresolvedRejudgments = await unresolvedRejudgments(unsettledBatches(history.events ?? []));
+    }
     if (opts.json) {
       out(JSON.stringify(report));
       return report;
     }
     statusLines(report).forEach((line) => out(line));
+    unresolvedLines(report.unresolvedRejudgments ?? []).forEach((line) => out(line));
     if (report.coverage)
       coverageLines({ file: coveragePath(report.coverage.reporting.output), coverage: report.coverage }).forEach((l) => out(l));
     if (coverageProblem) out(coverageProblem);
