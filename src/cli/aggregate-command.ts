@@ -31,6 +31,8 @@ import { withScratchDir } from '../io/scratch-dir.js';
 import { isFailuresSidecar, matchShardGlobs } from '../aggregation/shard-glob.js';
 import { readShardRows, shardRowSorter, writeMergedRows, type ShardSortOptions } from '../aggregation/shard-rows.js';
 import { AggregateMetricsError } from '../verifier/errors.js';
+import { managedShardRefused } from '../contract/managed-run.js';
+import { managedCompanion } from '../../activities/refuse-managed-runs.js';
 import { VerifierClient } from '../verifier/client.js';
 import { routingFromFlags } from './build-spec.js';
 
@@ -127,6 +129,12 @@ export async function aggregateCommand(
   }
   if (own.length > 0) io.out(`Excluded the output's own file(s) matched by --input-glob: ${own.join(', ')}`);
   if (shards.length === 0) throw new ConfigError(noShardsMatched(opts.inputGlob));
+  // Only selected outcomes are aggregated: a plain run's main rows are all selected; a managed
+  // run's are not, and its selection follows a manifest reverify does not read.
+  for (const shard of shards) {
+    const companion = await managedCompanion(shard);
+    if (companion !== null) throw new ConfigError(managedShardRefused(shard, companion));
+  }
 
   const routing = await routingFromFlags(opts.configs, opts.servers);
   if (routing.catchAll !== null) io.out(catchAllWarning(routing.catchAll));

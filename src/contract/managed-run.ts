@@ -22,3 +22,12 @@ export function managedRunRefused(which: '--rollouts' | '--output', companion: s
 export function managedOverwriteRefused(companion: string): string {
   return `Cannot overwrite a journal-backed run with reverification; choose a new output path. (${companion} is beside it.)`;
 }
+
+/** A shard matched by `reverify aggregate --input-glob` belongs to a managed run. */
+export function managedShardRefused(shard: string, companion: string): string {
+  return (
+    `${shard} belongs to a NeMo Gym managed run (${companion}): its rows include superseded attempts that only its manifest ` +
+    'selects, and reverify does not read manifests. Aggregate a selected-result projection of it (NeMo Gym RolloutStore.read) ' +
+    'instead, or leave it out of --input-glob. Nothing was written.'
+  );
+}

@@ -14,6 +14,7 @@ import { aggregateCommand } from '../../src/cli/aggregate-command.js';
 import { describeFailure } from '../../src/cli/exit-codes.js';
 import { aggregateRequestBody, stripForShardAggregation } from '../../src/contract/aggregate-request.js';
 import { catchAllWarning, malformedShard, noShardsMatched } from '../../src/contract/messages.js';
+import { managedShardRefused } from '../../src/contract/managed-run.js';
 import { compareKeys, keyOf } from '../../src/contract/row-key.js';
 import { sampleGymConfigYaml, writeSampleData } from '../../src/demo/sample-data.js';
 import { DuplicateKeyFinder, duplicateKeyMessage } from '../../src/aggregation/duplicate-keys.js';
@@ -221,6 +222,18 @@ describe('reverify aggregate (real reference server, real files)', () => {
     expect(error!.code).toBe(1);
     expect(error!.line).toContain(`all in both ${d.shardPaths[0]} and ${copy}: is one a copy of the other?`);
     expect(rs.stats().requests.aggregate_metrics).toBe(0);
+  });
+
+  it('a shard of a NeMo Gym managed run (a manifest beside it) is refused: only selected outcomes are aggregated', async () => {
+    const dir = tempDir();
+    const d = await shardedRun(dir, { tasks: 4, repeats: 2 });
+    const manifest = d.shardPaths[1].replace(/\.jsonl$/, '_manifest.json');
+    writeFileSync(manifest, JSON.stringify({ schema_version: 2, selection_policy: 'latest_allocated' }));
+    const { error } = await aggregate({ inputGlob: d.glob, output: d.output, configs: [d.config] });
+    expect(error!.code).toBe(1);
+    expect(error!.line).toBe(`Error: ${managedShardRefused(d.shardPaths[1], manifest)}`);
+    expect(rs.stats().requests.aggregate_metrics).toBe(0);
+    expect(existsSync(d.output)).toBe(false);
   });
 
   it('no match (also: only failures sidecars match) -> the spec message', async () => {
