@@ -2,10 +2,13 @@
  * The attempt cap of a run about to start: read back the cap saved with the run (its coverage
  * file) when it resumes, add `--extend-attempts`, and record both in the spec (the workflow's
  * input, so the history holds them; the coverage file saves them again when the outputs open).
+ * A resume also keeps the saved timeout policy: a run saved with `--retry-terminal-timeouts` goes
+ * on retrying terminal timeouts without the flag (there is no flag to turn it off: start a new output).
  */
 import { resolveAttemptCap, type CapSource } from '../contract/attempts.js';
 import { coveragePath } from '../contract/file-names.js';
 import { MAX_ATTEMPTS_ENV } from '../contract/keys.js';
+import { savedTimeoutPolicyNotice } from '../contract/messages.js';
 import type { RunSpec } from '../contract/run-spec.js';
 import type { RunOptions } from '../config/run-options.js';
 import { readCoverageFile } from '../io/coverage-file.js';
@@ -26,5 +29,15 @@ export async function withAttemptCap(
     extend: opts.extendAttempts,
     coverageFile: file,
   });
-  return { spec: { ...spec, attemptCap: cap, maxAttempts: cap.max_rollout_attempts + cap.attempt_extension }, notices };
+  const keepTimeouts = saved?.retry_terminal_timeouts === true && spec.retryTerminalTimeouts !== true;
+  if (keepTimeouts) notices.push(savedTimeoutPolicyNotice(file));
+  return {
+    spec: {
+      ...spec,
+      attemptCap: cap,
+      maxAttempts: cap.max_rollout_attempts + cap.attempt_extension,
+      ...(keepTimeouts ? { retryTerminalTimeouts: true } : {}),
+    },
+    notices,
+  };
 }

@@ -195,6 +195,14 @@ export function savedCapNotice(saved: number, today: number, from: string, cover
   );
 }
 
+/** Ours: `--resume` keeps the timeout policy the run saved (newer NeMo Gym's `pending` keeps it too). */
+export function savedTimeoutPolicyNotice(coverageFile: string): string {
+  return (
+    `Retrying terminal timeouts (--retry-terminal-timeouts): on, as saved with the run in ${coverageFile}; ` +
+    'a resume keeps the policy the run was started with'
+  );
+}
+
 /** Ours: the extension `--extend-attempts` records before planning. */
 export function extendedCapNotice(saved: number, extension: number, added: number, coverageFile: string): string {
   return (

@@ -3,7 +3,9 @@
  * `--resume`, terminal `timeout_exceeded` rows and the repairable environment classes are retried
  * (`skipped` is not), and the re-judgment rounds treat such a key as the resume did.
  */
+import { readFileSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { savedTimeoutPolicyNotice } from '../../src/contract/messages.js';
 import type { ReferenceServerOptions } from '../../src/reference-server/options.js';
 import { startReferenceServer } from '../../src/reference-server/server.js';
 import { closedAfterEach } from '../helpers/hooks.js';
@@ -58,6 +60,21 @@ describe('--retry-terminal-timeouts', () => {
     expect(summaryLine(lines, 'sidecar-terminal')).toBe('- 2 sidecar-terminal (for example skipped) → not retried');
     expect(summaryLine(lines, 'max_attempts')).toBe('- 1 hit max_attempts → not retried');
     expect(summaryLine(lines, 'still need')).toBe('- 3 rows that still need to be run');
+  });
+
+  it('a resume keeps the saved policy: a run saved with the flag retries terminal timeouts without it', async () => {
+    const { f, run } = await interrupted();
+    // The run as saved by an earlier run of this output with the flag (its coverage file).
+    writeFileSync(
+      f.output.replace(/\.jsonl$/, '_coverage.json'),
+      JSON.stringify({ max_rollout_attempts: 3, attempt_extension: 0, retry_terminal_timeouts: true }),
+    );
+    const { error, lines } = await run({});
+    expect(error).toBeNull();
+    expect(lines).toContain(savedTimeoutPolicyNotice(f.output.replace(/\.jsonl$/, '_coverage.json')));
+    expect(keys(rows(f.output)).sort()).toEqual(['0:0', '1:0', '2:0', '6:0']);
+    const saved = JSON.parse(readFileSync(f.output.replace(/\.jsonl$/, '_coverage.json'), 'utf8')) as Record<string, unknown>;
+    expect(saved.retry_terminal_timeouts).toBe(true);
   });
 
   it('without it, every stamped row is terminal', async () => {
