@@ -1,6 +1,10 @@
 import { ConfigError } from '../src/contract/errors.js';
 import { attemptsJournalPath, manifestPath } from '../src/contract/file-names.js';
-import { managedOverwriteRefused, managedRunRefused } from '../src/contract/managed-run.js';
+import { managedOverwriteRefused, managedRunRefused, runTaggedWithoutManifest } from '../src/contract/managed-run.js';
+import { topLevelSpans } from '../src/contract/json-spans.js';
+import { RUN_ID_KEY } from '../src/contract/keys.js';
+import { sidecarPath } from '../src/contract/file-names.js';
+import { firstRow } from '../src/io/first-row.js';
 import { exists } from '../src/io/file-exists.js';
 import { resolvePath } from '../src/io/resolve-path.js';
 
@@ -22,6 +26,29 @@ export async function refuseManagedRuns(output: string, rolloutsPath: string | u
   const ownCompanion = await managedCompanion(output);
   if (ownCompanion !== null)
     throw new ConfigError(overwrite ? managedOverwriteRefused(ownCompanion) : managedRunRefused('--output', ownCompanion));
+  await refuseRunTagged(output);
   const sourceCompanion = rolloutsPath === undefined || rolloutsPath === '' ? null : await managedCompanion(rolloutsPath);
   if (sourceCompanion !== null) throw new ConfigError(managedRunRefused('--rollouts', sourceCompanion));
+}
+
+/**
+ * A managed run tags every outcome with its `_ng_run_id`; such rows in an output (or its sidecar)
+ * with no manifest beside them belong to a run whose manifest was lost (newer NeMo Gym's
+ * `_unverified_manifest` refuses them): reverify neither writes into nor reads them. The first row
+ * of each file tells (a plain run's rows never carry the key). `--rollouts` is not checked: a
+ * selected-result projection of a managed run keeps its tags and is what reverify may read.
+ */
+export async function refuseRunTagged(output: string): Promise<void> {
+  const resolved = await resolvePath(output);
+  for (const file of [resolved, sidecarPath(resolved)]) {
+    const row = await firstRow(file);
+    if (row === null) continue;
+    let tagged = false;
+    try {
+      tagged = topLevelSpans(row).has(RUN_ID_KEY);
+    } catch {
+      continue; // not a JSON object: the plan reports that line with its file:line
+    }
+    if (tagged) throw new ConfigError(runTaggedWithoutManifest(file));
+  }
 }

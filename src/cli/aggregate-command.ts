@@ -32,7 +32,7 @@ import { isFailuresSidecar, matchShardGlobs } from '../aggregation/shard-glob.js
 import { readShardRows, shardRowSorter, writeMergedRows, type ShardSortOptions } from '../aggregation/shard-rows.js';
 import { AggregateMetricsError } from '../verifier/errors.js';
 import { managedShardRefused } from '../contract/managed-run.js';
-import { managedCompanion } from '../../activities/refuse-managed-runs.js';
+import { managedCompanion, refuseRunTagged } from '../../activities/refuse-managed-runs.js';
 import { VerifierClient } from '../verifier/client.js';
 import { routingFromFlags } from './build-spec.js';
 
@@ -134,6 +134,7 @@ export async function aggregateCommand(
   for (const shard of shards) {
     const companion = await managedCompanion(shard);
     if (companion !== null) throw new ConfigError(managedShardRefused(shard, companion));
+    await refuseRunTagged(shard);
   }
 
   const routing = await routingFromFlags(opts.configs, opts.servers);

@@ -12,7 +12,7 @@ import { sidecarPath } from '../contract/file-names.js';
 import { DISPOSITIONS, type Disposition } from '../contract/outcome-selection.js';
 import { exists } from '../io/file-exists.js';
 import { readSelectedOutcomes, type SelectionSummary } from '../io/selected-outcomes.js';
-import { managedCompanion } from '../../activities/refuse-managed-runs.js';
+import { managedCompanion, refuseRunTagged } from '../../activities/refuse-managed-runs.js';
 
 export interface ReadOptions {
   output: string;
@@ -60,6 +60,7 @@ export async function readCommand(opts: ReadOptions, io: ReadIo = stdoutIo): Pro
       `${output} belongs to a NeMo Gym managed run (${companion}): its selected outcomes follow the manifest, which reverify does not read; read it with NeMo Gym's RolloutStore.read`,
     );
   if (!(await exists(output))) throw new ConfigError(`no run output at '${output}': pass the --output of a finished or running run`);
+  await refuseRunTagged(output);
   const summary = await readSelectedOutcomes({ output, sidecar }, want, io.row);
   if (opts.json)
     io.err(

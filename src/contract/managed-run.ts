@@ -31,3 +31,8 @@ export function managedShardRefused(shard: string, companion: string): string {
     'instead, or leave it out of --input-glob. Nothing was written.'
   );
 }
+
+/** An output (or its sidecar) whose rows carry a managed run's `_ng_run_id` has no manifest beside it (newer NeMo Gym's wording). */
+export function runTaggedWithoutManifest(file: string): string {
+  return `Run-tagged outcomes have lost their manifest. Restore it from backup or use a new output path. (${file} has rows stamped _ng_run_id and no manifest beside it.)`;
+}

@@ -3,7 +3,7 @@
  * No Temporal: the subprocess tests point TEMPORAL_ADDRESS at a closed port to prove it.
  */
 import { spawn } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,7 +14,7 @@ import { aggregateCommand } from '../../src/cli/aggregate-command.js';
 import { describeFailure } from '../../src/cli/exit-codes.js';
 import { aggregateRequestBody, stripForShardAggregation } from '../../src/contract/aggregate-request.js';
 import { catchAllWarning, malformedShard, noShardsMatched } from '../../src/contract/messages.js';
-import { managedShardRefused } from '../../src/contract/managed-run.js';
+import { managedShardRefused, runTaggedWithoutManifest } from '../../src/contract/managed-run.js';
 import { compareKeys, keyOf } from '../../src/contract/row-key.js';
 import { sampleGymConfigYaml, writeSampleData } from '../../src/demo/sample-data.js';
 import { DuplicateKeyFinder, duplicateKeyMessage } from '../../src/aggregation/duplicate-keys.js';
@@ -233,6 +233,13 @@ describe('reverify aggregate (real reference server, real files)', () => {
     expect(error!.code).toBe(1);
     expect(error!.line).toBe(`Error: ${managedShardRefused(d.shardPaths[1], manifest)}`);
     expect(rs.stats().requests.aggregate_metrics).toBe(0);
+    expect(existsSync(d.output)).toBe(false);
+    // Its manifest lost: the rows' _ng_run_id still tells, and it is refused all the same.
+    rmSync(manifest);
+    const tagged = linesOf(d.shardPaths[1]).map((l) => l.replace(/^\{/, '{"_ng_run_id":"run-1",'));
+    writeFileSync(d.shardPaths[1], tagged.join('\n') + '\n');
+    const lost = await aggregate({ inputGlob: d.glob, output: d.output, configs: [d.config] });
+    expect(lost.error!.line).toBe(`Error: ${runTaggedWithoutManifest(d.shardPaths[1])}`);
     expect(existsSync(d.output)).toBe(false);
   });
 

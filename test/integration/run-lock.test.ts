@@ -8,6 +8,7 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { runTaggedWithoutManifest } from '../../src/contract/managed-run.js';
 import { startReferenceServer } from '../../src/reference-server/server.js';
 import { holdLockElsewhere, lockFreeElsewhere } from '../helpers/foreign-lock.js';
 import { closedAfterEach } from '../helpers/hooks.js';
@@ -149,5 +150,23 @@ describe('managed runs (item 6)', () => {
     expect(run.error?.code).toBe(1);
     expect(run.error?.line).toContain(`--output belongs to a NeMo Gym managed run (${join(dir, 'out_attempts.jsonl')})`);
     expect(snapshot(dir)).toEqual(before);
+  });
+  it('an output whose rows carry _ng_run_id but no manifest (it was lost): refused by run and read, unchanged', async () => {
+    const rs = await reference({});
+    const dir = tempDir();
+    const d = await sampleRun(dir, rs.port, { tasks: 2, repeats: 1 });
+    writeFileSync(
+      d.output,
+      '{"_ng_task_index": 0, "_ng_rollout_index": 0, "_ng_run_id": "run-1", "_ng_attempt_index": 0, "reward": 1.0}\n',
+    );
+    const before = snapshot(dir);
+    const run = await runReverify({ inputs: d.inputsPath, rollouts: d.rolloutsPath, output: d.output, configs: [d.config], resume: true });
+    expect(run.error).toEqual({ code: 1, line: `Error: ${runTaggedWithoutManifest(d.output)}` });
+    const read = await runCli(['read', '-o', d.output], temporal.env);
+    expect(read.code).toBe(1);
+    expect(read.stdout).toBe('');
+    expect(read.stderr).toContain('Run-tagged outcomes have lost their manifest. Restore it from backup or use a new output path.');
+    expect(snapshot(dir)).toEqual(before);
+    expect(await workflowExists(d.output)).toBe(false);
   });
 });
