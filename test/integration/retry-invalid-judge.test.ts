@@ -11,6 +11,7 @@ import { closedAfterEach } from '../helpers/hooks.js';
 import { runReverify } from '../helpers/run-fixtures.js';
 import { keys, lines, rows, tasks, writeFixture } from '../helpers/spec-fixtures.js';
 import { tempDir, useSharedTemporal } from '../helpers/temporal-env.js';
+import { operationIdOf, withoutOperationId } from '../helpers/operation-ids.js';
 
 useSharedTemporal('retry-invalid-judge');
 const server = closedAfterEach(startReferenceServer);
@@ -78,7 +79,9 @@ describe('--retry-invalid-judge-responses', () => {
     expect(resumed.map((r) => r.error)).toEqual([null, null, null]);
     // The permanent row is terminal for --resume: never sent again.
     expect(resumed[0].lines.join('\n')).toContain('- 1 sidecar-terminal (for example skipped) → not retried');
-    expect(sorted(rounds.f.output)).toEqual(sorted(resumes.f.output));
+    // The same rows, but that the rounds' settled re-judgments carry their operation id.
+    expect(sorted(rounds.f.output).map(withoutOperationId)).toEqual(sorted(resumes.f.output));
+    expect(sorted(rounds.f.output).some((l) => operationIdOf(l) !== undefined)).toBe(true);
     expect(sorted(rounds.f.outputSidecar)).toEqual(sorted(resumes.f.outputSidecar));
   });
 });
