@@ -33,7 +33,8 @@ export interface KeyAttempt {
   reward: number | null;
 }
 
-function decode(payloads: Payloads, index = 0): unknown {
+/** The `index`th payload of an event, decoded (the run writes `json/plain` payloads). */
+export function decode(payloads: Payloads, index = 0): unknown {
   const p = payloads?.payloads?.[index];
   return p ? defaultPayloadConverter.fromPayload(p) : undefined;
 }

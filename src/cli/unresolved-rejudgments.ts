@@ -7,10 +7,10 @@
  * commits never span a continue-as-new: a run continues only with no batch in flight or uncommitted).
  */
 import type { temporal } from '@temporalio/proto';
-import { defaultPayloadConverter } from '@temporalio/common';
 import { stampsFromPayload } from '../contract/outcome.js';
 import { verifyRequest } from '../contract/payload.js';
 import { operationId } from '../contract/rejudgment.js';
+import { decode } from './history-events.js';
 import { LEGACY_PLAN_RECORD_BYTES, readPlanRange } from '../planning/plan-file.js';
 import { readPlannedRows } from '../../activities/verify-batch/planned-rows.js';
 import type { VerifyBatchRequest } from '../../activities/verify-batch/request.js';
@@ -35,11 +35,6 @@ export interface UnresolvedRejudgment {
   key: string | null;
   round: number;
   batch: number;
-}
-
-function decode(payloads: temporal.api.common.v1.IPayloads | null | undefined): unknown {
-  const p = payloads?.payloads?.[0];
-  return p ? defaultPayloadConverter.fromPayload(p) : undefined;
 }
 
 /** The re-judgment batches the events admitted and no commit settled, in the order admitted. */
