@@ -221,9 +221,12 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
       onOutputsOpen: announce,
     });
     trace('run ended');
+    // The report (which reads the history from the server, not from the file) is made while the
+    // history file is written; its line is printed in the summary, after the history's.
+    const report = endReport(spec, followed.result, { client, target }, reportModule);
     await writeHistoryBeside(client, workflowId, followed.result.outputs.output, io.out);
     trace('history written');
-    printSummary(followed, ui, io, await endReport(spec, followed.result, { client, target }, reportModule));
+    printSummary(followed, ui, io, await report);
     trace('report written');
     const result = followed.result;
     const incomplete = missingAfterCapLine(result, spec.maxAttempts ?? 1);
