@@ -8,13 +8,15 @@
  * with `REVERIFY_TRACE=1`, and prints: spawn → first `/verify` and last `/verify` answered → exit
  * (from the reference server's `GET /stats`, as throughput.ts), the plan activity's seconds (from
  * the run's history file), and the CLI's own steps (`reverify-trace` lines: ms since the process
- * started). Medians over the repeats at the end.
+ * started), and the peak RSS (VmHWM) of the `reverify run` process (CLI and in-process worker).
+ * Medians over the repeats at the end.
  */
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseCount, RESOURCES_SERVER, writeRunFiles } from './lib/data.js';
 import { benchEnv, freshStateDir, runBench, spawnCli, startDevServer, startReferenceServerProc } from './lib/procs.js';
+import { fmtMiB, RssSampler } from './lib/rss.js';
 import { VerifyWindow } from './lib/stats.js';
 
 const { values } = parseArgs({
@@ -95,8 +97,11 @@ runBench(async () => {
         logPath: join(dir, 'reverify-run.log'),
         onStderr: (text) => (stderr += text),
       });
+      const rss = new RssSampler(100);
+      rss.watch('run', cli.pid);
       const code = await cli.exited;
       const tExit = performance.now();
+      const peak = rss.stop().get('run')!;
       if (code !== 0) throw new Error(`reverify run exited with status ${code}: see ${join(dir, 'reverify-run.log')}`);
       const w = await win.result();
       if (warm) {
@@ -110,7 +115,8 @@ runBench(async () => {
       results.push(r);
       console.log(
         `run ${i}: spawn → first /verify ${r.startup.toFixed(2)} s (±${(w.resolutionMs / 1000).toFixed(2)}), ` +
-          `last answer → exit ${r.tail.toFixed(2)} s, plan activity ${plan.toFixed(2)} s, wall ${((tExit - t0) / 1000).toFixed(1)} s`,
+          `last answer → exit ${r.tail.toFixed(2)} s, plan activity ${plan.toFixed(2)} s, wall ${((tExit - t0) / 1000).toFixed(1)} s, ` +
+          `peak RSS of the reverify run process ${fmtMiB(peak.hwmKiB)} MiB`,
       );
       console.log(`  CLI steps (ms since process start): ${[...trace].map(([k, v]) => `${k} ${v.toFixed(0)}`).join(', ')}`);
       console.log(`  first /verify at ${(w.firstMs - t0).toFixed(0)} ms, last answered at ${(w.lastMs - t0).toFixed(0)} ms after spawn`);
