@@ -4,7 +4,7 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', '.temporal/', '.mlflow/', 'demo-output/', 'coverage/', 'dist/'] },
+  { ignores: ['node_modules/', '.temporal/', '.mlflow/', 'demo-output/', 'coverage/', 'dist/', 'bench/out/'] },
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },

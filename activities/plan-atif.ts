@@ -135,9 +135,9 @@ async function writeAtifPlan(
     const counts = await addEntries(req, joined, repeats, problems.entries, refuseAlias);
     if (counts.entries === 0) throw new InputError(emptyManifest(req.manifestPath).message);
     if (inputProblem) problems.inputs.offer(inputProblem.line, 0, inputProblem.message);
-    await joinEntries(joined, place, req.inputsPath, problems, (row) =>
-      kept.add({ key: '', nums: [row.ordinal], text: JSON.stringify(row) }),
-    );
+    await joinEntries(joined, place, req.inputsPath, problems, async (row) => {
+      await kept.add({ key: '', nums: [row.ordinal], text: JSON.stringify(row) });
+    });
     await findRepeats(repeats, place, problems.entries);
     for (const p of [problems.inputs, problems.entries]) if (p.message !== null) throw new InputError(p.message);
 

@@ -17,8 +17,9 @@ import type { FileIdentity, OutputPaths, PlanSummary, RetryRules } from '../src/
 import type { RoutingTable } from '../src/config/routing.js';
 import { routeInputRow } from '../src/planning/input-route.js';
 import { writeFileAtomic } from '../src/io/atomic-file.js';
-import { isBlank, jsonlLines, type JsonlLine } from '../src/io/jsonl-lines.js';
-import { ExternalSorter, groupsOf } from '../src/io/external-sort.js';
+import { chunkLine, isBlank, jsonlLineChunks, jsonlLines, lineSum, type JsonlLine } from '../src/io/jsonl-lines.js';
+import { ExternalSorter, forEachGroup } from '../src/io/external-sort.js';
+import { FastInputRows, FastSourceRows } from '../src/planning/fast-rows.js';
 import { compareKeyedRecords, keyedRecordCodec, type KeyedRecord } from '../src/planning/keyed-records.js';
 import { outputKeyIds, sidecarAttemptLines } from '../src/planning/output-cache.js';
 import { fileNow, sameIdentity } from '../src/io/file-identity.js';
@@ -101,12 +102,30 @@ export function planRun(req: PlanRequest): Promise<PlanOutcome> {
 
 /** Facts about keys, read before the source (errors in these files come first, in this order). */
 async function addKeyFacts(req: PlanRequest, sorter: ExternalSorter<KeyedRecord>, agents: Names, servers: Names): Promise<void> {
-  for await (const line of jsonlLines(req.inputsPath, 0, { sums: true })) {
-    if (isBlank(line.text)) continue;
-    const row = parseLine(req.inputsPath, line);
-    const { agent, server } = routeInputRow(row, line.text, req.routing, `${req.inputsPath}:${line.lineNo}`);
-    const nums = [Kind.Input, line.lineNo, line.offset, line.length, agents.id(agent), servers.id(server), line.sum];
-    await sorter.add({ key: keyId(keyOf(row)!), nums, text: null });
+  // Each line is checked by the scanner (fast-rows.ts); a line it does not vouch for takes the full path.
+  const fast = new FastInputRows(req.routing, agents, servers);
+  for await (const chunk of jsonlLineChunks(req.inputsPath)) {
+    const { data } = chunk;
+    for (let k = 0; k < chunk.count; k++) {
+      const start = chunk.start[k];
+      const end = chunk.end[k];
+      const ok = fast.read(data, start, end);
+      let record: KeyedRecord;
+      if (ok !== null) {
+        const sum = lineSum(data.subarray(start, end));
+        const nums = [Kind.Input, chunk.firstLineNo + k, chunk.offset + start, end - start, ok.agent, ok.server, sum];
+        record = { key: ok.key, nums, text: null };
+      } else {
+        const line = chunkLine(chunk, k, true);
+        if (isBlank(line.text)) continue;
+        const row = parseLine(req.inputsPath, line);
+        const { agent, server } = routeInputRow(row, line.text, req.routing, `${req.inputsPath}:${line.lineNo}`);
+        const nums = [Kind.Input, line.lineNo, line.offset, line.length, agents.id(agent), servers.id(server), line.sum];
+        record = { key: keyId(keyOf(row)!), nums, text: null };
+      }
+      const adding = sorter.add(record);
+      if (adding) await adding;
+    }
   }
   // The output's keys: recovery's present-set (§4.6.3) unless the outputs are cleared, and
   // --resume's done keys (§4.8; --resume never clears).
@@ -173,30 +192,51 @@ async function writePlan(req: PlanRequest): Promise<PlanOutcome> {
     // outside recovery, every shape problem) are decided here; the rest go to the key join.
     const lineErrors = new FirstAt<string>();
     let ordinals = 0;
-    for await (const line of jsonlLines(sourcePath, 0, { sums: true })) {
-      // Outside recovery every non-blank line is yielded, so the limit is a count of lines.
-      if (!req.judgeFailedOnly && req.limit !== null && ordinals >= req.limit) break;
-      if (isBlank(line.text)) continue;
-      const ordinal = ordinals++;
+    /** The full path for one source line: its sort record, or null (blank, not yielded, or an error). */
+    const fullPath = (line: JsonlLine, ordinal: number): KeyedRecord | null => {
       let row: Record<string, unknown>;
       try {
         row = parseLine(sourcePath, line);
       } catch (err) {
         verdicts.set(ordinal, Verdict.Error);
         lineErrors.offer(ordinal, (err as Error).message);
-        continue;
+        return null;
       }
-      if (req.judgeFailedOnly && !isJudgeFailure(row, req)) continue;
+      if (req.judgeFailedOnly && !isJudgeFailure(row, req)) return null;
       const problem = describeRolloutRowProblem(row, line.text);
       const shape = problem ? `${sourcePath}:${line.lineNo}: ${problem}` : null;
       if (shape && !req.judgeFailedOnly) {
         verdicts.set(ordinal, Verdict.Error);
         lineErrors.offer(ordinal, shape);
-        continue;
+        return null;
       }
       // Recovery keys rows with missing indices as null (§4.6.4); the row then fails its shape check.
       const key = req.judgeFailedOnly ? keyWithNullDefaults(row) : keyOf(row)!;
-      await sorter.add({ key: keyId(key), nums: [Kind.Source, ordinal, line.offset, line.length, line.lineNo, line.sum], text: shape });
+      return { key: keyId(key), nums: [Kind.Source, ordinal, line.offset, line.length, line.lineNo, line.sum], text: shape };
+    };
+    // Outside recovery the scanner vouches for most lines (fast-rows.ts); recovery reads every row in full.
+    const fast = req.judgeFailedOnly ? null : new FastSourceRows();
+    lines: for await (const chunk of jsonlLineChunks(sourcePath)) {
+      const { data } = chunk;
+      for (let k = 0; k < chunk.count; k++) {
+        // Outside recovery every non-blank line is yielded, so the limit is a count of lines.
+        if (!req.judgeFailedOnly && req.limit !== null && ordinals >= req.limit) break lines;
+        const start = chunk.start[k];
+        const end = chunk.end[k];
+        const key = fast?.keyId(data, start, end) ?? null;
+        let record: KeyedRecord | null;
+        if (key !== null) {
+          const sum = lineSum(data.subarray(start, end));
+          record = { key, nums: [Kind.Source, ordinals++, chunk.offset + start, end - start, chunk.firstLineNo + k, sum], text: null };
+        } else {
+          const line = chunkLine(chunk, k, true);
+          if (isBlank(line.text)) continue;
+          record = fullPath(line, ordinals++);
+        }
+        if (record === null) continue;
+        const adding = sorter.add(record);
+        if (adding) await adding;
+      }
     }
 
     const joinErrors = new FirstAt<JoinProblem>();
@@ -207,7 +247,11 @@ async function writePlan(req: PlanRequest): Promise<PlanOutcome> {
       problem: (ordinal, problem) => joinErrors.offer(ordinal, problem),
       duplicate: (ordinal, line, firstLine) => firstDuplicate.offer(ordinal, `${sourcePath}:${line} repeats the key of line ${firstLine}`),
     };
-    for await (const group of groupsOf(sorter.sorted(), (r) => r.key)) decideKey(group, policy, sink);
+    await forEachGroup(
+      sorter.sortedChunks(),
+      (r) => r.key,
+      (group) => decideKey(group, policy, sink),
+    );
 
     // The verdicts in file order: apply the limit, stop at the first error, write the plan.
     const planPath = join(req.workDir, 'plan.bin');
@@ -280,8 +324,7 @@ async function writePlan(req: PlanRequest): Promise<PlanOutcome> {
     await writeFileAtomic(join(req.workDir, 'plan.json'), JSON.stringify(summary));
     return { ...summary, messages };
   } finally {
-    verdicts.close();
-    await rm(verdicts.path, { force: true });
+    verdicts.dispose();
     await sorter.dispose();
   }
 }

@@ -45,7 +45,13 @@ export interface Spawned {
  */
 export function spawnCli(
   args: string[],
-  opts: { env: NodeJS.ProcessEnv; logPath: string; nodeArgs?: string[]; onStdout?: (text: string) => void },
+  opts: {
+    env: NodeJS.ProcessEnv;
+    logPath: string;
+    nodeArgs?: string[];
+    onStdout?: (text: string) => void;
+    onStderr?: (text: string) => void;
+  },
 ): Spawned {
   assertNotStopping(`reverify ${args[0]}`);
   const log = createWriteStream(opts.logPath);
@@ -57,7 +63,10 @@ export function spawnCli(
     log.write(chunk);
     opts.onStdout?.(chunk.toString('utf8'));
   });
-  child.stderr!.on('data', (chunk: Buffer) => log.write(chunk));
+  child.stderr!.on('data', (chunk: Buffer) => {
+    log.write(chunk);
+    opts.onStderr?.(chunk.toString('utf8'));
+  });
   const exited = new Promise<number>((resolveExit) => {
     child.once('exit', (code, signal) => {
       children.delete(child);

@@ -36,8 +36,8 @@ export class MissingKeys {
   }
 
   /** A merged row's key id. */
-  scored(id: string): Promise<void> {
-    return this.sightings.add({ id, scored: true });
+  async scored(id: string): Promise<void> {
+    await this.sightings.add({ id, scored: true });
   }
 
   /** Every keyed row of a sidecar (unreadable lines are left out: the file is not ours to judge). */

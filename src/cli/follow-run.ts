@@ -107,14 +107,23 @@ export async function followRun(handle: WorkflowHandle, opts: FollowOptions): Pr
         }
       }
       printRetries();
-      // No answer: no worker has the run yet, or the run just closed. Ask again shortly.
-      await new Promise((r) => setTimeout(r, 500));
+      // No answer: no worker has the run yet, or the run just closed. Ask again shortly (at once
+      // when the run has ended: the caller waits for this loop).
+      if (!stop) await new Promise<void>((r) => (pause = { timer: setTimeout(r, 500), wake: r }));
+    }
+  };
+  let pause: { timer: NodeJS.Timeout; wake: () => void } | null = null;
+  const stopPolling = () => {
+    stop = true;
+    if (pause) {
+      clearTimeout(pause.timer);
+      pause.wake();
     }
   };
   const poller = poll();
   try {
     const result = (await handle.result()) as RunResult;
-    stop = true;
+    stopPolling();
     await poller;
     if (opts.tty) opts.bar('\r\x1b[K');
     if (watch === null && typeof result.sidecarOpenedAt === 'number') {
@@ -129,7 +138,7 @@ export async function followRun(handle: WorkflowHandle, opts: FollowOptions): Pr
   } finally {
     // Also when the run failed: the poll in flight ends before the caller closes the connection
     // (a gRPC retry of it would otherwise hit the closed channel, an uncaught error).
-    stop = true;
+    stopPolling();
     await poller.catch(() => undefined);
   }
 }

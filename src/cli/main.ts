@@ -6,24 +6,17 @@ import { Command, Option } from 'commander';
 import { collect, float, heartbeatFlag, int, optionOf, runOptions, toRaw } from './run-flag-options.js';
 import { makeTelemetryFilterString, Runtime } from '@temporalio/worker';
 import { QuietLogger } from '../temporal/quiet-logger.js';
-import { runReferenceServerCli } from '../reference-server/main.js';
 import { devServerStatus, ensureDevServer, stopDevServer } from '../temporal/dev-server/index.js';
-import { aggregateCommand } from './aggregate-command.js';
-import { cancelCommand } from './cancel-command.js';
-import { controlCommand } from './control-command.js';
-import { demoCommand } from './demo-command.js';
-import { historyCommand } from './history-command.js';
 import { exitStatusOf } from './end-summary.js';
 import { gymOverrideHint } from '../config/gym-overrides.js';
 import { describeFailure, EXIT_OK, EXIT_USER_ERROR } from './exit-codes.js';
 import { handleInterrupts } from './interrupt.js';
-import { listCommand } from './list-command.js';
-import { reportCommand } from './report-command.js';
-import { readCommand } from './read-command.js';
 import { runCommand } from './run-command.js';
-import { statusCommand } from './status-command.js';
-import { workerCommand } from './worker-command.js';
-import { uploadCommand } from './upload-command.js';
+import { trace } from './trace.js';
+// Every command but `run` is imported when it runs: loading (and transpiling) the modules of all
+// commands took seconds of every command's start.
+import type { controlCommand } from './control-command.js';
+import type { runReferenceServerCli } from '../reference-server/main.js';
 
 /** The version in package.json. */
 function packageVersion(): string {
@@ -71,7 +64,7 @@ async function main(argv: string[]): Promise<number> {
     .option('--max-activities <n>', 'batch activities run at once by this worker', int('--max-activities'), 64)
     .action(async (o: { maxActivities: number }) => {
       installRuntime(true);
-      await workerCommand({ maxConcurrentActivities: o.maxActivities });
+      await (await import('./worker-command.js')).workerCommand({ maxConcurrentActivities: o.maxActivities });
     });
 
   program
@@ -86,7 +79,9 @@ async function main(argv: string[]): Promise<number> {
     )
     .action(async (o: { output: string; json?: boolean; extendAttempts?: number }) => {
       installRuntime(false);
-      await statusCommand(o.output, (l) => console.log(l), { json: o.json === true, extendAttempts: o.extendAttempts });
+      await (
+        await import('./status-command.js')
+      ).statusCommand(o.output, (l) => console.log(l), { json: o.json === true, extendAttempts: o.extendAttempts });
     });
 
   program
@@ -95,7 +90,7 @@ async function main(argv: string[]): Promise<number> {
     .option('--json', 'print the runs as one JSON array')
     .action(async (o: { json?: boolean }) => {
       installRuntime(false);
-      await listCommand((l) => console.log(l), { json: o.json === true });
+      await (await import('./list-command.js')).listCommand((l) => console.log(l), { json: o.json === true });
     });
 
   program
@@ -106,7 +101,7 @@ async function main(argv: string[]): Promise<number> {
     .option('--json', 'print JSON')
     .action(async (o: { output: string; key?: string; json?: boolean }) => {
       installRuntime(false);
-      await historyCommand(o, (l) => console.log(l));
+      await (await import('./history-command.js')).historyCommand(o, (l) => console.log(l));
     });
 
   program
@@ -118,7 +113,9 @@ async function main(argv: string[]): Promise<number> {
     .option('--rollouts <path>', "the old verdicts, when the Temporal server no longer has the run (default: the run's --rollouts)")
     .action(async (o: { output: string; html?: string; json?: boolean; rollouts?: string }) => {
       installRuntime(false);
-      await reportCommand(
+      await (
+        await import('./report-command.js')
+      ).reportCommand(
         o,
         (l) => console.log(l),
         (l) => console.error(l),
@@ -137,7 +134,7 @@ async function main(argv: string[]): Promise<number> {
     )
     .option('--json', 'the stderr summary as one JSON object')
     .action(async (o: { output: string; disposition?: string; json?: boolean }) => {
-      await readCommand(o);
+      await (await import('./read-command.js')).readCommand(o);
     });
 
   program
@@ -152,7 +149,9 @@ async function main(argv: string[]): Promise<number> {
     .option('--server <name=url>', 'resources server URL by instance name (repeatable); overrides the config', collect, [])
     .option('--no-merge', 'only compute the metrics; do not write --output')
     .action(async (o: { inputGlob: string; output: string; config: string[]; server: string[]; merge: boolean }) => {
-      await aggregateCommand({ inputGlob: o.inputGlob, output: o.output, configs: o.config, servers: o.server, merge: o.merge });
+      await (
+        await import('./aggregate-command.js')
+      ).aggregateCommand({ inputGlob: o.inputGlob, output: o.output, configs: o.config, servers: o.server, merge: o.merge });
     });
 
   program
@@ -163,7 +162,7 @@ async function main(argv: string[]): Promise<number> {
     .requiredOption('-o, --output <path>', "the run's --output")
     .option('--config <path>', 'NeMo Gym YAML config with the mlflow_* keys (repeatable, merged in order)', collect, [])
     .action(async (o: { output: string; config: string[] }) => {
-      await uploadCommand({ output: o.output, configs: o.config }, (l) => console.log(l));
+      await (await import('./upload-command.js')).uploadCommand({ output: o.output, configs: o.config }, (l) => console.log(l));
     });
 
   program
@@ -180,7 +179,7 @@ async function main(argv: string[]): Promise<number> {
     )
     .action(async (o: Parameters<typeof controlCommand>[0]) => {
       installRuntime(false);
-      await controlCommand(o, (l) => console.log(l));
+      await (await import('./control-command.js')).controlCommand(o, (l) => console.log(l));
     });
 
   program
@@ -190,7 +189,7 @@ async function main(argv: string[]): Promise<number> {
     .option('--no-worker', "do not run a worker in this process: the run's own workers carry out the cancellation")
     .action(async (o: { output: string; worker: boolean }) => {
       installRuntime(false);
-      await cancelCommand({ output: o.output, worker: o.worker }, (l) => console.log(l));
+      await (await import('./cancel-command.js')).cancelCommand({ output: o.output, worker: o.worker }, (l) => console.log(l));
     });
 
   program
@@ -208,7 +207,7 @@ async function main(argv: string[]): Promise<number> {
     .action(async (o: { dir: string; tasks: number; repeats: number; heartbeatTimeout: number; inputFormat: InputFormat }) => {
       installRuntime(false);
       handleInterrupts();
-      await demoCommand(o, { worker: true, heartbeatTimeoutMs: Math.round(o.heartbeatTimeout * 1000) });
+      await (await import('./demo-command.js')).demoCommand(o, { worker: true, heartbeatTimeoutMs: Math.round(o.heartbeatTimeout * 1000) });
     });
 
   program
@@ -225,7 +224,9 @@ async function main(argv: string[]): Promise<number> {
     .option('--invalid-judge <keys>', 'rows (TASK:ROLLOUT[@N],...) whose verdict is flagged invalid_judge_response (first N gradings)')
     .option('--permanent-invalid-judge <keys>', 'like --invalid-judge, with invalid_judge_retryable: false')
     .option('--seed <n>', 'seed of the simulated failures', int('--seed'), 1)
-    .action(async (o: Parameters<typeof runReferenceServerCli>[0]) => runReferenceServerCli(o));
+    .action(async (o: Parameters<typeof runReferenceServerCli>[0]) =>
+      (await import('../reference-server/main.js')).runReferenceServerCli(o),
+    );
 
   const server = program.command('server').description('the embedded Temporal dev server (used when TEMPORAL_ADDRESS is unset)');
   server.command('start').action(async () => {
@@ -262,4 +263,7 @@ async function main(argv: string[]): Promise<number> {
 }
 
 // Exit explicitly: Temporal's native runtime keeps handles open after the work is done.
-process.exit(await main(process.argv));
+trace('modules loaded');
+const exitCode = await main(process.argv);
+trace('exit');
+process.exit(exitCode);

@@ -1,4 +1,5 @@
-import { startInProcessWorker, type InProcessWorker } from './in-process-worker.js';
+import { createInProcessWorker, type InProcessWorker } from './in-process-worker.js';
+import { trace } from './trace.js';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { coverageReport } from '../contract/coverage-report.js';
 import { coverageBlock } from '../contract/coverage.js';
@@ -17,7 +18,7 @@ import { endSummary, missingAfterCapLine, perAgentLines } from './end-summary.js
 import { followRun, type Followed } from './follow-run.js';
 import { onInterrupt } from './interrupt.js';
 import { precheckRun } from './precheck.js';
-import { writeReport, type ReportTemporal } from './report-command.js';
+import type { ReportTemporal } from './report-command.js';
 import { aggregateCommandLine, isCancelledRun, MetricsMissingError, RunCancelledError } from './run-endings.js';
 import { outputSearchAttributes } from '../temporal/search-attributes.js';
 import { isUserError, removeRunWithoutEffect } from './user-error-runs.js';
@@ -97,11 +98,16 @@ export function printSummary({ result, routed }: Followed, uiUrl: string | null,
  * line for the summary. A report that fails is a warning line, nothing more. ATIF inputs carry no
  * old rewards: no report (`reverify report --rollouts` can make one).
  */
-async function endReport(spec: RunSpec, result: RunResult, temporal: ReportTemporal): Promise<string | null> {
+async function endReport(
+  spec: RunSpec,
+  result: RunResult,
+  temporal: ReportTemporal,
+  reportModule: Promise<typeof import('./report-command.js')>,
+): Promise<string | null> {
   if (spec.atif || result.aggregationError) return null;
   const output = spec.outputPath;
   try {
-    const { html } = await writeReport({ output }, temporal);
+    const { html } = await (await reportModule).writeReport({ output }, temporal);
     return `Report: ${html}`;
   } catch (err) {
     const why = (err as Error).message.split('\n')[0];
@@ -131,9 +137,19 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
   if (spec.routing.catchAll !== null) io.out(catchAllWarning(spec.routing.catchAll));
   const wandbKeys = opts.upload && opts.configs.length > 0 ? (await loadUploadConfig(opts.configs)).wandbKeys : [];
   if (wandbKeys.length > 0) io.out(wandbRefusal(wandbKeys));
+  trace('spec built');
   const target = await resolveTemporal();
+  trace('temporal resolved');
   const workflowId = workflowIdForOutput(spec.outputPath);
-  const { client, close } = await connectClient(target);
+  // The in-process worker (its connection, the workflow bundle) is made while the client checks and
+  // starts the run: it is needed as soon as the run starts. It polls nothing until run() below.
+  const workerReady = proc.worker ? createInProcessWorker(target) : null;
+  workerReady?.catch(() => undefined);
+  const { client, close } = await connectClient(target).catch(async (err: unknown) => {
+    await (await workerReady?.catch(() => null))?.stop();
+    throw err;
+  });
+  trace('client connected');
   let worker: InProcessWorker | null = null;
   let removeInterrupt = () => {};
   let announced = false;
@@ -144,12 +160,14 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
       .describe()
       .then((d) => d.status.name === 'RUNNING')
       .catch(() => false);
+    trace('described');
     if (!existing) {
       spec = await precheckRun(spec, { worker: proc.worker });
       const capped = await withAttemptCap(spec, opts, process.env);
       spec = capped.spec;
       capped.notices.forEach((line) => io.out(line));
     }
+    trace('prechecked');
     attached = existing;
     let handle;
     try {
@@ -167,6 +185,7 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
       handle = client.workflow.getHandle(workflowId);
     }
+    trace('workflow started');
     const ui = runUiUrl(target, workflowId);
     if (existing) {
       io.out(`Attached to the live run for ${spec.outputPath} (workflow ${workflowId}); its own options apply.`);
@@ -180,8 +199,9 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
       announced = true;
       if (!existing) io.out(`Started run ${workflowId}${ui ? ` — ${ui}` : ''}`);
     };
-    if (proc.worker) {
-      const w = (worker = await startInProcessWorker(target));
+    if (workerReady) {
+      const w = (worker = (await workerReady).start());
+      trace('worker started');
       removeInterrupt = onInterrupt(async () => {
         await w.stop();
         return `Stopped. The run waits for a worker: run the same command again to continue it, or \`reverify cancel -o ${spec.outputPath}\` to end it.`;
@@ -189,6 +209,9 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
     } else {
       io.out(`No in-process worker: waiting for \`reverify worker\` processes on task queue '${taskQueue()}'.`);
     }
+    // The report's modules load while the run goes on, not after it.
+    const reportModule = import('./report-command.js');
+    reportModule.catch(() => undefined);
     const followed = await followRun(handle, {
       tty: io.tty,
       lineIntervalMs: 10_000,
@@ -197,8 +220,14 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
       attached: existing,
       onOutputsOpen: announce,
     });
+    trace('run ended');
+    // The report (which reads the history from the server, not from the file) is made while the
+    // history file is written; its line is printed in the summary, after the history's.
+    const report = endReport(spec, followed.result, { client, target }, reportModule);
     await writeHistoryBeside(client, workflowId, followed.result.outputs.output, io.out);
-    printSummary(followed, ui, io, await endReport(spec, followed.result, { client, target }));
+    trace('history written');
+    printSummary(followed, ui, io, await report);
+    trace('report written');
     const result = followed.result;
     const incomplete = missingAfterCapLine(result, spec.maxAttempts ?? 1);
     if (incomplete) io.out(incomplete);
@@ -219,7 +248,10 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
     throw err;
   } finally {
     removeInterrupt();
-    await worker?.stop();
+    // A worker made but never started (the run failed before it) is closed too.
+    await (worker ?? (await workerReady?.catch(() => null)))?.stop();
+    trace('worker stopped');
     await close();
+    trace('client closed');
   }
 }

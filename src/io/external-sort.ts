@@ -37,6 +37,8 @@ const DEFAULT_MAX_BYTES = 16 << 20;
 const IO_BUFFER_BYTES = 1 << 20;
 /** Runs merged at once (one open file and one I/O buffer each); more runs merge in levels. */
 const MAX_FAN_IN = 64;
+/** Records per array that `sortedChunks` yields. */
+const MERGE_CHUNK = 4096;
 /** Each record on disk: its length (u32), then its bytes. */
 const FRAME_HEADER = 4;
 
@@ -51,12 +53,21 @@ class FrameWriter<T> {
     private readonly codec: RecordCodec<T>,
   ) {}
 
-  async add(t: T): Promise<void> {
+  /** Buffers `t`; returns a promise only when the buffer had to be written first (await it). */
+  add(t: T): Promise<void> | undefined {
     const n = this.codec.size(t);
-    if (this.used + FRAME_HEADER + n > this.buf.length) {
-      await this.flush();
-      if (FRAME_HEADER + n > this.buf.length) this.buf = Buffer.allocUnsafe(FRAME_HEADER + n);
-    }
+    if (this.used + FRAME_HEADER + n > this.buf.length) return this.flushThenAdd(t, n);
+    this.put(t, n);
+    return undefined;
+  }
+
+  private async flushThenAdd(t: T, n: number): Promise<void> {
+    await this.flush();
+    if (FRAME_HEADER + n > this.buf.length) this.buf = Buffer.allocUnsafe(FRAME_HEADER + n);
+    this.put(t, n);
+  }
+
+  private put(t: T, n: number): void {
     this.buf.writeUInt32LE(n, this.used);
     this.codec.write(t, this.buf, this.used + FRAME_HEADER);
     this.used += FRAME_HEADER + n;
@@ -87,8 +98,23 @@ class FrameReader<T> {
     return r;
   }
 
-  /** Moves `head` to the next record (`undefined` at the end). */
-  async advance(): Promise<void> {
+  /**
+   * Moves `head` to the next record (`undefined` at the end). Without I/O when the next record is
+   * in the buffer (returns undefined), else returns the promise of the read (await it).
+   */
+  advance(): Promise<void> | undefined {
+    if (!this.hasFrame()) return this.advanceSlow();
+    this.take();
+    return undefined;
+  }
+
+  private take(): void {
+    const n = this.buf.readUInt32LE(this.start);
+    this.head = this.codec.read(this.buf, this.start + FRAME_HEADER, n);
+    this.start += FRAME_HEADER + n;
+  }
+
+  private async advanceSlow(): Promise<void> {
     while (!this.hasFrame()) {
       if (!(await this.fill())) {
         if (this.end === this.start) {
@@ -98,9 +124,7 @@ class FrameReader<T> {
         throw new Error('run file ends mid-record (it was changed or cut while being read)');
       }
     }
-    const n = this.buf.readUInt32LE(this.start);
-    this.head = this.codec.read(this.buf, this.start + FRAME_HEADER, n);
-    this.start += FRAME_HEADER + n;
+    this.take();
   }
 
   private hasFrame(): boolean {
@@ -213,11 +237,13 @@ export class ExternalSorter<T> {
     this.maxBytes = opts.maxBytes ?? DEFAULT_MAX_BYTES;
   }
 
-  async add(t: T): Promise<void> {
+  /** Adds a record; returns a promise only when memory was full and is being written (await it). */
+  add(t: T): Promise<void> | undefined {
     this.memory.push(t);
     this.memoryBytes += this.opts.codec.size(t) + FRAME_HEADER;
     this.count++;
-    if (this.memory.length >= this.maxRecords || this.memoryBytes >= this.maxBytes) await this.spill();
+    if (this.memory.length >= this.maxRecords || this.memoryBytes >= this.maxBytes) return this.spill();
+    return undefined;
   }
 
   /** Sorts what memory holds and writes it as a run file. */
@@ -227,7 +253,10 @@ export class ExternalSorter<T> {
     const fh = await open(path, 'w');
     try {
       const w = new FrameWriter(fh, path, this.opts.codec);
-      for (const t of this.memory.sort(this.opts.compare)) await w.add(t);
+      for (const t of this.memory.sort(this.opts.compare)) {
+        const writing = w.add(t);
+        if (writing) await writing;
+      }
       await w.flush();
     } finally {
       await fh.close();
@@ -238,10 +267,18 @@ export class ExternalSorter<T> {
 
   /** The records in order; run files are removed when the iteration ends. */
   async *sorted(): AsyncGenerator<T> {
+    for await (const chunk of this.sortedChunks()) yield* chunk;
+  }
+
+  /**
+   * The records in order, in arrays of a few thousand (an `await` per array, not per record: for
+   * hot loops); run files are removed when the iteration ends.
+   */
+  async *sortedChunks(): AsyncGenerator<T[]> {
     if (this.runs.length === 0) {
       const all = this.memory.sort(this.opts.compare);
       this.memory = [];
-      yield* all;
+      for (let i = 0; i < all.length; i += MERGE_CHUNK) yield all.slice(i, i + MERGE_CHUNK);
       return;
     }
     try {
@@ -253,7 +290,12 @@ export class ExternalSorter<T> {
         const fh = await open(path, 'w');
         try {
           const w = new FrameWriter(fh, path, this.opts.codec);
-          for await (const t of this.merge(group)) await w.add(t);
+          for await (const chunk of this.merge(group)) {
+            for (const t of chunk) {
+              const writing = w.add(t);
+              if (writing) await writing;
+            }
+          }
           await w.flush();
         } finally {
           await fh.close();
@@ -267,8 +309,8 @@ export class ExternalSorter<T> {
     }
   }
 
-  /** Merges sorted run files (ties go to the earlier file). */
-  private async *merge(paths: readonly string[]): AsyncGenerator<T> {
+  /** Merges sorted run files (ties go to the earlier file), in arrays of up to `MERGE_CHUNK` records. */
+  private async *merge(paths: readonly string[]): AsyncGenerator<T[]> {
     const heap = new ReaderHeap<T>(this.opts.compare);
     const readers: FrameReader<T>[] = [];
     try {
@@ -278,12 +320,19 @@ export class ExternalSorter<T> {
         heap.rank.set(r, i);
         if (r.head !== undefined) heap.push(r);
       }
+      let out: T[] = [];
       while (heap.size > 0) {
         const r = heap.top();
-        yield r.head!;
-        await r.advance();
+        out.push(r.head!);
+        const reading = r.advance();
+        if (reading) await reading;
         heap.fixTop();
+        if (out.length === MERGE_CHUNK) {
+          yield out;
+          out = [];
+        }
       }
+      if (out.length > 0) yield out;
     } finally {
       await Promise.all(readers.map((r) => r.close()));
     }
@@ -313,4 +362,25 @@ export async function* groupsOf<T>(sorted: AsyncIterable<T>, id: (t: T) => strin
     group.push(t);
   }
   if (group.length > 0) yield group;
+}
+
+/**
+ * `groupsOf` over `sortedChunks()`, calling `each` on every group as it completes (no `await` per
+ * group or record: for hot loops).
+ */
+export async function forEachGroup<T>(sorted: AsyncIterable<T[]>, id: (t: T) => string, each: (group: T[]) => void): Promise<void> {
+  let group: T[] = [];
+  let current = '';
+  for await (const chunk of sorted) {
+    for (const t of chunk) {
+      const k = id(t);
+      if (group.length > 0 && k !== current) {
+        each(group);
+        group = [];
+      }
+      current = k;
+      group.push(t);
+    }
+  }
+  if (group.length > 0) each(group);
 }

@@ -1,4 +1,4 @@
-import { closeSync, openSync, readSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { decodePlanRecord, encodePlanRecord, PLAN_RECORD_BYTES, type PlanRecord } from './plan-file.js';
 
 /** What the plan phase decided about one source row. */
@@ -20,7 +20,6 @@ export enum Verdict {
 }
 
 const RECORD_BYTES = 1 + PLAN_RECORD_BYTES;
-const READ_RECORDS = 32_768;
 const NO_PLAN: PlanRecord = {
   sourceOffset: 0,
   sourceLength: 0,
@@ -33,42 +32,82 @@ const NO_PLAN: PlanRecord = {
   inputSum: 0,
 };
 
+/** Ordinals per bucket file (the read-back window: 32,768 × 41 bytes ≈ 1.3 MiB). */
+const BUCKET_ORDINALS = 1 << 15;
+/** Records buffered per bucket before they are appended to its file (≈ 10 KiB a bucket). */
+const BUCKET_BUFFER_RECORDS = 256;
+/** A buffered record: the ordinal (u32), then the verdict byte and its plan record. */
+const ENTRY_BYTES = 4 + RECORD_BYTES;
+
 /**
- * One fixed record per source row, at the row's ordinal: the verdict and, for `Plan`, its plan
- * record. The key join decides rows in key order and writes each at its place; the final pass reads
- * them back in file order. Unwritten places read as `NotYielded` (the file is sparse there).
- * Synchronous positioned I/O: a few µs per record from the page cache.
+ * One record per source row: the verdict and, for `Plan`, its plan record. The key join decides
+ * rows in key order (random file order) and the final pass reads them back in file order. Records
+ * are distributed by ordinal into buckets of 32,768 ordinals, each an append-only file written
+ * through a small buffer (a write per 256 records, not one per record); reading a bucket back
+ * places its records by ordinal in a window, where unwritten places read as `NotYielded`.
+ * Memory: a 10 KiB buffer per bucket (31 buckets at 10^6 rows) plus one window.
  */
 export class VerdictFile {
-  private readonly fd: number;
-  private readonly one = Buffer.alloc(RECORD_BYTES);
+  private readonly buffers = new Map<number, { buf: Buffer; used: number }>();
 
-  constructor(readonly path: string) {
-    this.fd = openSync(path, 'w+');
+  /** `path`: the prefix of the bucket files (`<path>.<bucket>`). */
+  constructor(readonly path: string) {}
+
+  private bucketPath(bucket: number): string {
+    return `${this.path}.${bucket}`;
   }
 
   set(ordinal: number, verdict: Verdict, plan: PlanRecord = NO_PLAN): void {
-    this.one[0] = verdict;
-    encodePlanRecord(plan, this.one, 1);
-    writeSync(this.fd, this.one, 0, RECORD_BYTES, ordinal * RECORD_BYTES);
+    const bucket = Math.floor(ordinal / BUCKET_ORDINALS);
+    let b = this.buffers.get(bucket);
+    if (b === undefined) {
+      b = { buf: Buffer.allocUnsafe(BUCKET_BUFFER_RECORDS * ENTRY_BYTES), used: 0 };
+      this.buffers.set(bucket, b);
+    }
+    b.buf.writeUInt32LE(ordinal - bucket * BUCKET_ORDINALS, b.used);
+    b.buf[b.used + 4] = verdict;
+    encodePlanRecord(plan, b.buf, b.used + 5);
+    b.used += ENTRY_BYTES;
+    if (b.used === b.buf.length) this.flush(bucket, b);
   }
 
-  /** The verdicts of ordinals `[0, count)` in order, a block at a time. */
+  private flush(bucket: number, b: { buf: Buffer; used: number }): void {
+    if (b.used === 0) return;
+    const fd = openSync(this.bucketPath(bucket), 'a');
+    try {
+      let done = 0;
+      while (done < b.used) done += writeSync(fd, b.buf, done, b.used - done);
+    } finally {
+      closeSync(fd);
+    }
+    b.used = 0;
+  }
+
+  /** The verdicts of ordinals `[0, count)` in order, a bucket at a time. */
   *inOrder(count: number): Generator<{ ordinal: number; verdict: Verdict; plan: PlanRecord }> {
-    const buf = Buffer.allocUnsafe(READ_RECORDS * RECORD_BYTES);
-    for (let first = 0; first < count; first += READ_RECORDS) {
-      const n = Math.min(READ_RECORDS, count - first);
-      buf.fill(0, 0, n * RECORD_BYTES);
-      readSync(this.fd, buf, 0, n * RECORD_BYTES, first * RECORD_BYTES);
+    for (const [bucket, b] of this.buffers) this.flush(bucket, b);
+    const window = Buffer.allocUnsafe(BUCKET_ORDINALS * RECORD_BYTES);
+    for (let base = 0, bucket = 0; base < count; base += BUCKET_ORDINALS, bucket++) {
+      const n = Math.min(BUCKET_ORDINALS, count - base);
+      window.fill(0, 0, n * RECORD_BYTES);
+      if (this.buffers.has(bucket)) {
+        // Entries in the order they were set: a later one for the same ordinal wins.
+        const entries = readFileSync(this.bucketPath(bucket));
+        for (let at = 0; at + ENTRY_BYTES <= entries.length; at += ENTRY_BYTES) {
+          entries.copy(window, entries.readUInt32LE(at) * RECORD_BYTES, at + 4, at + ENTRY_BYTES);
+        }
+      }
       for (let i = 0; i < n; i++) {
         const at = i * RECORD_BYTES;
-        const verdict = buf[at] as Verdict;
-        yield { ordinal: first + i, verdict, plan: verdict === Verdict.Plan ? decodePlanRecord(buf, at + 1) : NO_PLAN };
+        const verdict = window[at] as Verdict;
+        yield { ordinal: base + i, verdict, plan: verdict === Verdict.Plan ? decodePlanRecord(window, at + 1) : NO_PLAN };
       }
     }
   }
 
-  close(): void {
-    closeSync(this.fd);
+  /** Removes the bucket files. */
+  dispose(): void {
+    for (const bucket of this.buffers.keys()) rmSync(this.bucketPath(bucket), { force: true });
+    this.buffers.clear();
   }
 }

@@ -1,0 +1,72 @@
+/**
+ * Times the plan phase alone (the `planRun` activity, in this process, on a mock activity context):
+ *
+ *   npx tsx bench/plan.ts [--rows 1e6] [--response-bytes 500] [--repeat 3] [--cpu-prof]
+ *
+ * Generates (or reuses) a run in `bench/out/data/plan-<rows>-<bytes>/`, then plans it `--repeat`
+ * times with a fresh work directory each time (`bench/out/plan-work/`, left there: `plan.bin`, `plan.json`) and prints seconds, rows/s, MiB/s of input read and
+ * the process's peak RSS. On a shared machine compare the CPU seconds (this process's user + system
+ * time; the plan runs on one thread, so wall ≥ CPU when the machine is idle). `--cpu-prof`: run it again under `node --cpu-prof` yourself, e.g.
+ * `node --cpu-prof --cpu-prof-dir bench/out/plan-prof --import tsx bench/plan.ts --repeat 1`, then
+ * `npx tsx bench/profile-top.ts bench/out/plan-prof`.
+ */
+import { readFileSync, statSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { planRun } from '../activities/plan-run.js';
+import { routingFromGymConfig } from '../src/config/routing.js';
+import { loadGymConfigs } from '../src/config/gym-config.js';
+import { mib, parseCount, writeRunFiles } from './lib/data.js';
+import { readVm } from './lib/rss.js';
+
+const { values } = parseArgs({
+  options: {
+    rows: { type: 'string', default: '1e6' },
+    'response-bytes': { type: 'string', default: '500' },
+    repeat: { type: 'string', default: '3' },
+  },
+});
+const rows = parseCount('--rows', values.rows);
+const responseBytes = parseCount('--response-bytes', values['response-bytes']);
+const dir = resolve('bench/out/data', `plan-${rows}-${responseBytes}`);
+const files = await writeRunFiles(dir, { rows, responseBytes, agents: 2 }, true);
+const routing = routingFromGymConfig(await loadGymConfigs([files.configPath]), {});
+const bytes = statSync(files.inputsPath).size + statSync(files.rolloutsPath).size;
+console.log(`plan phase: ${files.rows} rows, ${mib(bytes)} of inputs + rollouts (${dir})`);
+const seconds: number[] = [];
+for (let i = 0; i < Number(values.repeat); i++) {
+  const workDir = resolve('bench/out/plan-work');
+  await rm(workDir, { recursive: true, force: true });
+  const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
+  const out = await new MockActivityEnvironment().run<[Parameters<typeof planRun>[0]], Awaited<ReturnType<typeof planRun>>, typeof planRun>(
+    planRun,
+    {
+      inputsPath: files.inputsPath,
+      rolloutsPath: files.rolloutsPath,
+      workDir,
+      routing,
+      limit: null,
+      judgeFailedOnly: false,
+      resume: false,
+      outputs: { output: join(dir, 'out.jsonl'), sidecar: join(dir, 'out_failures.jsonl') },
+      outputsCleared: true,
+      maxAttempts: 3,
+      repairTruncated: false,
+    },
+  );
+  const s = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
+  const cpuS = (cpu.user + cpu.system) / 1e6;
+  seconds.push(s);
+  const vm = readVm(process.pid);
+  console.log(
+    `run ${i + 1}: ${s.toFixed(2)} s (CPU ${cpuS.toFixed(2)} s), ${Math.round(out.rows / s)} rows/s, ${(bytes / 2 ** 20 / s).toFixed(0)} MiB/s; ` +
+      `plan ${out.rows} rows; peak RSS ${vm ? Math.round(vm.hwmKiB / 1024) : '?'} MiB`,
+  );
+  if (readFileSync(join(workDir, 'plan.json'), 'utf8').length === 0) throw new Error('no plan.json');
+}
+seconds.sort((a, b) => a - b);
+console.log(`median ${seconds[Math.floor(seconds.length / 2)].toFixed(2)} s, best ${seconds[0].toFixed(2)} s`);
