@@ -9,16 +9,18 @@ WORKDIR /app
 # install the temporal CLI for the embedded dev server; workers talk to TEMPORAL_ADDRESS instead,
 # and the script skips the download when TEMPORAL_CLI_PATH is set (only for this step).
 COPY package.json package-lock.json ./
-COPY scripts/install-temporal.mjs ./scripts/install-temporal.mjs
+COPY scripts/install-temporal.mjs scripts/build-cli.mjs ./scripts/
 RUN TEMPORAL_CLI_PATH=/nonexistent npm ci --omit=dev --no-audit --no-fund \
     && npm cache clean --force
 
-# The project runs from its TypeScript sources through tsx (no build step).
+# The sources, and the CLI bundled from them (scripts/build-cli.mjs; the postinstall above ran
+# before they were here). Workflow code stays TypeScript: the worker bundles it for its sandbox.
 COPY tsconfig.json ./
 COPY bin ./bin
 COPY src ./src
 COPY workflows ./workflows
 COPY activities ./activities
+RUN node scripts/build-cli.mjs
 
 # Any uid can run it (compose sets `user:`); the state dir (workflow bundle cache) is per container.
 ENV TEMPORAL_ADDRESS=temporal:7233 \

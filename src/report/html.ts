@@ -18,8 +18,9 @@ function chartJsBundle(): string {
   return readFileSync(join(dirname(main), 'chart.umd.js'), 'utf8');
 }
 
+/** The page's own script, src/report/report-page.js (by a root-relative path: this also runs bundled, from dist/cli/). */
 function pageScript(): string {
-  return readFileSync(join(dirname(fileURLToPath(import.meta.url)), 'report-page.js'), 'utf8');
+  return readFileSync(fileURLToPath(new URL('../../src/report/report-page.js', import.meta.url)), 'utf8');
 }
 
 /** Text safe inside a <script> element. */
