@@ -124,8 +124,11 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
   const struck: Struck[] = [];
   let held = false;
 
-  /** Sends row `todo[k]` and records its result; a failure of this row alone becomes a strike. */
-  const verifyRow = async (k: number): Promise<void> => {
+  /**
+   * Sends row `todo[k]`; returns what records its result, or nothing when there is nothing to
+   * record (a failure of this row alone becomes a strike, recorded here when it sets the row aside).
+   */
+  const verifyRow = async (k: number): Promise<(() => void) | undefined> => {
     const i = todo[k];
     const rec = records[i];
     const agent = req.plan.agents[rec.agent];
@@ -151,13 +154,15 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
     } catch (err) {
       if (err instanceof AllowanceSpent) return; // the row stays unfinished: the batch is held
       const setAside = await strike(err, i, rec, stamps, (body) => client.verifyOnce(url, body, signal));
-      if (setAside) await recordRouted(i, routeSetAside(stamps, setAside, agent), stamps);
+      if (setAside) recordRouted(i, routeSetAside(stamps, setAside, agent), stamps);
       return;
     }
     if (reply.kind === 'ok') lastAnswered = i;
-    guard.observe(reply, server, url);
     const facts = { agent, planIndex: req.from + i, latencyMs: performance.now() - started, throttled, atif: atif !== null };
-    await recordRouted(i, routeReply(reply, stamps, facts, req.retry), stamps);
+    return () => {
+      guard.observe(reply, server, url);
+      recordRouted(i, routeReply(reply, stamps, facts, req.retry), stamps);
+    };
   };
 
   const recordRouted = (i: number, r: Routed, stamps: Stamps) => {
@@ -196,11 +201,30 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
 
   try {
     let next = 0;
+    // A lane sends its next row first, then records the reply it has: when many replies arrive at
+    // once (equal latencies keep the lanes in step), every lane's next request leaves before the
+    // slower routing and stamping of the others, so no slot waits for the event loop's backlog.
     const lane = async () => {
-      while (next < todo.length && !signal.aborted && !drain.started && !allowance.spent())
-        await verifyRow(next++).catch((err: unknown) => {
+      let record: (() => void) | undefined;
+      while (next < todo.length && !signal.aborted && !drain.started && !allowance.spent()) {
+        const sent = verifyRow(next++);
+        if (record) {
+          const r = record;
+          record = undefined;
+          try {
+            r();
+          } catch (err) {
+            sent.catch(() => undefined); // aborted with the others
+            throw err;
+          }
+        }
+        try {
+          record = await sent;
+        } catch (err) {
           if (!(err instanceof AllowanceSpent)) throw err; // spent by a probe: the row stays unfinished
-        });
+        }
+      }
+      record?.();
     };
     const first: { error?: Error } = {};
     const lanes = Array.from({ length: Math.max(1, Math.min(req.parallelism, todo.length)) }, () =>
@@ -211,12 +235,16 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
     );
     await Promise.all(lanes);
     if (first.error) throw first.error;
+    // The lanes do not wait for the disk: the last rows recorded are written (and counted) now.
+    await recorder.flush();
     // Allowance spent with rows unfinished: they are held for the next launch, not failed (struck ones keep their strikes).
     if (allowance.spent() && recorder.checkpoint.done.length < records.length) held = true;
     else if (struck.length > 0) throw rowsFailing(req, records, checkpoint, struck);
   } catch (err) {
     // The failed attempt (and the strikes) must reach the next attempt, which lists it in its result:
     // Temporal's history keeps only the last failure of a retried activity.
+    // The checkpoint sent covers every row recorded (a failed write leaves it where it was).
+    await recorder.flush().catch(() => undefined);
     if (!ctx.cancellationSignal.aborted) {
       noteAttempt(audit, failedAttemptLine(ctx.info.attempt, err, struck[0]?.error));
       beat();
