@@ -13,8 +13,8 @@ interface PendingRow {
 
 /**
  * The batch's two partial files plus its checkpoint. Rows are recorded in groups: whatever finished
- * while the previous write was under way is written with one write per file, then counted and
- * marked done — so a checkpoint taken at any moment covers exactly the rows whose lines lie within
+ * within GROUP_MS (or up to GROUP_CHARS of lines) is written with one write per file, then counted
+ * and marked done — so a checkpoint taken at any moment covers exactly the rows whose lines lie within
  * its recorded lengths, and a retry never repeats or loses one.
  *
  * `record` does not wait for the disk: a lane goes on to its next row while the group is written
@@ -24,7 +24,10 @@ interface PendingRow {
  */
 export class BatchRecorder {
   private pending: PendingRow[] = [];
+  /** Characters of the pending lines (about their bytes). */
+  private pendingChars = 0;
   private writing: Promise<void> | null = null;
+  private timer: NodeJS.Timeout | null = null;
   private failure: { error: unknown } | null = null;
   private constructor(
     private readonly main: FileHandle,
@@ -51,19 +54,33 @@ export class BatchRecorder {
   record(row: number, target: 'main' | 'sidecar' | null, line: string | null, count: (c: Counts, cp: Checkpoint) => void): void {
     if (this.failure) throw this.failure.error;
     this.pending.push({ row, target, line, count });
-    this.writing ??= this.drain();
+    if (line !== null) this.pendingChars += line.length;
+    if (this.writing) return;
+    if (this.pendingChars >= GROUP_CHARS) this.startDrain();
+    else this.timer ??= setTimeout(() => this.startDrain(), GROUP_MS);
   }
 
   /** Waits until every row recorded so far is written and counted; throws a failed write's error. */
   async flush(): Promise<void> {
-    while (this.writing) await this.writing;
+    if (this.writing === null && this.pending.length > 0) this.startDrain();
+    while (this.writing !== null) {
+      await this.writing;
+      if (this.writing === null && this.pending.length > 0 && !this.failure) this.startDrain();
+    }
     if (this.failure) throw this.failure.error;
+  }
+
+  private startDrain(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.writing ??= this.drain();
   }
 
   private async drain(): Promise<void> {
     while (this.pending.length > 0 && !this.failure) {
       const group = this.pending;
       this.pending = [];
+      this.pendingChars = 0;
       try {
         const cp = this.checkpoint;
         const main = encodeLines(group, 'main');
@@ -84,8 +101,11 @@ export class BatchRecorder {
       } catch (err) {
         this.failure = { error: err };
       }
+      // Rows that came during the write wait for more unless they fill a group already.
+      if (this.pendingChars < GROUP_CHARS) break;
     }
     this.writing = null;
+    if (this.pending.length > 0 && !this.failure) this.timer ??= setTimeout(() => this.startDrain(), GROUP_MS);
   }
 
   /** A copy of the checkpoint, consistent at this instant. */
@@ -101,16 +121,20 @@ export class BatchRecorder {
     };
   }
 
-  /** Waits for the writes under way, syncs and closes both files (a failed write is thrown by `record`/`flush`). */
+  /** Writes what is left, syncs and closes both files (a failed write is thrown by `record`/`flush`). */
   async close(): Promise<void> {
     try {
-      while (this.writing) await this.writing;
+      await this.flush().catch(() => undefined);
       await Promise.all([this.main.sync(), this.sidecar.sync()]);
     } finally {
       await Promise.all([this.main.close(), this.sidecar.close()]);
     }
   }
 }
+
+/** A group is written when its lines reach this many characters, or GROUP_MS after its first row. */
+const GROUP_CHARS = 512 * 1024;
+const GROUP_MS = 20;
 
 const EMPTY = Buffer.alloc(0);
 
