@@ -199,41 +199,49 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
     return err;
   };
 
+  const first: { error?: Error } = {};
+  const fail = (err: Error) => {
+    first.error ??= err;
+    stop.abort();
+  };
+  // A lane sends its next row at once and leaves the reply it has to be recorded after the event
+  // loop's I/O phase: when many replies arrive together (equal latencies keep the lanes in step),
+  // every lane's next request leaves before the slower routing, stamping and recording of all.
+  let later: Array<() => void> = [];
+  let laterDue = false;
+  const recordLater = () => {
+    laterDue = false;
+    const due = later;
+    later = [];
+    for (const record of due) {
+      try {
+        record();
+      } catch (err) {
+        fail(err as Error);
+      }
+    }
+  };
   try {
     let next = 0;
-    // A lane sends its next row first, then records the reply it has: when many replies arrive at
-    // once (equal latencies keep the lanes in step), every lane's next request leaves before the
-    // slower routing and stamping of the others, so no slot waits for the event loop's backlog.
     const lane = async () => {
-      let record: (() => void) | undefined;
       while (next < todo.length && !signal.aborted && !drain.started && !allowance.spent()) {
-        const sent = verifyRow(next++);
-        if (record) {
-          const r = record;
-          record = undefined;
-          try {
-            r();
-          } catch (err) {
-            sent.catch(() => undefined); // aborted with the others
-            throw err;
-          }
-        }
         try {
-          record = await sent;
+          const record = await verifyRow(next++);
+          if (record) {
+            later.push(record);
+            if (!laterDue) {
+              laterDue = true;
+              setImmediate(recordLater);
+            }
+          }
         } catch (err) {
           if (!(err instanceof AllowanceSpent)) throw err; // spent by a probe: the row stays unfinished
         }
       }
-      record?.();
     };
-    const first: { error?: Error } = {};
-    const lanes = Array.from({ length: Math.max(1, Math.min(req.parallelism, todo.length)) }, () =>
-      lane().catch((err: Error) => {
-        first.error ??= err;
-        stop.abort();
-      }),
-    );
+    const lanes = Array.from({ length: Math.max(1, Math.min(req.parallelism, todo.length)) }, () => lane().catch(fail));
     await Promise.all(lanes);
+    recordLater();
     if (first.error) throw first.error;
     // The lanes do not wait for the disk: the last rows recorded are written (and counted) now.
     await recorder.flush();
@@ -243,7 +251,8 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
   } catch (err) {
     // The failed attempt (and the strikes) must reach the next attempt, which lists it in its result:
     // Temporal's history keeps only the last failure of a retried activity.
-    // The checkpoint sent covers every row recorded (a failed write leaves it where it was).
+    // The checkpoint sent covers every row answered (a failed write leaves it where it was).
+    recordLater();
     await recorder.flush().catch(() => undefined);
     if (!ctx.cancellationSignal.aborted) {
       noteAttempt(audit, failedAttemptLine(ctx.info.attempt, err, struck[0]?.error));
