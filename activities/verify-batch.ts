@@ -322,8 +322,6 @@ async function publish(
   checkpoint: Checkpoint,
   unfinished: number,
 ): Promise<BatchResult> {
-  await publishFile(files.mainPartial, files.mainPart);
-  await publishFile(files.sidecarPartial, files.sidecarPart);
   const result: BatchResult = {
     batch: req.batch,
     mainPart: files.mainPart,
@@ -333,7 +331,12 @@ async function publish(
     audit: checkpoint.audit,
     ...(unfinished > 0 ? { unfinished } : {}),
   };
-  await writeFileAtomic(rejudgeListPath(req.workDir, req.round, req.batch), JSON.stringify(checkpoint.judgeFailedRows));
+  // The parts and the list are independent (their fsyncs overlap); the result comes last: it says all are published.
+  await Promise.all([
+    publishFile(files.mainPartial, files.mainPart),
+    publishFile(files.sidecarPartial, files.sidecarPart),
+    writeFileAtomic(rejudgeListPath(req.workDir, req.round, req.batch), JSON.stringify(checkpoint.judgeFailedRows)),
+  ]);
   await writeFileAtomic(files.result, JSON.stringify(result));
   return result;
 }
