@@ -204,7 +204,7 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
     first.error ??= err;
     stop.abort();
   };
-  // A lane sends its next row at once and leaves the reply it has to be recorded after the event
+  // A lane sends its next row first and leaves the reply it has to be recorded after the event
   // loop's I/O phase: when many replies arrive together (equal latencies keep the lanes in step),
   // every lane's next request leaves before the slower routing, stamping and recording of all.
   let later: Array<() => void> = [];
@@ -223,21 +223,32 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
   };
   try {
     let next = 0;
+    const more = () => next < todo.length && !signal.aborted && !drain.started && !allowance.spent();
     const lane = async () => {
-      while (next < todo.length && !signal.aborted && !drain.started && !allowance.spent()) {
-        try {
-          const record = await verifyRow(next++);
-          if (record) {
-            later.push(record);
-            if (!laterDue) {
-              laterDue = true;
-              setImmediate(recordLater);
-            }
+      let record: (() => void) | undefined;
+      while (more()) {
+        // undici frees a keep-alive connection one event-loop turn after its reply (client-h1.js,
+        // onMessageComplete): a request sent sooner opens another connection instead of reusing it.
+        if (record) {
+          await nextTurn();
+          if (!more()) break;
+        }
+        const sent = verifyRow(next++);
+        if (record) {
+          later.push(record);
+          if (!laterDue) {
+            laterDue = true;
+            setImmediate(recordLater);
           }
+        }
+        try {
+          record = await sent;
         } catch (err) {
+          record = undefined;
           if (!(err instanceof AllowanceSpent)) throw err; // spent by a probe: the row stays unfinished
         }
       }
+      if (record) later.push(record);
     };
     const lanes = Array.from({ length: Math.max(1, Math.min(req.parallelism, todo.length)) }, () => lane().catch(fail));
     await Promise.all(lanes);
@@ -276,6 +287,11 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
   // Cancelled by the run, or finished: either way the rows done are handed back to be committed
   // (the unfinished rows of a cancelled batch are planned again by --resume).
   return publish(req, files, recorder.checkpoint, records.length - recorder.checkpoint.done.length);
+}
+
+/** Resolves after the current event-loop turn's I/O and immediates. */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 /** True when the workflow asked this attempt to stop (`reverify cancel`, or a failing run stopping its batches). */
