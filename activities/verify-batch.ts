@@ -125,8 +125,11 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
   const struck: Struck[] = [];
   let held = false;
 
-  /** Sends row `todo[k]` and records its result; a failure of this row alone becomes a strike. */
-  const verifyRow = async (k: number): Promise<void> => {
+  /**
+   * Sends row `todo[k]`; returns what records its result, or nothing when there is nothing to
+   * record (a failure of this row alone becomes a strike, recorded here when it sets the row aside).
+   */
+  const verifyRow = async (k: number): Promise<(() => void) | undefined> => {
     const i = todo[k];
     const rec = records[i];
     const agent = req.plan.agents[rec.agent];
@@ -152,17 +155,19 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
     } catch (err) {
       if (err instanceof AllowanceSpent) return; // the row stays unfinished: the batch is held
       const setAside = await strike(err, i, rec, stamps, (body) => client.verifyOnce(url, body, signal));
-      if (setAside) await recordRouted(i, routeSetAside(stamps, setAside, agent), stamps);
+      if (setAside) recordRouted(i, routeSetAside(stamps, setAside, agent), stamps);
       return;
     }
     if (reply.kind === 'ok') lastAnswered = i;
-    guard.observe(reply, server, url);
     const rejudgment =
       req.operation === undefined
         ? undefined
         : { opId: operationId(req.operation, stamps.task, stamps.rollout), judged: payload, saved: sources[k] };
     const facts = { agent, planIndex: req.from + i, latencyMs: performance.now() - started, throttled, atif: atif !== null, rejudgment };
-    await recordRouted(i, routeReply(reply, stamps, facts, req.retry), stamps);
+    return () => {
+      guard.observe(reply, server, url);
+      recordRouted(i, routeReply(reply, stamps, facts, req.retry), stamps);
+    };
   };
 
   const recordRouted = (i: number, r: Routed, stamps: Stamps) => {
@@ -199,29 +204,72 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
     return err;
   };
 
+  const first: { error?: Error } = {};
+  const fail = (err: Error) => {
+    first.error ??= err;
+    stop.abort();
+  };
+  // A lane sends its next row first and leaves the reply it has to be recorded after the event
+  // loop's I/O phase: when many replies arrive together (equal latencies keep the lanes in step),
+  // every lane's next request leaves before the slower routing, stamping and recording of all.
+  let later: Array<() => void> = [];
+  let laterDue = false;
+  const recordLater = () => {
+    laterDue = false;
+    const due = later;
+    later = [];
+    for (const record of due) {
+      try {
+        record();
+      } catch (err) {
+        fail(err as Error);
+      }
+    }
+  };
   try {
     let next = 0;
+    const more = () => next < todo.length && !signal.aborted && !drain.started && !allowance.spent();
     const lane = async () => {
-      while (next < todo.length && !signal.aborted && !drain.started && !allowance.spent())
-        await verifyRow(next++).catch((err: unknown) => {
+      let record: (() => void) | undefined;
+      while (more()) {
+        // undici frees a keep-alive connection one event-loop turn after its reply (client-h1.js,
+        // onMessageComplete): a request sent sooner opens another connection instead of reusing it.
+        if (record) {
+          await nextTurn();
+          if (!more()) break;
+        }
+        const sent = verifyRow(next++);
+        if (record) {
+          later.push(record);
+          if (!laterDue) {
+            laterDue = true;
+            setImmediate(recordLater);
+          }
+        }
+        try {
+          record = await sent;
+        } catch (err) {
+          record = undefined;
           if (!(err instanceof AllowanceSpent)) throw err; // spent by a probe: the row stays unfinished
-        });
+        }
+      }
+      if (record) later.push(record);
     };
-    const first: { error?: Error } = {};
-    const lanes = Array.from({ length: Math.max(1, Math.min(req.parallelism, todo.length)) }, () =>
-      lane().catch((err: Error) => {
-        first.error ??= err;
-        stop.abort();
-      }),
-    );
+    const lanes = Array.from({ length: Math.max(1, Math.min(req.parallelism, todo.length)) }, () => lane().catch(fail));
     await Promise.all(lanes);
+    recordLater();
     if (first.error) throw first.error;
+    // The lanes do not wait for the disk: the last rows recorded are written (and counted) now.
+    await recorder.flush();
     // Allowance spent with rows unfinished: they are held for the next launch, not failed (struck ones keep their strikes).
     if (allowance.spent() && recorder.checkpoint.done.length < records.length) held = true;
     else if (struck.length > 0) throw rowsFailing(req, records, checkpoint, struck);
   } catch (err) {
     // The failed attempt (and the strikes) must reach the next attempt, which lists it in its result:
     // Temporal's history keeps only the last failure of a retried activity.
+    // The checkpoint sent covers every row answered (a failed write leaves it where it was).
+    recordLater();
+    await recorder.flush().catch(() => undefined);
     if (!ctx.cancellationSignal.aborted) {
       noteAttempt(audit, failedAttemptLine(ctx.info.attempt, err, struck[0]?.error));
       beat();
@@ -255,6 +303,11 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
  */
 function killAfterPublishing(req: VerifyBatchRequest): void {
   if (req.operation !== undefined && process.env.REVERIFY_TEST_KILL_BATCH_AT === 'published') process.kill(process.pid, 'SIGKILL');
+}
+
+/** Resolves after the current event-loop turn's I/O and immediates. */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 /** True when the workflow asked this attempt to stop (`reverify cancel`, or a failing run stopping its batches). */
@@ -301,8 +354,6 @@ async function publish(
   checkpoint: Checkpoint,
   unfinished: number,
 ): Promise<BatchResult> {
-  await publishFile(files.mainPartial, files.mainPart);
-  await publishFile(files.sidecarPartial, files.sidecarPart);
   const result: BatchResult = {
     batch: req.batch,
     mainPart: files.mainPart,
@@ -312,7 +363,12 @@ async function publish(
     audit: checkpoint.audit,
     ...(unfinished > 0 ? { unfinished } : {}),
   };
-  await writeFileAtomic(rejudgeListPath(req.workDir, req.round, req.batch), JSON.stringify(checkpoint.judgeFailedRows));
+  // The parts and the list are independent (their fsyncs overlap); the result comes last: it says all are published.
+  await Promise.all([
+    publishFile(files.mainPartial, files.mainPart),
+    publishFile(files.sidecarPartial, files.sidecarPart),
+    writeFileAtomic(rejudgeListPath(req.workDir, req.round, req.batch), JSON.stringify(checkpoint.judgeFailedRows)),
+  ]);
   await writeFileAtomic(files.result, JSON.stringify(result));
   return result;
 }

@@ -5,12 +5,15 @@
  *   npx tsx bench/throughput.ts [--rows 20000] [--response-bytes 5000] [--latencies 0,20]
  *                               [--concurrency 64] [--batch-size N] [--agents 2] [--repeat 1]
  *                               [--only a,b,c] [--cpu-prof] [--no-warmup] [--out bench/out/throughput]
+ *                               [--compare 'COMMAND with {inputs} {rollouts} {out} {config} {server} {url} {concurrency}']
  *
  * (a) capacity: a plain undici Pool (keep-alive, `concurrency` connections, no Temporal) sending the
  *     payloads reverify would build (joined rows, `buildPayload`), prebuilt in memory;
  * (b) reverify: `node bin/reverify.js run … --concurrency C --no-rejudge --disable-aggregation
  *     --overwrite` as a user runs it, on an embedded Temporal dev server with its own state dir;
  * (c) naive: stream the rollouts, Map lookup, `fetch` with C in flight, append to a file.
+ * (d) with --compare: another implementation's command line (e.g. another checkout of reverify) on
+ *     the same data, server and Temporal dev server, timed and sampled exactly as (b).
  * Each measurement gets a fresh reference server in its own process; rows/s are timed from the
  * first `/verify` the server saw to the last one it answered (its `/stats`, polled). Numbers are
  * machine-dependent: read the ratios. With `--repeat N` every measurement is taken N times
@@ -33,6 +36,7 @@ import {
   ROOT,
   runBench,
   spawnCli,
+  spawnShell,
   startDevServer,
   startReferenceServerProc,
   stopDevServer,
@@ -57,6 +61,7 @@ const { values } = parseArgs({
     only: { type: 'string', default: 'a,b,c' },
     'cpu-prof': { type: 'boolean', default: false },
     'no-warmup': { type: 'boolean', default: false },
+    compare: { type: 'string' },
     out: { type: 'string', default: join(ROOT, 'bench', 'out', 'throughput') },
   },
 });
@@ -173,7 +178,8 @@ runBench(async () => {
     ...(batchSize === undefined ? [] : ['--batch-size', String(batchSize)]),
     ...extra,
   ];
-  if (only.has('b')) {
+  const compare = values.compare;
+  if (only.has('b') || compare !== undefined) {
     // A state dir of our own: stop whatever a previous (crashed) bench left on it, then start clean.
     freshStateDir(stateDir);
     const server = startDevServer(stateDir);
@@ -181,7 +187,13 @@ runBench(async () => {
     if (!values['no-warmup']) await warmUp(out, stateDir, reverifyArgs, data);
   }
 
-  const results = latencies.map((latency) => ({ latency, a: [] as Measured[], b: [] as ReverifyMeasured[], c: [] as Measured[] }));
+  const results = latencies.map((latency) => ({
+    latency,
+    a: [] as Measured[],
+    b: [] as ReverifyMeasured[],
+    c: [] as Measured[],
+    d: [] as ReverifyMeasured[],
+  }));
   for (const [i, r] of results.entries()) {
     // Output names: b-L20, or b-L20-2 for a repeated latency or a repetition.
     const dup = latencies.indexOf(r.latency) !== i ? `-x${i + 1}` : '';
@@ -219,6 +231,18 @@ runBench(async () => {
           );
         }
       }
+      if (compare !== undefined) {
+        const runDir = join(out, `d-${tag}`);
+        const m = await measureCompared(r.latency, runDir, stateDir, compare, data, concurrency, rows);
+        r.d.push(m);
+        console.log(
+          `${head} (d) compared: ${fixed(m.rowsPerSec)} rows/s first→last /verify (${pm(m.window)}); wall ${m.wallSec.toFixed(1)} s = ` +
+            `startup ${m.startupSec.toFixed(1)} s + verify ${windowSec(m.window).toFixed(1)} s + tail ${m.tailSec.toFixed(1)} s; ${m.note}; ` +
+            `in flight: mean ${fixed(m.window.meanInFlight, 1)}, peak ${m.window.peakInFlight}` +
+            (m.window.peakInFlight > concurrency ? ` (EXCEEDS --concurrency ${concurrency})` : ''),
+        );
+        printCpu(m);
+      }
       if (only.has('c')) {
         const m = await measureNaive(r.latency, out, tag, data, rows, concurrency);
         r.c.push(m);
@@ -230,7 +254,7 @@ runBench(async () => {
     }
   }
 
-  if (only.has('b')) stopDevServer(stateDir);
+  if (only.has('b') || compare !== undefined) stopDevServer(stateDir);
 
   const med = (ms: Measured[], f: (m: Measured) => number = (m) => m.rowsPerSec) => median(ms.map(f));
   const medB = (ms: ReverifyMeasured[], f: (m: ReverifyMeasured) => number) => median(ms.map(f));
@@ -299,8 +323,97 @@ runBench(async () => {
       `(ceiling at latency L: concurrency / L = ${positive.map((l) => `${fixed((concurrency * 1000) / l)} rows/s at ${l} ms`).join(', ')})`,
     );
   }
+  if (compare !== undefined) {
+    console.log(`\n(d) compared: ${compare}`);
+    console.log(
+      table(
+        ['latency', '(b) reverify', '(d) compared', 'b/d', '(d) in flight mean/peak', 'CPU µs/row: (b) reverify', '(d) compared'],
+        results.map((r) => [
+          `${r.latency} ms`,
+          fixed(medB(r.b, (m) => m.rowsPerSec)),
+          fixed(medB(r.d, (m) => m.rowsPerSec)),
+          ratio(
+            medB(r.b, (m) => m.rowsPerSec),
+            medB(r.d, (m) => m.rowsPerSec),
+          ),
+          r.d.length > 0
+            ? `${fixed(
+                medB(r.d, (m) => m.window.meanInFlight),
+                1,
+              )} / ${Math.max(...r.d.map((m) => m.window.peakInFlight))}`
+            : '-',
+          fixed(medB(r.b, (m) => m.cpuUsPerRow['reverify run'] ?? NaN)),
+          fixed(medB(r.d, (m) => m.cpuUsPerRow['compared'] ?? NaN)),
+        ]),
+      ),
+    );
+  }
   console.log(`outputs left for inspection under ${out}`);
 });
+
+/**
+ * (d): another implementation's command line against a fresh reference server, timed as (b). The
+ * placeholders are replaced by this run's files and server; the environment is (b)'s, so a reverify
+ * checkout uses the bench's Temporal dev server (REVERIFY_STATE_DIR).
+ */
+async function measureCompared(
+  latency: number,
+  runDir: string,
+  stateDir: string,
+  template: string,
+  data: RunFiles,
+  concurrency: number,
+  rows: number,
+): Promise<ReverifyMeasured & { note: string }> {
+  rmSync(runDir, { recursive: true, force: true });
+  mkdirSync(runDir, { recursive: true });
+  const ref = await startReferenceServerProc({ latencyMs: latency, logPath: join(runDir, 'reference-server.log') });
+  const output = join(runDir, 'reverified.jsonl');
+  const fill: Record<string, string> = {
+    inputs: data.inputsPath,
+    rollouts: data.rolloutsPath,
+    config: data.configPath,
+    out: output,
+    url: ref.url,
+    server: `${RESOURCES_SERVER}=${ref.url}`,
+    concurrency: String(concurrency),
+  };
+  const command = template.replace(/\{(\w+)\}/g, (all, name: string) => fill[name] ?? all);
+  const win = new VerifyWindow(ref.url, rows);
+  const cpu = new CpuSampler();
+  try {
+    const t0 = performance.now();
+    const proc = spawnShell(command, { env: benchEnv(stateDir), logPath: join(runDir, 'command.log') });
+    cpu.watch('compared', proc.pid);
+    cpu.watch('Temporal server', readDevServerRecord(stateDir).pid);
+    cpu.watch('reference server', ref.pid);
+    const code = await proc.exited;
+    const tExit = performance.now();
+    if (code !== 0) throw new Error(`the compared command exited with status ${code}: see ${join(runDir, 'command.log')}`);
+    const w = await Promise.race([
+      win.result(),
+      new Promise<never>((_, reject) =>
+        setTimeout(() => reject(new Error('the compared command ended before the reference server had answered every row')), 5_000),
+      ),
+    ]);
+    const written = countLines(output) + countLines(join(runDir, 'reverified_failures.jsonl'));
+    return {
+      rowsPerSec: rows / windowSec(w),
+      rowsPerSecAfterStartup: rows / ((tExit - w.firstMs) / 1000),
+      rowsPerSecWall: rows / ((tExit - t0) / 1000),
+      wallSec: (tExit - t0) / 1000,
+      startupSec: (w.firstMs - t0) / 1000,
+      tailSec: (tExit - w.lastMs) / 1000,
+      window: w,
+      ...cpuOf(cpu, w, rows),
+      note: `${written} rows written to {out} and its _failures sidecar`,
+    };
+  } finally {
+    cpu.stop();
+    await win.close();
+    await ref.stop();
+  }
+}
 
 /** (a): the plain load generator against a fresh reference server. */
 async function measureCapacity(

@@ -54,10 +54,27 @@ export function spawnCli(
   },
 ): Spawned {
   assertNotStopping(`reverify ${args[0]}`);
+  return spawnLogged(process.execPath, [...(opts.nodeArgs ?? []), CLI, ...args], opts);
+}
+
+/**
+ * Runs a shell command line (`sh -c 'exec …'`, so the pid is the command's own), logged like
+ * `spawnCli` and stopped with the other children: another implementation to compare with.
+ */
+export function spawnShell(command: string, opts: { env: NodeJS.ProcessEnv; logPath: string }): Spawned {
+  assertNotStopping(command);
+  return spawnLogged('/bin/sh', ['-c', `exec ${command}`], opts);
+}
+
+function spawnLogged(
+  file: string,
+  args: string[],
+  opts: { env: NodeJS.ProcessEnv; logPath: string; onStdout?: (text: string) => void; onStderr?: (text: string) => void },
+): Spawned {
   const log = createWriteStream(opts.logPath);
   const spawnOpts: SpawnOptions = { cwd: ROOT, env: opts.env, stdio: ['ignore', 'pipe', 'pipe'] };
-  const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), CLI, ...args], spawnOpts);
-  if (child.pid === undefined) throw new Error(`could not spawn node ${CLI} ${args.join(' ')}`);
+  const child = spawn(file, args, spawnOpts);
+  if (child.pid === undefined) throw new Error(`could not spawn ${file} ${args.join(' ')}`);
   children.add(child);
   child.stdout!.on('data', (chunk: Buffer) => {
     log.write(chunk);

@@ -140,11 +140,10 @@ describe('BatchRecorder', () => {
     const dir = tmp.freshDir();
     const [main, side] = [join(dir, 'm'), join(dir, 's')];
     const rec = await BatchRecorder.open(main, side, fresh());
-    await Promise.all([
-      rec.record(0, 'main', '{"a":1}', (c) => c.main++),
-      rec.record(1, 'sidecar', '{"b":2}', (c) => c.failed++),
-      rec.record(2, null, null, (c) => c.dropped++),
-    ]);
+    rec.record(0, 'main', '{"a":1}', (c) => c.main++);
+    rec.record(1, 'sidecar', '{"b":2}', (c) => c.failed++);
+    rec.record(2, null, null, (c) => c.dropped++);
+    await rec.flush();
     const snap = rec.snapshot();
     await rec.close();
     expect(readFileSync(main, 'utf8')).toBe('{"a":1}\n');
@@ -152,7 +151,7 @@ describe('BatchRecorder', () => {
     expect(snap).toMatchObject({ done: [0, 1, 2], mainBytes: 8, sidecarBytes: 8, counts: { main: 1, failed: 1, dropped: 1 } });
     // Re-opened from that checkpoint (a retried attempt), bytes past it are cut and new rows appended.
     const again = await BatchRecorder.open(main, side, { ...snap, mainBytes: 0 });
-    await again.record(3, 'main', '{"c":3}', (c) => c.main++);
+    again.record(3, 'main', '{"c":3}', (c) => c.main++);
     await again.close();
     expect(readFileSync(main, 'utf8')).toBe('{"c":3}\n');
   });
