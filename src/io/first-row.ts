@@ -1,19 +1,23 @@
 /** The first non-blank line of a JSONL file, read without reading the rest. */
 import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 
-/** The first line of `path` that is not blank, or null (no file, or only blank lines). */
+/**
+ * The first line of `path` that is not blank, or null: only blank lines, or no regular file there
+ * (missing, a directory, or a file where a directory of the path should be: the output checks say so).
+ */
 export async function firstRow(path: string): Promise<string | null> {
-  let stream;
+  const isFile = await stat(path).then(
+    (s) => s.isFile(),
+    () => false,
+  );
+  if (!isFile) return null;
+  const stream = createReadStream(path, { encoding: 'utf8' });
   try {
-    stream = createReadStream(path, { encoding: 'utf8' });
-    const lines = createInterface({ input: stream, crlfDelay: Infinity });
-    for await (const line of lines) if (line.trim() !== '') return line;
+    for await (const line of createInterface({ input: stream, crlfDelay: Infinity })) if (line.trim() !== '') return line;
     return null;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw err;
   } finally {
-    stream?.destroy();
+    stream.destroy();
   }
 }
