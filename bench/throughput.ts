@@ -387,27 +387,9 @@ async function measureCompared(
     cpu.watch('compared', proc.pid);
     cpu.watch('Temporal server', readDevServerRecord(stateDir).pid);
     cpu.watch('reference server', ref.pid);
-    const code = await proc.exited;
-    const tExit = performance.now();
-    if (code !== 0) throw new Error(`the compared command exited with status ${code}: see ${join(runDir, 'command.log')}`);
-    const w = await Promise.race([
-      win.result(),
-      new Promise<never>((_, reject) =>
-        setTimeout(() => reject(new Error('the compared command ended before the reference server had answered every row')), 5_000),
-      ),
-    ]);
+    const m = await timedToExit('the compared command', proc, join(runDir, 'command.log'), { t0, win, cpu, rows });
     const written = countLines(output) + countLines(join(runDir, 'reverified_failures.jsonl'));
-    return {
-      rowsPerSec: rows / windowSec(w),
-      rowsPerSecAfterStartup: rows / ((tExit - w.firstMs) / 1000),
-      rowsPerSecWall: rows / ((tExit - t0) / 1000),
-      wallSec: (tExit - t0) / 1000,
-      startupSec: (w.firstMs - t0) / 1000,
-      tailSec: (tExit - w.lastMs) / 1000,
-      window: w,
-      ...cpuOf(cpu, w, rows),
-      note: `${written} rows written to {out} and its _failures sidecar`,
-    };
+    return { ...m, note: `${written} rows written to {out} and its _failures sidecar` };
   } finally {
     cpu.stop();
     await win.close();
@@ -469,6 +451,37 @@ async function warmUp(
   }
 }
 
+/**
+ * Waits for a measured process to exit (a non-zero status fails the bench, naming its log), then
+ * for the reference server to have answered every row, and gives the run's rates and CPU.
+ */
+async function timedToExit(
+  what: string,
+  proc: { exited: Promise<number> },
+  logPath: string,
+  m: { t0: number; win: VerifyWindow; cpu: CpuSampler; rows: number },
+): Promise<ReverifyMeasured> {
+  const code = await proc.exited;
+  const tExit = performance.now();
+  if (code !== 0) throw new Error(`${what} exited with status ${code}: see ${logPath}`);
+  const w = await Promise.race([
+    m.win.result(),
+    new Promise<never>((_, reject) =>
+      setTimeout(() => reject(new Error(`${what} ended before the reference server had answered every row`)), 5_000),
+    ),
+  ]);
+  return {
+    rowsPerSec: m.rows / windowSec(w),
+    rowsPerSecAfterStartup: m.rows / ((tExit - w.firstMs) / 1000),
+    rowsPerSecWall: m.rows / ((tExit - m.t0) / 1000),
+    wallSec: (tExit - m.t0) / 1000,
+    startupSec: (w.firstMs - m.t0) / 1000,
+    tailSec: (tExit - w.lastMs) / 1000,
+    window: w,
+    ...cpuOf(m.cpu, w, m.rows),
+  };
+}
+
 /** (b): `reverify run` as a subprocess against a fresh reference server. */
 async function measureReverify(
   latency: number,
@@ -491,27 +504,9 @@ async function measureReverify(
     cpu.watch('reverify run', cli.pid);
     cpu.watch('Temporal server', readDevServerRecord(stateDir).pid);
     cpu.watch('reference server', ref.pid);
-    const code = await cli.exited;
-    const tExit = performance.now();
-    if (code !== 0) throw new Error(`reverify run exited with status ${code}: see ${join(runDir, 'reverify-run.log')}`);
-    const w = await Promise.race([
-      win.result(),
-      new Promise<never>((_, reject) =>
-        setTimeout(() => reject(new Error('reverify run ended before the reference server had answered every row')), 5_000),
-      ),
-    ]);
+    const m = await timedToExit('reverify run', cli, join(runDir, 'reverify-run.log'), { t0, win, cpu, rows });
     const written = countLines(output) + countLines(join(runDir, 'reverified_failures.jsonl'));
-    return {
-      rowsPerSec: rows / windowSec(w),
-      rowsPerSecAfterStartup: rows / ((tExit - w.firstMs) / 1000),
-      rowsPerSecWall: rows / ((tExit - t0) / 1000),
-      wallSec: (tExit - t0) / 1000,
-      startupSec: (w.firstMs - t0) / 1000,
-      tailSec: (tExit - w.lastMs) / 1000,
-      window: w,
-      ...cpuOf(cpu, w, rows),
-      note: `${written} rows written${written === rows ? '' : ` (EXPECTED ${rows})`}`,
-    };
+    return { ...m, note: `${written} rows written${written === rows ? '' : ` (EXPECTED ${rows})`}` };
   } finally {
     cpu.stop();
     await win.close();
