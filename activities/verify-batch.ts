@@ -1,26 +1,24 @@
 import { setMaxListeners } from 'node:events';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { hostname } from 'node:os';
-import { join } from 'node:path';
-import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
+import { ApplicationFailure } from '@temporalio/common';
 import { Context } from '@temporalio/activity';
-import { attemptLine, auditKey, auditRow, lastNotedAttempt, lostAttemptLine, noteAttempt, noteRow } from '../src/contract/batch-audit.js';
+import { auditKey, auditRow, lastNotedAttempt, lostAttemptLine, noteAttempt, noteRow } from '../src/contract/batch-audit.js';
 import { FailureType } from '../src/contract/failure-types.js';
 import { stampsFromPayload, type Stamps } from '../src/contract/outcome.js';
 import { verifyRequest } from '../src/contract/payload.js';
 import { operationId } from '../src/contract/rejudgment.js';
 import type { BatchResult } from '../src/contract/run-spec.js';
-import { publishFile, writeFileAtomic } from '../src/io/atomic-file.js';
 import { LEGACY_PLAN_RECORD_BYTES, readPlanRange, type PlanRecord } from '../src/planning/plan-file.js';
 import { VerifierUnavailableError } from '../src/verifier/errors.js';
 import { DEFAULT_VERIFY_RETRY } from '../src/verifier/retry-policy.js';
 import { verifyWithRetries } from '../src/verifier/verify-with-retries.js';
 import type { ActivityDeps } from './deps.js';
-import { rejudgeListPath } from './plan-round.js';
 import { failFastOnUserError } from './user-errors.js';
 import { AllowanceSpent, RequestAllowance } from './verify-batch/allowance.js';
 import { atifPayload } from './verify-batch/atif-payload.js';
+import { cancelledByRun, failedAttemptLine, shuttingDown, workerShutdown } from './verify-batch/attempt-ends.js';
+import { batchFiles, killAfterPublishing, publish } from './verify-batch/batch-files.js';
 import { BatchRecorder } from './verify-batch/batch-recorder.js';
 import { resumeCheckpoint, type Checkpoint } from './verify-batch/checkpoint.js';
 import { heldCheckpoint, holdBatch } from './verify-batch/held.js';
@@ -56,22 +54,6 @@ export const CANCEL_GRACE_MS = 10_000;
  */
 export function verifyBatch(deps: ActivityDeps) {
   return (req: VerifyBatchRequest): Promise<BatchResult> => failFastOnUserError(() => runBatch(deps, req));
-}
-
-/** The batch's files in the work directory: its published parts and result, and the parts being written. */
-function batchFiles(req: VerifyBatchRequest) {
-  const name = `r${req.round}-b${req.batch}`;
-  const mainPart = join(req.workDir, `${name}.main.part`);
-  const sidecarPart = join(req.workDir, `${name}.sidecar.part`);
-  return {
-    mainPart,
-    sidecarPart,
-    mainPartial: `${mainPart}.partial`,
-    sidecarPartial: `${sidecarPart}.partial`,
-    result: join(req.workDir, `${name}.json`),
-    /** The checkpoint of a launch that spent its allowance (held.ts). */
-    held: join(req.workDir, `${name}.held.json`),
-  };
 }
 
 /** A row this attempt gave a strike (its failure is its own: the server answers others). */
@@ -296,45 +278,9 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
   return result;
 }
 
-/**
- * Test hook: `REVERIFY_TEST_KILL_BATCH_AT=published` makes the worker SIGKILL itself once a
- * re-judgment batch has published its verdicts and before the workflow commits them
- * (test/integration/rejudge-settlement.test.ts); unset in real runs.
- */
-function killAfterPublishing(req: VerifyBatchRequest): void {
-  if (req.operation !== undefined && process.env.REVERIFY_TEST_KILL_BATCH_AT === 'published') process.kill(process.pid, 'SIGKILL');
-}
-
 /** Resolves after the current event-loop turn's I/O and immediates. */
 function nextTurn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
-}
-
-/** True when the workflow asked this attempt to stop (`reverify cancel`, or a failing run stopping its batches). */
-function cancelledByRun(ctx: Context): boolean {
-  return ctx.cancellationSignal.aborted && ctx.cancellationDetails?.cancelRequested === true;
-}
-
-/** The audit line of a failed attempt: its number, worker (as Temporal names it by default), time, failure type and status. */
-function failedAttemptLine(attempt: number, err: unknown, struck: VerifierUnavailableError | undefined): string {
-  const status = (err instanceof VerifierUnavailableError ? err : struck)?.lastStatus ?? null;
-  const type = err instanceof ApplicationFailure ? (err.type ?? 'ApplicationFailure') : err instanceof Error ? err.name : 'Error';
-  return attemptLine(attempt, `${process.pid}@${hostname()}`, new Date(), type, status);
-}
-
-/** True when this attempt is being cancelled because its worker shuts down (not by `reverify cancel`). */
-function shuttingDown(ctx: Context): boolean {
-  const reason: unknown = ctx.cancellationSignal.reason;
-  return ctx.cancellationSignal.aborted && reason instanceof Error && reason.message === 'WORKER_SHUTDOWN';
-}
-
-/** The attempt's failure when its worker shuts down: retryable, benign (logged at debug level only). */
-function workerShutdown(done: number, rows: number): ApplicationFailure {
-  return ApplicationFailure.create({
-    message: `the worker shut down with ${done}/${rows} rows of the batch done; the next worker continues from there`,
-    type: FailureType.WorkerShutdown,
-    category: ApplicationFailureCategory.BENIGN,
-  });
 }
 
 /** The retryable failure of an attempt that left struck rows: it names the first by file:line and key. */
@@ -345,30 +291,4 @@ function rowsFailing(req: VerifyBatchRequest, records: PlanRecord[], checkpoint:
       `as transient after ${ROW_FAILURE_STRIKES} attempts (${rowPlace(req, records[row], stamps)}, attempt ${checkpoint.strikes[row]}: ${error.message})`,
     FailureType.RowsFailing,
   );
-}
-
-/** Publishes the batch's parts, its list of judge failures and its result (counts only). */
-async function publish(
-  req: VerifyBatchRequest,
-  files: ReturnType<typeof batchFiles>,
-  checkpoint: Checkpoint,
-  unfinished: number,
-): Promise<BatchResult> {
-  const result: BatchResult = {
-    batch: req.batch,
-    mainPart: files.mainPart,
-    sidecarPart: files.sidecarPart,
-    ...checkpoint.counts,
-    requestsUsed: checkpoint.requestsUsed ?? 0,
-    audit: checkpoint.audit,
-    ...(unfinished > 0 ? { unfinished } : {}),
-  };
-  // The parts and the list are independent (their fsyncs overlap); the result comes last: it says all are published.
-  await Promise.all([
-    publishFile(files.mainPartial, files.mainPart),
-    publishFile(files.sidecarPartial, files.sidecarPart),
-    writeFileAtomic(rejudgeListPath(req.workDir, req.round, req.batch), JSON.stringify(checkpoint.judgeFailedRows)),
-  ]);
-  await writeFileAtomic(files.result, JSON.stringify(result));
-  return result;
 }
