@@ -258,6 +258,14 @@ runBench(async () => {
 
   const med = (ms: Measured[], f: (m: Measured) => number = (m) => m.rowsPerSec) => median(ms.map(f));
   const medB = (ms: ReverifyMeasured[], f: (m: ReverifyMeasured) => number) => median(ms.map(f));
+  /** Mean / peak `/verify` requests in flight over the repeats (the mean's median, the peak's maximum). */
+  const inFlight = (ms: ReverifyMeasured[]) =>
+    ms.length > 0
+      ? `${fixed(
+          medB(ms, (m) => m.window.meanInFlight),
+          1,
+        )} / ${Math.max(...ms.map((m) => m.window.peakInFlight))}`
+      : '-';
   console.log('');
   console.log(
     `rows/s${repeat > 1 ? ` (median of ${repeat})` : ''}, timed from the first /verify the reference server received to the last it ` +
@@ -303,12 +311,7 @@ runBench(async () => {
             medB(r.b, (m) => m.tailSec),
             1,
           ),
-          r.b.length > 0
-            ? `${fixed(
-                medB(r.b, (m) => m.window.meanInFlight),
-                1,
-              )} / ${Math.max(...r.b.map((m) => m.window.peakInFlight))}`
-            : '-',
+          inFlight(r.b),
           fixed(medB(r.b, (m) => m.cpuUsPerRow['reverify run'] ?? NaN)),
           fixed(medB(r.b, (m) => m.cpuUsPerRow['Temporal server'] ?? NaN)),
           fixed(medB(r.b, (m) => m.cpuUsPerRow['reference server'] ?? NaN)),
@@ -336,12 +339,7 @@ runBench(async () => {
             medB(r.b, (m) => m.rowsPerSec),
             medB(r.d, (m) => m.rowsPerSec),
           ),
-          r.d.length > 0
-            ? `${fixed(
-                medB(r.d, (m) => m.window.meanInFlight),
-                1,
-              )} / ${Math.max(...r.d.map((m) => m.window.peakInFlight))}`
-            : '-',
+          inFlight(r.d),
           fixed(medB(r.b, (m) => m.cpuUsPerRow['reverify run'] ?? NaN)),
           fixed(medB(r.d, (m) => m.cpuUsPerRow['compared'] ?? NaN)),
         ]),

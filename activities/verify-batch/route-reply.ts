@@ -140,7 +140,7 @@ export function routeReply(
   }
   return {
     target: 'main',
-    line: op ? settledRow(stampResult(body, stamps), op.judged, op.saved, op.opId) : stampResult(body, stamps),
+    line: op ? settledRow(body, stamps, op.judged, op.saved, op.opId) : stampResult(body, stamps),
     audit: null,
     count: (c) => {
       signals(c);

@@ -6,7 +6,8 @@
  * settled exactly once when that batch is committed. Pure: what the settled row is, and whether an
  * answer settles at all.
  */
-import { setFields, topLevelSpans } from './json-spans.js';
+import { rawField, scanObject, setFieldsScanned, topLevelSpans } from './json-spans.js';
+import { stampFields, type Stamps } from './outcome.js';
 import { ATTEMPT_INDEX_KEY, OPERATION_ID_KEY, RESPONSE_KEY, ROLLOUT_ID_KEY, RUN_ID_KEY } from './keys.js';
 
 /** Keys a settled row drops, by prefix: the failure's and the admission's bookkeeping. */
@@ -44,20 +45,20 @@ export function isGraded(result: Record<string, unknown>): boolean {
  * identity and saved answer (`response`) taken from what was judged, the `_ng_failure*` and
  * `_ng_rejudge*` keys dropped, and the operation id. `judged` is the `/verify` body that was sent
  * (the saved answer) and `saved` the row it came from (the failure row in `--judge-failed-only`, the
- * rollout in a re-judgment round). `verdictRaw` is already stamped with the task and rollout indices.
+ * rollout in a re-judgment round). The verdict is stamped here too (`stampResult`'s fields), so its
+ * text is scanned once.
  */
-export function settledRow(verdictRaw: string, judgedRaw: string, savedRaw: string, opId: string): string {
-  const verdict = topLevelSpans(verdictRaw);
-  const judged = topLevelSpans(judgedRaw);
+export function settledRow(verdictRaw: string, stamps: Stamps, judgedRaw: string, savedRaw: string, opId: string): string {
+  const verdict = scanObject(verdictRaw);
+  const remove = verdict.members.map((m) => m.key).filter((k) => REJUDGE_DROPPED_PREFIXES.some((p) => k.startsWith(p)));
   const saved = topLevelSpans(savedRaw);
-  const remove = [...verdict.keys()].filter((k) => REJUDGE_DROPPED_PREFIXES.some((p) => k.startsWith(p)));
-  const fields: Array<[string, string]> = [];
+  const fields: Array<[string, string]> = stampFields(stamps);
   for (const key of IDENTITY_KEYS) {
     const span = saved.get(key);
     if (span !== undefined) fields.push([key, savedRaw.slice(span.start, span.end)]);
   }
-  const response = judged.get(RESPONSE_KEY);
-  if (response !== undefined) fields.push([RESPONSE_KEY, judgedRaw.slice(response.start, response.end)]);
+  const response = rawField(judgedRaw, RESPONSE_KEY);
+  if (response !== undefined) fields.push([RESPONSE_KEY, response]);
   fields.push([OPERATION_ID_KEY, JSON.stringify(opId)]);
-  return setFields(verdictRaw, fields, remove);
+  return setFieldsScanned(verdictRaw, verdict, fields, remove);
 }

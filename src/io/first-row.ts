@@ -1,7 +1,6 @@
 /** The first non-blank line of a JSONL file, read without reading the rest. */
-import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { createInterface } from 'node:readline';
+import { isBlank, jsonlLines } from './jsonl-lines.js';
 
 /**
  * The first line of `path` that is not blank, or null: only blank lines, or no regular file there
@@ -13,11 +12,6 @@ export async function firstRow(path: string): Promise<string | null> {
     () => false,
   );
   if (!isFile) return null;
-  const stream = createReadStream(path, { encoding: 'utf8' });
-  try {
-    for await (const line of createInterface({ input: stream, crlfDelay: Infinity })) if (line.trim() !== '') return line;
-    return null;
-  } finally {
-    stream.destroy();
-  }
+  for await (const line of jsonlLines(path)) if (!isBlank(line.text)) return line.text;
+  return null;
 }

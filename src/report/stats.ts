@@ -14,7 +14,8 @@ export const BOOTSTRAP_RESAMPLES = 1000;
  * m values, and its mean's deviation from the sample mean is scaled by √(m/n), which gives the
  * same variance as n draws (σ²/n) at a bounded cost (10^6 rows: 5·10^6 draws per interval, not
  * 10^9). The report is made at the end of every run, which waits for it: 5,000 draws keep a mean's
- * resampled distribution close to normal while the four intervals of a two-agent run cost ~0.1 s.
+ * resampled distribution close to normal, and the four intervals of a two-agent run cost 2·10^7
+ * draws at any size (172 ms in `reverify report` on 20,000 rows, against 386 ms with 20,000).
  */
 export const BOOTSTRAP_DRAWS_MAX = 5_000;
 

@@ -9,8 +9,3 @@ export function withoutOperationId(line: string): string {
 export function operationIdOf(line: string): string | undefined {
   return (JSON.parse(line) as { _ng_operation_id?: string })._ng_operation_id;
 }
-
-/** `text` as a literal in a RegExp. */
-export function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}

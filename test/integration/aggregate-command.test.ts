@@ -21,6 +21,7 @@ import { DuplicateKeyFinder, duplicateKeyMessage } from '../../src/aggregation/d
 import { readShardRows } from '../../src/aggregation/shard-rows.js';
 import { startReferenceServer, type ReferenceServer } from '../../src/reference-server/server.js';
 import { reverifyBin } from '../helpers/worker-process.js';
+import { escapeRegExp } from '../helpers/regexp.js';
 
 const AGENTS = ['agent_a', 'agent_b'];
 const RS = 'mcqa_rs';
@@ -279,7 +280,7 @@ describe('reverify aggregate (real reference server, real files)', () => {
     const { error } = await aggregate({ inputGlob: d.glob, output: d.output, configs: [d.config] });
     expect(error!.code).toBe(1);
     expect(error!.line).toMatch(
-      new RegExp(`^Error: ${d.shardPaths[0].replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:${n}: row has no _ng_task_index or _ng_rollout_index`),
+      new RegExp(`^Error: ${escapeRegExp(d.shardPaths[0])}:${n}: row has no _ng_task_index or _ng_rollout_index`),
     );
     expect(rs.stats().requests.aggregate_metrics).toBe(0);
   });

@@ -23,6 +23,7 @@ import { runReverify } from '../helpers/run-fixtures.js';
 import { byTask, judgeFailed, keyText, reward, startScriptedServer, type Reply } from '../helpers/scripted-server.js';
 import { failureLine, lines, successLine, tasks, writeFixture, writeLines } from '../helpers/spec-fixtures.js';
 import { tempDir, useSharedTemporal, useTemporalClient } from '../helpers/temporal-env.js';
+import { escapeRegExp } from '../helpers/regexp.js';
 
 const temporal = useSharedTemporal('coverage');
 const client = useTemporalClient(temporal);
@@ -160,7 +161,7 @@ describe('coverage file and saved attempt caps', () => {
     expect(r.error?.code).toBe(1);
     expect(r.error?.line).toMatch(
       new RegExp(
-        `^Error: the coverage file '${join(f.dir, 'out_coverage.json').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}' is not JSON \\(.*\\): restore it, or delete it to use today's attempt cap$`,
+        `^Error: the coverage file '${escapeRegExp(join(f.dir, 'out_coverage.json'))}' is not JSON \\(.*\\): restore it, or delete it to use today's attempt cap$`,
       ),
     );
     expect(snapshot(f.dir)).toEqual(before);

@@ -23,6 +23,7 @@ import { keysOf, readRows, runArgs, sampleRun } from '../helpers/run-fixtures.js
 import { byTask, judgeFailed, reward, startScriptedServer, type Reply, type Row } from '../helpers/scripted-server.js';
 import { tempDir, useSharedTemporal, useTemporalClient } from '../helpers/temporal-env.js';
 import { runCli, runShell, type CliOutcome } from '../helpers/cli-process.js';
+import { escapeRegExp } from '../helpers/regexp.js';
 
 const temporal = useSharedTemporal('run-endings');
 const client = useTemporalClient(temporal);
@@ -162,7 +163,7 @@ describe('reverify cancel', () => {
 
       const cancel = await cli(['cancel', '-o', d.output]);
       expect([cancel.code, cancel.stderr]).toEqual([0, '']);
-      expect(cancel.stdout).toMatch(new RegExp(`^Cancelled the run writing '${d.output.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}'`, 'm'));
+      expect(cancel.stdout).toMatch(new RegExp(`^Cancelled the run writing '${escapeRegExp(d.output)}'`, 'm'));
       expect(cancel.stdout).toContain('with --resume');
 
       const r = await running;

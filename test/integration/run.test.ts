@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { startReferenceServer } from '../../src/reference-server/server.js';
 import { keysOf, readRows, runReverify as run, sampleRun, useReferenceServer } from '../helpers/run-fixtures.js';
 import { tempDir, useSharedTemporal } from '../helpers/temporal-env.js';
+import { escapeRegExp } from '../helpers/regexp.js';
 
 useSharedTemporal('run');
 const rs = useReferenceServer({ port: 0, judgeFailRate: 0.1, seed: 5 });
@@ -109,7 +110,7 @@ describe('reverify run end to end (real Temporal dev server, real resources serv
       writeFileSync(d.rolloutsPath, lines.join('\n'));
       const { error } = await run({ inputs: d.inputsPath, rollouts: d.rolloutsPath, output: d.output, configs: [d.config] });
       expect(error?.code).toBe(1);
-      expect(error?.line).toMatch(new RegExp(`^Error: ${d.rolloutsPath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:3: malformed JSON`));
+      expect(error?.line).toMatch(new RegExp(`^Error: ${escapeRegExp(d.rolloutsPath)}:3: malformed JSON`));
       expect(counting.stats().requests.verify).toBe(0);
       expect(existsSync(d.output)).toBe(false);
       expect(existsSync(join(dir, '.out.jsonl.reverify'))).toBe(false);

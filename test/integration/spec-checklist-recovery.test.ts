@@ -13,7 +13,6 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { recoveryWarning } from '../../src/contract/messages.js';
 import { seededLine } from '../helpers/expected-lines.js';
 import { closedAfterEach } from '../helpers/hooks.js';
-import { escapeRegExp } from '../helpers/operation-ids.js';
 import { runReverify, type RunOutcome } from '../helpers/run-fixtures.js';
 import { byTask, judgeFailed, reward, startScriptedServer, type ScriptedServer } from '../helpers/scripted-server.js';
 import {
@@ -33,6 +32,7 @@ import {
 } from '../helpers/spec-fixtures.js';
 import { aggregatedKeys, recover, sentKeys } from '../helpers/spec-run.js';
 import { tempDir, useSharedTemporal } from '../helpers/temporal-env.js';
+import { escapeRegExp } from '../helpers/regexp.js';
 
 useSharedTemporal('spec-checklist-recovery');
 

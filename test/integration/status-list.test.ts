@@ -15,6 +15,7 @@ import { closedAfterEach } from '../helpers/hooks.js';
 import { AGENTS, runArgs, runReverify, sampleRun } from '../helpers/run-fixtures.js';
 import { startScriptedServer } from '../helpers/scripted-server.js';
 import { tempDir, useSharedTemporal } from '../helpers/temporal-env.js';
+import { escapeRegExp } from '../helpers/regexp.js';
 
 const temporal = useSharedTemporal('status-list');
 const reference = closedAfterEach(startReferenceServer);
@@ -100,7 +101,7 @@ describe('reverify status and list', () => {
     const runs = JSON.parse(list.stdout) as ListedRun[];
     expect(runs.find((r) => r.output === d.output)).toMatchObject({ state: 'COMPLETED', progress: '160/160 scored' });
     const text = await runCli(['list'], temporal.env);
-    expect(text.stdout).toMatch(new RegExp(`^COMPLETED +160/160 scored .* ${d.output.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm'));
+    expect(text.stdout).toMatch(new RegExp(`^COMPLETED +160/160 scored .* ${escapeRegExp(d.output)}$`, 'm'));
   }, 240_000);
 
   it('a failed run: its state and the line `reverify run` printed', async () => {

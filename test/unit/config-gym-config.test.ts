@@ -2,6 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/contract/errors.js';
 import { deepMerge, loadGymConfigs, serverUrl, type GymConfig } from '../../src/config/gym-config.js';
+import { escapeRegExp } from '../helpers/regexp.js';
 
 const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/configs/${name}`, import.meta.url));
 
@@ -39,7 +40,7 @@ describe('loadGymConfigs', () => {
 
   it('a YAML error names file:line', async () => {
     const err = await loadError([fixture('invalid-yaml.yaml')]);
-    expect(err.message).toMatch(new RegExp(`^${fixture('invalid-yaml.yaml').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:5: invalid YAML: `));
+    expect(err.message).toMatch(new RegExp(`^${escapeRegExp(fixture('invalid-yaml.yaml'))}:5: invalid YAML: `));
     expect(err.message).not.toContain('\n');
   });
 

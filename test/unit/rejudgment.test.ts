@@ -8,6 +8,8 @@ import { isGraded, operationId, operationPrefix, settledRow } from '../../src/co
 const saved =
   '{"_ng_task_index":3,"_ng_rollout_index":1,"_ng_run_id":"run-7","_ng_attempt_index":2,"response":{"output":"B"},' +
   '"reward":0.0,"_ng_failure_class":"judge_failed","_ng_failure_message":"judge timed out"}';
+/** The stamps of key (3, 1): the verdicts below already carry them, so stamping changes no byte. */
+const key: Stamps = { task: '3', rollout: '1' };
 const judged = '{"_ng_task_index":3,"_ng_rollout_index":1,"responses_create_params":{},"response":{"output":"B"}}';
 
 describe('settledRow', () => {
@@ -16,7 +18,7 @@ describe('settledRow', () => {
     const verdict =
       '{"_ng_task_index":3,"_ng_rollout_index":1,"response":{"output":"changed"},"reward":1.0,"mask_sample":false,' +
       '"_ng_failure_message":"stale","_ng_rejudge_pending":true}';
-    const row = JSON.parse(settledRow(verdict, judged, saved, 'R/r2/3.1')) as Record<string, unknown>;
+    const row = JSON.parse(settledRow(verdict, key, judged, saved, 'R/r2/3.1')) as Record<string, unknown>;
     expect(row).toEqual({
       _ng_task_index: 3,
       _ng_rollout_index: 1,
@@ -33,7 +35,7 @@ describe('settledRow', () => {
   it('leaves the verdict byte for byte but for the operation id when it echoes the saved answer', () => {
     const verdict = '{"_ng_task_index":3, "_ng_rollout_index":1, "response":{"output":"B"}, "reward":1.0}';
     const plain = '{"response":{"output":"B"}}';
-    expect(settledRow(verdict, judged, plain, 'op')).toBe(
+    expect(settledRow(verdict, key, judged, plain, 'op')).toBe(
       '{"_ng_task_index":3, "_ng_rollout_index":1, "response":{"output":"B"}, "reward":1.0,"_ng_operation_id":"op"}',
     );
   });
