@@ -223,6 +223,7 @@ async function main(argv: string[]): Promise<number> {
     .option('--hang-rate <p>', 'share of /verify never answered', float('--hang-rate'), 0)
     .option('--invalid-judge <keys>', 'rows (TASK:ROLLOUT[@N],...) whose verdict is flagged invalid_judge_response (first N gradings)')
     .option('--permanent-invalid-judge <keys>', 'like --invalid-judge, with invalid_judge_retryable: false')
+    .option('--pretty', 'answer /verify with indented JSON, as servers that pretty-print do')
     .option('--seed <n>', 'seed of the simulated failures', int('--seed'), 1)
     .action(async (o: Parameters<typeof runReferenceServerCli>[0]) =>
       (await import('../reference-server/main.js')).runReferenceServerCli(o),

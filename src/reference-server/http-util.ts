@@ -16,9 +16,9 @@ export function sendJsonText(res: ServerResponse, status: number, json: string):
   res.end(json);
 }
 
-/** Answers with `value` serialised as JSON. */
-export function sendJson(res: ServerResponse, status: number, value: unknown): void {
-  sendJsonText(res, status, JSON.stringify(value));
+/** Answers with `value` serialised as JSON (indented by 2 and ended by a line break when `pretty`). */
+export function sendJson(res: ServerResponse, status: number, value: unknown, pretty = false): void {
+  sendJsonText(res, status, pretty ? `${JSON.stringify(value, null, 2)}\n` : JSON.stringify(value));
 }
 
 const STREAM_BATCH_CHARS = 64 * 1024;

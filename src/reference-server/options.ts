@@ -54,6 +54,11 @@ export const referenceServerOptionsSchema = z.object({
   invalidJudge: keyList,
   /** Like `invalidJudge`, with `invalid_judge_retryable: false` (asking again would not help). */
   permanentInvalidJudge: keyList,
+  /**
+   * Answer `/verify` with indented JSON (line breaks between members), as servers that
+   * pretty-print do; the values are the same.
+   */
+  pretty: z.coerce.boolean().default(false),
   /** Seed of the PRNG that draws the outcomes; equal seeds and request order give equal outcomes. */
   seed: z.coerce.number().int().default(1),
 });

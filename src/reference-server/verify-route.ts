@@ -70,6 +70,7 @@ function carryOut(
   req: IncomingMessage,
   res: ServerResponse,
   invalid: InvalidJudgeFields | null,
+  pretty: boolean,
 ): void {
   switch (outcome) {
     case 'hang':
@@ -80,9 +81,9 @@ function carryOut(
     case 'error':
       return sendJsonText(res, 500, ERROR_BODY);
     case 'judge_failed':
-      return sendJson(res, 200, judgeFailureBody(request));
+      return sendJson(res, 200, judgeFailureBody(request), pretty);
     case 'success':
-      return sendJson(res, 200, successBody(request, invalid));
+      return sendJson(res, 200, successBody(request, invalid), pretty);
   }
 }
 
@@ -127,6 +128,6 @@ export function createVerifyHandler(
     stats.outcome(outcome);
     // Only a grading counts toward a row's flagged gradings (a simulated outage is no grading).
     const invalid = outcome === 'success' ? invalidJudges.next(key) : null;
-    afterLatency(res, options.latencyMs, () => carryOut(outcome, valid, req, res, invalid));
+    afterLatency(res, options.latencyMs, () => carryOut(outcome, valid, req, res, invalid, options.pretty));
   };
 }

@@ -1,11 +1,13 @@
+import { oneLineJson } from '../contract/one-line-json.js';
 import { bodyExcerpt, truncateOneLine } from './excerpt.js';
 import { parseRetryAfterMs } from './retry-after.js';
 
 /**
  * The outcome of one `POST /verify`.
  *
- * - `ok`: a 2xx whose body is a JSON object. `body` is the text exactly as received (callers must
- *   not re-serialize it: large integers would be rounded).
+ * - `ok`: a 2xx whose body is a JSON object. `body` is its text as received, on one line (an
+ *   indented reply loses the whitespace between its tokens, `oneLineJson`); callers must not
+ *   re-serialize it: large integers would be rounded.
  * - `rejected`: the server answered and retrying the same request will not help: a 4xx other than
  *   408/429, a 3xx, or a 2xx whose body is NOT a JSON object (a contract violation by the server:
  *   the request is deterministic, so repeating it is not expected to fix it; the excerpt starts
@@ -33,7 +35,7 @@ export type VerifyReply =
 export function classifyVerifyReply(status: number, retryAfter: string | string[] | undefined, text: string): VerifyReply {
   if (status >= 200 && status <= 299) {
     const result = parseJsonObject(text);
-    if (result) return { kind: 'ok', status, body: text, result };
+    if (result) return { kind: 'ok', status, body: oneLineJson(text), result };
     return {
       kind: 'rejected',
       status,

@@ -83,8 +83,9 @@ describe('payloads, routing, stamps and grouping as NeMo Gym 0.7.0', () => {
 
   beforeAll(async () => {
     rsA = await startReferenceServer();
-    rsB = await startReferenceServer();
-    rsJ = await startReferenceServer({ judgeFailRate: 1 }); // every row it verifies goes to the sidecar
+    // Two servers answer with indented JSON: their rows are written on one line all the same.
+    rsB = await startReferenceServer({ pretty: true });
+    rsJ = await startReferenceServer({ judgeFailRate: 1, pretty: true }); // every row it verifies goes to the sidecar
     dir = tempDir();
     const inputs = join(dir, 'inputs.jsonl');
     const rollouts = join(dir, 'rollouts.jsonl');
@@ -121,6 +122,13 @@ describe('payloads, routing, stamps and grouping as NeMo Gym 0.7.0', () => {
     expect(rsJ.stats().requests.verify).toBe(1); // row 5
     expect(rows(join(dir, 'out.jsonl')).map((r) => r._ng_task_index)).toEqual(expect.arrayContaining([0, 1, 2, 3, 4]));
     expect(rows(join(dir, 'out_failures.jsonl')).map((r) => r._ng_task_index)).toEqual([5]);
+  });
+
+  it('rows from servers answering indented JSON are one line each, their members as the server wrote them', () => {
+    expect(readFileSync(join(dir, 'out.jsonl'), 'utf8').split('\n')).toHaveLength(6); // 5 rows, then the last line break
+    expect(readFileSync(join(dir, 'out_failures.jsonl'), 'utf8').split('\n')).toHaveLength(2);
+    expect(byKey.get(1)!).toMatch(/^\{"responses_create_params":\{"input":\[\{"role":"user",/);
+    expect(byKey.get(1)!).not.toMatch(/\s"|": /);
   });
 
   it('a materialized task row is verified with its task fields lifted (graded against task_data.expected_answer)', () => {
