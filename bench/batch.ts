@@ -60,7 +60,11 @@ runBench(async () => {
   );
   const routing = routingFromGymConfig(await loadGymConfigs([files.configPath]), {});
   const planDir = join(out, 'plan');
-  const plan = await new MockActivityEnvironment().run<[Parameters<typeof planRun>[0]], Awaited<ReturnType<typeof planRun>>, typeof planRun>(planRun, {
+  const plan = await new MockActivityEnvironment().run<
+    [Parameters<typeof planRun>[0]],
+    Awaited<ReturnType<typeof planRun>>,
+    typeof planRun
+  >(planRun, {
     inputsPath: files.inputsPath,
     rolloutsPath: files.rolloutsPath,
     workDir: planDir,
@@ -103,7 +107,10 @@ runBench(async () => {
           requestTimeoutMs: 60_000,
           rejectGuard: 0,
         };
-        const r = await new MockActivityEnvironment({ heartbeatTimeoutMs: 30_000 }).run<[VerifyBatchRequest], BatchResult, typeof run>(run, req);
+        const r = await new MockActivityEnvironment({ heartbeatTimeoutMs: 30_000 }).run<[VerifyBatchRequest], BatchResult, typeof run>(
+          run,
+          req,
+        );
         if (r.main !== req.to - req.from) throw new Error(`batch ${batch}: ${r.main} rows in the main part, expected ${req.to - req.from}`);
       }
     };

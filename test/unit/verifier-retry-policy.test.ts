@@ -93,7 +93,10 @@ describe('classifyVerifyReply', () => {
     const body = '  {"reward": 1, "n": 12345678901234567890123}\n';
     expect(classifyVerifyReply(200, undefined, body)).toEqual({ kind: 'ok', status: 200, body: body.trim(), result: JSON.parse(body) });
     const indented = '{\n  "reward": 1.0,\n  "s": "a \\" b\\n c",\r\n  "l": [1, 2]\n}\n';
-    expect(classifyVerifyReply(200, undefined, indented)).toMatchObject({ kind: 'ok', body: '{"reward":1.0,"s":"a \\" b\\n c","l":[1,2]}' });
+    expect(classifyVerifyReply(200, undefined, indented)).toMatchObject({
+      kind: 'ok',
+      body: '{"reward":1.0,"s":"a \\" b\\n c","l":[1,2]}',
+    });
     expect(classifyVerifyReply(201, undefined, '{}')).toEqual({ kind: 'ok', status: 201, body: '{}', result: {} });
   });
 
