@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -72,5 +73,46 @@ describe('run lock, one step right after another in one process', () => {
       await new Promise((r) => setImmediate(r));
       await expect(next).resolves.toBe('next');
     }
+  });
+});
+
+describe('run lock, the helper that holds it', () => {
+  it('a lock file whose path has spaces, quotes, a line break and non-ASCII: taken at that exact path, released after', async () => {
+    const dir = join(freshDir(), `it's "odd"\n dir é`);
+    mkdirSync(dir);
+    const out = join(dir, 'out.jsonl');
+    const lock = await runLockPath(out);
+    expect(await withRunLock(out, async () => lockFreeElsewhere(lock))).toBe(false);
+    expect(existsSync(lock)).toBe(true);
+    expect(lockFreeElsewhere(lock)).toBe(true);
+  });
+
+  it('a lock file that cannot be created: one ConfigError naming it, and the next lock still works', async () => {
+    const out = join(freshDir(), 'missing-dir', 'out.jsonl');
+    const err = await withRunLock(out, async () => 1).catch((e: unknown) => e);
+    expect(err).not.toBeInstanceOf(RunLockHeldError);
+    expect((err as Error).message).toMatch(/^cannot take the run lock .*missing-dir\/out_run\.lock: /);
+    await expect(withRunLock(join(freshDir(), 'out.jsonl'), async () => 2)).resolves.toBe(2);
+  });
+
+  it('a process killed (SIGKILL) while it holds the lock leaves it free', async () => {
+    const out = join(freshDir(), 'out.jsonl');
+    const lock = await runLockPath(out);
+    const code = `import { withRunLock } from ${JSON.stringify(new URL('../../src/io/run-lock.ts', import.meta.url).pathname)};
+await withRunLock(${JSON.stringify(out)}, () => { console.log('held'); return new Promise(() => setInterval(() => {}, 1000)); });`;
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
+    await new Promise<void>((resolve, reject) => {
+      child.stdout.once('data', () => resolve());
+      child.once('exit', (c) => reject(new Error(`the holder exited with ${c}`)));
+    });
+    expect(lockFreeElsewhere(lock)).toBe(false);
+    child.kill('SIGKILL');
+    await new Promise((r) => child.once('exit', r));
+    let free = false;
+    for (let i = 0; i < 50 && !free; i++) {
+      free = lockFreeElsewhere(lock);
+      if (!free) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(free).toBe(true);
   });
 });
