@@ -48,6 +48,7 @@ const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 4_000;
  */
 export class VerifierClient {
   private readonly pools = new Map<string, Pool>();
+  private readonly targets = new Map<string, { pool: Pool; path: string; origin: string }>();
   private readonly connectionsPerServer: number;
   private readonly requestTimeoutMs: number;
   private readonly probeTimeoutMs: number;
@@ -235,12 +236,24 @@ export class VerifierClient {
     this.closed = true;
     const pools = [...this.pools.values()];
     this.pools.clear();
+    this.targets.clear();
     await Promise.all(pools.map((p) => p.close().catch(() => undefined)));
   }
 
   /** The pool of the server's origin, the route's path, and the server's credentials if any (`credentials.ts`). */
   private target(serverUrl: string, route: string, serverName?: string): { pool: Pool; path: string; authorization: string | undefined } {
     if (this.closed) throw new Error('VerifierClient is closed');
+    // Parsed once per URL and route (a URL and a Map lookup per /verify add up at thousands per second).
+    const key = `${route} ${serverUrl}`;
+    let t = this.targets.get(key);
+    if (t === undefined) {
+      t = this.parseTarget(serverUrl, route, serverName);
+      this.targets.set(key, t);
+    }
+    return { pool: t.pool, path: t.path, authorization: authorizationFor(t.origin) };
+  }
+
+  private parseTarget(serverUrl: string, route: string, serverName?: string): { pool: Pool; path: string; origin: string } {
     let url: URL | undefined;
     try {
       url = new URL(serverUrl);
@@ -268,7 +281,7 @@ export class VerifierClient {
       });
       this.pools.set(url.origin, pool);
     }
-    return { pool, path, authorization: authorizationFor(url.origin) };
+    return { pool, path, origin: url.origin };
   }
 }
 
