@@ -6,8 +6,8 @@
  *                          [--batch-size 500] [--window 4] [--repeat 2] [--cpu-prof DIR]
  *
  * Plans a generated run once (`planRun`, as bench/plan.ts), starts a fresh reference server in its
- * own process, then per repeat: (a) the load generator (`driveCapacity`: an undici Pool, the
- * payloads prebuilt) and (b) every batch of the plan through `verifyBatch`, `--window` batches at a
+ * own process, then per repeat: (a) the load generator (`driveCapacity`: an undici Pool, 1,000
+ * payloads prebuilt and cycled) and (b) every batch of the plan through `verifyBatch`, `--window` batches at a
  * time with `concurrency / window` lanes each, as the workflow launches them (without its commits
  * and round trips). Prints rows/s and this process's CPU µs per row of each, and b/a of both:
  * the per-row cost of the activity's own path (reading, payloads, replies, routing, part files),
@@ -78,7 +78,8 @@ runBench(async () => {
     repairTruncated: false,
   });
   const server = await startReferenceServerProc({ latencyMs: Number(values.latency), logPath: join(out, 'reference-server.log') });
-  const { payloads } = await prebuildPayloads(files.inputsPath, files.rolloutsPath, Math.min(rows, 50_000));
+  // Few prebuilt payloads (cycled): (b) runs in this process, and a big heap of them would slow its GC.
+  const { payloads } = await prebuildPayloads(files.inputsPath, files.rolloutsPath, Math.min(rows, 1000));
   console.log(
     `verify path alone: ${plan.rows} rows, concurrency ${concurrency} (${window} batches of ${batchSize} rows, ` +
       `${Math.ceil(concurrency / window)} lanes each), verifier latency ${values.latency} ms`,

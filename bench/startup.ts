@@ -8,7 +8,7 @@
  * with `REVERIFY_TRACE=1`, and prints: spawn → first `/verify` and last `/verify` answered → exit
  * (from the reference server's `GET /stats`, as throughput.ts), the plan activity's seconds (from
  * the run's history file), and the CLI's own steps (`reverify-trace` lines: ms since the process
- * started), and the peak RSS (VmHWM) of the `reverify run` process (CLI and in-process worker).
+ * started, and its RSS then), and the peak RSS (VmHWM) of the `reverify run` process (CLI and in-process worker).
  * Medians over the repeats at the end.
  */
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
@@ -79,7 +79,7 @@ runBench(async () => {
     ...['--inputs', data.inputsPath, '--rollouts', data.rolloutsPath, '-o', output, '--config', data.configPath],
     ...['--server', `${RESOURCES_SERVER}=${url}`, '--no-rejudge', '--disable-aggregation', '--overwrite', ...extra],
   ];
-  const results: { startup: number; tail: number; plan: number; trace: Map<string, number> }[] = [];
+  const results: { startup: number; tail: number; plan: number; trace: Map<string, { ms: number; rss: string }> }[] = [];
   for (let i = 0; i <= Number(values.repeat); i++) {
     const warm = i === 0;
     const dir = join(out, warm ? 'warmup' : `run${i}`);
@@ -108,8 +108,9 @@ runBench(async () => {
         console.log(`warm-up run (--limit 200; builds the workflow bundle cache): ${((tExit - t0) / 1000).toFixed(1)} s`);
         continue;
       }
-      const trace = new Map<string, number>();
-      for (const m of stderr.matchAll(/^reverify-trace (\S+) (.+)$/gm)) trace.set(m[2], Number(m[1]));
+      const trace = new Map<string, { ms: number; rss: string }>();
+      for (const m of stderr.matchAll(/^reverify-trace (\S+) (.+?)(?: rss=(\d+) heap=\d+ external=\d+)?$/gm))
+        trace.set(m[2], { ms: Number(m[1]), rss: m[3] ?? '?' });
       const plan = activitySeconds(join(dir, 'reverified_history.json')).get('planRun') ?? NaN;
       const r = { startup: (w.firstMs - t0) / 1000, tail: (tExit - w.lastMs) / 1000, plan, trace };
       results.push(r);
@@ -118,7 +119,9 @@ runBench(async () => {
           `last answer → exit ${r.tail.toFixed(2)} s, plan activity ${plan.toFixed(2)} s, wall ${((tExit - t0) / 1000).toFixed(1)} s, ` +
           `peak RSS of the reverify run process ${fmtMiB(peak.hwmKiB)} MiB`,
       );
-      console.log(`  CLI steps (ms since process start): ${[...trace].map(([k, v]) => `${k} ${v.toFixed(0)}`).join(', ')}`);
+      console.log(
+        `  CLI steps (ms since process start, RSS MiB): ${[...trace].map(([k, v]) => `${k} ${v.ms.toFixed(0)} (${v.rss})`).join(', ')}`,
+      );
       console.log(`  first /verify at ${(w.firstMs - t0).toFixed(0)} ms, last answered at ${(w.lastMs - t0).toFixed(0)} ms after spawn`);
     } finally {
       await win.close();
