@@ -7,7 +7,7 @@ import { acquireLock } from './lock.js';
 import { devServerPaths, resolveStateDir } from './paths.js';
 import { waitUntilReady } from './readiness.js';
 import { readRecord, writeRecord } from './record-file.js';
-import { ensureRetention, retentionDays } from './retention.js';
+import { ensureRetention, keepRetention, retentionDays } from './retention.js';
 import { findOrphanServer, isOurServer } from './server-process.js';
 import { startServer } from './start.js';
 import type { DevServerInfo, EnsureDevServerOptions } from './types.js';
@@ -19,24 +19,27 @@ import type { DevServerInfo, EnsureDevServerOptions } from './types.js';
  */
 export async function ensureDevServer(opts: EnsureDevServerOptions = {}): Promise<DevServerInfo> {
   const days = retentionDays(opts.retentionDays);
-  const info = await reuseOrStart(opts);
-  await ensureRetention(info.port, info.namespace, days, Date.now() + (opts.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS));
+  const { info, retentionKept } = await reuseOrStart(opts, days);
+  if (!retentionKept)
+    await ensureRetention(info.port, info.namespace, days, Date.now() + (opts.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS));
   return info;
 }
 
-async function reuseOrStart(opts: EnsureDevServerOptions): Promise<DevServerInfo> {
+/** The server, and whether its namespace's retention was already set on the way (the fast path's one connection). */
+async function reuseOrStart(opts: EnsureDevServerOptions, days: number): Promise<{ info: DevServerInfo; retentionKept: boolean }> {
   const dir = resolveStateDir(opts.stateDir);
   const namespace = opts.namespace ?? 'default';
   const readyTimeoutMs = opts.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS;
   const paths = devServerPaths(dir);
 
-  // Fast path, no lock: a recorded server that is alive and answers.
+  // Fast path, no lock: a recorded server that is alive and answers (its retention kept on the same connection).
   const known = readRecord(paths.serverFile);
   if (known !== undefined && known.dbPath === paths.dbPath && isOurServer(known)) {
-    const health = await probe(known.port, namespace, 3_000);
-    if (health !== 'down') {
-      if (health === 'no-namespace') await ensureNamespace(known.port, namespace, Date.now() + readyTimeoutMs);
-      return toInfo(dir, known, namespace, false);
+    const health = await probe(known.port, namespace, 3_000, (conn, described) => keepRetention(conn, namespace, days, described));
+    if (health === 'ok') return { info: toInfo(dir, known, namespace, false), retentionKept: true };
+    if (health === 'no-namespace') {
+      await ensureNamespace(known.port, namespace, Date.now() + readyTimeoutMs);
+      return { info: toInfo(dir, known, namespace, false), retentionKept: false };
     }
   }
 
@@ -56,10 +59,10 @@ async function reuseOrStart(opts: EnsureDevServerOptions): Promise<DevServerInfo
     if (record !== undefined && isOurServer(record)) {
       await waitUntilReady({ record, namespace, deadline: Date.now() + readyTimeoutMs, logPath: paths.logPath });
       await ensureNamespace(record.port, namespace, Date.now() + readyTimeoutMs);
-      return toInfo(dir, record, namespace, false);
+      return { info: toInfo(dir, record, namespace, false), retentionKept: false };
     }
     if (existsSync(paths.serverFile)) rmSync(paths.serverFile, { force: true });
-    return await startServer(dir, paths, namespace, readyTimeoutMs, opts, record);
+    return { info: await startServer(dir, paths, namespace, readyTimeoutMs, opts, record), retentionKept: false };
   } finally {
     release();
   }

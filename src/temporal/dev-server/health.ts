@@ -2,23 +2,29 @@
 import { createConnection } from 'node:net';
 import { Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common';
+import type { temporal } from '@temporalio/proto';
 import { ConfigError } from '../../contract/errors.js';
 import { HOST, POLL_MS } from './defaults.js';
 import { sleep } from './sleep.js';
 
 export type Health = 'ok' | 'no-namespace' | 'down';
 
+/** What a probe may do with the namespace once it is described, on the same connection. */
+export type WhenUp = (connection: Connection, described: temporal.api.workflowservice.v1.IDescribeNamespaceResponse) => Promise<void>;
+
 /**
  * Is a Temporal frontend answering on 127.0.0.1:port? 'no-namespace' when it answers but the
  * namespace does not exist. A plain TCP check first keeps the poll cheap while nothing listens.
+ * `whenUp` runs once the namespace is described (it failing makes the server 'down').
  */
-export async function probe(port: number, namespace: string, timeoutMs: number): Promise<Health> {
+export async function probe(port: number, namespace: string, timeoutMs: number, whenUp?: WhenUp): Promise<Health> {
   if (!(await tcpOpen(port, Math.min(timeoutMs, 1_000)))) return 'down';
   let connection: Connection | undefined;
   try {
     connection = await Connection.connect({ address: `${HOST}:${port}`, connectTimeout: timeoutMs });
     const conn = connection;
-    await conn.withDeadline(Date.now() + timeoutMs, () => conn.workflowService.describeNamespace({ namespace }));
+    const described = await conn.withDeadline(Date.now() + timeoutMs, () => conn.workflowService.describeNamespace({ namespace }));
+    await whenUp?.(conn, described);
     return 'ok';
   } catch (err) {
     return grpcCode(err) === 5 /* NOT_FOUND */ ? 'no-namespace' : 'down';

@@ -7,6 +7,7 @@
  */
 import { Connection } from '@temporalio/client';
 import { msToTs, tsToMs } from '@temporalio/common';
+import type { temporal } from '@temporalio/proto';
 import { ConfigError } from '../../contract/errors.js';
 import { HOST, POLL_MS } from './defaults.js';
 import { grpcCode } from './health.js';
@@ -37,13 +38,7 @@ export async function ensureRetention(port: number, namespace: string, days: num
   try {
     for (;;) {
       try {
-        const described = await connection.workflowService.describeNamespace({ namespace });
-        const ttl = described.config?.workflowExecutionRetentionTtl;
-        if (ttl && tsToMs(ttl) === days * DAY_MS) return;
-        await connection.workflowService.updateNamespace({
-          namespace,
-          config: { workflowExecutionRetentionTtl: msToTs(days * DAY_MS) },
-        });
+        await keepRetention(connection, namespace, days, await connection.workflowService.describeNamespace({ namespace }));
         return;
       } catch (err) {
         if (grpcCode(err) !== 5 /* NOT_FOUND */ || Date.now() >= deadline) throw err;
@@ -53,4 +48,19 @@ export async function ensureRetention(port: number, namespace: string, days: num
   } finally {
     await connection.close();
   }
+}
+
+/** Sets the retention of a namespace just described to `days`, unless it already is. */
+export async function keepRetention(
+  connection: Connection,
+  namespace: string,
+  days: number,
+  described: temporal.api.workflowservice.v1.IDescribeNamespaceResponse,
+): Promise<void> {
+  const ttl = described.config?.workflowExecutionRetentionTtl;
+  if (ttl && tsToMs(ttl) === days * DAY_MS) return;
+  await connection.workflowService.updateNamespace({
+    namespace,
+    config: { workflowExecutionRetentionTtl: msToTs(days * DAY_MS) },
+  });
 }
