@@ -81,7 +81,7 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
   const doneSet = new Set(checkpoint.done);
   const todo = records.map((_, i) => i).filter((i) => !doneSet.has(i));
   // Read with a few large reads (the batch's source rows are neighbours), proven before anything is sent.
-  const { sources, inputs } = await readPlannedRows(req, records, todo);
+  const rows = await readPlannedRows(req, records, todo);
   const allowance = new RequestAllowance(checkpoint, req.allowance);
   const client = allowance.client(deps.verifier(req.requestTimeoutMs));
   const recorder = await BatchRecorder.open(files.mainPartial, files.sidecarPartial, checkpoint);
@@ -117,10 +117,12 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
     const agent = req.plan.agents[rec.agent];
     const server = req.plan.servers[rec.server];
     const url = req.serverUrls[server];
-    const atif = req.plan.inputFormat === 'atif' ? await atifPayload(req.plan.sourcePath, rec, sources[k], inputs[k]) : null;
-    const gym = atif === null ? verifyRequest(inputs[k], sources[k]) : null;
+    const source = rows.source(k);
+    const input = rows.input(k);
+    const atif = req.plan.inputFormat === 'atif' ? await atifPayload(req.plan.sourcePath, rec, source, input) : null;
+    const gym = atif === null ? verifyRequest(input, source) : null;
     const payload = atif?.payload ?? gym!.payload;
-    const stamps: Stamps = atif ? { ...stampsFromPayload(inputs[k]), atifProvenance: atif.provenance } : gym!.stamps;
+    const stamps: Stamps = atif ? { ...stampsFromPayload(input), atifProvenance: atif.provenance } : gym!.stamps;
     const started = performance.now();
     let throttled = 0;
     let reply;
@@ -144,7 +146,7 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
     const rejudgment =
       req.operation === undefined
         ? undefined
-        : { opId: operationId(req.operation, stamps.task, stamps.rollout), judged: payload, saved: sources[k] };
+        : { opId: operationId(req.operation, stamps.task, stamps.rollout), judged: payload, saved: source };
     const facts = { agent, planIndex: req.from + i, latencyMs: performance.now() - started, throttled, atif: atif !== null, rejudgment };
     return () => {
       guard.observe(reply, server, url);

@@ -2,7 +2,7 @@
 import { plannedRowChanged } from '../../src/planning/changed-input.js';
 import type { Stamps } from '../../src/contract/outcome.js';
 import { UNCHECKED, type PlanRecord } from '../../src/planning/plan-file.js';
-import { ChangedRangeError, readRanges, type ByteRange } from '../../src/io/read-ranges.js';
+import { ChangedRangeError, readRangesBytes, type ByteRange } from '../../src/io/read-ranges.js';
 import type { VerifyBatchRequest } from './request.js';
 
 /** A row for messages: `file:line (key (t, r))`, the key as its exact digits. */
@@ -18,19 +18,26 @@ export function sidecarPathOf(req: Pick<VerifyBatchRequest, 'outputSidecar'>): s
 /** A plan checksum to prove a read by, or undefined for a legacy plan's record (unchecked). */
 const proofOf = (sum: number) => (sum === UNCHECKED ? undefined : sum);
 
+/** The rows read: the k-th requested row's source and input texts, decoded when asked for. */
+export interface PlannedRows {
+  source(k: number): string;
+  input(k: number): string;
+}
+
 /**
  * The source and input rows of plan records `rows`, each proven to be the bytes the plan read
  * (its checksum): a file changed since planning stops the run (`InputChangedError`) before
- * anything is sent or written.
+ * anything is sent or written. Kept as bytes (outside V8's heap) until a row is used: a batch holds
+ * its rows for its whole life, and as strings they would be copied into the old generation.
  */
 export async function readPlannedRows(
   req: Pick<VerifyBatchRequest, 'plan' | 'inputsPath'>,
   records: PlanRecord[],
   rows: number[],
-): Promise<{ sources: string[]; inputs: string[] }> {
+): Promise<PlannedRows> {
   const read = async (path: string, where: (rec: PlanRecord) => string, range: (rec: PlanRecord) => ByteRange) => {
     try {
-      return await readRanges(
+      return await readRangesBytes(
         path,
         rows.map((i) => range(records[i])),
       );
@@ -49,5 +56,5 @@ export async function readPlannedRows(
     (rec) => `the materialized input of ${req.plan.sourcePath}:${rec.sourceLine}`,
     (rec) => ({ offset: rec.inputOffset, length: rec.inputLength, sum: proofOf(rec.inputSum) }),
   );
-  return { sources, inputs };
+  return { source: (k) => sources[k].toString('utf8'), input: (k) => inputs[k].toString('utf8') };
 }

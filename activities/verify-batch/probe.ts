@@ -22,11 +22,11 @@ export async function serverAnswersOthers(
     (j) => j !== i && records[j].server === records[i].server,
   );
   for (const j of candidates.slice(0, 3)) {
-    const { sources, inputs } = await readPlannedRows(req, records, [j]);
+    const read = await readPlannedRows(req, records, [j]);
     const body =
       req.plan.inputFormat === 'atif'
-        ? (await atifPayload(req.plan.sourcePath, records[j], sources[0], inputs[0])).payload
-        : verifyRequest(inputs[0], sources[0]).payload;
+        ? (await atifPayload(req.plan.sourcePath, records[j], read.source(0), read.input(0))).payload
+        : verifyRequest(read.input(0), read.source(0)).payload;
     if ((await send(body)).kind === 'ok') return true;
   }
   return false;

@@ -83,13 +83,13 @@ export async function unresolvedRejudgments(batches: UnsettledBatch[]): Promise<
     let stamps: Array<{ task: string; rollout: string }> | null = null;
     try {
       const records = await readPlanRange(req.plan.planPath, b.from, b.to, req.plan.recordBytes ?? LEGACY_PLAN_RECORD_BYTES);
-      const { sources, inputs } = await readPlannedRows(
+      const read = await readPlannedRows(
         req,
         records,
         records.map((_, i) => i),
       );
-      stamps = inputs.map((input, k) =>
-        req.plan.inputFormat === 'atif' ? stampsFromPayload(input) : verifyRequest(input, sources[k]).stamps,
+      stamps = records.map((_, k) =>
+        req.plan.inputFormat === 'atif' ? stampsFromPayload(read.input(k)) : verifyRequest(read.input(k), read.source(k)).stamps,
       );
     } catch {
       stamps = null;

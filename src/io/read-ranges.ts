@@ -26,13 +26,22 @@ const MAX_GAP = 64 * 1024;
 const MAX_WINDOW = 8 * 1024 * 1024;
 
 /**
- * Reads many byte ranges of one file as UTF-8 texts, in the order given, with few reads: ranges
- * sorted by offset are coalesced into windows (a batch's rows sit next to each other in the source
- * file), and each window is read once. Memory: the texts plus one window. A range with a `sum`
- * is proven: if its bytes' checksum differs, or the file ends before it, `ChangedRangeError`.
+ * Reads many byte ranges of one file as UTF-8 texts, in the order given (`readRangesBytes`).
  */
 export async function readRanges(path: string, ranges: ByteRange[]): Promise<string[]> {
-  const out = new Array<string>(ranges.length);
+  return (await readRangesBytes(path, ranges)).map((b) => b.toString('utf8'));
+}
+
+/**
+ * Reads many byte ranges of one file, in the order given, with few reads: ranges sorted by offset
+ * are coalesced into windows (a batch's rows sit next to each other in the source file), and each
+ * window is read once. The bytes stay outside V8's heap until a caller decodes them, so a batch's
+ * rows, held for the whole batch, are not copied into the old generation as strings; a window
+ * mostly made of gaps is not kept (its ranges are copied out). A range with a `sum` is proven: if
+ * its bytes' checksum differs, or the file ends before it, `ChangedRangeError`.
+ */
+export async function readRangesBytes(path: string, ranges: ByteRange[]): Promise<Buffer[]> {
+  const out = new Array<Buffer>(ranges.length);
   const order = ranges.map((_, i) => i).sort((a, b) => ranges[a].offset - ranges[b].offset);
   const fh = await open(path, 'r');
   try {
@@ -40,12 +49,14 @@ export async function readRanges(path: string, ranges: ByteRange[]): Promise<str
     for (let i = 0; i < order.length;) {
       const first = ranges[order[i]];
       let end = first.offset + first.length;
+      let covered = first.length;
       let j = i + 1;
       while (j < order.length) {
         const r = ranges[order[j]];
         const newEnd = Math.max(end, r.offset + r.length);
         if (r.offset - end > MAX_GAP || newEnd - first.offset > MAX_WINDOW) break;
         end = newEnd;
+        covered += r.length;
         j++;
       }
       if (end > size)
@@ -54,11 +65,12 @@ export async function readRanges(path: string, ranges: ByteRange[]): Promise<str
           order.slice(i, j).find((k) => ranges[k].offset + ranges[k].length > size)!,
         );
       const window = await readRangeBytes(fh, first.offset, end - first.offset);
+      const keep = window.length <= 2 * covered;
       for (let k = i; k < j; k++) {
         const r = ranges[order[k]];
         const bytes = window.subarray(r.offset - first.offset, r.offset - first.offset + r.length);
         if (r.sum !== undefined && lineSum(bytes) !== r.sum) throw new ChangedRangeError(path, order[k]);
-        out[order[k]] = bytes.toString('utf8');
+        out[order[k]] = keep ? bytes : Buffer.from(bytes);
       }
       i = j;
     }
