@@ -48,6 +48,53 @@ for (let c = 0; c < 0x20; c++) PLAIN[c] = 1;
 PLAIN[QUOTE] = 1;
 PLAIN[BACKSLASH] = 1;
 
+/** The bytes of the last buffer scanned as 32-bit words (`null`: its offset is not a multiple of 4). */
+let wordsOf: Uint8Array | null = null;
+let words: Int32Array | null = null;
+
+function wordView(b: Uint8Array): Int32Array | null {
+  if (b !== wordsOf) {
+    wordsOf = b;
+    words = b.byteOffset % 4 === 0 ? new Int32Array(b.buffer, b.byteOffset, b.length >> 2) : null;
+  }
+  return words;
+}
+
+/**
+ * Index of the first byte in `b[i, end)` that is not plain string content (`PLAIN`), or `end`.
+ * Four bytes at a time: a word holds such a byte exactly when it has a byte below 0x20, or one
+ * equal to `"` or `\` (the classic zero-byte tests); only that word is then looked at byte by byte.
+ */
+function skipPlain(b: Uint8Array, i: number, end: number): number {
+  const w32 = wordView(b);
+  if (w32 === null) {
+    while (i < end && PLAIN[b[i]] === 0) i++;
+    return i;
+  }
+  const wordEnd = end >> 2;
+  for (;;) {
+    while ((i & 3) !== 0) {
+      if (i >= end || PLAIN[b[i]] !== 0) return i;
+      i++;
+    }
+    let w = i >> 2;
+    while (w < wordEnd) {
+      const x = w32[w];
+      const q = x ^ 0x22222222;
+      const e = x ^ 0x5c5c5c5c;
+      if (((((x - 0x20202020) & ~x) | ((q - 0x01010101) & ~q) | ((e - 0x01010101) & ~e)) & 0x80808080) !== 0) break;
+      w++;
+    }
+    i = w << 2;
+    const stop = Math.min(i + 4, end);
+    while (i < stop) {
+      if (PLAIN[b[i]] !== 0) return i;
+      i++;
+    }
+    if (i >= end) return end;
+  }
+}
+
 /**
  * Index just past the string whose opening quote is at `i`, or -1. Bytes ≥ 0x80 pass (the caller
  * checks the line's UTF-8 with `isUtf8`).
@@ -55,7 +102,7 @@ PLAIN[BACKSLASH] = 1;
 function skipString(b: Uint8Array, i: number, end: number): number {
   i++;
   for (;;) {
-    while (i < end && PLAIN[b[i]] === 0) i++;
+    i = skipPlain(b, i, end);
     if (i >= end) return -1;
     const c = b[i];
     if (c === QUOTE) return i + 1;

@@ -174,3 +174,47 @@ describe('jsonlLineChunks', () => {
     }
   });
 });
+
+describe('scanJsonObjectLine four bytes at a time', () => {
+  it('agrees with JSON.parse on strings with a special byte at every offset and alignment', () => {
+    const specials = [
+      '"',
+      '\\',
+      '\\"',
+      '\\\\',
+      '\\n',
+      '\\u00e9',
+      '\t',
+      '\u0001',
+      '\u001f',
+      ' ',
+      '~',
+      '\u00e9',
+      '\u20ac',
+      '\u{1f600}',
+      '\\x',
+    ];
+    const big = Buffer.alloc(1 << 12); // its own memory: byteOffset 0, so the word view is used
+    expect(big.byteOffset % 4).toBe(0);
+    for (const sp of specials)
+      for (let len = 0; len < 12; len++)
+        for (let at = 0; at <= len; at++) {
+          const body = 'abcdefghijkl'.slice(0, at) + sp + 'mnopqrstuvwx'.slice(0, len - at);
+          const text = `{"a":"${body}","_ng_task_index":1}`;
+          const line = Buffer.from(text);
+          for (let shift = 0; shift < 4; shift++) {
+            line.copy(big, shift);
+            const slots = names.slots();
+            const scan = scanJsonObjectLine(big, shift, shift + line.length, names, slots);
+            let ok = true;
+            try {
+              JSON.parse(text);
+            } catch {
+              ok = false;
+            }
+            expect(scan !== SCAN_NO, `${JSON.stringify(text)} at ${shift}`).toBe(ok);
+            if (ok) expect(JSON.parse(big.toString('utf8', slots[0], slots[1]))).toBe((JSON.parse(text) as { a: string }).a);
+          }
+        }
+  });
+});
