@@ -35,12 +35,14 @@ export async function scanKeys(
     try {
       for await (const id of outputKeyIds(files.output, policy)) {
         rows.mainRows++;
-        await sorter.add({ key: id, nums: [MAIN], text: null });
+        const adding = sorter.add({ key: id, nums: [MAIN], text: null });
+        if (adding) await adding;
       }
       for await (const a of sidecarAttemptLines(files.sidecar, policy)) {
         rows.sidecarRows++;
         if (a.omitted) rows.omissionRows++;
-        await sorter.add({ key: a.id, nums: [SIDECAR, a.terminal ? 1 : 0, a.omitted ? 1 : 0], text: null });
+        const adding = sorter.add({ key: a.id, nums: [SIDECAR, a.terminal ? 1 : 0, a.omitted ? 1 : 0], text: null });
+        if (adding) await adding;
       }
       for await (const group of groupsOf(sorter.sorted(), (r) => r.key)) {
         const t: KeyTally = { main: 0, counted: 0, terminal: false, omitted: false };
