@@ -15,7 +15,7 @@ export function isVouchedObject(b: Buffer, start: number, end: number, names: Me
   return scanJsonObjectLine(b, start, end, names, slots) !== SCAN_NO && isUtf8(b.subarray(start, end));
 }
 
-/** One line of `scannedLines` (the same object each time: read it before the next). */
+/** A cursor on one line of a `jsonlLineChunks` read at a time (`at`), scanned for the names it was made with. */
 export class ScannedLine {
   /** The scanner vouched for the line: the wanted members' value spans in `data` are in `slots`. */
   vouched = false;
@@ -25,16 +25,16 @@ export class ScannedLine {
   private chunk: LineChunk | null = null;
   private k = 0;
 
-  constructor(names: MemberNames) {
+  constructor(private readonly names: MemberNames) {
     this.slots = names.slots();
   }
 
-  /** @internal Points at line `k` of `chunk`. */
-  at(chunk: LineChunk, k: number, names: MemberNames): void {
+  /** Moves to line `k` of `chunk` and scans it. */
+  at(chunk: LineChunk, k: number): void {
     this.chunk = chunk;
     this.k = k;
     this.data = chunk.data;
-    this.vouched = isVouchedObject(chunk.data, chunk.start[k], chunk.end[k], names, this.slots);
+    this.vouched = isVouchedObject(chunk.data, chunk.start[k], chunk.end[k], this.names, this.slots);
   }
 
   /** Raw text of wanted member `i` of a vouched-for line, or `undefined` when it has none. */
@@ -49,13 +49,16 @@ export class ScannedLine {
   }
 }
 
-/** Every line of `path` (blank ones too), scanned for `names`; streams, in bounded memory. */
-export async function* scannedLines(path: string, names: MemberNames): AsyncGenerator<ScannedLine> {
-  const out = new ScannedLine(names);
+/**
+ * Calls `visit` with every line of `path` (blank ones too), scanned for `names` (the same cursor
+ * each time: read it before returning); streams, in bounded memory, with no promise per line.
+ */
+export async function forEachScannedLine(path: string, names: MemberNames, visit: (line: ScannedLine) => void): Promise<void> {
+  const line = new ScannedLine(names);
   for await (const chunk of jsonlLineChunks(path)) {
     for (let k = 0; k < chunk.count; k++) {
-      out.at(chunk, k, names);
-      yield out;
+      line.at(chunk, k);
+      visit(line);
     }
   }
 }
