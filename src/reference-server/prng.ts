@@ -14,16 +14,18 @@ function output(s: number): number {
 
 /** A generator; `next()` gives the sequence. */
 export class Mulberry32 {
-  private state: number;
+  /** In an Int32Array: a plain field would box every state above 2^30 (V8's small integers are 31-bit). */
+  private readonly state = new Int32Array(1);
 
   constructor(seed: number) {
-    this.state = seed | 0;
+    this.state[0] = seed;
   }
 
   /** The next number. */
   next(): number {
-    this.state = (this.state + STEP) | 0;
-    return output(this.state);
+    const s = (this.state[0] + STEP) | 0;
+    this.state[0] = s;
+    return output(s);
   }
 }
 
