@@ -6,7 +6,7 @@
  */
 import { addKey, emptyCounts, type CoverageCounts, type KeyTally } from '../contract/coverage.js';
 import type { RetryRules } from '../contract/run-spec.js';
-import { ExternalSorter, groupsOf } from '../io/external-sort.js';
+import { ExternalSorter, forEachGroup } from '../io/external-sort.js';
 import { withScratchDir } from '../io/scratch-dir.js';
 import { compareKeyedRecords, keyedRecordCodec, type KeyedRecord } from './keyed-records.js';
 import { outputKeyIds, sidecarAttemptLines } from './output-cache.js';
@@ -44,18 +44,22 @@ export async function scanKeys(
         const adding = sorter.add({ key: a.id, nums: [SIDECAR, a.terminal ? 1 : 0, a.omitted ? 1 : 0], text: null });
         if (adding) await adding;
       }
-      for await (const group of groupsOf(sorter.sorted(), (r) => r.key)) {
-        const t: KeyTally = { main: 0, counted: 0, terminal: false, omitted: false };
-        for (const r of group) {
-          if (r.nums[0] === MAIN) t.main++;
-          else {
-            if (r.nums[1] === 1) t.terminal = true;
-            if (r.nums[2] === 1) t.omitted = true;
-            else t.counted++;
+      await forEachGroup(
+        sorter.sortedChunks(),
+        (r) => r.key,
+        (group) => {
+          const t: KeyTally = { main: 0, counted: 0, terminal: false, omitted: false };
+          for (const r of group) {
+            if (r.nums[0] === MAIN) t.main++;
+            else {
+              if (r.nums[1] === 1) t.terminal = true;
+              if (r.nums[2] === 1) t.omitted = true;
+              else t.counted++;
+            }
           }
-        }
-        visit(group[0].key, t);
-      }
+          visit(group[0].key, t);
+        },
+      );
       return rows;
     } finally {
       await sorter.dispose();
