@@ -9,7 +9,7 @@ import type { RetryRules } from '../contract/run-spec.js';
 import { ExternalSorter, forEachGroup } from '../io/external-sort.js';
 import { withScratchDir } from '../io/scratch-dir.js';
 import { compareKeyedRecords, keyedRecordCodec, type KeyedRecord } from './keyed-records.js';
-import { outputKeyIds, sidecarAttemptLines } from './output-cache.js';
+import { outputKeyIdChunks, sidecarAttemptChunks } from './output-cache.js';
 
 const MAIN = 0;
 const SIDECAR = 1;
@@ -33,17 +33,19 @@ export async function scanKeys(
     });
     const rows = { mainRows: 0, sidecarRows: 0, omissionRows: 0 };
     try {
-      for await (const id of outputKeyIds(files.output, policy)) {
-        rows.mainRows++;
-        const adding = sorter.add({ key: id, nums: [MAIN], text: null });
-        if (adding) await adding;
-      }
-      for await (const a of sidecarAttemptLines(files.sidecar, policy)) {
-        rows.sidecarRows++;
-        if (a.omitted) rows.omissionRows++;
-        const adding = sorter.add({ key: a.id, nums: [SIDECAR, a.terminal ? 1 : 0, a.omitted ? 1 : 0], text: null });
-        if (adding) await adding;
-      }
+      for await (const ids of outputKeyIdChunks(files.output, policy))
+        for (const id of ids) {
+          rows.mainRows++;
+          const adding = sorter.add({ key: id, nums: [MAIN], text: null });
+          if (adding) await adding;
+        }
+      for await (const attempts of sidecarAttemptChunks(files.sidecar, policy))
+        for (const a of attempts) {
+          rows.sidecarRows++;
+          if (a.omitted) rows.omissionRows++;
+          const adding = sorter.add({ key: a.id, nums: [SIDECAR, a.terminal ? 1 : 0, a.omitted ? 1 : 0], text: null });
+          if (adding) await adding;
+        }
       await forEachGroup(
         sorter.sortedChunks(),
         (r) => r.key,

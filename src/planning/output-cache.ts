@@ -91,15 +91,26 @@ class KeyedLineReader {
   }
 }
 
-/** The key ids of a main output's lines, in file order (keyless lines left out); streams. */
-export async function* outputKeyIds(path: string, policy: TailPolicy): AsyncGenerator<string> {
+/**
+ * The key ids of a main output's lines, in file order (keyless lines left out), a read of the file
+ * at a time (a 4 MiB read's lines: no promise per line); streams.
+ */
+export async function* outputKeyIdChunks(path: string, policy: TailPolicy): AsyncGenerator<string[]> {
   if (!existsSync(path)) return;
   const reader = new KeyedLineReader(path, policy, []);
-  for await (const chunk of jsonlLineChunks(path))
+  for await (const chunk of jsonlLineChunks(path)) {
+    const ids: string[] = [];
     for (let k = 0; k < chunk.count; k++) {
       const id = reader.keyAt(chunk, k);
-      if (id !== null) yield id;
+      if (id !== null) ids.push(id);
     }
+    yield ids;
+  }
+}
+
+/** The key ids of a main output's lines, in file order (keyless lines left out); streams. */
+export async function* outputKeyIds(path: string, policy: TailPolicy): AsyncGenerator<string> {
+  for await (const ids of outputKeyIdChunks(path, policy)) yield* ids;
 }
 
 /** One sidecar row: its key id, whether it stops retries, and whether it is an omission (not an attempt). */
@@ -113,14 +124,15 @@ export interface SidecarAttempt {
 const SIDECAR_MEMBERS = [FAILURE_TERMINAL_KEY, OMITTED_KEY, FAILURE_CLASS_KEY];
 
 /**
- * The attempts a sidecar records, in file order (keyless lines left out); streams. Whether an
- * attempt is terminal follows the retry rules (`isTerminalFailure`: `--retry-terminal-timeouts`);
- * an omission (`_ng_omitted`) always is.
+ * The attempts a sidecar records, in file order (keyless lines left out), a read of the file at a
+ * time; streams. Whether an attempt is terminal follows the retry rules (`isTerminalFailure`:
+ * `--retry-terminal-timeouts`); an omission (`_ng_omitted`) always is.
  */
-export async function* sidecarAttemptLines(path: string, policy: TailPolicy & RetryRules): AsyncGenerator<SidecarAttempt> {
+export async function* sidecarAttemptChunks(path: string, policy: TailPolicy & RetryRules): AsyncGenerator<SidecarAttempt[]> {
   if (!existsSync(path)) return;
   const reader = new KeyedLineReader(path, policy, SIDECAR_MEMBERS);
-  for await (const chunk of jsonlLineChunks(path))
+  for await (const chunk of jsonlLineChunks(path)) {
+    const attempts: SidecarAttempt[] = [];
     for (let k = 0; k < chunk.count; k++) {
       const id = reader.keyAt(chunk, k);
       if (id === null) continue;
@@ -129,6 +141,13 @@ export async function* sidecarAttemptLines(path: string, policy: TailPolicy & Re
       const omitted = rawTruthy(reader.raw(1) ?? 'null');
       // The class is read only when it can matter (parsing it for every line of a big sidecar is waste).
       const failureClass = policy.retryTerminalTimeouts ? (JSON.parse(reader.raw(2) ?? 'null') as unknown) : undefined;
-      yield { id, terminal: omitted || isTerminalFailure(failureClass, stamped, policy), omitted };
+      attempts.push({ id, terminal: omitted || isTerminalFailure(failureClass, stamped, policy), omitted });
     }
+    yield attempts;
+  }
+}
+
+/** `sidecarAttemptChunks` an attempt at a time; streams. */
+export async function* sidecarAttemptLines(path: string, policy: TailPolicy & RetryRules): AsyncGenerator<SidecarAttempt> {
+  for await (const attempts of sidecarAttemptChunks(path, policy)) yield* attempts;
 }
