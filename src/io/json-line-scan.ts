@@ -48,16 +48,25 @@ for (let c = 0; c < 0x20; c++) PLAIN[c] = 1;
 PLAIN[QUOTE] = 1;
 PLAIN[BACKSLASH] = 1;
 
-/** The bytes of the last buffer scanned as 32-bit words (`null`: its offset is not a multiple of 4). */
-let wordsOf: Uint8Array | null = null;
+/**
+ * The bytes of the line being scanned as 32-bit words (`null`: the buffer's offset is not a
+ * multiple of 4), set by `scanJsonObjectLine`. The view of a buffer is kept for the next line of
+ * the same read; one above `KEEP_MAX` (a read grown for a huge line) is not kept, so that it is not
+ * held after its read.
+ */
 let words: Int32Array | null = null;
+let keptFor: Uint8Array | null = null;
+let kept: Int32Array | null = null;
+const KEEP_MAX = 8 << 20;
 
 function wordView(b: Uint8Array): Int32Array | null {
-  if (b !== wordsOf) {
-    wordsOf = b;
-    words = b.byteOffset % 4 === 0 ? new Int32Array(b.buffer, b.byteOffset, b.length >> 2) : null;
+  if (b === keptFor) return kept;
+  const view = b.byteOffset % 4 === 0 ? new Int32Array(b.buffer, b.byteOffset, b.length >> 2) : null;
+  if (b.length <= KEEP_MAX) {
+    keptFor = b;
+    kept = view;
   }
-  return words;
+  return view;
 }
 
 /**
@@ -66,7 +75,7 @@ function wordView(b: Uint8Array): Int32Array | null {
  * equal to `"` or `\` (the classic zero-byte tests); only that word is then looked at byte by byte.
  */
 function skipPlain(b: Uint8Array, i: number, end: number): number {
-  const w32 = wordView(b);
+  const w32 = words;
   if (w32 === null) {
     while (i < end && PLAIN[b[i]] === 0) i++;
     return i;
@@ -248,6 +257,14 @@ function sameBytes(b: Uint8Array, ks: number, ke: number, name: Buffer): boolean
  * `out[2i]`, `out[2i + 1]`, or -1 when absent. Returns `SCAN_NO` or `SCAN_OK`.
  */
 export function scanJsonObjectLine(b: Uint8Array, start: number, end: number, names: MemberNames, out: Int32Array): number {
+  words = wordView(b);
+  const result = scanObjectLine(b, start, end, names, out);
+  words = null;
+  return result;
+}
+
+/** `scanJsonObjectLine` once `words` is set. */
+function scanObjectLine(b: Uint8Array, start: number, end: number, names: MemberNames, out: Int32Array): number {
   out.fill(-1);
   const wanted = names.bytes;
   let i = ws(b, start, end);

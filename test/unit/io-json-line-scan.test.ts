@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MemberNames, scanJsonObjectLine, SCAN_NO, smallIntAt } from '../../src/io/json-line-scan.js';
+import { MemberNames, scanJsonObjectLine, SCAN_NO, SCAN_OK, smallIntAt } from '../../src/io/json-line-scan.js';
 import { chunkLine, jsonlLineChunks, jsonlLines, type JsonlLine } from '../../src/io/jsonl-lines.js';
 import { useTempRoot } from '../helpers/temp-dirs.js';
 
@@ -216,5 +216,18 @@ describe('scanJsonObjectLine four bytes at a time', () => {
             if (ok) expect(JSON.parse(big.toString('utf8', slots[0], slots[1]))).toBe((JSON.parse(text) as { a: string }).a);
           }
         }
+  });
+
+  it('scans a line in a buffer too big to keep its word view, and the next buffer too', () => {
+    const text = `{"a":"${'x'.repeat(9 << 20)}","_ng_task_index":7}`;
+    const big = Buffer.alloc(text.length + 8);
+    big.write(text, 3);
+    const slots = names.slots();
+    expect(scanJsonObjectLine(big, 3, 3 + text.length, names, slots)).toBe(SCAN_OK);
+    expect(big.toString('utf8', slots[2], slots[3])).toBe('7');
+    big[100] = 0x0a; // a raw newline inside the string
+    expect(scanJsonObjectLine(big, 3, 3 + text.length, names, slots)).toBe(SCAN_NO);
+    const small = Buffer.from('{"a":"\\u0041\\t","_ng_task_index":8}');
+    expect(scanJsonObjectLine(small, 0, small.length, names, slots)).toBe(SCAN_OK);
   });
 });
