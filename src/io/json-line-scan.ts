@@ -49,13 +49,69 @@ PLAIN[QUOTE] = 1;
 PLAIN[BACKSLASH] = 1;
 
 /**
+ * The bytes of the line being scanned as 32-bit words (`null`: the buffer's offset is not a
+ * multiple of 4), set by `scanJsonObjectLine`. The view of a buffer is kept for the next line of
+ * the same read; one above `KEEP_MAX` (a read grown for a huge line) is not kept, so that it is not
+ * held after its read.
+ */
+let words: Int32Array | null = null;
+let keptFor: Uint8Array | null = null;
+let kept: Int32Array | null = null;
+const KEEP_MAX = 8 << 20;
+
+function wordView(b: Uint8Array): Int32Array | null {
+  if (b === keptFor) return kept;
+  const view = b.byteOffset % 4 === 0 ? new Int32Array(b.buffer, b.byteOffset, b.length >> 2) : null;
+  if (b.length <= KEEP_MAX) {
+    keptFor = b;
+    kept = view;
+  }
+  return view;
+}
+
+/**
+ * Index of the first byte in `b[i, end)` that is not plain string content (`PLAIN`), or `end`.
+ * Four bytes at a time: a word holds such a byte exactly when it has a byte below 0x20, or one
+ * equal to `"` or `\` (the classic zero-byte tests); only that word is then looked at byte by byte.
+ */
+function skipPlain(b: Uint8Array, i: number, end: number): number {
+  const w32 = words;
+  if (w32 === null) {
+    while (i < end && PLAIN[b[i]] === 0) i++;
+    return i;
+  }
+  const wordEnd = end >> 2;
+  for (;;) {
+    while ((i & 3) !== 0) {
+      if (i >= end || PLAIN[b[i]] !== 0) return i;
+      i++;
+    }
+    let w = i >> 2;
+    while (w < wordEnd) {
+      const x = w32[w];
+      const q = x ^ 0x22222222;
+      const e = x ^ 0x5c5c5c5c;
+      if (((((x - 0x20202020) & ~x) | ((q - 0x01010101) & ~q) | ((e - 0x01010101) & ~e)) & 0x80808080) !== 0) break;
+      w++;
+    }
+    i = w << 2;
+    const stop = Math.min(i + 4, end);
+    while (i < stop) {
+      if (PLAIN[b[i]] !== 0) return i;
+      i++;
+    }
+    if (i >= end) return end;
+  }
+}
+
+/**
  * Index just past the string whose opening quote is at `i`, or -1. Bytes ≥ 0x80 pass (the caller
  * checks the line's UTF-8 with `isUtf8`).
  */
 function skipString(b: Uint8Array, i: number, end: number): number {
   i++;
   for (;;) {
-    while (i < end && PLAIN[b[i]] === 0) i++;
+    i = skipPlain(b, i, end);
     if (i >= end) return -1;
     const c = b[i];
     if (c === QUOTE) return i + 1;
@@ -201,6 +257,14 @@ function sameBytes(b: Uint8Array, ks: number, ke: number, name: Buffer): boolean
  * `out[2i]`, `out[2i + 1]`, or -1 when absent. Returns `SCAN_NO` or `SCAN_OK`.
  */
 export function scanJsonObjectLine(b: Uint8Array, start: number, end: number, names: MemberNames, out: Int32Array): number {
+  words = wordView(b);
+  const result = scanObjectLine(b, start, end, names, out);
+  words = null;
+  return result;
+}
+
+/** `scanJsonObjectLine` once `words` is set. */
+function scanObjectLine(b: Uint8Array, start: number, end: number, names: MemberNames, out: Int32Array): number {
   out.fill(-1);
   const wanted = names.bytes;
   let i = ws(b, start, end);

@@ -6,10 +6,10 @@
  */
 import { addKey, emptyCounts, type CoverageCounts, type KeyTally } from '../contract/coverage.js';
 import type { RetryRules } from '../contract/run-spec.js';
-import { ExternalSorter, groupsOf } from '../io/external-sort.js';
+import { ExternalSorter, forEachGroup } from '../io/external-sort.js';
 import { withScratchDir } from '../io/scratch-dir.js';
 import { compareKeyedRecords, keyedRecordCodec, type KeyedRecord } from './keyed-records.js';
-import { outputKeyIds, sidecarAttemptLines } from './output-cache.js';
+import { outputKeyIdChunks, sidecarAttemptChunks } from './output-cache.js';
 
 const MAIN = 0;
 const SIDECAR = 1;
@@ -33,27 +33,35 @@ export async function scanKeys(
     });
     const rows = { mainRows: 0, sidecarRows: 0, omissionRows: 0 };
     try {
-      for await (const id of outputKeyIds(files.output, policy)) {
-        rows.mainRows++;
-        await sorter.add({ key: id, nums: [MAIN], text: null });
-      }
-      for await (const a of sidecarAttemptLines(files.sidecar, policy)) {
-        rows.sidecarRows++;
-        if (a.omitted) rows.omissionRows++;
-        await sorter.add({ key: a.id, nums: [SIDECAR, a.terminal ? 1 : 0, a.omitted ? 1 : 0], text: null });
-      }
-      for await (const group of groupsOf(sorter.sorted(), (r) => r.key)) {
-        const t: KeyTally = { main: 0, counted: 0, terminal: false, omitted: false };
-        for (const r of group) {
-          if (r.nums[0] === MAIN) t.main++;
-          else {
-            if (r.nums[1] === 1) t.terminal = true;
-            if (r.nums[2] === 1) t.omitted = true;
-            else t.counted++;
-          }
+      for await (const ids of outputKeyIdChunks(files.output, policy))
+        for (const id of ids) {
+          rows.mainRows++;
+          const adding = sorter.add({ key: id, nums: [MAIN], text: null });
+          if (adding) await adding;
         }
-        visit(group[0].key, t);
-      }
+      for await (const attempts of sidecarAttemptChunks(files.sidecar, policy))
+        for (const a of attempts) {
+          rows.sidecarRows++;
+          if (a.omitted) rows.omissionRows++;
+          const adding = sorter.add({ key: a.id, nums: [SIDECAR, a.terminal ? 1 : 0, a.omitted ? 1 : 0], text: null });
+          if (adding) await adding;
+        }
+      await forEachGroup(
+        sorter.sortedChunks(),
+        (r) => r.key,
+        (group) => {
+          const t: KeyTally = { main: 0, counted: 0, terminal: false, omitted: false };
+          for (const r of group) {
+            if (r.nums[0] === MAIN) t.main++;
+            else {
+              if (r.nums[1] === 1) t.terminal = true;
+              if (r.nums[2] === 1) t.omitted = true;
+              else t.counted++;
+            }
+          }
+          visit(group[0].key, t);
+        },
+      );
       return rows;
     } finally {
       await sorter.dispose();

@@ -6,7 +6,6 @@
  * non-plain indices) returns `null`, and the caller runs the full path on it, which gives the exact
  * same decision and error message as before.
  */
-import { isUtf8 } from 'node:buffer';
 import {
   AGENT_REF_KEY,
   ENVIRONMENT_SERVER_KEY,
@@ -17,20 +16,23 @@ import {
   TASK_SOURCE_KEY,
 } from '../contract/keys.js';
 import type { RoutingTable } from '../config/routing.js';
-import { MemberNames, scanJsonObjectLine, SCAN_NO, smallIntAt } from '../io/json-line-scan.js';
+import { MemberNames, smallIntAt } from '../io/json-line-scan.js';
+import { isVouchedObject } from '../io/scanned-lines.js';
 import { routeInputRow } from './input-route.js';
 import type { Names } from './names.js';
 
 const LBRACE = 0x7b;
 
-/** `keyId` of a key of two plain non-negative integers (`keyId` gives their digits). */
-function smallKeyId(task: number, rollout: number): string {
+/**
+ * `keyId` of a scanned line whose indices (the first two wanted members: `slots[0..3]`) are both
+ * plain non-negative integers (`keyId` gives their digits), or `null`: other keys (absent, big,
+ * signed, fractional, strings…) take the full path.
+ */
+export function plainKeyId(b: Buffer, slots: Int32Array): string | null {
+  const task = slots[0] < 0 ? -1 : smallIntAt(b, slots[0], slots[1]);
+  const rollout = slots[2] < 0 ? -1 : smallIntAt(b, slots[2], slots[3]);
+  if (task < 0 || rollout < 0) return null;
   return `["${task}","${rollout}"]`;
-}
-
-/** Is `b[start, end)` a JSON object the scanner vouches for, as valid UTF-8? */
-function scanned(b: Buffer, start: number, end: number, names: MemberNames, slots: Int32Array): boolean {
-  return scanJsonObjectLine(b, start, end, names, slots) !== SCAN_NO && isUtf8(b.subarray(start, end));
 }
 
 const SOURCE = new MemberNames([TASK_INDEX_KEY, ROLLOUT_INDEX_KEY, RESPONSE_KEY]);
@@ -45,12 +47,9 @@ export class FastSourceRows {
    */
   keyId(b: Buffer, start: number, end: number): string | null {
     const s = this.slots;
-    if (!scanned(b, start, end, SOURCE, s)) return null;
+    if (!isVouchedObject(b, start, end, SOURCE, s)) return null;
     if (s[4] < 0 || b[s[4]] !== LBRACE) return null;
-    const task = s[0] < 0 ? -1 : smallIntAt(b, s[0], s[1]);
-    const rollout = s[2] < 0 ? -1 : smallIntAt(b, s[2], s[3]);
-    if (task < 0 || rollout < 0) return null;
-    return smallKeyId(task, rollout);
+    return plainKeyId(b, s);
   }
 }
 
@@ -82,16 +81,15 @@ export class FastInputRows {
    */
   read(b: Buffer, start: number, end: number): { key: string; agent: number; server: number } | null {
     const s = this.slots;
-    if (!scanned(b, start, end, INPUT, s)) return null;
+    if (!isVouchedObject(b, start, end, INPUT, s)) return null;
     if (s[10] >= 0 && b[s[10]] === LBRACE) return null; // a task row: its route is in its task input
-    const task = s[0] < 0 ? -1 : smallIntAt(b, s[0], s[1]);
-    const rollout = s[2] < 0 ? -1 : smallIntAt(b, s[2], s[3]);
-    if (task < 0 || rollout < 0) return null;
+    const key = plainKeyId(b, s);
+    if (key === null) return null;
     // The members the route and the row check read, besides the indices (absent: an empty text).
     const routeText = `${this.raw(b, 2)}\u0000${this.raw(b, 3)}\u0000${this.raw(b, 4)}\u0000${this.raw(b, 5)}`;
     let route = this.routes.get(routeText);
     if (route === undefined) {
-      const row: Record<string, unknown> = { [TASK_INDEX_KEY]: task, [ROLLOUT_INDEX_KEY]: rollout };
+      const row: Record<string, unknown> = { [TASK_INDEX_KEY]: smallIntAt(b, s[0], s[1]), [ROLLOUT_INDEX_KEY]: smallIntAt(b, s[2], s[3]) };
       const members = [AGENT_REF_KEY, ENVIRONMENT_SERVER_KEY, TASK_SOURCE_KEY, TASK_INPUT_KEY];
       for (let m = 0; m < members.length; m++) {
         const text = this.raw(b, m + 2);
@@ -107,6 +105,6 @@ export class FastInputRows {
       route = { agent: this.agents.id(found.agent), server: this.servers.id(found.server) };
       this.routes.set(routeText, route);
     }
-    return { key: smallKeyId(task, rollout), agent: route.agent, server: route.server };
+    return { key, agent: route.agent, server: route.server };
   }
 }

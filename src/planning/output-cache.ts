@@ -1,11 +1,14 @@
 import { existsSync } from 'node:fs';
-import { FAILURE_CLASS_KEY, FAILURE_TERMINAL_KEY, OMITTED_KEY } from '../contract/keys.js';
+import { FAILURE_CLASS_KEY, FAILURE_TERMINAL_KEY, OMITTED_KEY, ROLLOUT_INDEX_KEY, TASK_INDEX_KEY } from '../contract/keys.js';
 import { InputError } from '../contract/errors.js';
-import { topLevelSpans } from '../contract/json-spans.js';
+import { topLevelSpans, type Span } from '../contract/json-spans.js';
 import { rawTruthy } from '../contract/python-truthiness.js';
 import { isTerminalFailure, type RetryRules } from '../contract/retry-rules.js';
 import { lineKeyId } from '../contract/row-key.js';
-import { isBlank, jsonlLines, type JsonlLine } from '../io/jsonl-lines.js';
+import { MemberNames } from '../io/json-line-scan.js';
+import { isBlank, jsonlLineChunks, type JsonlLine, type LineChunk } from '../io/jsonl-lines.js';
+import { ScannedLine } from '../io/scanned-lines.js';
+import { plainKeyId } from './fast-rows.js';
 
 /** How to treat an output whose last line was cut off (a crash in the middle of a write). */
 export interface TailPolicy {
@@ -43,14 +46,71 @@ function keyOfOutputLine(path: string, line: JsonlLine, policy: TailPolicy): str
   }
 }
 
+/**
+ * Reads the keyed lines of an output file, one at a time (`keyAt`), with the raw texts of the
+ * `wanted` top-level members (`raw`). A line the scanner vouches for with plain integer indices is
+ * read from its bytes; any other takes the full path (`keyOfOutputLine`), which gives the same key,
+ * or the same error, as before.
+ */
+class KeyedLineReader {
+  private readonly scanned: ScannedLine;
+  /** The text of the line just read when it took the full path, else null. */
+  private text: string | null = null;
+  private spans: Map<string, Span> | null = null;
+
+  constructor(
+    private readonly path: string,
+    private readonly policy: TailPolicy,
+    private readonly wanted: readonly string[],
+  ) {
+    this.scanned = new ScannedLine(new MemberNames([TASK_INDEX_KEY, ROLLOUT_INDEX_KEY, ...wanted]));
+  }
+
+  /** The key id of line `k` of `chunk`, or null for a blank or keyless line or a cut-off one left out. */
+  keyAt(chunk: LineChunk, k: number): string | null {
+    const s = this.scanned;
+    s.at(chunk, k);
+    this.text = null;
+    this.spans = null;
+    const fast = s.vouched ? plainKeyId(s.data, s.slots) : null;
+    if (fast !== null) return fast;
+    const line = s.line();
+    if (isBlank(line.text)) return null;
+    const id = keyOfOutputLine(this.path, line, this.policy);
+    if (id === null || id === SKIP) return null;
+    this.text = line.text;
+    return id;
+  }
+
+  /** Raw text of wanted member `i` of the line `keyAt` just keyed, or `undefined` when absent. */
+  raw(i: number): string | undefined {
+    if (this.text === null) return this.scanned.raw(i + 2);
+    this.spans ??= topLevelSpans(this.text);
+    const span = this.spans.get(this.wanted[i]);
+    return span === undefined ? undefined : this.text.slice(span.start, span.end);
+  }
+}
+
+/**
+ * The key ids of a main output's lines, in file order (keyless lines left out), a read of the file
+ * at a time (a 4 MiB read's lines: no promise per line); streams.
+ */
+export async function* outputKeyIdChunks(path: string, policy: TailPolicy): AsyncGenerator<string[]> {
+  if (!existsSync(path)) return;
+  const reader = new KeyedLineReader(path, policy, []);
+  for await (const chunk of jsonlLineChunks(path)) {
+    const ids: string[] = [];
+    for (let k = 0; k < chunk.count; k++) {
+      const id = reader.keyAt(chunk, k);
+      if (id !== null) ids.push(id);
+    }
+    yield ids;
+  }
+}
+
 /** The key ids of a main output's lines, in file order (keyless lines left out); streams. */
 export async function* outputKeyIds(path: string, policy: TailPolicy): AsyncGenerator<string> {
-  if (!existsSync(path)) return;
-  for await (const line of jsonlLines(path)) {
-    if (isBlank(line.text)) continue;
-    const id = keyOfOutputLine(path, line, policy);
-    if (id !== null && id !== SKIP) yield id;
-  }
+  for await (const ids of outputKeyIdChunks(path, policy)) yield* ids;
 }
 
 /** One sidecar row: its key id, whether it stops retries, and whether it is an omission (not an attempt). */
@@ -60,27 +120,34 @@ export interface SidecarAttempt {
   omitted: boolean;
 }
 
+/** The members `sidecarAttemptLines` reads, in `raw` order. */
+const SIDECAR_MEMBERS = [FAILURE_TERMINAL_KEY, OMITTED_KEY, FAILURE_CLASS_KEY];
+
 /**
- * The attempts a sidecar records, in file order (keyless lines left out); streams. Whether an
- * attempt is terminal follows the retry rules (`isTerminalFailure`: `--retry-terminal-timeouts`);
- * an omission (`_ng_omitted`) always is.
+ * The attempts a sidecar records, in file order (keyless lines left out), a read of the file at a
+ * time; streams. Whether an attempt is terminal follows the retry rules (`isTerminalFailure`:
+ * `--retry-terminal-timeouts`); an omission (`_ng_omitted`) always is.
  */
-export async function* sidecarAttemptLines(path: string, policy: TailPolicy & RetryRules): AsyncGenerator<SidecarAttempt> {
+export async function* sidecarAttemptChunks(path: string, policy: TailPolicy & RetryRules): AsyncGenerator<SidecarAttempt[]> {
   if (!existsSync(path)) return;
-  for await (const line of jsonlLines(path)) {
-    if (isBlank(line.text)) continue;
-    const id = keyOfOutputLine(path, line, policy);
-    if (id === null || id === SKIP) continue;
-    const spans = topLevelSpans(line.text);
-    const raw = (key: string) => {
-      const span = spans.get(key);
-      return span === undefined ? undefined : line.text.slice(span.start, span.end);
-    };
-    const stamped = rawTruthy(raw(FAILURE_TERMINAL_KEY) ?? 'null');
-    // An omission is terminal whatever else it says: it is never retried.
-    const omitted = rawTruthy(raw(OMITTED_KEY) ?? 'null');
-    // The class is read only when it can matter (parsing it for every line of a big sidecar is waste).
-    const failureClass = policy.retryTerminalTimeouts ? (JSON.parse(raw(FAILURE_CLASS_KEY) ?? 'null') as unknown) : undefined;
-    yield { id, terminal: omitted || isTerminalFailure(failureClass, stamped, policy), omitted };
+  const reader = new KeyedLineReader(path, policy, SIDECAR_MEMBERS);
+  for await (const chunk of jsonlLineChunks(path)) {
+    const attempts: SidecarAttempt[] = [];
+    for (let k = 0; k < chunk.count; k++) {
+      const id = reader.keyAt(chunk, k);
+      if (id === null) continue;
+      const stamped = rawTruthy(reader.raw(0) ?? 'null');
+      // An omission is terminal whatever else it says: it is never retried.
+      const omitted = rawTruthy(reader.raw(1) ?? 'null');
+      // The class is read only when it can matter (parsing it for every line of a big sidecar is waste).
+      const failureClass = policy.retryTerminalTimeouts ? (JSON.parse(reader.raw(2) ?? 'null') as unknown) : undefined;
+      attempts.push({ id, terminal: omitted || isTerminalFailure(failureClass, stamped, policy), omitted });
+    }
+    yield attempts;
   }
+}
+
+/** `sidecarAttemptChunks` an attempt at a time; streams. */
+export async function* sidecarAttemptLines(path: string, policy: TailPolicy & RetryRules): AsyncGenerator<SidecarAttempt> {
+  for await (const attempts of sidecarAttemptChunks(path, policy)) yield* attempts;
 }

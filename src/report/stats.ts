@@ -3,7 +3,7 @@
  * confidence intervals drawn with a seeded PRNG (equal inputs give equal intervals on every run).
  * Pure functions on numbers; nothing here reads rows.
  */
-import { mulberry32 } from '../reference-server/prng.js';
+import { Mulberry32 } from '../reference-server/prng.js';
 
 /** The seed of every bootstrap of the report: its intervals are reproducible. */
 export const BOOTSTRAP_SEED = 20_261_201;
@@ -67,15 +67,17 @@ export function bootstrapMeanInterval(
 ): Interval | null {
   const n = values.length;
   if (n === 0) return null;
-  const random = mulberry32(opts.seed ?? BOOTSTRAP_SEED);
+  const random = new Mulberry32(opts.seed ?? BOOTSTRAP_SEED);
   const b = opts.resamples ?? BOOTSTRAP_RESAMPLES;
   const m = Math.min(n, opts.maxDraws ?? BOOTSTRAP_DRAWS_MAX);
   const center = m < n ? mean(values)! : 0;
   const scale = Math.sqrt(m / n);
   const means = new Float64Array(b);
+  // One element kind for the hot loop, whatever array the caller passes (the same numbers).
+  const v = Float64Array.from(values);
   for (let i = 0; i < b; i++) {
     let sum = 0;
-    for (let j = 0; j < m; j++) sum += values[Math.floor(random() * n)];
+    for (let j = 0; j < m; j++) sum += v[Math.floor(random.next() * n)];
     means[i] = m < n ? center + (sum / m - center) * scale : sum / n;
   }
   means.sort();

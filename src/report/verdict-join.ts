@@ -6,8 +6,11 @@
 import { auditKey } from '../contract/batch-audit.js';
 import { topLevelSpans, type Span } from '../contract/json-spans.js';
 import { AGENT_REF_KEY, ROLLOUT_INDEX_KEY, TASK_INDEX_KEY } from '../contract/keys.js';
-import { jsonlLines } from '../io/jsonl-lines.js';
+import { MemberNames } from '../io/json-line-scan.js';
+import { forEachScannedLine } from '../io/scanned-lines.js';
 
+/** The member holding a row's verdict. */
+const REWARD_KEY = 'reward';
 /** Reward ≥ this is a pass (the contract's rewards are scores in [0, 1]; it names no other threshold). */
 export const PASS_THRESHOLD = 0.5;
 /** Flipped rows listed by key; the rest are counted. */
@@ -36,17 +39,24 @@ export function rowVerdict(text: string): RowVerdict | null {
   } catch {
     return null;
   }
-  const task = rawOf(text, spans.get(TASK_INDEX_KEY));
-  const rollout = rawOf(text, spans.get(ROLLOUT_INDEX_KEY));
+  const raw = (key: string) => rawOf(text, spans.get(key));
+  return verdictOf(raw(TASK_INDEX_KEY), raw(ROLLOUT_INDEX_KEY), raw(REWARD_KEY), raw(AGENT_REF_KEY));
+}
+
+/** A row's verdict from the raw texts of its members (`undefined`: absent); null without both indices. */
+function verdictOf(
+  task: string | undefined,
+  rollout: string | undefined,
+  rawReward: string | undefined,
+  ref: string | undefined,
+): RowVerdict | null {
   if (task === undefined || rollout === undefined) return null;
   let reward = NaN;
-  const raw = rawOf(text, spans.get('reward'));
-  if (raw !== undefined) {
-    const v = JSON.parse(raw) as unknown;
+  if (rawReward !== undefined) {
+    const v = JSON.parse(rawReward) as unknown;
     reward = typeof v === 'number' ? v : typeof v === 'boolean' ? Number(v) : NaN;
   }
   let agent = '(no agent_ref)';
-  const ref = rawOf(text, spans.get(AGENT_REF_KEY));
   if (ref !== undefined) {
     const name = (JSON.parse(ref) as { name?: unknown } | null)?.name;
     if (typeof name === 'string') agent = name;
@@ -69,13 +79,24 @@ export function idOf(task: string, rollout: string): number | string {
   return auditKey(t, r);
 }
 
-/** Each row of a JSONL file that has both indices, streamed. */
-export async function* rowVerdicts(path: string): AsyncGenerator<RowVerdict> {
-  for await (const line of jsonlLines(path)) {
-    if (line.text.trim() === '') continue;
-    const v = rowVerdict(line.text);
-    if (v) yield v;
-  }
+const VERDICT_MEMBERS = new MemberNames([TASK_INDEX_KEY, ROLLOUT_INDEX_KEY, REWARD_KEY, AGENT_REF_KEY]);
+
+/**
+ * Calls `visit` with each row of a JSONL file that has both indices, streamed. A line the byte
+ * scanner vouches for is read from its members' bytes (the same raw texts `topLevelSpans` finds);
+ * any other takes `rowVerdict` on its text, as before.
+ */
+export async function forEachRowVerdict(path: string, visit: (v: RowVerdict) => void): Promise<void> {
+  await forEachScannedLine(path, VERDICT_MEMBERS, (scanned) => {
+    let v: RowVerdict | null;
+    if (scanned.vouched) v = verdictOf(scanned.raw(0), scanned.raw(1), scanned.raw(2), scanned.raw(3));
+    else {
+      const { text } = scanned.line();
+      if (text.trim() === '') return;
+      v = rowVerdict(text);
+    }
+    if (v) visit(v);
+  });
 }
 
 /**
@@ -84,8 +105,9 @@ export async function* rowVerdicts(path: string): AsyncGenerator<RowVerdict> {
  */
 export async function readOldRewards(path: string, inputSidecar: string | null = null): Promise<Map<number | string, number>> {
   const old = new Map<number | string, number>();
-  if (inputSidecar) for await (const v of rowVerdicts(inputSidecar)) old.set(v.id, v.reward);
-  for await (const v of rowVerdicts(path)) old.set(v.id, v.reward);
+  const remember = (v: RowVerdict) => old.set(v.id, v.reward);
+  if (inputSidecar) await forEachRowVerdict(inputSidecar, remember);
+  await forEachRowVerdict(path, remember);
   return old;
 }
 
@@ -159,7 +181,7 @@ export async function joinVerdicts(old: Map<number | string, number>, mainOutput
   const flipped: FlippedRow[] = [];
   let flippedMore = 0;
   let newRows = 0;
-  for await (const v of rowVerdicts(mainOutput)) {
+  await forEachRowVerdict(mainOutput, (v) => {
     newRows++;
     let a = agents.get(v.agent);
     if (!a) agents.set(v.agent, (a = { agent: v.agent, rows: 0, oldRewards: [], newRewards: [], noOld: 0, noNew: 0, flips: noFlips() }));
@@ -168,7 +190,7 @@ export async function joinVerdicts(old: Map<number | string, number>, mainOutput
     old.delete(v.id);
     if (before === undefined || Number.isNaN(before)) a.noOld++;
     if (Number.isNaN(v.reward)) a.noNew++;
-    if (before === undefined || Number.isNaN(before) || Number.isNaN(v.reward)) continue;
+    if (before === undefined || Number.isNaN(before) || Number.isNaN(v.reward)) return;
     a.oldRewards.push(before);
     a.newRewards.push(v.reward);
     const kind = flipOf(before, v.reward);
@@ -176,12 +198,12 @@ export async function joinVerdicts(old: Map<number | string, number>, mainOutput
     let t = tasks.get(taskId);
     if (!t) tasks.set(taskId, (t = { task: v.task, agent: v.agent, rows: 0, ...noFlips() }));
     t.rows++;
-    if (kind === null) continue;
+    if (kind === null) return;
     a.flips[kind]++;
     t[kind]++;
     if (flipped.length < FLIPS_LISTED_MAX) flipped.push({ key: v.key, agent: v.agent, old: before, new: v.reward, kind });
     else flippedMore++;
-  }
+  });
   return {
     agents: [...agents.values()].sort((x, y) => (x.agent < y.agent ? -1 : x.agent > y.agent ? 1 : 0)),
     tasks: [...tasks.values()].filter((t) => total(t) > 0).sort((x, y) => total(y) - total(x) || Number(x.task) - Number(y.task)),

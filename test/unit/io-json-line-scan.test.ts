@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MemberNames, scanJsonObjectLine, SCAN_NO, smallIntAt } from '../../src/io/json-line-scan.js';
+import { MemberNames, scanJsonObjectLine, SCAN_NO, SCAN_OK, smallIntAt } from '../../src/io/json-line-scan.js';
 import { chunkLine, jsonlLineChunks, jsonlLines, type JsonlLine } from '../../src/io/jsonl-lines.js';
 import { useTempRoot } from '../helpers/temp-dirs.js';
 
@@ -172,5 +172,62 @@ describe('jsonlLineChunks', () => {
       expect(got.length).toBe(want.length);
       got.forEach((g, i) => expect(g).toEqual(want[i]));
     }
+  });
+});
+
+describe('scanJsonObjectLine four bytes at a time', () => {
+  it('agrees with JSON.parse on strings with a special byte at every offset and alignment', () => {
+    const specials = [
+      '"',
+      '\\',
+      '\\"',
+      '\\\\',
+      '\\n',
+      '\\u00e9',
+      '\t',
+      '\u0001',
+      '\u001f',
+      ' ',
+      '~',
+      '\u00e9',
+      '\u20ac',
+      '\u{1f600}',
+      '\\x',
+    ];
+    const big = Buffer.alloc(1 << 12); // its own memory: byteOffset 0, so the word view is used
+    expect(big.byteOffset % 4).toBe(0);
+    for (const sp of specials)
+      for (let len = 0; len < 12; len++)
+        for (let at = 0; at <= len; at++) {
+          const body = 'abcdefghijkl'.slice(0, at) + sp + 'mnopqrstuvwx'.slice(0, len - at);
+          const text = `{"a":"${body}","_ng_task_index":1}`;
+          const line = Buffer.from(text);
+          for (let shift = 0; shift < 4; shift++) {
+            line.copy(big, shift);
+            const slots = names.slots();
+            const scan = scanJsonObjectLine(big, shift, shift + line.length, names, slots);
+            let ok = true;
+            try {
+              JSON.parse(text);
+            } catch {
+              ok = false;
+            }
+            expect(scan !== SCAN_NO, `${JSON.stringify(text)} at ${shift}`).toBe(ok);
+            if (ok) expect(JSON.parse(big.toString('utf8', slots[0], slots[1]))).toBe((JSON.parse(text) as { a: string }).a);
+          }
+        }
+  });
+
+  it('scans a line in a buffer too big to keep its word view, and the next buffer too', () => {
+    const text = `{"a":"${'x'.repeat(9 << 20)}","_ng_task_index":7}`;
+    const big = Buffer.alloc(text.length + 8);
+    big.write(text, 3);
+    const slots = names.slots();
+    expect(scanJsonObjectLine(big, 3, 3 + text.length, names, slots)).toBe(SCAN_OK);
+    expect(big.toString('utf8', slots[2], slots[3])).toBe('7');
+    big[100] = 0x0a; // a raw newline inside the string
+    expect(scanJsonObjectLine(big, 3, 3 + text.length, names, slots)).toBe(SCAN_NO);
+    const small = Buffer.from('{"a":"\\u0041\\t","_ng_task_index":8}');
+    expect(scanJsonObjectLine(small, 0, small.length, names, slots)).toBe(SCAN_OK);
   });
 });

@@ -2,9 +2,10 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { jsonlLines } from '../../src/io/jsonl-lines.js';
 import { historyTimeline, type RecordedBatch } from '../../src/report/history-timeline.js';
 import { reportData } from '../../src/report/report-data.js';
-import { flipOf, joinVerdicts, readOldRewards, rowVerdict } from '../../src/report/verdict-join.js';
+import { flipOf, joinVerdicts, readOldRewards, rowVerdict, forEachRowVerdict, type RowVerdict } from '../../src/report/verdict-join.js';
 
 const row = (t: number, r: number, reward: unknown, agent = 'a') =>
   JSON.stringify({ _ng_task_index: t, _ng_rollout_index: r, agent_ref: { name: agent }, response: { x: 'big' }, reward });
@@ -137,5 +138,65 @@ describe('join ids', () => {
     expect(idOf('3', String(2 ** 21))).toBe(`3:${2 ** 21}`);
     expect(idOf('1.5', '0')).toBe('1.5:0');
     expect(idOf('-1', '0')).toBe('-1:0');
+  });
+});
+
+describe('forEachRowVerdict (byte scan with rowVerdict on the text as fallback)', () => {
+  it('reads every tricky line as rowVerdict does', async () => {
+    const lines: (string | Buffer)[] = [
+      row(0, 0, 1),
+      row(0, 1, false, 'b'),
+      row(1, 0, '1'),
+      row(1, 1, null),
+      '{"_ng_task_index":2,"_ng_rollout_index":0,"agent_ref":{"name":"q\\"x"},"reward":0.25,"reward":0.75}', // repeated: the last wins
+      '{"_ng_task_\\u0069ndex":3,"_ng_rollout_index":0,"reward":1}', // an escaped key
+      '{"_ng_task_index":12345678901234567891,"_ng_rollout_index":0,"reward":1}',
+      '{"_ng_task_index":1.5,"_ng_rollout_index":"a b","reward":1e0}',
+      '{"_ng_task_index": 4 ,"_ng_rollout_index":0,"agent_ref":null,"reward":true}',
+      '{"_ng_task_index":5,"_ng_rollout_index":0,"agent_ref":{"name":7}}',
+      '{"_ng_task_index":6,"reward":1}', // keyless
+      '{"reward":1}',
+      '',
+      '  ',
+      'not json',
+      '[1]',
+      Buffer.concat([
+        Buffer.from('{"_ng_task_index":7,"_ng_rollout_index":0,"agent_ref":{"name":"'),
+        Buffer.from([0xff]),
+        Buffer.from('"},"reward":0}'),
+      ]),
+      '{"_ng_task_index":8,"_ng_rollout_index":0,"note":"a\tb","reward":1}', // JSON.parse refuses the tab, topLevelSpans does not
+      row(9, 0, 1) + '\r',
+      '{"_ng_task_index":10,"_ng_rollout_index":0,"reward":1',
+    ];
+    for (const last of ['', row(11, 0, 0), '{"_ng_task_index":12,"_ng_rollout_index":0,"rew']) {
+      const dir = mkdtempSync(join(tmpdir(), 'report-join-'));
+      const path = join(dir, 'out.jsonl');
+      writeFileSync(path, Buffer.concat([...lines.map((l) => Buffer.concat([Buffer.from(l), Buffer.from('\n')])), Buffer.from(last)]));
+      const want = [];
+      for await (const l of jsonlLines(path)) {
+        if (l.text.trim() === '') continue;
+        const v = rowVerdict(l.text);
+        if (v) want.push(v);
+      }
+      const got: RowVerdict[] = [];
+      await forEachRowVerdict(path, (v) => got.push({ ...v }));
+      expect(got).toEqual(want);
+      expect(got.map((v) => v.key).slice(0, 12)).toEqual([
+        '0:0',
+        '0:1',
+        '1:0',
+        '1:1',
+        '2:0',
+        '3:0',
+        '12345678901234567891:0',
+        '1.5:"ab"',
+        '4:0',
+        '5:0',
+        '7:0',
+        '8:0',
+      ]);
+      expect(got[4]).toMatchObject({ agent: 'q"x', reward: 0.75 });
+    }
   });
 });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { mulberry32, Mulberry32 } from '../../src/reference-server/prng.js';
 import { bootstrapMeanInterval, cohensKappa, histogram, mean, quantile } from '../../src/report/stats.js';
 
 describe("Cohen's κ on pass/fail", () => {
@@ -74,5 +75,31 @@ describe('bootstrap of many values (m-out-of-n, rescaled)', () => {
     const capped = bootstrapMeanInterval(xs, { maxDraws: 1000, resamples: 4000 })!;
     expect(capped.low).toBeCloseTo(49.5 - 0.5658, 1);
     expect(capped.high).toBeCloseTo(49.5 + 0.5658, 1);
+  });
+});
+
+describe('mulberry32', () => {
+  /** The published algorithm, state kept unsigned: the sequences must be the same numbers. */
+  function reference(seed: number): () => number {
+    let state = seed >>> 0;
+    return () => {
+      state = (state + 0x6d2b79f5) >>> 0;
+      let t = state;
+      t = Math.imul(t ^ (t >>> 15), t | 1);
+      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+      return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+    };
+  }
+  it('gives the reference sequence for any seed', () => {
+    for (const seed of [0, 1, 20_261_201, 0x7fffffff, 0x80000000, 0xffffffff, -5]) {
+      const want = reference(seed);
+      const f = mulberry32(seed);
+      const g = new Mulberry32(seed);
+      for (let i = 0; i < 100_000; i++) {
+        const w = want();
+        if (f() !== w || g.next() !== w) expect.fail(`seed ${seed}: draw ${i} differs`);
+      }
+    }
+    expect(new Mulberry32(1).next()).toBe(0.6270739405881613);
   });
 });

@@ -1,0 +1,64 @@
+/**
+ * A JSONL file's lines for readers that want a few top-level members of each row: each line is
+ * read as bytes (`jsonlLineChunks`) and checked by the byte scanner (`json-line-scan.ts`); a line
+ * it vouches for (a JSON object `JSON.parse` accepts, valid UTF-8) gives its members' raw texts
+ * without a string of the whole line. Any other line (blank, malformed, cut off, invalid UTF-8, an
+ * escaped top-level key, deep nesting) comes as the `JsonlLine` `jsonlLines` would give, for the
+ * reader's full path, which then decides and words its errors exactly as before.
+ */
+import { isUtf8 } from 'node:buffer';
+import { MemberNames, scanJsonObjectLine, SCAN_NO } from './json-line-scan.js';
+import { chunkLine, jsonlLineChunks, type JsonlLine, type LineChunk } from './jsonl-lines.js';
+
+/** Is `b[start, end)` a JSON object the scanner vouches for, as valid UTF-8? Its members' spans are then in `slots`. */
+export function isVouchedObject(b: Buffer, start: number, end: number, names: MemberNames, slots: Int32Array): boolean {
+  return scanJsonObjectLine(b, start, end, names, slots) !== SCAN_NO && isUtf8(b.subarray(start, end));
+}
+
+/** A cursor on one line of a `jsonlLineChunks` read at a time (`at`), scanned for the names it was made with. */
+export class ScannedLine {
+  /** The scanner vouched for the line: the wanted members' value spans in `data` are in `slots`. */
+  vouched = false;
+  /** The bytes of the line's read (valid until the next line). */
+  data: Buffer = Buffer.alloc(0);
+  readonly slots: Int32Array;
+  private chunk: LineChunk | null = null;
+  private k = 0;
+
+  constructor(private readonly names: MemberNames) {
+    this.slots = names.slots();
+  }
+
+  /** Moves to line `k` of `chunk` and scans it. */
+  at(chunk: LineChunk, k: number): void {
+    this.chunk = chunk;
+    this.k = k;
+    this.data = chunk.data;
+    this.vouched = isVouchedObject(chunk.data, chunk.start[k], chunk.end[k], this.names, this.slots);
+  }
+
+  /** Raw text of wanted member `i` of a vouched-for line, or `undefined` when it has none. */
+  raw(i: number): string | undefined {
+    const s = this.slots;
+    return s[2 * i] < 0 ? undefined : this.data.toString('utf8', s[2 * i], s[2 * i + 1]);
+  }
+
+  /** The line as `jsonlLines` gives it (without its checksum), for the full path. */
+  line(): JsonlLine {
+    return chunkLine(this.chunk!, this.k, false);
+  }
+}
+
+/**
+ * Calls `visit` with every line of `path` (blank ones too), scanned for `names` (the same cursor
+ * each time: read it before returning); streams, in bounded memory, with no promise per line.
+ */
+export async function forEachScannedLine(path: string, names: MemberNames, visit: (line: ScannedLine) => void): Promise<void> {
+  const line = new ScannedLine(names);
+  for await (const chunk of jsonlLineChunks(path)) {
+    for (let k = 0; k < chunk.count; k++) {
+      line.at(chunk, k);
+      visit(line);
+    }
+  }
+}
