@@ -10,6 +10,7 @@ import { verifyRequest } from '../src/contract/payload.js';
 import { operationId } from '../src/contract/rejudgment.js';
 import type { BatchResult } from '../src/contract/run-spec.js';
 import { LEGACY_PLAN_RECORD_BYTES, readPlanRange, type PlanRecord } from '../src/planning/plan-file.js';
+import { settleReply } from '../src/verifier/client.js';
 import { VerifierUnavailableError } from '../src/verifier/errors.js';
 import { DEFAULT_VERIFY_RETRY } from '../src/verifier/retry-policy.js';
 import { verifyWithRetries } from '../src/verifier/verify-with-retries.js';
@@ -27,6 +28,7 @@ import { serverAnswersOthers } from './verify-batch/probe.js';
 import { RejectGuard } from './verify-batch/reject-guard.js';
 import type { VerifyBatchRequest } from './verify-batch/request.js';
 import { routeReply, routeSetAside, type Routed } from './verify-batch/route-reply.js';
+import { runLanes, type Recording } from './verify-batch/lanes.js';
 
 export type { VerifyBatchRequest } from './verify-batch/request.js';
 
@@ -54,6 +56,17 @@ export const CANCEL_GRACE_MS = 10_000;
  */
 export function verifyBatch(deps: ActivityDeps) {
   return (req: VerifyBatchRequest): Promise<BatchResult> => failFastOnUserError(() => runBatch(deps, req));
+}
+
+/** A row ready to send (lanes.ts prepares it while the lane's previous request is in flight). */
+interface Prepared {
+  /** Its index in the batch's records. */
+  i: number;
+  rec: PlanRecord;
+  source: string;
+  payload: string;
+  stamps: Stamps;
+  atif: boolean;
 }
 
 /** A row this attempt gave a strike (its failure is its own: the server answers others). */
@@ -107,22 +120,28 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
   const struck: Struck[] = [];
   let held = false;
 
-  /**
-   * Sends row `todo[k]`; returns what records its result, or nothing when there is nothing to
-   * record (a failure of this row alone becomes a strike, recorded here when it sets the row aside).
-   */
-  const verifyRow = async (k: number): Promise<(() => void) | undefined> => {
+  /** Row `todo[k]` ready to send: read, its payload built. */
+  const prepareRow = async (k: number): Promise<Prepared> => {
     const i = todo[k];
     const rec = records[i];
-    const agent = req.plan.agents[rec.agent];
-    const server = req.plan.servers[rec.server];
-    const url = req.serverUrls[server];
     const source = rows.source(k);
     const input = rows.input(k);
     const atif = req.plan.inputFormat === 'atif' ? await atifPayload(req.plan.sourcePath, rec, source, input) : null;
     const gym = atif === null ? verifyRequest(input, source) : null;
     const payload = atif?.payload ?? gym!.payload;
     const stamps: Stamps = atif ? { ...stampsFromPayload(input), atifProvenance: atif.provenance } : gym!.stamps;
+    return { i, rec, source, payload, stamps, atif: atif !== null };
+  };
+
+  /**
+   * Sends a prepared row; returns what records its result, or nothing when there is nothing to
+   * record (a failure of this row alone becomes a strike, recorded here when it sets the row aside;
+   * a spent allowance leaves the row unfinished: the batch is held).
+   */
+  const sendRow = async ({ i, rec, source, payload, stamps, atif }: Prepared): Promise<Recording> => {
+    const agent = req.plan.agents[rec.agent];
+    const server = req.plan.servers[rec.server];
+    const url = req.serverUrls[server];
     const started = performance.now();
     let throttled = 0;
     let reply;
@@ -137,8 +156,11 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
         },
       });
     } catch (err) {
-      if (err instanceof AllowanceSpent) return; // the row stays unfinished: the batch is held
-      const setAside = await strike(err, i, rec, stamps, (body) => client.verifyOnce(url, body, signal));
+      if (err instanceof AllowanceSpent) return;
+      const setAside = await strike(err, i, rec, stamps, (body) => client.verifyOnce(url, body, signal)).catch((e: unknown) => {
+        if (e instanceof AllowanceSpent) return null; // spent by a probe
+        throw e;
+      });
       if (setAside) recordRouted(i, routeSetAside(stamps, setAside, agent), stamps);
       return;
     }
@@ -147,10 +169,11 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
       req.operation === undefined
         ? undefined
         : { opId: operationId(req.operation, stamps.task, stamps.rollout), judged: payload, saved: source };
-    const facts = { agent, planIndex: req.from + i, latencyMs: performance.now() - started, throttled, atif: atif !== null, rejudgment };
+    const facts = { agent, planIndex: req.from + i, latencyMs: performance.now() - started, throttled, atif, rejudgment };
     return () => {
-      guard.observe(reply, server, url);
-      recordRouted(i, routeReply(reply, stamps, facts, req.retry), stamps);
+      const settled = settleReply(reply);
+      guard.observe(settled, server, url);
+      recordRouted(i, routeReply(settled, stamps, facts, req.retry), stamps);
     };
   };
 
@@ -193,55 +216,15 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
     first.error ??= err;
     stop.abort();
   };
-  // A lane sends its next row first and leaves the reply it has to be recorded after the event
-  // loop's I/O phase: when many replies arrive together (equal latencies keep the lanes in step),
-  // every lane's next request leaves before the slower routing, stamping and recording of all.
-  let later: Array<() => void> = [];
-  let laterDue = false;
-  const recordLater = () => {
-    laterDue = false;
-    const due = later;
-    later = [];
-    for (const record of due) {
-      try {
-        record();
-      } catch (err) {
-        fail(err as Error);
-      }
-    }
-  };
   try {
-    let next = 0;
-    const more = () => next < todo.length && !signal.aborted && !drain.started && !allowance.spent();
-    const lane = async () => {
-      let record: (() => void) | undefined;
-      while (more()) {
-        // undici frees a keep-alive connection one event-loop turn after its reply (client-h1.js,
-        // onMessageComplete): a request sent sooner opens another connection instead of reusing it.
-        if (record) {
-          await nextTurn();
-          if (!more()) break;
-        }
-        const sent = verifyRow(next++);
-        if (record) {
-          later.push(record);
-          if (!laterDue) {
-            laterDue = true;
-            setImmediate(recordLater);
-          }
-        }
-        try {
-          record = await sent;
-        } catch (err) {
-          record = undefined;
-          if (!(err instanceof AllowanceSpent)) throw err; // spent by a probe: the row stays unfinished
-        }
-      }
-      if (record) later.push(record);
-    };
-    const lanes = Array.from({ length: Math.max(1, Math.min(req.parallelism, todo.length)) }, () => lane().catch(fail));
-    await Promise.all(lanes);
-    recordLater();
+    await runLanes({
+      rows: todo.length,
+      lanes: req.parallelism,
+      going: () => !signal.aborted && !drain.started && !allowance.spent(),
+      prepare: prepareRow,
+      send: sendRow,
+      fail,
+    });
     if (first.error) throw first.error;
     // The lanes do not wait for the disk: the last rows recorded are written (and counted) now.
     await recorder.flush();
@@ -252,7 +235,6 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
     // The failed attempt (and the strikes) must reach the next attempt, which lists it in its result:
     // Temporal's history keeps only the last failure of a retried activity.
     // The checkpoint sent covers every row answered (a failed write leaves it where it was).
-    recordLater();
     await recorder.flush().catch(() => undefined);
     if (!ctx.cancellationSignal.aborted) {
       noteAttempt(audit, failedAttemptLine(ctx.info.attempt, err, struck[0]?.error));
@@ -278,11 +260,6 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
   const result = await publish(req, files, recorder.checkpoint, records.length - recorder.checkpoint.done.length);
   killAfterPublishing(req);
   return result;
-}
-
-/** Resolves after the current event-loop turn's I/O and immediates. */
-function nextTurn(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
 }
 
 /** The retryable failure of an attempt that left struck rows: it names the first by file:line and key. */

@@ -20,7 +20,7 @@ import {
   type RetryRules,
 } from '../../src/contract/retry-rules.js';
 import { isGraded, settledRow } from '../../src/contract/rejudgment.js';
-import type { VerifyReply } from '../../src/verifier/client.js';
+import type { SettledReply } from '../../src/verifier/client.js';
 import type { VerifierUnavailableError } from '../../src/verifier/errors.js';
 import { agentCounts, type Checkpoint, type Counts } from './checkpoint.js';
 
@@ -58,12 +58,7 @@ export interface RowFacts {
  * `--retry-invalid-judge-responses` an invalid verdict is first made a `judge_invalid` (or terminal
  * `permanent`) failure. A failure the next round retries (`isRetriedNextRound`) is listed for it.
  */
-export function routeReply(
-  reply: Exclude<VerifyReply, { kind: 'retryable' }>,
-  stamps: Stamps,
-  row: RowFacts,
-  rules: RetryRules = {},
-): Routed {
+export function routeReply(reply: SettledReply, stamps: Stamps, row: RowFacts, rules: RetryRules = {}): Routed {
   const signals = (c: Counts) => {
     c.throttled += row.throttled;
     if (row.throttled === 0) {

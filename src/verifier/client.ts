@@ -13,7 +13,7 @@ import { DeadlineExceeded, Deadlines, formatMs } from './deadlines.js';
 import { authorizationFor, redactUserinfo } from './credentials.js';
 
 export type { ReverifyMode } from '../contract/reverify-mode.js';
-export { classifyVerifyReply, type VerifyReply } from './verify-reply.js';
+export { classifyVerifyReply, settleReply, type SettledReply, type VerifyReply } from './verify-reply.js';
 export { describeTransportError } from './transport-errors.js';
 
 export interface VerifierClientOptions {

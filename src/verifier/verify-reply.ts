@@ -3,26 +3,17 @@ import { bodyExcerpt, truncateOneLine } from './excerpt.js';
 import { parseRetryAfterMs } from './retry-after.js';
 
 /**
- * The outcome of one `POST /verify`.
+ * The outcome of one `POST /verify`, as the wire says it (no body parsed yet: `settleReply`).
  *
- * - `ok`: a 2xx whose body is a JSON object. `body` is its text as received, on one line (an
- *   indented reply loses the whitespace between its tokens, `oneLineJson`); callers must not
- *   re-serialize it: large integers would be rounded.
+ * - `ok`: a 2xx; `text` is its body as received.
  * - `rejected`: the server answered and retrying the same request will not help: a 4xx other than
- *   408/429, a 3xx, or a 2xx whose body is NOT a JSON object (a contract violation by the server:
- *   the request is deterministic, so repeating it is not expected to fix it; the excerpt starts
- *   with `reply is not a JSON object:`). `excerpt` is one line, at most 300 characters.
+ *   408/429, or a 3xx. `excerpt` is one line, at most 300 characters.
  * - `retryable`: transport errors (refused, reset, socket closed, DNS), the request timeout,
  *   408, 429 and 5xx. `retryAfterMs` comes from a `Retry-After` header (seconds or HTTP-date).
  */
 export type VerifyReply =
-  | {
-      kind: 'ok';
-      status: number;
-      body: string;
-      /** `body` parsed (a JSON object), so callers need not parse it again. */ result: Record<string, unknown>;
-    }
-  | { kind: 'rejected'; status: number; excerpt: string }
+  | { kind: 'ok'; status: number; text: string }
+  | Rejected
   | {
       kind: 'retryable';
       reason: string;
@@ -31,17 +22,23 @@ export type VerifyReply =
       retryAfterMs?: number;
     };
 
-/** Classify a complete `/verify` reply.  */
+type Rejected = { kind: 'rejected'; status: number; excerpt: string };
+
+/**
+ * An answered reply with its body parsed: `ok` when the 2xx body is a JSON object, with `body` its
+ * text on one line (an indented reply loses the whitespace between its tokens, `oneLineJson`;
+ * callers must not re-serialize it: large integers would be rounded) and `result` parsed;
+ * otherwise `rejected` (a contract violation by the server: the request is deterministic, so
+ * repeating it is not expected to fix it; the excerpt starts with `reply is not a JSON object:`).
+ */
+export type SettledReply = { kind: 'ok'; status: number; body: string; result: Record<string, unknown> } | Rejected;
+
+/**
+ * Classify a complete `/verify` reply by its status. A 2xx body is parsed later (`settleReply`),
+ * off the path between a reply and the next request.
+ */
 export function classifyVerifyReply(status: number, retryAfter: string | string[] | undefined, text: string): VerifyReply {
-  if (status >= 200 && status <= 299) {
-    const result = parseJsonObject(text);
-    if (result) return { kind: 'ok', status, body: oneLineJson(text), result };
-    return {
-      kind: 'rejected',
-      status,
-      excerpt: truncateOneLine(`reply is not a JSON object: ${bodyExcerpt(text)}`),
-    };
-  }
+  if (status >= 200 && status <= 299) return { kind: 'ok', status, text };
   if (status === 408 || status === 429 || status >= 500) {
     const excerpt = bodyExcerpt(text);
     // The reason reaches messages and the workflow history: never the body, which may echo the row
@@ -52,6 +49,18 @@ export function classifyVerifyReply(status: number, retryAfter: string | string[
     return reply;
   }
   return { kind: 'rejected', status, excerpt: bodyExcerpt(text) };
+}
+
+/** Parses an answered reply's body (see `SettledReply`). */
+export function settleReply(reply: Exclude<VerifyReply, { kind: 'retryable' }>): SettledReply {
+  if (reply.kind === 'rejected') return reply;
+  const result = parseJsonObject(reply.text);
+  if (result) return { kind: 'ok', status: reply.status, body: oneLineJson(reply.text), result };
+  return {
+    kind: 'rejected',
+    status: reply.status,
+    excerpt: truncateOneLine(`reply is not a JSON object: ${bodyExcerpt(reply.text)}`),
+  };
 }
 
 /** The body as a JSON object, or null if it is not exactly one. */

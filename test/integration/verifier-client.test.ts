@@ -5,7 +5,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/contract/errors.js';
-import { VerifierClient } from '../../src/verifier/client.js';
+import { settleReply, VerifierClient } from '../../src/verifier/client.js';
 import { AggregateMetricsError, VerifierUnavailableError } from '../../src/verifier/errors.js';
 import { verifyWithRetries, type VerifyRetryInfo } from '../../src/verifier/verify-with-retries.js';
 import { useTempRoot } from '../helpers/temp-dirs.js';
@@ -84,7 +84,7 @@ function json(res: ServerResponse, status: number, text: string, headers: Record
 const REQUEST = JSON.stringify({ responses_create_params: { input: 'q' }, response: { id: 'r' }, _ng_task_index: 1 });
 
 describe('VerifierClient.verifyOnce', () => {
-  it('returns ok with the body text exactly as received (big integers untouched)', async () => {
+  it('returns ok with the body text exactly as received (big integers untouched); settled, it is parsed', async () => {
     const reply = '{"reward": 1.0, "big": 123456789012345678901234567890, "note": "é"}';
     let seen: { method?: string; url?: string; type?: string; body?: string } = {};
     const srv = await startServer((req, res, body) => {
@@ -92,7 +92,9 @@ describe('VerifierClient.verifyOnce', () => {
       json(res, 200, reply);
     });
     const r = await newClient().verifyOnce(srv.url, REQUEST);
-    expect(r).toEqual({ kind: 'ok', status: 200, body: reply, result: JSON.parse(reply) });
+    expect(r).toEqual({ kind: 'ok', status: 200, text: reply });
+    if (r.kind !== 'ok') return;
+    expect(settleReply(r)).toEqual({ kind: 'ok', status: 200, body: reply, result: JSON.parse(reply) });
     expect(seen).toEqual({ method: 'POST', url: '/verify', type: 'application/json', body: REQUEST });
   });
 
@@ -130,13 +132,15 @@ describe('VerifierClient.verifyOnce', () => {
     expect(r.excerpt.startsWith('bad request yyy')).toBe(true);
   });
 
-  it('a 2xx whose body is not a JSON object is rejected (contract violation)', async () => {
+  it('a 2xx whose body is not a JSON object is rejected once settled (contract violation; not retried)', async () => {
     const bodies = ['[1,2]', '"ok"', 'not json', '', '{"truncated": '];
     let i = 0;
     const srv = await startServer((_req, res) => json(res, 200, bodies[i++]));
     const client = newClient();
     for (const _ of bodies) {
-      const r = await client.verifyOnce(srv.url, REQUEST);
+      const answered = await client.verifyOnce(srv.url, REQUEST);
+      if (answered.kind === 'retryable') throw new Error(`retryable: ${answered.reason}`);
+      const r = settleReply(answered);
       expect(r.kind).toBe('rejected');
       if (r.kind === 'rejected') {
         expect(r.status).toBe(200);
@@ -267,7 +271,7 @@ describe('verifyWithRetries', () => {
     });
     const retries: VerifyRetryInfo[] = [];
     const r = await verifyWithRetries(newClient(), srv.url, REQUEST, { ...fast, onRetry: (i) => retries.push(i) });
-    expect(r).toEqual({ kind: 'ok', status: 200, body: '{"reward":0.5}', result: { reward: 0.5 } });
+    expect(r).toEqual({ kind: 'ok', status: 200, text: '{"reward":0.5}' });
     expect(n).toBe(2);
     expect(retries).toHaveLength(1);
     expect(retries[0]).toMatchObject({ attempt: 1, maxTries: 6, status: 500, serverUrl: srv.url });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { classifyVerifyReply, describeTransportError } from '../../src/verifier/client.js';
+import { classifyVerifyReply, describeTransportError, settleReply } from '../../src/verifier/client.js';
 import { bodyExcerpt, truncateOneLine } from '../../src/verifier/excerpt.js';
 import { parseRetryAfterMs } from '../../src/verifier/retry-after.js';
 import { backoffDelayMs, DEFAULT_RETRY_AFTER_CAP_MS, DEFAULT_VERIFY_RETRY } from '../../src/verifier/retry-policy.js';
@@ -88,22 +88,33 @@ describe('parseRetryAfterMs', () => {
   });
 });
 
-describe('classifyVerifyReply', () => {
-  it('2xx JSON object is ok, verbatim on one line', () => {
+describe('classifyVerifyReply, settleReply', () => {
+  const settled = (status: number, text: string) => {
+    const r = classifyVerifyReply(status, undefined, text);
+    if (r.kind === 'retryable') throw new Error('retryable');
+    return settleReply(r);
+  };
+
+  it('a 2xx is answered as it came, its body not parsed yet', () => {
+    expect(classifyVerifyReply(200, undefined, '{"a":')).toEqual({ kind: 'ok', status: 200, text: '{"a":' });
+  });
+
+  it('2xx JSON object is ok once settled, verbatim on one line', () => {
     const body = '  {"reward": 1, "n": 12345678901234567890123}\n';
-    expect(classifyVerifyReply(200, undefined, body)).toEqual({ kind: 'ok', status: 200, body: body.trim(), result: JSON.parse(body) });
+    expect(settled(200, body)).toEqual({ kind: 'ok', status: 200, body: body.trim(), result: JSON.parse(body) });
     const indented = '{\n  "reward": 1.0,\n  "s": "a \\" b\\n c",\r\n  "l": [1, 2]\n}\n';
-    expect(classifyVerifyReply(200, undefined, indented)).toMatchObject({
+    expect(settled(200, indented)).toMatchObject({
       kind: 'ok',
       body: '{"reward":1.0,"s":"a \\" b\\n c","l":[1,2]}',
     });
-    expect(classifyVerifyReply(201, undefined, '{}')).toEqual({ kind: 'ok', status: 201, body: '{}', result: {} });
+    expect(settled(201, '{}')).toEqual({ kind: 'ok', status: 201, body: '{}', result: {} });
   });
 
-  it('2xx that is not a JSON object is rejected', () => {
+  it('2xx that is not a JSON object is rejected once settled', () => {
     for (const b of ['', 'null', '[]', '"x"', '{"a":', '{} {}']) {
-      const r = classifyVerifyReply(200, undefined, b);
+      const r = settled(200, b);
       expect(r.kind).toBe('rejected');
+      expect(r.kind === 'rejected' && r.excerpt.startsWith('reply is not a JSON object:')).toBe(true);
     }
   });
 
