@@ -1,3 +1,4 @@
+import { setFlagsFromString } from 'node:v8';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities, createActivityDeps } from '../../activities/index.js';
 import { taskQueue } from './connection.js';
@@ -13,10 +14,19 @@ export interface WorkerOptions {
   maxConcurrentActivities?: number;
 }
 
+/**
+ * The young generation of the workflow threads' V8 heaps, in MiB per semi-space (V8's default
+ * grows it to 16). A workflow activation allocates little, so a small one costs no measurable CPU
+ * and saves the process ~25 MiB of RSS (bench/startup.ts, 20,000 rows). V8 reads the flag when
+ * an isolate is made: it applies to the threads `Worker.create` starts, not to this thread's heap.
+ */
+const WORKFLOW_SEMI_SPACE_MB = 4;
+
 /** A worker for reverify runs with its own HTTP pools; `close()` after `run()` resolves. */
 export async function createReverifyWorker(opts: WorkerOptions): Promise<{ worker: Worker; close(): Promise<void> }> {
   const connection = await NativeConnection.connect({ address: opts.address });
   const deps = createActivityDeps();
+  setFlagsFromString(`--max-semi-space-size=${WORKFLOW_SEMI_SPACE_MB}`);
   const worker = await Worker.create({
     connection,
     namespace: opts.namespace,
