@@ -17,7 +17,7 @@ import { ConfigError } from '../contract/errors.js';
 import { runLockHeld } from '../contract/managed-run.js';
 import { runLockFilePath } from '../contract/file-names.js';
 import { exists } from './file-exists.js';
-import { flockHolder } from './flock-holder.js';
+import { flockHolder, type FlockHolder } from './flock-holder.js';
 import { resolvePath } from './resolve-path.js';
 
 /** Raised when another process holds the run lock; its message is NeMo Gym's. */
@@ -29,7 +29,8 @@ export async function runLockPath(output: string): Promise<string> {
 }
 
 interface Held {
-  /** The helper's descriptor that holds the lock. */
+  /** The helper that holds the lock, and its descriptor that does. */
+  holder: FlockHolder;
   fd: number;
   users: number;
   /** Set when the last user let go: resolves once the lock is dropped. */
@@ -72,8 +73,10 @@ export async function withRunLock<T>(output: string, body: () => Promise<T>): Pr
   } finally {
     if (--held.users === 0) {
       const entry = heldHere.get(path);
-      held.releasing = flockHolder()
+      // A helper that died has dropped its locks with it: nothing left to drop.
+      held.releasing = held.holder
         .drop(held.fd)
+        .catch(() => undefined)
         .finally(() => {
           if (heldHere.get(path) === entry) heldHere.delete(path);
         });
@@ -93,10 +96,9 @@ export async function checkRunLockFree(output: string): Promise<void> {
 }
 
 async function takeLock(path: string): Promise<Held> {
-  const taken = await flockHolder()
-    .take(path)
-    .catch((err: Error) => ({ error: err.message }));
-  if ('fd' in taken) return { fd: taken.fd, users: 0 };
+  const holder = flockHolder();
+  const taken = await holder.take(path).catch((err: Error) => ({ error: err.message }));
+  if ('fd' in taken) return { holder, fd: taken.fd, users: 0 };
   if ('held' in taken) throw new RunLockHeldError(runLockHeld(path));
   throw new ConfigError(`cannot take the run lock ${path}: ${taken.error}`);
 }

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -93,6 +93,23 @@ describe('run lock, the helper that holds it', () => {
     expect(err).not.toBeInstanceOf(RunLockHeldError);
     expect((err as Error).message).toMatch(/^cannot take the run lock .*missing-dir\/out_run\.lock: /);
     await expect(withRunLock(join(freshDir(), 'out.jsonl'), async () => 2)).resolves.toBe(2);
+  });
+
+  it('the helper killed while a step holds the lock: the lock is free, the step ends normally, the next one takes a new helper', async () => {
+    const out = join(freshDir(), 'out.jsonl');
+    const lock = await runLockPath(out);
+    const value = await withRunLock(out, async () => {
+      const helpers = execFileSync('pgrep', ['-P', String(process.pid), '-x', 'bash'], { encoding: 'utf8' })
+        .trim()
+        .split('\n');
+      expect(helpers).toHaveLength(1);
+      process.kill(Number(helpers[0]), 'SIGKILL');
+      for (let i = 0; i < 50 && !lockFreeElsewhere(lock); i++) await new Promise((r) => setTimeout(r, 50));
+      expect(lockFreeElsewhere(lock)).toBe(true);
+      return 'done';
+    });
+    expect(value).toBe('done');
+    expect(await withRunLock(out, async () => lockFreeElsewhere(lock))).toBe(false);
   });
 
   it('a process killed (SIGKILL) while it holds the lock leaves it free', async () => {
