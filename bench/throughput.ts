@@ -363,36 +363,23 @@ async function measureCompared(
   concurrency: number,
   rows: number,
 ): Promise<ReverifyMeasured & { note: string }> {
-  rmSync(runDir, { recursive: true, force: true });
-  mkdirSync(runDir, { recursive: true });
-  const ref = await startReferenceServerProc({ latencyMs: latency, logPath: join(runDir, 'reference-server.log') });
-  const output = join(runDir, 'reverified.jsonl');
-  const fill: Record<string, string> = {
-    inputs: data.inputsPath,
-    rollouts: data.rolloutsPath,
-    config: data.configPath,
-    out: output,
-    url: ref.url,
-    server: `${RESOURCES_SERVER}=${ref.url}`,
-    concurrency: String(concurrency),
-  };
-  const command = template.replace(/\{(\w+)\}/g, (all, name: string) => fill[name] ?? all);
-  const win = new VerifyWindow(ref.url, rows);
-  const cpu = new CpuSampler();
-  try {
-    const t0 = performance.now();
-    const proc = spawnShell(command, { env: benchEnv(stateDir), logPath: join(runDir, 'command.log') });
-    cpu.watch('compared', proc.pid);
-    cpu.watch('Temporal server', readDevServerRecord(stateDir).pid);
-    cpu.watch('reference server', ref.pid);
-    const m = await timedToExit('the compared command', proc, join(runDir, 'command.log'), { t0, win, cpu, rows });
-    const written = countLines(output) + countLines(join(runDir, 'reverified_failures.jsonl'));
-    return { ...m, note: `${written} rows written to {out} and its _failures sidecar` };
-  } finally {
-    cpu.stop();
-    await win.close();
-    await ref.stop();
-  }
+  const m = await measureCommand(
+    { latency, runDir, stateDir, rows, label: 'compared', what: 'the compared command', log: 'command.log' },
+    (output, url, logPath) => {
+      const fill: Record<string, string> = {
+        inputs: data.inputsPath,
+        rollouts: data.rolloutsPath,
+        config: data.configPath,
+        out: output,
+        url,
+        server: `${RESOURCES_SERVER}=${url}`,
+        concurrency: String(concurrency),
+      };
+      const command = template.replace(/\{(\w+)\}/g, (all, name: string) => fill[name] ?? all);
+      return spawnShell(command, { env: benchEnv(stateDir), logPath });
+    },
+  );
+  return { ...m, note: `${m.written} rows written to {out} and its _failures sidecar` };
 }
 
 /** (a): the plain load generator against a fresh reference server. */
@@ -488,23 +475,38 @@ async function measureReverify(
   reverifyArgs: (output: string, url: string, extra?: string[]) => string[],
   rows: number,
 ): Promise<ReverifyMeasured & { note: string }> {
-  rmSync(runDir, { recursive: true, force: true });
-  mkdirSync(runDir, { recursive: true });
-  const ref = await startReferenceServerProc({ latencyMs: latency, logPath: join(runDir, 'reference-server.log') });
-  const output = join(runDir, 'reverified.jsonl');
-  const profDir = join(runDir, 'cpu-prof');
-  const nodeArgs = values['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', profDir] : [];
-  const win = new VerifyWindow(ref.url, rows);
+  const nodeArgs = values['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', join(runDir, 'cpu-prof')] : [];
+  const m = await measureCommand(
+    { latency, runDir, stateDir, rows, label: 'reverify run', what: 'reverify run', log: 'reverify-run.log' },
+    (output, url, logPath) => spawnCli(reverifyArgs(output, url), { env: benchEnv(stateDir), logPath, nodeArgs }),
+  );
+  return { ...m, note: `${m.written} rows written${m.written === rows ? '' : ` (EXPECTED ${rows})`}` };
+}
+
+/**
+ * (b) and (d): a command spawned against a fresh reference server in a fresh `runDir`, writing
+ * `runDir/reverified.jsonl` (and its sidecar); timed to its exit (`timedToExit`), its CPU sampled as
+ * `label` beside the Temporal and reference servers'; `written` counts the rows of both files.
+ */
+async function measureCommand(
+  o: { latency: number; runDir: string; stateDir: string; rows: number; label: string; what: string; log: string },
+  spawnIt: (output: string, url: string, logPath: string) => { pid: number; exited: Promise<number> },
+): Promise<ReverifyMeasured & { written: number }> {
+  rmSync(o.runDir, { recursive: true, force: true });
+  mkdirSync(o.runDir, { recursive: true });
+  const ref = await startReferenceServerProc({ latencyMs: o.latency, logPath: join(o.runDir, 'reference-server.log') });
+  const output = join(o.runDir, 'reverified.jsonl');
+  const logPath = join(o.runDir, o.log);
+  const win = new VerifyWindow(ref.url, o.rows);
   const cpu = new CpuSampler();
   try {
     const t0 = performance.now();
-    const cli = spawnCli(reverifyArgs(output, ref.url), { env: benchEnv(stateDir), logPath: join(runDir, 'reverify-run.log'), nodeArgs });
-    cpu.watch('reverify run', cli.pid);
-    cpu.watch('Temporal server', readDevServerRecord(stateDir).pid);
+    const proc = spawnIt(output, ref.url, logPath);
+    cpu.watch(o.label, proc.pid);
+    cpu.watch('Temporal server', readDevServerRecord(o.stateDir).pid);
     cpu.watch('reference server', ref.pid);
-    const m = await timedToExit('reverify run', cli, join(runDir, 'reverify-run.log'), { t0, win, cpu, rows });
-    const written = countLines(output) + countLines(join(runDir, 'reverified_failures.jsonl'));
-    return { ...m, note: `${written} rows written${written === rows ? '' : ` (EXPECTED ${rows})`}` };
+    const m = await timedToExit(o.what, proc, logPath, { t0, win, cpu, rows: o.rows });
+    return { ...m, written: countLines(output) + countLines(join(o.runDir, 'reverified_failures.jsonl')) };
   } finally {
     cpu.stop();
     await win.close();
