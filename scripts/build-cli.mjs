@@ -20,8 +20,10 @@ if (!existsSync(entry)) {
 }
 const { build } = await import('esbuild');
 await build({
-  entryPoints: [entry],
-  outfile: join(root, 'dist', 'cli', 'main.mjs'),
+  // The plan's scanning thread (src/io/scan-ahead.ts) runs its own module, beside the bundle.
+  entryPoints: { main: entry, 'scan-ahead-thread': join(root, 'src', 'io', 'scan-ahead-thread.ts') },
+  outdir: join(root, 'dist', 'cli'),
+  outExtension: { '.js': '.mjs' },
   bundle: true,
   platform: 'node',
   format: 'esm',

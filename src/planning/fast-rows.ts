@@ -18,6 +18,7 @@ import {
 import type { RoutingTable } from '../config/routing.js';
 import { MemberNames, smallIntAt } from '../io/json-line-scan.js';
 import { isVouchedObject } from '../io/scanned-lines.js';
+import { vouchedAt, type ScannedRead } from '../io/scan-ahead.js';
 import { routeInputRow } from './input-route.js';
 import type { Names } from './names.js';
 
@@ -39,15 +40,18 @@ const SOURCE = new MemberNames([TASK_INDEX_KEY, ROLLOUT_INDEX_KEY, RESPONSE_KEY]
 
 /** Reads rollout (source) lines outside recovery. */
 export class FastSourceRows {
+  /** The members scanned for (a `ScanAhead` of the file scans for these). */
+  static readonly names = SOURCE.names;
   private readonly slots = SOURCE.slots();
 
   /**
    * The key id of a rollouts line that is a valid row (a JSON object with plain integer indices and
-   * an object `response`), or `null`: then use the full path.
+   * an object `response`), or `null`: then use the full path. `scanned`: the read's scan by a
+   * `ScanAhead` thread, line `start, end` being its line `k`.
    */
-  keyId(b: Buffer, start: number, end: number): string | null {
+  keyId(b: Buffer, start: number, end: number, scanned: ScannedRead | null = null, k = 0): string | null {
     const s = this.slots;
-    if (!isVouchedObject(b, start, end, SOURCE, s)) return null;
+    if (!(scanned ? vouchedAt(scanned, k, s) : isVouchedObject(b, start, end, SOURCE, s))) return null;
     if (s[4] < 0 || b[s[4]] !== LBRACE) return null;
     return plainKeyId(b, s);
   }
@@ -59,6 +63,8 @@ const MAX_ROUTES = 10_000;
 
 /** Reads materialized inputs lines. */
 export class FastInputRows {
+  /** The members scanned for (a `ScanAhead` of the file scans for these). */
+  static readonly names = INPUT.names;
   private readonly slots = INPUT.slots();
   /** Raw texts of a row's routing members → its interned agent and server. */
   private readonly routes = new Map<string, { agent: number; server: number }>();
@@ -77,11 +83,18 @@ export class FastInputRows {
 
   /**
    * Key id, agent and server ids of an inputs line that is a usable, routable row with plain
-   * integer indices and no task input object, or `null`: then use the full path.
+   * integer indices and no task input object, or `null`: then use the full path. `scanned`: as
+   * for `FastSourceRows.keyId`.
    */
-  read(b: Buffer, start: number, end: number): { key: string; agent: number; server: number } | null {
+  read(
+    b: Buffer,
+    start: number,
+    end: number,
+    scanned: ScannedRead | null = null,
+    k = 0,
+  ): { key: string; agent: number; server: number } | null {
     const s = this.slots;
-    if (!isVouchedObject(b, start, end, INPUT, s)) return null;
+    if (!(scanned ? vouchedAt(scanned, k, s) : isVouchedObject(b, start, end, INPUT, s))) return null;
     if (s[10] >= 0 && b[s[10]] === LBRACE) return null; // a task row: its route is in its task input
     const key = plainKeyId(b, s);
     if (key === null) return null;

@@ -4,7 +4,7 @@
  * first bad row in file order is the one reported. Semantics are checked end to end in the §6/§7
  * tests; this pins the disk path to the in-memory one.
  */
-import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { describe, expect, it } from 'vitest';
@@ -182,5 +182,48 @@ describe('plan phase under the retry rules', () => {
     const err = await planError(request(files, join(dir, 'w1'), { judgeFailedOnly: true, retryInvalidJudgeResponses: true }));
     expect(base.outcome.rows).toBeGreaterThan(0);
     expect(err).toMatch(/rollouts_failures\.jsonl:\d+: No matching materialized input row found for rollout row \(5000, 0\)/);
+  });
+});
+
+describe('plan phase: scanning big files on a second thread changes nothing', () => {
+  /** The scenario's rows with a `pad` member of about 14 KB first: two or three 4 MiB reads per file. */
+  function bigScenario(dir: string) {
+    const files = scenario(dir, 23);
+    for (const path of [files.inputs, files.rollouts]) {
+      const lines = readFileSync(path, 'utf8').split('\n');
+      const pad = (l: string, i: number) => (l.startsWith('{') ? `{"pad":"${'x'.repeat(12_000 + (i % 13) * 300)}",${l.slice(1)}` : l);
+      writeFileSync(path, lines.map(pad).join('\n'));
+    }
+    return files;
+  }
+
+  it.each([
+    ['a fresh run', {}],
+    ['--resume --limit 500', { resume: true, limit: 500 }],
+  ])('%s', async (_label, over: Partial<PlanRequest>) => {
+    const dir = tmp.freshDir();
+    const files = bigScenario(dir);
+    const one = await plan(request(files, join(dir, 'w-one'), { ...over, scanAheadMinBytes: Infinity }));
+    const two = await plan(request(files, join(dir, 'w-two'), { ...over, scanAheadMinBytes: 0 }));
+    expect(one.outcome.rows).toBeGreaterThan(0);
+    expect(two.outcome).toEqual(one.outcome);
+    expect(two.bytes.equals(one.bytes)).toBe(true);
+  });
+
+  it('reports the same first bad row', async () => {
+    const dir = tmp.freshDir();
+    const files = bigScenario(dir);
+    const lines = readFileSync(files.rollouts, 'utf8').split('\n');
+    expect(statSync(files.rollouts).size).toBeGreaterThan(6 << 20);
+    lines.splice(450, 0, '{"_ng_task_index":1, "oops"'); // in the file's second read (the thread's)
+    writeFileSync(files.rollouts, lines.join('\n'));
+    const inputs = readFileSync(files.inputs, 'utf8').split('\n');
+    const message = (minBytes: number) => planError(request(files, join(dir, `w${minBytes}`), { scanAheadMinBytes: minBytes }));
+    expect(await message(0)).toBe(await message(Infinity));
+    expect(await message(0)).toMatch(/rollouts\.jsonl:451: malformed JSON/);
+    inputs.splice(600, 1, inputs[600].replace('"agent_a"', '"agent_unknown"'));
+    writeFileSync(files.inputs, inputs.join('\n'));
+    expect(await message(0)).toBe(await message(Infinity));
+    expect(await message(0)).toMatch(/inputs\.jsonl:601/);
   });
 });

@@ -1,0 +1,62 @@
+/**
+ * The thread behind `ScanAhead` (scan-ahead.ts): reads a JSONL file in the same reads as
+ * `jsonlLineChunks` and, for every second read, scans every line for the wanted members
+ * (`isVouchedObject`) and checksums the lines it vouches for (`lineSum`), then posts the results.
+ * It stays at most `ahead` reads in front of the reads the other side has taken. Pure bytes in,
+ * numbers out: every decision about a line stays with the caller.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { MemberNames } from './json-line-scan.js';
+import { jsonlLineChunks, lineSum } from './jsonl-lines.js';
+import { isVouchedObject } from './scanned-lines.js';
+import type { ScanAheadRequest, ScannedRead } from './scan-ahead.js';
+
+const req = workerData as ScanAheadRequest;
+const port = parentPort!;
+const names = new MemberNames(req.names);
+const width = 2 * req.names.length;
+let taken = 0;
+let wake: (() => void) | null = null;
+port.on('message', (n: number) => {
+  taken = n;
+  wake?.();
+});
+
+async function scanAll(): Promise<void> {
+  let posted = 0;
+  try {
+    const slots = names.slots();
+    let index = 0;
+    for await (const chunk of jsonlLineChunks(req.path)) {
+      // The caller scans the even reads itself.
+      if (index++ % 2 === 0) continue;
+      const { data, count } = chunk;
+      const read: ScannedRead = {
+        offset: chunk.offset,
+        count,
+        vouched: new Uint8Array(count),
+        slots: new Int32Array(count * width),
+        sums: new Uint32Array(count),
+      };
+      for (let k = 0; k < count; k++) {
+        const start = chunk.start[k];
+        const end = chunk.end[k];
+        if (!isVouchedObject(data, start, end, names, slots)) continue;
+        read.vouched[k] = 1;
+        read.slots.set(slots, k * width);
+        read.sums[k] = lineSum(data.subarray(start, end));
+      }
+      port.postMessage(read, [read.vouched.buffer, read.slots.buffer, read.sums.buffer] as ArrayBuffer[]);
+      posted++;
+      while (posted - taken >= req.ahead) await new Promise<void>((resolve) => (wake = resolve));
+      wake = null;
+    }
+    port.postMessage('end');
+  } catch {
+    // The caller reads the file itself and meets the same trouble there, with its own message.
+    port.postMessage('failed');
+  }
+  port.close();
+}
+
+void scanAll();

@@ -1,0 +1,134 @@
+/**
+ * Scanning a big JSONL file on two threads: the byte scanner's work on each line
+ * (`isVouchedObject`: is it a JSON object, valid UTF-8, where are the wanted members) and the
+ * checksum of each line it vouches for are the bulk of a plan's CPU, and they depend on the bytes
+ * alone. The caller still reads the whole file itself (`jsonlLineChunks`, the same reads) and
+ * scans every second read; a second thread scans the others, ahead of the caller, and the caller
+ * takes its results and decides everything as before (a line not vouched for takes the caller's
+ * full path). If the thread cannot start or fails, or a
+ * read does not match (the file changed: the plan's identity check reports that), `take` returns
+ * `null` and the caller scans that read and the rest itself.
+ */
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { LineChunk } from './jsonl-lines.js';
+
+/** What the thread is asked for. */
+export interface ScanAheadRequest {
+  path: string;
+  /** The top-level members whose value spans are wanted (`MemberNames`). */
+  names: readonly string[];
+  /** Reads the thread may be in front of the caller. */
+  ahead: number;
+}
+
+/** The thread's results for one read of the file. */
+export interface ScannedRead {
+  offset: number;
+  count: number;
+  /** 1 where the scanner vouched for line k. */
+  vouched: Uint8Array;
+  /** Line k's member spans at [k × 2 × names, …) (set where vouched). */
+  slots: Int32Array;
+  /** Line k's `lineSum` (set where vouched). */
+  sums: Uint32Array;
+}
+
+/** Files smaller than this are scanned by the caller alone: a thread's start costs more than it saves. */
+export const SCAN_AHEAD_MIN_BYTES = 32 << 20;
+const AHEAD = 4;
+
+/**
+ * The thread's module: the bundle's sibling (dist/cli/), or, running from the sources, the
+ * TypeScript module through tsx's require hook (Node 20's module hooks do not reach a thread).
+ */
+function newThread(workerData: ScanAheadRequest): Worker {
+  const options = { workerData, stdout: true, stderr: true };
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./scan-ahead-thread.mjs', import.meta.url), options);
+  const tsx = createRequire(import.meta.url).resolve('tsx/cjs/api');
+  const source = fileURLToPath(new URL('./scan-ahead-thread.ts', import.meta.url));
+  return new Worker(`require(${JSON.stringify(tsx)}).register(); require(${JSON.stringify(source)});`, { ...options, eval: true });
+}
+
+export class ScanAhead {
+  private readonly queue: ScannedRead[] = [];
+  private waiting: (() => void) | null = null;
+  private ended = false;
+  private taken = 0;
+  /** The caller's reads so far: the thread scans the odd ones (from 0), the caller the even ones. */
+  private reads = 0;
+  private worker: Worker | null;
+
+  private constructor(path: string, names: readonly string[]) {
+    try {
+      this.worker = newThread({ path, names, ahead: AHEAD });
+    } catch {
+      this.worker = null;
+      this.ended = true;
+      return;
+    }
+    this.worker.unref();
+    this.worker.on('message', (m: ScannedRead | 'end' | 'failed') => {
+      if (typeof m === 'string') this.end();
+      else this.queue.push(m);
+      this.wake();
+    });
+    this.worker.on('error', () => this.end());
+    this.worker.on('exit', () => this.end());
+  }
+
+  /** A scan of `path` for `names` on a second thread, or null when the file is small (or absent). */
+  static start(path: string, names: readonly string[], size: number, minBytes = SCAN_AHEAD_MIN_BYTES): ScanAhead | null {
+    return size >= minBytes ? new ScanAhead(path, names) : null;
+  }
+
+  /**
+   * The thread's results for `chunk` (the caller's next read of the file, in order), or null: then
+   * the caller scans it itself (every even read; and every read once the thread failed).
+   */
+  async take(chunk: LineChunk): Promise<ScannedRead | null> {
+    if (this.reads++ % 2 === 0) return null;
+    while (this.queue.length === 0 && !this.ended) await new Promise<void>((resolve) => (this.waiting = resolve));
+    const read = this.queue.shift();
+    if (read === undefined) return null;
+    this.worker?.postMessage(++this.taken);
+    if (read.offset !== chunk.offset || read.count !== chunk.count) {
+      this.close();
+      return null;
+    }
+    return read;
+  }
+
+  /** Stops the thread (its results are no longer wanted). */
+  close(): void {
+    this.end();
+    this.queue.length = 0;
+    void this.worker?.terminate();
+    this.worker = null;
+  }
+
+  /** No more results will come (those queued are still good). */
+  private end(): void {
+    this.ended = true;
+    this.wake();
+  }
+
+  private wake(): void {
+    const w = this.waiting;
+    this.waiting = null;
+    w?.();
+  }
+}
+
+/**
+ * Line `k` of a read as the thread scanned it: its member spans copied into `slots` (as
+ * `isVouchedObject` leaves them), and whether it was vouched for.
+ */
+export function vouchedAt(read: ScannedRead, k: number, slots: Int32Array): boolean {
+  if (read.vouched[k] === 0) return false;
+  const width = slots.length;
+  const from = k * width;
+  for (let i = 0; i < width; i++) slots[i] = read.slots[from + i];
+  return true;
+}

@@ -1,0 +1,106 @@
+/**
+ * The plan's second scanning thread: for every read it takes, its results are exactly what the
+ * caller's own scan gives (vouched or not, member spans, checksums), on lines of every kind and
+ * across reads; and when it cannot help (no file, a read that does not match) the caller is told to
+ * scan itself, never handed wrong results.
+ */
+import { writeFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { MemberNames } from '../../src/io/json-line-scan.js';
+import { jsonlLineChunks, lineSum, type LineChunk } from '../../src/io/jsonl-lines.js';
+import { ScanAhead } from '../../src/io/scan-ahead.js';
+import { isVouchedObject } from '../../src/io/scanned-lines.js';
+import { FastSourceRows } from '../../src/planning/fast-rows.js';
+import { successLine } from '../helpers/spec-fixtures.js';
+import { useTempRoot } from '../helpers/temp-dirs.js';
+
+const tmp = useTempRoot('reverify-scan-ahead-');
+
+/** A row with a `pad` member of n bytes first. */
+function padded(line: string, n: number): string {
+  return `{"pad":"${'x'.repeat(n)}",${line.slice(1)}`;
+}
+
+/** About 14 MiB over four reads: rows, bad JSON, invalid UTF-8, CRLF, blank lines, a 5 MiB line, no final newline. */
+function mixedFile(): string {
+  const parts: Buffer[] = [];
+  for (let t = 0; t < 1800; t++) {
+    const row = padded(successLine({ t }), 4000 + (t % 7) * 300);
+    if (t % 97 === 5) parts.push(Buffer.from('{"_ng_task_index": 1, "oops"\n'));
+    else if (t % 101 === 7)
+      parts.push(Buffer.concat([Buffer.from(row.slice(0, 40)), Buffer.from([0xc3, 0x28]), Buffer.from(row.slice(40) + '\n')]));
+    else if (t % 89 === 3) parts.push(Buffer.from(row + '\r\n'));
+    else if (t % 83 === 2) parts.push(Buffer.from('\n'));
+    else parts.push(Buffer.from(row + '\n'));
+    if (t === 900) parts.push(Buffer.from(padded(successLine({ t: 90000 }), 5 << 20) + '\n'));
+  }
+  parts.push(Buffer.from(successLine({ t: 99999 })));
+  const path = tmp.unique('mixed', '.jsonl');
+  writeFileSync(path, Buffer.concat(parts));
+  return path;
+}
+
+describe('ScanAhead', () => {
+  it("gives, for every second read, the caller's own scan of each line", async () => {
+    const path = mixedFile();
+    const names = new MemberNames(FastSourceRows.names);
+    const slots = names.slots();
+    const width = slots.length;
+    const ahead = ScanAhead.start(path, FastSourceRows.names, 1, 0)!;
+    let reads = 0;
+    let fromThread = 0;
+    let vouched = 0;
+    try {
+      for await (const chunk of jsonlLineChunks(path)) {
+        const read = await ahead.take(chunk);
+        expect(read === null).toBe(reads++ % 2 === 0);
+        if (read === null) continue;
+        fromThread++;
+        expect(read.count).toBe(chunk.count);
+        for (let k = 0; k < chunk.count; k++) {
+          const mine = isVouchedObject(chunk.data, chunk.start[k], chunk.end[k], names, slots);
+          expect(read.vouched[k] === 1).toBe(mine);
+          if (!mine) continue;
+          vouched++;
+          expect([...read.slots.subarray(k * width, (k + 1) * width)]).toEqual([...slots]);
+          expect(read.sums[k]).toBe(lineSum(chunk.data.subarray(chunk.start[k], chunk.end[k])));
+        }
+      }
+    } finally {
+      ahead.close();
+    }
+    expect(reads).toBeGreaterThanOrEqual(4);
+    expect(fromThread).toBeGreaterThanOrEqual(2);
+    expect(vouched).toBeGreaterThan(100);
+  });
+
+  it('is not started for a file below the size given', () => {
+    expect(ScanAhead.start('/nonexistent', FastSourceRows.names, 10, 11)).toBeNull();
+  });
+
+  it('tells the caller to scan itself when the thread cannot read the file', async () => {
+    const ahead = ScanAhead.start(tmp.unique('missing', '.jsonl'), FastSourceRows.names, 1, 0)!;
+    const chunk = { offset: 0, count: 1 } as LineChunk;
+    try {
+      expect(await ahead.take(chunk)).toBeNull(); // the caller's read
+      expect(await ahead.take(chunk)).toBeNull(); // the thread's: it failed
+    } finally {
+      ahead.close();
+    }
+  });
+
+  it('gives nothing for a read that does not match, nor for any read after it', async () => {
+    const path = mixedFile();
+    const ahead = ScanAhead.start(path, FastSourceRows.names, 1, 0)!;
+    try {
+      const reads: Array<{ offset: number; count: number }> = [];
+      for await (const chunk of jsonlLineChunks(path)) reads.push({ offset: chunk.offset, count: chunk.count });
+      expect(await ahead.take(reads[0] as LineChunk)).toBeNull();
+      expect(await ahead.take({ ...reads[1], count: reads[1].count - 1 } as LineChunk)).toBeNull();
+      expect(await ahead.take(reads[2] as LineChunk)).toBeNull();
+      expect(await ahead.take(reads[3] as LineChunk)).toBeNull();
+    } finally {
+      ahead.close();
+    }
+  });
+});
