@@ -20,7 +20,7 @@ if (!existsSync(entry)) {
 }
 const { build } = await import('esbuild');
 await build({
-  // The plan's scanning thread (src/io/scan-ahead.ts) runs its own module, beside the bundle.
+  // A thread module (src/io/start-thread.ts) is bundled on its own, beside main.mjs.
   entryPoints: { main: entry, 'scan-ahead-thread': join(root, 'src', 'io', 'scan-ahead-thread.ts') },
   outdir: join(root, 'dist', 'cli'),
   outExtension: { '.js': '.mjs' },

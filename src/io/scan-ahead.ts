@@ -9,10 +9,9 @@
  * read does not match (the file changed: the plan's identity check reports that), `take` returns
  * `null` and the caller scans that read and the rest itself.
  */
-import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { LineChunk } from './jsonl-lines.js';
+import { startThread } from './start-thread.js';
 
 /** What the thread is asked for. */
 export interface ScanAheadRequest {
@@ -39,18 +38,6 @@ export interface ScannedRead {
 export const SCAN_AHEAD_MIN_BYTES = 32 << 20;
 const AHEAD = 4;
 
-/**
- * The thread's module: the bundle's sibling (dist/cli/), or, running from the sources, the
- * TypeScript module through tsx's require hook (Node 20's module hooks do not reach a thread).
- */
-function newThread(workerData: ScanAheadRequest): Worker {
-  const options = { workerData, stdout: true, stderr: true };
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./scan-ahead-thread.mjs', import.meta.url), options);
-  const tsx = createRequire(import.meta.url).resolve('tsx/cjs/api');
-  const source = fileURLToPath(new URL('./scan-ahead-thread.ts', import.meta.url));
-  return new Worker(`require(${JSON.stringify(tsx)}).register(); require(${JSON.stringify(source)});`, { ...options, eval: true });
-}
-
 export class ScanAhead {
   private readonly queue: ScannedRead[] = [];
   private waiting: (() => void) | null = null;
@@ -62,7 +49,8 @@ export class ScanAhead {
 
   private constructor(path: string, names: readonly string[]) {
     try {
-      this.worker = newThread({ path, names, ahead: AHEAD });
+      const workerData: ScanAheadRequest = { path, names, ahead: AHEAD };
+      this.worker = startThread(import.meta.url, 'scan-ahead-thread', { workerData, stdout: true, stderr: true });
     } catch {
       this.worker = null;
       this.ended = true;
