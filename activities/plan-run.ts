@@ -5,7 +5,7 @@
  * decisions themselves live in src/planning/.)
  */
 import { existsSync } from 'node:fs';
-import { mkdir, open, rename, rm, rmdir, stat } from 'node:fs/promises';
+import { mkdir, open, rename, rm, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { InputError } from '../src/contract/errors.js';
 import { sidecarPath } from '../src/contract/file-names.js';
@@ -17,7 +17,7 @@ import type { FileIdentity, OutputPaths, PlanSummary, RetryRules } from '../src/
 import type { RoutingTable } from '../src/config/routing.js';
 import { routeInputRow } from '../src/planning/input-route.js';
 import { writeFileAtomic } from '../src/io/atomic-file.js';
-import { chunkLine, isBlank, jsonlLineChunks, jsonlLines, lineSum, type JsonlLine } from '../src/io/jsonl-lines.js';
+import { chunkLine, isBlank, jsonlLines, lineSum, type JsonlLine } from '../src/io/jsonl-lines.js';
 import { ExternalSorter, forEachGroup } from '../src/io/external-sort.js';
 import { FastInputRows, FastSourceRows } from '../src/planning/fast-rows.js';
 import { compareKeyedRecords, keyedRecordCodec, type KeyedRecord } from '../src/planning/keyed-records.js';
@@ -25,7 +25,7 @@ import { outputKeyIds, sidecarAttemptLines } from '../src/planning/output-cache.
 import { fileNow, sameIdentity } from '../src/io/file-identity.js';
 import { PLAN_RECORD_BYTES, PlanWriter } from '../src/planning/plan-file.js';
 import { readRange } from '../src/io/read-range.js';
-import { ScanAhead } from '../src/io/scan-ahead.js';
+import { scannedReads } from '../src/io/scan-ahead.js';
 import { decideKey, Kind, type JoinProblem, type VerdictSink } from '../src/planning/plan-keys.js';
 import { Names } from '../src/planning/names.js';
 import { Verdict, VerdictFile } from '../src/planning/plan-verdicts.js';
@@ -107,34 +107,29 @@ export function planRun(req: PlanRequest): Promise<PlanOutcome> {
 async function addKeyFacts(req: PlanRequest, sorter: ExternalSorter<KeyedRecord>, agents: Names, servers: Names): Promise<void> {
   // Each line is checked by the scanner (fast-rows.ts); a line it does not vouch for takes the full path.
   const fast = new FastInputRows(req.routing, agents, servers);
-  const ahead = await scanAhead(req, req.inputsPath, FastInputRows.names);
-  try {
-    for await (const chunk of jsonlLineChunks(req.inputsPath)) {
-      const { data } = chunk;
-      const scanned = ahead ? await ahead.take(chunk) : null;
-      for (let k = 0; k < chunk.count; k++) {
-        const start = chunk.start[k];
-        const end = chunk.end[k];
-        const ok = fast.read(data, start, end, scanned, k);
-        let record: KeyedRecord;
-        if (ok !== null) {
-          const sum = scanned ? scanned.sums[k] : lineSum(data.subarray(start, end));
-          const nums = [Kind.Input, chunk.firstLineNo + k, chunk.offset + start, end - start, ok.agent, ok.server, sum];
-          record = { key: ok.key, nums, text: null };
-        } else {
-          const line = chunkLine(chunk, k, true);
-          if (isBlank(line.text)) continue;
-          const row = parseLine(req.inputsPath, line);
-          const { agent, server } = routeInputRow(row, line.text, req.routing, `${req.inputsPath}:${line.lineNo}`);
-          const nums = [Kind.Input, line.lineNo, line.offset, line.length, agents.id(agent), servers.id(server), line.sum];
-          record = { key: keyId(keyOf(row)!), nums, text: null };
-        }
-        const adding = sorter.add(record);
-        if (adding) await adding;
+  const reads = scannedReads(req.inputsPath, FastInputRows.names, { sums: true, minBytes: req.scanAheadMinBytes });
+  for await (const { chunk, read: scanned } of reads) {
+    const { data } = chunk;
+    for (let k = 0; k < chunk.count; k++) {
+      const start = chunk.start[k];
+      const end = chunk.end[k];
+      const ok = fast.read(data, start, end, scanned, k);
+      let record: KeyedRecord;
+      if (ok !== null) {
+        const sum = scanned ? scanned.sums[k] : lineSum(data.subarray(start, end));
+        const nums = [Kind.Input, chunk.firstLineNo + k, chunk.offset + start, end - start, ok.agent, ok.server, sum];
+        record = { key: ok.key, nums, text: null };
+      } else {
+        const line = chunkLine(chunk, k, true);
+        if (isBlank(line.text)) continue;
+        const row = parseLine(req.inputsPath, line);
+        const { agent, server } = routeInputRow(row, line.text, req.routing, `${req.inputsPath}:${line.lineNo}`);
+        const nums = [Kind.Input, line.lineNo, line.offset, line.length, agents.id(agent), servers.id(server), line.sum];
+        record = { key: keyId(keyOf(row)!), nums, text: null };
       }
+      const adding = sorter.add(record);
+      if (adding) await adding;
     }
-  } finally {
-    ahead?.close();
   }
   // The output's keys: recovery's present-set (§4.6.3) unless the outputs are cleared, and
   // --resume's done keys (§4.8; --resume never clears).
@@ -155,15 +150,6 @@ async function addKeyFacts(req: PlanRequest, sorter: ExternalSorter<KeyedRecord>
       await sorter.add({ key: a.id, nums: [Kind.Sidecar, a.terminal ? 1 : 0], text: null });
     }
   }
-}
-
-/** A second thread scanning `path` one read ahead (big files only), or null. */
-async function scanAhead(req: PlanRequest, path: string, names: readonly string[]): Promise<ScanAhead | null> {
-  const size = await stat(path).then(
-    (s) => s.size,
-    () => 0,
-  );
-  return ScanAhead.start(path, names, size, req.scanAheadMinBytes);
 }
 
 /** The first row (in file order) that stops the run, of one kind. */
@@ -234,33 +220,30 @@ async function writePlan(req: PlanRequest): Promise<PlanOutcome> {
     };
     // Outside recovery the scanner vouches for most lines (fast-rows.ts); recovery reads every row in full.
     const fast = req.judgeFailedOnly ? null : new FastSourceRows();
-    const ahead = fast ? await scanAhead(req, sourcePath, FastSourceRows.names) : null;
-    try {
-      lines: for await (const chunk of jsonlLineChunks(sourcePath)) {
-        const { data } = chunk;
-        const scanned = ahead ? await ahead.take(chunk) : null;
-        for (let k = 0; k < chunk.count; k++) {
-          // Outside recovery every non-blank line is yielded, so the limit is a count of lines.
-          if (!req.judgeFailedOnly && req.limit !== null && ordinals >= req.limit) break lines;
-          const start = chunk.start[k];
-          const end = chunk.end[k];
-          const key = fast?.keyId(data, start, end, scanned, k) ?? null;
-          let record: KeyedRecord | null;
-          if (key !== null) {
-            const sum = scanned ? scanned.sums[k] : lineSum(data.subarray(start, end));
-            record = { key, nums: [Kind.Source, ordinals++, chunk.offset + start, end - start, chunk.firstLineNo + k, sum], text: null };
-          } else {
-            const line = chunkLine(chunk, k, true);
-            if (isBlank(line.text)) continue;
-            record = fullPath(line, ordinals++);
-          }
-          if (record === null) continue;
-          const adding = sorter.add(record);
-          if (adding) await adding;
+    // Recovery reads every row in full: no thread scans for it.
+    const minBytes = fast ? req.scanAheadMinBytes : Infinity;
+    const reads = scannedReads(sourcePath, FastSourceRows.names, { sums: true, minBytes });
+    lines: for await (const { chunk, read: scanned } of reads) {
+      const { data } = chunk;
+      for (let k = 0; k < chunk.count; k++) {
+        // Outside recovery every non-blank line is yielded, so the limit is a count of lines.
+        if (!req.judgeFailedOnly && req.limit !== null && ordinals >= req.limit) break lines;
+        const start = chunk.start[k];
+        const end = chunk.end[k];
+        const key = fast?.keyId(data, start, end, scanned, k) ?? null;
+        let record: KeyedRecord | null;
+        if (key !== null) {
+          const sum = scanned ? scanned.sums[k] : lineSum(data.subarray(start, end));
+          record = { key, nums: [Kind.Source, ordinals++, chunk.offset + start, end - start, chunk.firstLineNo + k, sum], text: null };
+        } else {
+          const line = chunkLine(chunk, k, true);
+          if (isBlank(line.text)) continue;
+          record = fullPath(line, ordinals++);
         }
+        if (record === null) continue;
+        const adding = sorter.add(record);
+        if (adding) await adding;
       }
-    } finally {
-      ahead?.close();
     }
 
     const joinErrors = new FirstAt<JoinProblem>();

@@ -1,7 +1,7 @@
 /**
  * The thread behind `ScanAhead` (scan-ahead.ts): reads a JSONL file in the same reads as
  * `jsonlLineChunks` and, for every second read, scans every line for the wanted members
- * (`isVouchedObject`) and checksums the lines it vouches for (`lineSum`), then posts the results.
+ * (`isVouchedObject`) and checksums the lines it vouches for (`lineSum`, when asked), then posts the results.
  * It stays at most `ahead` reads in front of the reads the other side has taken. Pure bytes in,
  * numbers out: every decision about a line stays with the caller.
  */
@@ -44,7 +44,7 @@ async function scanAll(): Promise<void> {
         if (!isVouchedObject(data, start, end, names, slots)) continue;
         read.vouched[k] = 1;
         read.slots.set(slots, k * width);
-        read.sums[k] = lineSum(data.subarray(start, end));
+        if (req.sums) read.sums[k] = lineSum(data.subarray(start, end));
       }
       port.postMessage(read, [read.vouched.buffer, read.slots.buffer, read.sums.buffer] as ArrayBuffer[]);
       posted++;

@@ -9,8 +9,9 @@
  * read does not match (the file changed: the plan's identity check reports that), `take` returns
  * `null` and the caller scans that read and the rest itself.
  */
+import { stat } from 'node:fs/promises';
 import type { Worker } from 'node:worker_threads';
-import type { LineChunk } from './jsonl-lines.js';
+import { jsonlLineChunks, type LineChunk } from './jsonl-lines.js';
 import { startThread } from './start-thread.js';
 
 /** What the thread is asked for. */
@@ -18,6 +19,8 @@ export interface ScanAheadRequest {
   path: string;
   /** The top-level members whose value spans are wanted (`MemberNames`). */
   names: readonly string[];
+  /** Checksum the lines vouched for (`lineSum`: the plan records them). */
+  sums: boolean;
   /** Reads the thread may be in front of the caller. */
   ahead: number;
 }
@@ -30,13 +33,47 @@ export interface ScannedRead {
   vouched: Uint8Array;
   /** Line k's member spans at [k × 2 × names, …) (set where vouched). */
   slots: Int32Array;
-  /** Line k's `lineSum` (set where vouched). */
+  /** Line k's `lineSum` (set where vouched, when asked for). */
   sums: Uint32Array;
 }
 
-/** Files smaller than this are scanned by the caller alone: a thread's start costs more than it saves. */
-export const SCAN_AHEAD_MIN_BYTES = 32 << 20;
+/**
+ * Files smaller than this are scanned by the caller alone. A thread costs ≈ 50 ms to start and
+ * ≈ 25 MiB while it runs, and on 2 cores it competes with everything else: for a 107 MB file
+ * (20,000 rows of 5 KB) it made the plan, the coverage count and the report slower, not faster
+ * (`bench/startup.ts`); for 1.2 GB (10^6 rows) it saves 2 s of 13 (`bench/plan.ts`).
+ */
+export const SCAN_AHEAD_MIN_BYTES = 256 << 20;
 const AHEAD = 4;
+
+export interface ScanOptions {
+  /** Checksums too (`ScannedRead.sums`). */
+  sums?: boolean;
+  /** Files at least this big get the thread (default `SCAN_AHEAD_MIN_BYTES`; tests make it small). */
+  minBytes?: number;
+}
+
+/**
+ * The reads of `path` (`jsonlLineChunks`), each with the thread's scan of its lines for `names`
+ * (or null: scan that read here); the thread is started for a big file and stopped when the loop
+ * ends, however it ends.
+ */
+export async function* scannedReads(
+  path: string,
+  names: readonly string[],
+  opts: ScanOptions = {},
+): AsyncGenerator<{ chunk: LineChunk; read: ScannedRead | null }> {
+  const size = await stat(path).then(
+    (st) => st.size,
+    () => 0,
+  );
+  const ahead = ScanAhead.start(path, names, size, opts);
+  try {
+    for await (const chunk of jsonlLineChunks(path)) yield { chunk, read: ahead ? await ahead.take(chunk) : null };
+  } finally {
+    ahead?.close();
+  }
+}
 
 export class ScanAhead {
   private readonly queue: ScannedRead[] = [];
@@ -47,9 +84,9 @@ export class ScanAhead {
   private reads = 0;
   private worker: Worker | null;
 
-  private constructor(path: string, names: readonly string[]) {
+  private constructor(path: string, names: readonly string[], sums: boolean) {
     try {
-      const workerData: ScanAheadRequest = { path, names, ahead: AHEAD };
+      const workerData: ScanAheadRequest = { path, names, sums, ahead: AHEAD };
       this.worker = startThread(import.meta.url, 'scan-ahead-thread', { workerData, stdout: true, stderr: true });
     } catch {
       this.worker = null;
@@ -67,8 +104,8 @@ export class ScanAhead {
   }
 
   /** A scan of `path` for `names` on a second thread, or null when the file is small (or absent). */
-  static start(path: string, names: readonly string[], size: number, minBytes = SCAN_AHEAD_MIN_BYTES): ScanAhead | null {
-    return size >= minBytes ? new ScanAhead(path, names) : null;
+  static start(path: string, names: readonly string[], size: number, opts: ScanOptions = {}): ScanAhead | null {
+    return size >= (opts.minBytes ?? SCAN_AHEAD_MIN_BYTES) ? new ScanAhead(path, names, opts.sums ?? false) : null;
   }
 
   /**

@@ -8,7 +8,8 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { MemberNames, scanJsonObjectLine, SCAN_NO } from './json-line-scan.js';
-import { chunkLine, jsonlLineChunks, type JsonlLine, type LineChunk } from './jsonl-lines.js';
+import { chunkLine, type JsonlLine, type LineChunk } from './jsonl-lines.js';
+import { scannedReads, vouchedAt, type ScannedRead, type ScanOptions } from './scan-ahead.js';
 
 /** Is `b[start, end)` a JSON object the scanner vouches for, as valid UTF-8? Its members' spans are then in `slots`. */
 export function isVouchedObject(b: Buffer, start: number, end: number, names: MemberNames, slots: Int32Array): boolean {
@@ -29,12 +30,14 @@ export class ScannedLine {
     this.slots = names.slots();
   }
 
-  /** Moves to line `k` of `chunk` and scans it. */
-  at(chunk: LineChunk, k: number): void {
+  /** Moves to line `k` of `chunk` and scans it (or takes `read`'s scan of it: `scannedReads`). */
+  at(chunk: LineChunk, k: number, read: ScannedRead | null = null): void {
     this.chunk = chunk;
     this.k = k;
     this.data = chunk.data;
-    this.vouched = isVouchedObject(chunk.data, chunk.start[k], chunk.end[k], this.names, this.slots);
+    this.vouched = read
+      ? vouchedAt(read, k, this.slots)
+      : isVouchedObject(chunk.data, chunk.start[k], chunk.end[k], this.names, this.slots);
   }
 
   /** Raw text of wanted member `i` of a vouched-for line, or `undefined` when it has none. */
@@ -51,13 +54,19 @@ export class ScannedLine {
 
 /**
  * Calls `visit` with every line of `path` (blank ones too), scanned for `names` (the same cursor
- * each time: read it before returning); streams, in bounded memory, with no promise per line.
+ * each time: read it before returning); streams, in bounded memory, with no promise per line (a
+ * big file on two threads: `scannedReads`).
  */
-export async function forEachScannedLine(path: string, names: MemberNames, visit: (line: ScannedLine) => void): Promise<void> {
+export async function forEachScannedLine(
+  path: string,
+  names: MemberNames,
+  visit: (line: ScannedLine) => void,
+  opts: Pick<ScanOptions, 'minBytes'> = {},
+): Promise<void> {
   const line = new ScannedLine(names);
-  for await (const chunk of jsonlLineChunks(path)) {
+  for await (const { chunk, read } of scannedReads(path, names.names, opts)) {
     for (let k = 0; k < chunk.count; k++) {
-      line.at(chunk, k);
+      line.at(chunk, k, read);
       visit(line);
     }
   }

@@ -6,7 +6,8 @@ import { rawTruthy } from '../contract/python-truthiness.js';
 import { isTerminalFailure, type RetryRules } from '../contract/retry-rules.js';
 import { lineKeyId } from '../contract/row-key.js';
 import { MemberNames } from '../io/json-line-scan.js';
-import { isBlank, jsonlLineChunks, type JsonlLine, type LineChunk } from '../io/jsonl-lines.js';
+import { isBlank, type JsonlLine, type LineChunk } from '../io/jsonl-lines.js';
+import { scannedReads, type ScannedRead } from '../io/scan-ahead.js';
 import { ScannedLine } from '../io/scanned-lines.js';
 import { plainKeyId } from './fast-rows.js';
 
@@ -63,13 +64,21 @@ class KeyedLineReader {
     private readonly policy: TailPolicy,
     private readonly wanted: readonly string[],
   ) {
-    this.scanned = new ScannedLine(new MemberNames([TASK_INDEX_KEY, ROLLOUT_INDEX_KEY, ...wanted]));
+    this.scanned = new ScannedLine(new MemberNames(this.names));
   }
 
-  /** The key id of line `k` of `chunk`, or null for a blank or keyless line or a cut-off one left out. */
-  keyAt(chunk: LineChunk, k: number): string | null {
+  /** The members scanned for. */
+  get names(): readonly string[] {
+    return [TASK_INDEX_KEY, ROLLOUT_INDEX_KEY, ...this.wanted];
+  }
+
+  /**
+   * The key id of line `k` of `chunk` (`read`: the thread's scan of the chunk, `scannedReads`), or
+   * null for a blank or keyless line or a cut-off one left out.
+   */
+  keyAt(chunk: LineChunk, k: number, read: ScannedRead | null): string | null {
     const s = this.scanned;
-    s.at(chunk, k);
+    s.at(chunk, k, read);
     this.text = null;
     this.spans = null;
     const fast = s.vouched ? plainKeyId(s.data, s.slots) : null;
@@ -98,10 +107,10 @@ class KeyedLineReader {
 export async function* outputKeyIdChunks(path: string, policy: TailPolicy): AsyncGenerator<string[]> {
   if (!existsSync(path)) return;
   const reader = new KeyedLineReader(path, policy, []);
-  for await (const chunk of jsonlLineChunks(path)) {
+  for await (const { chunk, read } of scannedReads(path, reader.names)) {
     const ids: string[] = [];
     for (let k = 0; k < chunk.count; k++) {
-      const id = reader.keyAt(chunk, k);
+      const id = reader.keyAt(chunk, k, read);
       if (id !== null) ids.push(id);
     }
     yield ids;
@@ -131,10 +140,10 @@ const SIDECAR_MEMBERS = [FAILURE_TERMINAL_KEY, OMITTED_KEY, FAILURE_CLASS_KEY];
 export async function* sidecarAttemptChunks(path: string, policy: TailPolicy & RetryRules): AsyncGenerator<SidecarAttempt[]> {
   if (!existsSync(path)) return;
   const reader = new KeyedLineReader(path, policy, SIDECAR_MEMBERS);
-  for await (const chunk of jsonlLineChunks(path)) {
+  for await (const { chunk, read } of scannedReads(path, reader.names)) {
     const attempts: SidecarAttempt[] = [];
     for (let k = 0; k < chunk.count; k++) {
-      const id = reader.keyAt(chunk, k);
+      const id = reader.keyAt(chunk, k, read);
       if (id === null) continue;
       const stamped = rawTruthy(reader.raw(0) ?? 'null');
       // An omission is terminal whatever else it says: it is never retried.

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { MemberNames } from '../../src/io/json-line-scan.js';
 import { jsonlLineChunks, lineSum, type LineChunk } from '../../src/io/jsonl-lines.js';
 import { ScanAhead } from '../../src/io/scan-ahead.js';
-import { isVouchedObject } from '../../src/io/scanned-lines.js';
+import { forEachScannedLine, isVouchedObject, ScannedLine } from '../../src/io/scanned-lines.js';
 import { FastSourceRows } from '../../src/planning/fast-rows.js';
 import { successLine } from '../helpers/spec-fixtures.js';
 import { useTempRoot } from '../helpers/temp-dirs.js';
@@ -46,7 +46,7 @@ describe('ScanAhead', () => {
     const names = new MemberNames(FastSourceRows.names);
     const slots = names.slots();
     const width = slots.length;
-    const ahead = ScanAhead.start(path, FastSourceRows.names, 1, 0)!;
+    const ahead = ScanAhead.start(path, FastSourceRows.names, 1, { sums: true, minBytes: 0 })!;
     let reads = 0;
     let fromThread = 0;
     let vouched = 0;
@@ -74,12 +74,30 @@ describe('ScanAhead', () => {
     expect(vouched).toBeGreaterThan(100);
   });
 
+  it('gives forEachScannedLine the same lines with the thread as without', async () => {
+    const path = mixedFile();
+    const names = new MemberNames(FastSourceRows.names);
+    const seen: string[] = [];
+    const visit = (line: ScannedLine) => seen.push(line.vouched ? `${line.raw(0)} ${line.raw(1)} ${line.raw(2)?.length}` : '-');
+    await forEachScannedLine(path, names, visit, { minBytes: 0 });
+    const here: string[] = [];
+    const line = new ScannedLine(names);
+    for await (const chunk of jsonlLineChunks(path)) {
+      for (let k = 0; k < chunk.count; k++) {
+        line.at(chunk, k);
+        here.push(line.vouched ? `${line.raw(0)} ${line.raw(1)} ${line.raw(2)?.length}` : '-');
+      }
+    }
+    expect(seen).toEqual(here);
+    expect(here.filter((l) => l !== '-').length).toBeGreaterThan(1500);
+  });
+
   it('is not started for a file below the size given', () => {
-    expect(ScanAhead.start('/nonexistent', FastSourceRows.names, 10, 11)).toBeNull();
+    expect(ScanAhead.start('/nonexistent', FastSourceRows.names, 10, { minBytes: 11 })).toBeNull();
   });
 
   it('tells the caller to scan itself when the thread cannot read the file', async () => {
-    const ahead = ScanAhead.start(tmp.unique('missing', '.jsonl'), FastSourceRows.names, 1, 0)!;
+    const ahead = ScanAhead.start(tmp.unique('missing', '.jsonl'), FastSourceRows.names, 1, { minBytes: 0 })!;
     const chunk = { offset: 0, count: 1 } as LineChunk;
     try {
       expect(await ahead.take(chunk)).toBeNull(); // the caller's read
@@ -91,7 +109,7 @@ describe('ScanAhead', () => {
 
   it('gives nothing for a read that does not match, nor for any read after it', async () => {
     const path = mixedFile();
-    const ahead = ScanAhead.start(path, FastSourceRows.names, 1, 0)!;
+    const ahead = ScanAhead.start(path, FastSourceRows.names, 1, { sums: true, minBytes: 0 })!;
     try {
       const reads: Array<{ offset: number; count: number }> = [];
       for await (const chunk of jsonlLineChunks(path)) reads.push({ offset: chunk.offset, count: chunk.count });
