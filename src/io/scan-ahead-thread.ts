@@ -1,9 +1,9 @@
 /**
  * The thread behind `ScanAhead` (scan-ahead.ts): reads a JSONL file in the same reads as
  * `jsonlLineChunks` and, for every second read, scans every line for the wanted members
- * (`isVouchedObject`) and checksums the lines it vouches for (`lineSum`, when asked), then posts the results.
- * It stays at most `ahead` reads in front of the reads the other side has taken. Pure bytes in,
- * numbers out: every decision about a line stays with the caller.
+ * (`isVouchedObject`), checksums the lines it vouches for (`lineSum`, when asked) and posts the
+ * results. It stays at most `ahead` reads in front of the reads the other side has taken. Pure
+ * bytes in, numbers out: every decision about a line stays with the caller.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { MemberNames } from './json-line-scan.js';

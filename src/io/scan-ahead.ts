@@ -5,9 +5,9 @@
  * alone. The caller still reads the whole file itself (`jsonlLineChunks`, the same reads) and
  * scans every second read; a second thread scans the others, ahead of the caller, and the caller
  * takes its results and decides everything as before (a line not vouched for takes the caller's
- * full path). If the thread cannot start or fails, or a
- * read does not match (the file changed: the plan's identity check reports that), `take` returns
- * `null` and the caller scans that read and the rest itself.
+ * full path). If the thread cannot start or fails, or a read does not match (the file changed: the
+ * plan's identity check reports that), `take` returns `null` and the caller scans that read and the
+ * rest itself.
  */
 import { stat } from 'node:fs/promises';
 import type { Worker } from 'node:worker_threads';
