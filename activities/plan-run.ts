@@ -30,6 +30,7 @@ import { decideKey, Kind, type JoinProblem, type VerdictSink } from '../src/plan
 import { Names } from '../src/planning/names.js';
 import { Verdict, VerdictFile } from '../src/planning/plan-verdicts.js';
 import { whileHeartbeating } from './heartbeating.js';
+import { takePlanAhead } from './plan-ahead.js';
 import { failFastOnUserError } from './user-errors.js';
 
 /** With the retry rules: recovery also recovers `judge_invalid`; resume retries terminal timeouts. */
@@ -87,20 +88,28 @@ function parseLine(path: string, line: JsonlLine): Record<string, unknown> {
  * Returns counts only.
  */
 export function planRun(req: PlanRequest): Promise<PlanOutcome> {
-  return failFastOnUserError(async () => {
-    // A new run (a live one would have been attached to) owns the work directory: whatever an
-    // earlier, failed or cancelled run left there (batch results, parts, plans) is stale.
-    await rm(req.workDir, { recursive: true, force: true });
-    await mkdir(req.workDir, { recursive: true });
-    try {
-      return await whileHeartbeating(() => writePlan(req));
-    } catch (err) {
-      // Bad input leaves nothing behind: no plan, and no work directory if it holds nothing else.
-      await rm(join(req.workDir, 'plan.bin.tmp'), { force: true });
-      await rmdir(req.workDir).catch(() => undefined);
-      throw err;
-    }
-  });
+  return failFastOnUserError(() => whileHeartbeating(async () => (await takePlanAhead(req)) ?? (await planInto(req))));
+}
+
+/** The plan phase's body (`planRun` without its activity context): plans `req` into `req.workDir`. */
+export async function planInto(req: PlanRequest): Promise<PlanOutcome> {
+  // A new run (a live one would have been attached to) owns the work directory: whatever an
+  // earlier, failed or cancelled run left there (batch results, parts, plans) is stale.
+  await freshWorkDir(req.workDir);
+  try {
+    return await writePlan(req);
+  } catch (err) {
+    // Bad input leaves nothing behind: no plan, and no work directory if it holds nothing else.
+    await rm(join(req.workDir, 'plan.bin.tmp'), { force: true });
+    await rmdir(req.workDir).catch(() => undefined);
+    throw err;
+  }
+}
+
+/** Empties the work directory (made if missing). */
+export async function freshWorkDir(workDir: string): Promise<void> {
+  await rm(workDir, { recursive: true, force: true });
+  await mkdir(workDir, { recursive: true });
 }
 
 /** Facts about keys, read before the source (errors in these files come first, in this order). */

@@ -11,6 +11,7 @@ import { long, quick } from './activity-proxies.js';
 import { setFirstPlan, type RunState } from './run-state.js';
 import { appendParts } from './verify-round.js';
 import { enterPhase } from './details.js';
+import { planRequestFor } from './plan-request.js';
 
 type Prefix = '' | typeof UNSAFE_PREFIX;
 
@@ -77,23 +78,7 @@ export async function plan(spec: RunSpec, st: RunState, outputs: OutputPaths): P
   st.messages.push(planning());
   const { messages, ...plan } = await long.planRun.executeWithOptions(
     { summary: spec.judgeFailedOnly ? 'plan: judge failures of the --rollouts sidecar' : 'plan: join inputs and rollouts' },
-    [
-      {
-        inputsPath: spec.inputsPath,
-        rolloutsPath: spec.rolloutsPath,
-        workDir: outputs.workDir,
-        routing: spec.routing,
-        limit: spec.limit,
-        judgeFailedOnly: spec.judgeFailedOnly,
-        resume: spec.resume,
-        outputs,
-        outputsCleared: spec.overwrite && !spec.resume && !spec.append,
-        maxAttempts: spec.maxAttempts,
-        repairTruncated: spec.repairTruncated,
-        retryInvalidJudgeResponses: spec.retryInvalidJudgeResponses,
-        retryTerminalTimeouts: spec.retryTerminalTimeouts,
-      },
-    ],
+    [planRequestFor(spec, outputs)],
   );
   setFirstPlan(st, plan);
   return { plan, messages };

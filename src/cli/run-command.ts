@@ -18,6 +18,8 @@ import { endSummary, missingAfterCapLine, perAgentLines } from './end-summary.js
 import { followRun, type Followed } from './follow-run.js';
 import { onInterrupt } from './interrupt.js';
 import { precheckRun } from './precheck.js';
+import { startPlanAhead } from './plan-ahead-start.js';
+import { dropPlansAhead } from '../../activities/plan-ahead.js';
 import type { ReportTemporal } from './report-command.js';
 import { aggregateCommandLine, isCancelledRun, MetricsMissingError, RunCancelledError } from './run-endings.js';
 import { outputSearchAttributes } from '../temporal/search-attributes.js';
@@ -166,6 +168,8 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
       const capped = await withAttemptCap(spec, opts, process.env);
       spec = capped.spec;
       capped.notices.forEach((line) => io.out(line));
+      // The plan is made while the worker starts; the run's plan activity takes it over (plan-ahead.ts).
+      if (workerReady) startPlanAhead(spec);
     }
     trace('prechecked');
     attached = existing;
@@ -251,6 +255,7 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
     // A worker made but never started (the run failed before it) is closed too.
     await (worker ?? (await workerReady?.catch(() => null)))?.stop();
     trace('worker stopped');
+    await dropPlansAhead();
     await close();
     trace('client closed');
   }

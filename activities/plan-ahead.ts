@@ -1,0 +1,70 @@
+/**
+ * A plan made ahead by `reverify run`, in its own process, while its in-process worker starts (the
+ * CLI's main thread otherwise waits ≈ 0.3–0.5 s for the worker's workflow thread, and the plan
+ * activity comes only after the first workflow task): the plan activity of the run, when it runs in
+ * the same process with exactly the same request, takes the finished plan over instead of planning
+ * again. The plan is made in a private temporary directory (never the run's work directory, which a
+ * worker of another process may be planning into), and taken over only if every file it read is
+ * still the same file (`sameIdentity`); anything else (another request, a changed file, bad input
+ * found ahead) and the activity plans as before, with its own messages and errors.
+ */
+import { mkdtemp, copyFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { writeFileAtomic } from '../src/io/atomic-file.js';
+import { fileNow, sameIdentity } from '../src/io/file-identity.js';
+import { freshWorkDir, type PlanOutcome, type PlanRequest } from './plan-run.js';
+
+interface Ahead {
+  /** The request as the activity will receive it (JSON: what Temporal's payloads keep). */
+  request: string;
+  dir: Promise<string>;
+  outcome: Promise<PlanOutcome | null>;
+}
+
+/** Plans made ahead in this process, by the work directory of the run they are for. */
+const aheads = new Map<string, Ahead>();
+
+/** Starts planning `req` ahead with `plan` (the plan phase's body, `planInto`); at most one per work directory. */
+export function planAhead(req: PlanRequest, plan: (req: PlanRequest) => Promise<PlanOutcome>): void {
+  if (aheads.has(req.workDir)) return;
+  const dir = mkdtemp(join(tmpdir(), 'reverify-plan-ahead-'));
+  const outcome = dir.then((workDir) => plan({ ...req, workDir })).catch(() => null);
+  aheads.set(req.workDir, { request: JSON.stringify(req), dir, outcome });
+}
+
+/**
+ * The plan made ahead for exactly `req`, moved into `req.workDir` (emptied first, as planning does),
+ * or null. Ends the plan made ahead for that work directory either way.
+ */
+export async function takePlanAhead(req: PlanRequest): Promise<PlanOutcome | null> {
+  const ahead = aheads.get(req.workDir);
+  if (ahead === undefined) return null;
+  aheads.delete(req.workDir);
+  try {
+    const outcome = await ahead.outcome;
+    if (outcome === null || outcome.files === undefined || ahead.request !== JSON.stringify(req)) return null;
+    for (const f of outcome.files) if (!sameIdentity(f, await fileNow(f.path))) return null;
+    await freshWorkDir(req.workDir);
+    const planPath = join(req.workDir, 'plan.bin');
+    await copyFile(outcome.planPath, planPath);
+    const { messages: _messages, ...summary } = outcome;
+    await writeFileAtomic(join(req.workDir, 'plan.json'), JSON.stringify({ ...summary, planPath }));
+    return { ...outcome, planPath };
+  } finally {
+    await removeAhead(ahead);
+  }
+}
+
+/** Drops every plan made ahead that no activity took (waits for one still planning). */
+export async function dropPlansAhead(): Promise<void> {
+  const all = [...aheads.values()];
+  aheads.clear();
+  await Promise.all(all.map(removeAhead));
+}
+
+async function removeAhead(ahead: Ahead): Promise<void> {
+  await ahead.outcome;
+  const dir = await ahead.dir.catch(() => null);
+  if (dir !== null) await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+}
