@@ -1,8 +1,8 @@
 /**
- * A plan made ahead by `reverify run`, in its own process, while its in-process worker starts (the
- * CLI's main thread otherwise waits ≈ 0.3–0.5 s for the worker's workflow thread, and the plan
- * activity comes only after the first workflow task): the plan activity of the run, when it runs in
- * the same process with exactly the same request, takes the finished plan over instead of planning
+ * A plan made ahead by `reverify run`, in its own process, on a thread of its own, while the command
+ * checks and starts the run and its in-process worker starts (the plan activity otherwise comes
+ * only after the worker's first workflow task): the plan activity of the run, when it runs in the
+ * same process with exactly the same request, takes the finished plan over instead of planning
  * again. The plan is made in a private temporary directory (never the run's work directory, which a
  * worker of another process may be planning into), and taken over only if every file it read is
  * still the same file (`sameIdentity`); anything else (another request, a changed file, bad input
@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../src/io/atomic-file.js';
 import { fileNow, sameIdentity } from '../src/io/file-identity.js';
+import { startThread } from '../src/io/start-thread.js';
 import { freshWorkDir, type PlanOutcome, type PlanRequest } from './plan-run.js';
 
 interface Ahead {
@@ -25,12 +26,25 @@ interface Ahead {
 /** Plans made ahead in this process, by the work directory of the run they are for. */
 const aheads = new Map<string, Ahead>();
 
-/** Starts planning `req` ahead with `plan` (the plan phase's body, `planInto`); at most one per work directory. */
-export function planAhead(req: PlanRequest, plan: (req: PlanRequest) => Promise<PlanOutcome>): void {
+/**
+ * Starts planning `req` ahead, on a thread of its own (plan-ahead-thread.ts: the command's main
+ * thread goes on checking and starting the run meanwhile); at most one per work directory.
+ */
+export function planAhead(req: PlanRequest): void {
   if (aheads.has(req.workDir)) return;
   const dir = mkdtemp(join(tmpdir(), 'reverify-plan-ahead-'));
-  const outcome = dir.then((workDir) => plan({ ...req, workDir })).catch(() => null);
+  const outcome = dir.then((workDir) => planOnThread({ ...req, workDir })).catch(() => null);
   aheads.set(req.workDir, { request: JSON.stringify(req), dir, outcome });
+}
+
+function planOnThread(req: PlanRequest): Promise<PlanOutcome | null> {
+  return new Promise((resolve) => {
+    const thread = startThread(import.meta.url, 'plan-ahead-thread', { workerData: req, stdout: true, stderr: true });
+    thread.unref();
+    thread.once('message', (outcome: PlanOutcome | null) => resolve(outcome));
+    thread.once('error', () => resolve(null));
+    thread.once('exit', () => resolve(null));
+  });
 }
 
 /**
@@ -54,6 +68,11 @@ export async function takePlanAhead(req: PlanRequest): Promise<PlanOutcome | nul
   } finally {
     await removeAhead(ahead);
   }
+}
+
+/** Resolves once the plan made ahead for `workDir`, if any, has finished (or failed). */
+export async function plannedAhead(workDir: string): Promise<void> {
+  await aheads.get(workDir)?.outcome;
 }
 
 /** Drops every plan made ahead that no activity took (waits for one still planning). */

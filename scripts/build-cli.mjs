@@ -21,7 +21,11 @@ if (!existsSync(entry)) {
 const { build } = await import('esbuild');
 await build({
   // A thread module (src/io/start-thread.ts) is bundled on its own, beside main.mjs.
-  entryPoints: { main: entry, 'scan-ahead-thread': join(root, 'src', 'io', 'scan-ahead-thread.ts') },
+  entryPoints: {
+    main: entry,
+    'scan-ahead-thread': join(root, 'src', 'io', 'scan-ahead-thread.ts'),
+    'plan-ahead-thread': join(root, 'activities', 'plan-ahead-thread.ts'),
+  },
   outdir: join(root, 'dist', 'cli'),
   outExtension: { '.js': '.mjs' },
   bundle: true,

@@ -1,14 +1,15 @@
 /**
  * Whether and what `reverify run` plans ahead (activities/plan-ahead.ts) for the run it starts with
- * its in-process worker: a fresh run (no --resume: its plan reads the outputs, which the plan ahead
- * would not prove unchanged; no recovery: it may move rows of --rollouts first; no ATIF: another
- * plan), whose output paths are known (the guard decided the prefix), on inputs small enough that
- * the plan is a short part of the start (its sort spills go to the temporary directory).
+ * its in-process worker, as soon as its spec is built: a fresh run (no --resume: its plan reads the
+ * outputs, which the plan ahead would not prove unchanged; no recovery: it may move rows of
+ * --rollouts first; no ATIF: another plan), whose output paths are known (without --force the guard
+ * never prefixes them), on inputs small enough that the plan is a short part of the start (its
+ * sort spills go to the temporary directory). A plan made ahead for a run that then attaches,
+ * fails its checks or plans elsewhere is dropped when the command ends.
  */
 import { statSync } from 'node:fs';
 import { outputPathsFor } from '../../activities/output-paths.js';
 import { planAhead } from '../../activities/plan-ahead.js';
-import { planInto } from '../../activities/plan-run.js';
 import type { RunSpec } from '../contract/run-spec.js';
 import { planRequestFor } from '../../workflows/plan-request.js';
 
@@ -16,11 +17,10 @@ import { planRequestFor } from '../../workflows/plan-request.js';
 export const PLAN_AHEAD_MAX_BYTES = 256 << 20;
 
 export function startPlanAhead(spec: RunSpec): void {
-  if (spec.atif || spec.judgeFailedOnly || spec.resume) return;
-  if (spec.guarded === undefined && spec.force) return;
+  if (spec.atif || spec.judgeFailedOnly || spec.resume || spec.force) return;
   const bytes = statSync(spec.inputsPath, { throwIfNoEntry: false })?.size ?? Infinity;
   const more = statSync(spec.rolloutsPath, { throwIfNoEntry: false })?.size ?? Infinity;
   if (bytes + more > PLAN_AHEAD_MAX_BYTES) return;
-  const outputs = outputPathsFor(spec.outputPath, spec.guarded?.prefix ?? '');
-  planAhead(planRequestFor(spec, outputs), planInto);
+  const outputs = outputPathsFor(spec.outputPath, '');
+  planAhead(planRequestFor(spec, outputs));
 }

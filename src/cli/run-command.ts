@@ -140,6 +140,9 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
   const wandbKeys = opts.upload && opts.configs.length > 0 ? (await loadUploadConfig(opts.configs)).wandbKeys : [];
   if (wandbKeys.length > 0) io.out(wandbRefusal(wandbKeys));
   trace('spec built');
+  // The plan is made while the client checks and starts the run and the worker starts; the run's
+  // plan activity takes it over (activities/plan-ahead.ts).
+  if (proc.worker) startPlanAhead(spec);
   const target = await resolveTemporal();
   trace('temporal resolved');
   const workflowId = workflowIdForOutput(spec.outputPath);
@@ -168,8 +171,6 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
       const capped = await withAttemptCap(spec, opts, process.env);
       spec = capped.spec;
       capped.notices.forEach((line) => io.out(line));
-      // The plan is made while the worker starts; the run's plan activity takes it over (plan-ahead.ts).
-      if (workerReady) startPlanAhead(spec);
     }
     trace('prechecked');
     attached = existing;

@@ -7,7 +7,7 @@ import { appendFileSync, readdirSync, readFileSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { dropPlansAhead, planAhead, takePlanAhead } from '../../activities/plan-ahead.js';
+import { dropPlansAhead, planAhead, plannedAhead, takePlanAhead } from '../../activities/plan-ahead.js';
 import { planInto, type PlanRequest } from '../../activities/plan-run.js';
 import type { RoutingTable } from '../../src/config/routing.js';
 import { inputLine, successLine } from '../helpers/spec-fixtures.js';
@@ -46,7 +46,7 @@ describe('plan ahead', () => {
     const dir = tmp.freshDir();
     const req = request(dir);
     const before = aheadDirs();
-    planAhead(req, planInto);
+    planAhead(req);
     const taken = await takePlanAhead(JSON.parse(JSON.stringify(req)) as PlanRequest);
     expect(taken).not.toBeNull();
     const plannedHere = await planInto({ ...req, workDir: join(dir, 'here') });
@@ -65,16 +65,16 @@ describe('plan ahead', () => {
     const before = aheadDirs();
     const dir = tmp.freshDir();
     const req = request(dir);
-    planAhead(req, planInto);
+    planAhead(req);
     expect(await takePlanAhead({ ...req, limit: 5 })).toBeNull();
 
-    planAhead(req, planInto);
-    await new Promise((r) => setTimeout(r, 200));
+    planAhead(req);
+    await plannedAhead(req.workDir);
     appendFileSync(req.rolloutsPath, successLine({ t: 5 }) + '\n');
     expect(await takePlanAhead(req)).toBeNull();
 
     appendFileSync(req.rolloutsPath, '{"not json\n');
-    planAhead(req, planInto);
+    planAhead(req);
     expect(await takePlanAhead(req)).toBeNull();
     await expect(planInto(req)).rejects.toThrow(/rollouts\.jsonl:303: malformed JSON/);
     expect(aheadDirs()).toBe(before);
@@ -83,7 +83,7 @@ describe('plan ahead', () => {
   it('leaves nothing behind when no activity takes it', async () => {
     const before = aheadDirs();
     const dir = tmp.freshDir();
-    planAhead(request(dir), planInto);
+    planAhead(request(dir));
     await dropPlansAhead();
     expect(aheadDirs()).toBe(before);
     expect(readdirSync(dir).sort()).toEqual(['inputs.jsonl', 'rollouts.jsonl']);
