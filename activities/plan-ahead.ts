@@ -11,6 +11,7 @@
 import { mkdtemp, copyFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Worker } from 'node:worker_threads';
 import { writeFileAtomic } from '../src/io/atomic-file.js';
 import { fileNow, sameIdentity } from '../src/io/file-identity.js';
 import { startThread } from '../src/io/start-thread.js';
@@ -21,6 +22,8 @@ interface Ahead {
   request: string;
   dir: Promise<string>;
   outcome: Promise<PlanOutcome | null>;
+  /** Stops the thread if it is still planning (its outcome is then null). */
+  stop: () => void;
 }
 
 /** Plans made ahead in this process, by the work directory of the run they are for. */
@@ -32,19 +35,27 @@ const aheads = new Map<string, Ahead>();
  */
 export function planAhead(req: PlanRequest): void {
   if (aheads.has(req.workDir)) return;
+  let thread: Worker | null = null;
+  let stopped = false;
   const dir = mkdtemp(join(tmpdir(), 'reverify-plan-ahead-'));
-  const outcome = dir.then((workDir) => planOnThread({ ...req, workDir })).catch(() => null);
-  aheads.set(req.workDir, { request: JSON.stringify(req), dir, outcome });
-}
-
-function planOnThread(req: PlanRequest): Promise<PlanOutcome | null> {
-  return new Promise((resolve) => {
-    const thread = startThread(import.meta.url, 'plan-ahead-thread', { workerData: req, stdout: true, stderr: true });
-    thread.unref();
-    thread.once('message', (outcome: PlanOutcome | null) => resolve(outcome));
-    thread.once('error', () => resolve(null));
-    thread.once('exit', () => resolve(null));
-  });
+  const outcome = dir
+    .then(
+      (workDir) =>
+        new Promise<PlanOutcome | null>((resolve) => {
+          if (stopped) return resolve(null);
+          thread = startThread(import.meta.url, 'plan-ahead-thread', { workerData: { ...req, workDir }, stdout: true, stderr: true });
+          thread.unref();
+          thread.once('message', (planned: PlanOutcome | null) => resolve(planned));
+          thread.once('error', () => resolve(null));
+          thread.once('exit', () => resolve(null));
+        }),
+    )
+    .catch(() => null);
+  const stop = () => {
+    stopped = true;
+    void thread?.terminate();
+  };
+  aheads.set(req.workDir, { request: JSON.stringify(req), dir, outcome, stop });
 }
 
 /**
@@ -75,10 +86,11 @@ export async function plannedAhead(workDir: string): Promise<void> {
   await aheads.get(workDir)?.outcome;
 }
 
-/** Drops every plan made ahead that no activity took (waits for one still planning). */
+/** Drops every plan made ahead that no activity took (stopping one still planning). */
 export async function dropPlansAhead(): Promise<void> {
   const all = [...aheads.values()];
   aheads.clear();
+  all.forEach((ahead) => ahead.stop());
   await Promise.all(all.map(removeAhead));
 }
 

@@ -166,6 +166,8 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
       .then((d) => d.status.name === 'RUNNING')
       .catch(() => false);
     trace('described');
+    // Attached: the live run planned long ago.
+    if (existing) await dropPlansAhead();
     if (!existing) {
       spec = await precheckRun(spec, { worker: proc.worker });
       const capped = await withAttemptCap(spec, opts, process.env);
