@@ -73,7 +73,13 @@ export class BatchRecorder {
   private startDrain(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    this.writing ??= this.drain();
+    if (this.writing !== null) return;
+    // `writing` is cleared only once the drain has ended, never before it is set: a drain with
+    // nothing to do (a write failed before) ends at once, and `flush` would wait on it forever.
+    this.writing = this.drain().then(() => {
+      this.writing = null;
+      if (this.pending.length > 0 && !this.failure) this.timer ??= setTimeout(() => this.startDrain(), GROUP_MS);
+    });
   }
 
   private async drain(): Promise<void> {
@@ -104,8 +110,6 @@ export class BatchRecorder {
       // Rows that came during the write wait for more unless they fill a group already.
       if (this.pendingChars < GROUP_CHARS) break;
     }
-    this.writing = null;
-    if (this.pending.length > 0 && !this.failure) this.timer ??= setTimeout(() => this.startDrain(), GROUP_MS);
   }
 
   /** A copy of the checkpoint, consistent at this instant. */
