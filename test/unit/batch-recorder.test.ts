@@ -1,7 +1,8 @@
 /**
- * A batch's recorder: rows recorded while a write fails are not lost silently, and every later
- * `flush` reports the failed write instead of waiting forever (a drain with nothing it may do ended
- * before it was recorded as running, and `flush` spun on it at 100 % CPU).
+ * A batch's recorder: a group of rows that write nothing, and rows recorded while a write fails,
+ * end as they should, and `flush` never waits forever (a drain that had no write to wait for ended
+ * before it was recorded as running, and `flush` spun on it at 100 % CPU: a CI run hung on a batch
+ * of no-persist results).
  */
 import { readFileSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
@@ -28,6 +29,20 @@ describe('BatchRecorder', () => {
     await r.close();
     expect(readFileSync(join(dir, 'main.part'), 'utf8')).toBe('{"a":1}\n');
     expect(readFileSync(join(dir, 'side.part'), 'utf8')).toBe('{"b":2}\n');
+  });
+
+  it('a group of rows that write no line (no-persist results) is counted, and flush returns', { timeout: 5_000 }, async () => {
+    const dir = tmp.freshDir();
+    const r = await BatchRecorder.open(join(dir, 'main.part'), join(dir, 'side.part'), fresh());
+    r.record(0, null, null, count);
+    r.record(1, null, null, count);
+    await r.flush();
+    expect(r.checkpoint.done.sort()).toEqual([0, 1]);
+    r.record(2, 'main', '{"a":1}', count);
+    await r.flush();
+    expect(r.checkpoint.done.sort()).toEqual([0, 1, 2]);
+    await r.close();
+    expect(readFileSync(join(dir, 'main.part'), 'utf8')).toBe('{"a":1}\n');
   });
 
   it('after a failed write, every flush throws it (rows recorded meanwhile included), none waits forever', { timeout: 5_000 }, async () => {
