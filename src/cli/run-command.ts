@@ -140,9 +140,6 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
   const wandbKeys = opts.upload && opts.configs.length > 0 ? (await loadUploadConfig(opts.configs)).wandbKeys : [];
   if (wandbKeys.length > 0) io.out(wandbRefusal(wandbKeys));
   trace('spec built');
-  // The plan is made while the client checks and starts the run and the worker starts; the run's
-  // plan activity takes it over (activities/plan-ahead.ts).
-  if (proc.worker) startPlanAhead(spec);
   const target = await resolveTemporal();
   trace('temporal resolved');
   const workflowId = workflowIdForOutput(spec.outputPath);
@@ -160,6 +157,9 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
   let announced = false;
   let attached = true;
   try {
+    // The plan is made while the client checks and starts the run and the worker starts; the
+    // run's plan activity takes it over (activities/plan-ahead.ts; dropped in `finally` if not).
+    if (proc.worker) startPlanAhead(spec);
     const existing = await client.workflow
       .getHandle(workflowId)
       .describe()
