@@ -6,7 +6,7 @@
 import { appendFileSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropPlansAhead, planAhead, plannedAhead, takePlanAhead } from '../../activities/plan-ahead.js';
 import { planInto, type PlanRequest } from '../../activities/plan-run.js';
 import type { RoutingTable } from '../../src/config/routing.js';
@@ -40,6 +40,17 @@ function request(dir: string, over: Partial<PlanRequest> = {}): PlanRequest {
 }
 
 const aheadDirs = () => readdirSync(tmpdir()).filter((n) => n.startsWith('reverify-plan-ahead-')).length;
+
+// Plans made ahead go to the system's temporary directory: this file's own one, so that other test
+// files' runs (in parallel) do not change the count.
+const systemTmp = process.env.TMPDIR;
+beforeAll(() => {
+  process.env.TMPDIR = tmp.freshDir();
+});
+afterAll(() => {
+  if (systemTmp === undefined) delete process.env.TMPDIR;
+  else process.env.TMPDIR = systemTmp;
+});
 
 describe('plan ahead', () => {
   it('is taken over for the same request: the same plan, summary and messages as planning in place', async () => {
