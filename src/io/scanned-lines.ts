@@ -16,6 +16,22 @@ export function isVouchedObject(b: Buffer, start: number, end: number, names: Me
   return scanJsonObjectLine(b, start, end, names, slots) !== SCAN_NO && isUtf8(b.subarray(start, end));
 }
 
+/**
+ * `isVouchedObject` of line `k` of a read, or, when a `ScanAhead` thread scanned that read
+ * (`read`), its result for the line (the same spans, copied into `slots`).
+ */
+export function isVouchedLine(
+  b: Buffer,
+  start: number,
+  end: number,
+  names: MemberNames,
+  slots: Int32Array,
+  read: ScannedRead | null,
+  k: number,
+): boolean {
+  return read ? vouchedAt(read, k, slots) : isVouchedObject(b, start, end, names, slots);
+}
+
 /** A cursor on one line of a `jsonlLineChunks` read at a time (`at`), scanned for the names it was made with. */
 export class ScannedLine {
   /** The scanner vouched for the line: the wanted members' value spans in `data` are in `slots`. */
@@ -35,9 +51,7 @@ export class ScannedLine {
     this.chunk = chunk;
     this.k = k;
     this.data = chunk.data;
-    this.vouched = read
-      ? vouchedAt(read, k, this.slots)
-      : isVouchedObject(chunk.data, chunk.start[k], chunk.end[k], this.names, this.slots);
+    this.vouched = isVouchedLine(chunk.data, chunk.start[k], chunk.end[k], this.names, this.slots, read, k);
   }
 
   /** Raw text of wanted member `i` of a vouched-for line, or `undefined` when it has none. */

@@ -17,8 +17,8 @@ import {
 } from '../contract/keys.js';
 import type { RoutingTable } from '../config/routing.js';
 import { MemberNames, smallIntAt } from '../io/json-line-scan.js';
-import { isVouchedObject } from '../io/scanned-lines.js';
-import { vouchedAt, type ScannedRead } from '../io/scan-ahead.js';
+import { isVouchedLine } from '../io/scanned-lines.js';
+import type { ScannedRead } from '../io/scan-ahead.js';
 import { routeInputRow } from './input-route.js';
 import type { Names } from './names.js';
 
@@ -51,7 +51,7 @@ export class FastSourceRows {
    */
   keyId(b: Buffer, start: number, end: number, scanned: ScannedRead | null = null, k = 0): string | null {
     const s = this.slots;
-    if (!(scanned ? vouchedAt(scanned, k, s) : isVouchedObject(b, start, end, SOURCE, s))) return null;
+    if (!isVouchedLine(b, start, end, SOURCE, s, scanned, k)) return null;
     if (s[4] < 0 || b[s[4]] !== LBRACE) return null;
     return plainKeyId(b, s);
   }
@@ -94,7 +94,7 @@ export class FastInputRows {
     k = 0,
   ): { key: string; agent: number; server: number } | null {
     const s = this.slots;
-    if (!(scanned ? vouchedAt(scanned, k, s) : isVouchedObject(b, start, end, INPUT, s))) return null;
+    if (!isVouchedLine(b, start, end, INPUT, s, scanned, k)) return null;
     if (s[10] >= 0 && b[s[10]] === LBRACE) return null; // a task row: its route is in its task input
     const key = plainKeyId(b, s);
     if (key === null) return null;
