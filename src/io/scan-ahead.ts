@@ -38,10 +38,11 @@ export interface ScannedRead {
 }
 
 /**
- * Files smaller than this are scanned by the caller alone. A thread costs ≈ 50 ms to start and
- * ≈ 25 MiB while it runs, and on 2 cores it competes with everything else: for a 107 MB file
- * (20,000 rows of 5 KB) it made the plan, the coverage count and the report slower, not faster
- * (`bench/startup.ts`); for 1.2 GB (10^6 rows) it saves 2 s of 13 (`bench/plan.ts`).
+ * Files smaller than this are scanned by the caller alone. A thread gives its first results
+ * 55–77 ms after it starts and adds 20–35 MiB while it runs, and on 2 cores it competes with
+ * everything else: for a 107 MB file (20,000 rows of 5 KB) it made the plan, the coverage count and
+ * the report slower, not faster (`bench/startup.ts`); for 1.2 GB (10^6 rows) it saves 2–3 s of
+ * 13–14 (`bench/plan.ts`).
  */
 export const SCAN_AHEAD_MIN_BYTES = 256 << 20;
 const AHEAD = 4;
