@@ -7,7 +7,7 @@
  * coverage count of the `writeCoverage` activity (`countCoverage`), and the run report
  * (`writeReport`, its HTML to `bench/out/end-tail/report.html`) with the history served from the
  * run's `<stem>_history.json` instead of a Temporal server; the report's parts are timed too: the
- * verdict join (`readOldRewards` + `joinVerdicts`), the sidecar counts, the numbers (`reportData`:
+ * verdict join (`joinVerdicts`), the sidecar counts, the numbers (`reportData`:
  * the bootstraps). Prints wall and CPU ms (user + system of this process: compare these on a busy
  * machine) per piece and their medians, and a SHA-256 of the coverage counts and of the report's
  * HTML (equal before and after a change that must not change them). Profile with
@@ -25,7 +25,7 @@ import { historyPath, sidecarPath } from '../src/contract/file-names.js';
 import { countCoverage } from '../src/planning/coverage-scan.js';
 import { reportData } from '../src/report/report-data.js';
 import { sidecarClasses } from '../src/report/sidecar-classes.js';
-import { joinVerdicts, readOldRewards } from '../src/report/verdict-join.js';
+import { joinVerdicts } from '../src/report/verdict-join.js';
 import type { TemporalTarget } from '../src/temporal/connection.js';
 
 const { values } = parseArgs({
@@ -67,7 +67,7 @@ console.log(`end of run on ${output} (${rollouts})`);
 for (let i = 0; i < Number(values.repeat); i++) {
   const cov = await timed(() => countCoverage({ output, sidecar }, {}, 1, outDir));
   const rep = await timed(() => writeReport({ output, html: join(outDir, 'report.html') }, temporal));
-  const join_ = await timed(async () => joinVerdicts(await readOldRewards(rollouts, null), output));
+  const join_ = await timed(() => joinVerdicts({ rollouts, oldSidecar: null, output }, outDir));
   const side = await timed(() => sidecarClasses(sidecar));
   const num = await timed(() =>
     Promise.resolve(

@@ -8,6 +8,7 @@
  * Temporal server no longer has the run (the history part is then marked unavailable).
  */
 import { readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { resolve } from 'node:path';
 import type { Client } from '@temporalio/client';
 import { writeFileAtomic } from '../io/atomic-file.js';
@@ -18,7 +19,7 @@ import { reportHtml } from '../report/html.js';
 import { reportData, type ReportData } from '../report/report-data.js';
 import { reportHtmlPath, runFiles, specAndResult } from '../report/run-files.js';
 import { sidecarClasses } from '../report/sidecar-classes.js';
-import { joinVerdicts, readOldRewards } from '../report/verdict-join.js';
+import { joinVerdicts } from '../report/verdict-join.js';
 import { fetchRunChain } from './history-command.js';
 import { readHistory } from './history-events.js';
 
@@ -80,7 +81,7 @@ export async function buildReport(opts: ReportOptions, temporal?: ReportTemporal
     history.events ? specAndResult(history.events) : { spec: null, result: null },
     opts.rollouts && resolve(opts.rollouts),
   );
-  const join = await joinVerdicts(await readOldRewards(files.rollouts, files.oldSidecar), files.output);
+  const join = await joinVerdicts(files, tmpdir());
   return reportData({
     join,
     keyMetrics: keyMetricsOf(files.metrics),

@@ -72,7 +72,8 @@ const INT_TEXT = /^-?(?:0|[1-9]\d*)$/;
  */
 export function rawPartId(raw: string): string | null {
   const t = raw.trim();
-  if (INT_TEXT.test(t)) return BigInt(t).toString();
+  // Below 10^15 the text of an integer is already its canonical decimal (JSON has no leading zeros), but for -0.
+  if (INT_TEXT.test(t)) return t.length < 16 && t !== '-0' ? t : BigInt(t).toString();
   const c = t.charCodeAt(0);
   if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
     const n = Number(t);

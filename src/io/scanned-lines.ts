@@ -68,20 +68,21 @@ export class ScannedLine {
 
 /**
  * Calls `visit` with every line of `path` (blank ones too), scanned for `names` (the same cursor
- * each time: read it before returning); streams, in bounded memory, with no promise per line (a
- * big file on two threads: `scannedReads`).
+ * each time: read it before returning), and awaits the promise `visit` returns, if any; streams, in
+ * bounded memory, with no promise per line otherwise (a big file on two threads: `scannedReads`).
  */
 export async function forEachScannedLine(
   path: string,
   names: MemberNames,
-  visit: (line: ScannedLine) => void,
+  visit: (line: ScannedLine) => Promise<void> | undefined | void,
   opts: Pick<ScanOptions, 'minBytes'> = {},
 ): Promise<void> {
   const line = new ScannedLine(names);
   for await (const { chunk, read } of scannedReads(path, names.names, opts)) {
     for (let k = 0; k < chunk.count; k++) {
       line.at(chunk, k, read);
-      visit(line);
+      const visiting = visit(line);
+      if (visiting) await visiting;
     }
   }
 }

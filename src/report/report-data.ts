@@ -80,6 +80,8 @@ export interface ReportData {
   };
   agents: AgentReport[];
   tasks: TaskFlips[];
+  /** Tasks with flips beyond those listed. */
+  tasksMore: number;
   distribution: Distribution;
   flipped: FlippedRow[];
   flippedMore: number;
@@ -89,13 +91,13 @@ export interface ReportData {
 
 const pass = (r: number) => r >= PASS_THRESHOLD;
 
-function passTableOf(olds: number[], news: number[]): PassTable {
+function passTableOf(olds: Float64Array, news: Float64Array): PassTable {
   const t = { pp: 0, pf: 0, fp: 0, ff: 0 };
   for (let i = 0; i < olds.length; i++) t[`${pass(olds[i]) ? 'p' : 'f'}${pass(news[i]) ? 'p' : 'f'}` as keyof PassTable]++;
   return t;
 }
 
-function pairedDelta(olds: number[], news: number[]): Delta {
+function pairedDelta(olds: Float64Array, news: Float64Array): Delta {
   const diffs = news.map((v, i) => v - olds[i]);
   const o = mean(olds);
   const n = mean(news);
@@ -103,9 +105,9 @@ function pairedDelta(olds: number[], news: number[]): Delta {
 }
 
 /** The old counterpart of an aggregate key metric, where the old rewards give one. */
-function oldMetric(name: string, olds: number[]): number | null {
+function oldMetric(name: string, olds: Float64Array): number | null {
   if (olds.length === 0) return null;
-  const sorted = [...olds].sort((a, b) => a - b);
+  const sorted = Float64Array.from(olds).sort();
   if (name === 'mean/reward') return mean(olds);
   if (name === 'min/reward') return sorted[0];
   if (name === 'max/reward') return sorted[sorted.length - 1];
@@ -116,7 +118,7 @@ function oldMetric(name: string, olds: number[]): number | null {
 function agentReport(a: AgentJoin, keyMetrics: Record<string, unknown>): AgentReport {
   const passTable = passTableOf(a.oldRewards, a.newRewards);
   const flips = { ...a.flips, total: a.flips.up + a.flips.down + a.flips.changed };
-  const toPass = (xs: number[]) => xs.map((x) => (pass(x) ? 1 : 0));
+  const toPass = (xs: Float64Array) => xs.map((x) => (pass(x) ? 1 : 0));
   return {
     agent: a.agent,
     rows: a.rows,
@@ -150,7 +152,7 @@ function distributionOf(agents: AgentJoin[]): Distribution {
     }
   const bins = binary ? 2 : 10;
   if (binary) [lo, hi] = [0, 1];
-  const count = (pick: (a: AgentJoin) => number[]) =>
+  const count = (pick: (a: AgentJoin) => Float64Array) =>
     agents.map((a) => histogram(pick(a), lo, hi, bins)).reduce((s, h) => s.map((c, i) => c + h[i]), new Array<number>(bins).fill(0));
   const w = (hi - lo) / bins;
   const labels = binary
@@ -205,6 +207,7 @@ export function reportData(i: ReportInputs): ReportData {
     },
     agents,
     tasks: i.join.tasks,
+    tasksMore: i.join.tasksMore,
     distribution: distributionOf(i.join.agents),
     flipped: i.join.flipped,
     flippedMore: i.join.flippedMore,

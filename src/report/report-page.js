@@ -144,7 +144,8 @@
       Object.entries(data.sidecarCounts.byClass).map(([k, v]) => [k, v]),
     );
 
-  section(tables, 'Tasks with flips', data.tasks.length > 50 ? `The first 50 of ${data.tasks.length}.` : undefined);
+  const tasksWithFlips = data.tasks.length + data.tasksMore;
+  section(tables, 'Tasks with flips', tasksWithFlips > 50 ? `The first 50 of ${tasksWithFlips}.` : undefined);
   table(
     tables,
     ['task', 'agent', 'rows', '0→1', '1→0', 'changed'],

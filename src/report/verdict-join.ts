@@ -1,115 +1,24 @@
 /**
- * The old verdicts (the `reward` of each row of the run's `--rollouts`) joined with the new ones
- * (its main output) by rollout key, streamed from disk: memory holds one number per old key and
- * per joined row (for the bootstrap), never a row's JSON. Rows without both indices are skipped.
+ * The old verdicts (the `reward` of each row of the run's `--rollouts`, and of a recovery run's input
+ * sidecar) joined with the new ones (its main output) by rollout key, in memory flat in the number
+ * of rows: every keyed row becomes one small record of an external sort (`verdict-records.ts`), and
+ * the sorted records are walked key by key. Memory holds the sort's budget, the paired rewards of
+ * each agent (8 bytes per reward, for the bootstrap) and bounded lists; never a row's JSON or a
+ * map of every key. Rows without both indices are skipped.
  */
 import { auditKey } from '../contract/batch-audit.js';
-import { topLevelSpans, type Span } from '../contract/json-spans.js';
-import { AGENT_REF_KEY, ROLLOUT_INDEX_KEY, TASK_INDEX_KEY } from '../contract/keys.js';
-import { MemberNames } from '../io/json-line-scan.js';
-import { forEachScannedLine } from '../io/scanned-lines.js';
+import { ExternalSorter } from '../io/external-sort.js';
+import { withScratchDir } from '../io/scratch-dir.js';
+import { NumberColumn } from './number-column.js';
+import { forEachRowVerdict, partText, type RowVerdict } from './row-verdicts.js';
+import { compareVerdictRecords, heldPart, NEW, OLD, partId, verdictRecordCodec, type VerdictRecord } from './verdict-records.js';
 
-/** The member holding a row's verdict. */
-const REWARD_KEY = 'reward';
 /** Reward ≥ this is a pass (the contract's rewards are scores in [0, 1]; it names no other threshold). */
 export const PASS_THRESHOLD = 0.5;
 /** Flipped rows listed by key; the rest are counted. */
 export const FLIPS_LISTED_MAX = 10_000;
-
-/** What one row says, read from its top-level members only. */
-export interface RowVerdict {
-  key: string;
-  /** The key as the join's maps hold it: one number when both indices are small integers (less memory), else `key`. */
-  id: number | string;
-  task: string;
-  agent: string;
-  /** The reward as a number (true/false as 1/0), NaN when absent or not a number. */
-  reward: number;
-}
-
-function rawOf(text: string, span: Span | undefined): string | undefined {
-  return span ? text.slice(span.start, span.end) : undefined;
-}
-
-/** The row's key, task, agent and reward, or null for a line that is not an object with both indices. */
-export function rowVerdict(text: string): RowVerdict | null {
-  let spans: Map<string, Span>;
-  try {
-    spans = topLevelSpans(text);
-  } catch {
-    return null;
-  }
-  const raw = (key: string) => rawOf(text, spans.get(key));
-  return verdictOf(raw(TASK_INDEX_KEY), raw(ROLLOUT_INDEX_KEY), raw(REWARD_KEY), raw(AGENT_REF_KEY));
-}
-
-/** A row's verdict from the raw texts of its members (`undefined`: absent); null without both indices. */
-function verdictOf(
-  task: string | undefined,
-  rollout: string | undefined,
-  rawReward: string | undefined,
-  ref: string | undefined,
-): RowVerdict | null {
-  if (task === undefined || rollout === undefined) return null;
-  let reward = NaN;
-  if (rawReward !== undefined) {
-    const v = JSON.parse(rawReward) as unknown;
-    reward = typeof v === 'number' ? v : typeof v === 'boolean' ? Number(v) : NaN;
-  }
-  let agent = '(no agent_ref)';
-  if (ref !== undefined) {
-    const name = (JSON.parse(ref) as { name?: unknown } | null)?.name;
-    if (typeof name === 'string') agent = name;
-  }
-  return { key: auditKey(task, rollout), id: idOf(task, rollout), task: task.trim(), agent, reward };
-}
-
-/** Rollout indices below 2^21 and task indices below 2^32 pack into one exact double. */
-const ROLLOUT_ID_RANGE = 2 ** 21;
-
-/** `task · 2^21 + rollout` for plain non-negative integer indices in range; else the key text (never a number). */
-export function idOf(task: string, rollout: string): number | string {
-  const t = task.trim();
-  const r = rollout.trim();
-  if (/^\d{1,10}$/.test(t) && /^\d{1,7}$/.test(r)) {
-    const ti = Number(t);
-    const ri = Number(r);
-    if (ti < 2 ** 32 && ri < ROLLOUT_ID_RANGE) return ti * ROLLOUT_ID_RANGE + ri;
-  }
-  return auditKey(t, r);
-}
-
-const VERDICT_MEMBERS = new MemberNames([TASK_INDEX_KEY, ROLLOUT_INDEX_KEY, REWARD_KEY, AGENT_REF_KEY]);
-
-/**
- * Calls `visit` with each row of a JSONL file that has both indices, streamed. A line the byte
- * scanner vouches for is read from its members' bytes (the same raw texts `topLevelSpans` finds);
- * any other takes `rowVerdict` on its text, as before.
- */
-export async function forEachRowVerdict(path: string, visit: (v: RowVerdict) => void): Promise<void> {
-  await forEachScannedLine(path, VERDICT_MEMBERS, (scanned) => {
-    let v: RowVerdict | null;
-    if (scanned.vouched) v = verdictOf(scanned.raw(0), scanned.raw(1), scanned.raw(2), scanned.raw(3));
-    else {
-      const { text } = scanned.line();
-      if (text.trim() === '') return;
-      v = rowVerdict(text);
-    }
-    if (v) visit(v);
-  });
-}
-
-/**
- * The old reward of every key of the `--rollouts` file (the last row of a key wins); with a
- * recovery run's input sidecar, also of the keys only it has (their last attempt's reward).
- */
-export async function readOldRewards(path: string, inputSidecar: string | null = null): Promise<Map<number | string, number>> {
-  const old = new Map<number | string, number>();
-  const remember = (v: RowVerdict) => old.set(v.id, v.reward);
-  if (inputSidecar) await forEachRowVerdict(inputSidecar, remember);
-  await forEachRowVerdict(path, remember);
-  return old;
-}
+/** Tasks with flips listed (most flips first); the rest are counted. */
+export const TASKS_LISTED_MAX = 10_000;
 
 export type FlipKind = 'up' | 'down' | 'changed';
 
@@ -132,10 +41,10 @@ export interface AgentJoin {
   agent: string;
   /** Rows of the main output. */
   rows: number;
-  /** Old and new reward of the rows that have both (paired by index). */
-  oldRewards: number[];
-  newRewards: number[];
-  /** Main-output rows with no old reward (key not in --rollouts, or no numeric reward there). */
+  /** Old and new reward of the rows that have both (paired by index, in key order). */
+  oldRewards: Float64Array;
+  newRewards: Float64Array;
+  /** Main-output rows with no old reward (key not in the old files, or no numeric reward there). */
   noOld: number;
   /** Main-output rows whose own reward is not a number. */
   noNew: number;
@@ -158,59 +67,205 @@ export interface TaskFlips extends FlipCounts {
 
 export interface VerdictJoin {
   agents: AgentJoin[];
-  /** Tasks with at least one flip, most flips first. */
+  /** Tasks with at least one flip, most flips first (the first TASKS_LISTED_MAX). */
   tasks: TaskFlips[];
+  /** Tasks with flips beyond TASKS_LISTED_MAX (counted, not listed). */
+  tasksMore: number;
+  /** The first FLIPS_LISTED_MAX flipped rows, in key order. */
   flipped: FlippedRow[];
   /** Flipped rows beyond FLIPS_LISTED_MAX (counted, not listed). */
   flippedMore: number;
-  /** Keys of --rollouts not in the main output. */
+  /** Keys of the old files not in the main output. */
   oldOnly: number;
-  /** Rows of --rollouts (with both indices) and of the main output. */
+  /** Keys of the old files (with both indices) and rows of the main output. */
   oldRows: number;
   newRows: number;
 }
 
+/** The files of a join: the old verdicts (a recovery run's input sidecar first, then --rollouts) and the main output. */
+export interface VerdictFiles {
+  rollouts: string;
+  oldSidecar: string | null;
+  output: string;
+}
+
 const noFlips = (): FlipCounts => ({ up: 0, down: 0, changed: 0 });
 const total = (f: FlipCounts) => f.up + f.down + f.changed;
+const INTEGER = /^-?\d+$/;
 
-/** Streams the main output against the old rewards (consumed: the keys left in `old` are old-only). */
-export async function joinVerdicts(old: Map<number | string, number>, mainOutput: string): Promise<VerdictJoin> {
-  const oldRows = old.size;
-  const agents = new Map<string, AgentJoin>();
-  const tasks = new Map<string, TaskFlips>();
-  const flipped: FlippedRow[] = [];
-  let flippedMore = 0;
-  let newRows = 0;
-  await forEachRowVerdict(mainOutput, (v) => {
-    newRows++;
-    let a = agents.get(v.agent);
-    if (!a) agents.set(v.agent, (a = { agent: v.agent, rows: 0, oldRewards: [], newRewards: [], noOld: 0, noNew: 0, flips: noFlips() }));
-    a.rows++;
-    const before = old.get(v.id);
-    old.delete(v.id);
-    if (before === undefined || Number.isNaN(before)) a.noOld++;
-    if (Number.isNaN(v.reward)) a.noNew++;
-    if (before === undefined || Number.isNaN(before) || Number.isNaN(v.reward)) return;
-    a.oldRewards.push(before);
-    a.newRewards.push(v.reward);
-    const kind = flipOf(before, v.reward);
-    const taskId = `${v.agent}\u0000${v.task}`;
-    let t = tasks.get(taskId);
-    if (!t) tasks.set(taskId, (t = { task: v.task, agent: v.agent, rows: 0, ...noFlips() }));
+/** Most flips first, then by task (numerically where both are integers), then by agent. */
+export function compareTaskFlips(x: TaskFlips, y: TaskFlips): number {
+  const byFlips = total(y) - total(x);
+  if (byFlips !== 0) return byFlips;
+  if (x.task !== y.task) {
+    if (INTEGER.test(x.task) && INTEGER.test(y.task)) {
+      const d = Number(x.task) - Number(y.task);
+      if (d !== 0) return d;
+    }
+    return x.task < y.task ? -1 : 1;
+  }
+  return x.agent < y.agent ? -1 : x.agent > y.agent ? 1 : 0;
+}
+
+/** The first `max` tasks by `compareTaskFlips` of those offered, in bounded memory (at most 2·max held). */
+class TaskRanking {
+  private held: TaskFlips[] = [];
+  offered = 0;
+
+  constructor(private readonly max: number) {}
+
+  offer(t: TaskFlips): void {
+    this.offered++;
+    this.held.push(t);
+    if (this.held.length >= 2 * this.max) this.held = this.held.sort(compareTaskFlips).slice(0, this.max);
+  }
+
+  top(): TaskFlips[] {
+    return this.held.sort(compareTaskFlips).slice(0, this.max);
+  }
+}
+
+/** The walk over the sorted records: one key at a time, one task at a time. */
+class JoinWalk {
+  private readonly agents: { join: AgentJoin; old: NumberColumn; new: NumberColumn }[] = [];
+  private readonly ranking = new TaskRanking(TASKS_LISTED_MAX);
+  private readonly flipped: FlippedRow[] = [];
+  private flippedMore = 0;
+  private oldRows = 0;
+  private oldOnly = 0;
+  private newRows = 0;
+  /** The current key (no key yet: NaN), what its old rows said, and whether a new row took it. */
+  private taskNum = NaN;
+  private taskText = '';
+  private rolloutNum = NaN;
+  private rolloutText = '';
+  private before: number | undefined = undefined;
+  private taken = false;
+  /** The current task's counts per agent index. */
+  private taskFlips = new Map<number, TaskFlips>();
+
+  constructor(private readonly agentNames: readonly string[]) {
+    for (const agent of agentNames)
+      this.agents.push({
+        join: { agent, rows: 0, oldRewards: new Float64Array(0), newRewards: new Float64Array(0), noOld: 0, noNew: 0, flips: noFlips() },
+        old: new NumberColumn(),
+        new: new NumberColumn(),
+      });
+  }
+
+  add(r: VerdictRecord): void {
+    const newTask = r.taskNum !== this.taskNum || r.taskText !== this.taskText;
+    if (newTask || r.rolloutNum !== this.rolloutNum || r.rolloutText !== this.rolloutText) {
+      this.endKey();
+      if (newTask) this.endTask();
+      this.taskNum = r.taskNum;
+      this.taskText = r.taskText;
+      this.rolloutNum = r.rolloutNum;
+      this.rolloutText = r.rolloutText;
+    }
+    if (r.side === OLD) {
+      if (this.before === undefined) this.oldRows++;
+      this.before = r.reward; // the last old row of a key wins
+    } else {
+      this.newRow(r, this.taken ? undefined : this.before);
+      this.taken = true;
+    }
+  }
+
+  private endKey(): void {
+    if (this.before !== undefined && !this.taken) this.oldOnly++;
+    this.before = undefined;
+    this.taken = false;
+  }
+
+  private endTask(): void {
+    for (const t of this.taskFlips.values()) if (total(t) > 0) this.ranking.offer(t);
+    this.taskFlips = new Map();
+  }
+
+  /** A main-output row; `before` is its key's old reward unless an earlier row of the key took it. */
+  private newRow(r: VerdictRecord, before: number | undefined): void {
+    this.newRows++;
+    const a = this.agents[r.agent];
+    a.join.rows++;
+    const noOld = before === undefined || Number.isNaN(before);
+    if (noOld) a.join.noOld++;
+    if (Number.isNaN(r.reward)) a.join.noNew++;
+    if (noOld || Number.isNaN(r.reward)) return;
+    a.old.push(before);
+    a.new.push(r.reward);
+    let t = this.taskFlips.get(r.agent);
+    if (!t)
+      this.taskFlips.set(r.agent, (t = { task: partText(partId(r.taskNum, r.taskText)), agent: a.join.agent, rows: 0, ...noFlips() }));
     t.rows++;
+    const kind = flipOf(before, r.reward);
     if (kind === null) return;
-    a.flips[kind]++;
+    a.join.flips[kind]++;
     t[kind]++;
-    if (flipped.length < FLIPS_LISTED_MAX) flipped.push({ key: v.key, agent: v.agent, old: before, new: v.reward, kind });
-    else flippedMore++;
+    if (this.flipped.length < FLIPS_LISTED_MAX)
+      this.flipped.push({
+        key: auditKey(partText(partId(r.taskNum, r.taskText)), partText(partId(r.rolloutNum, r.rolloutText))),
+        agent: a.join.agent,
+        old: before,
+        new: r.reward,
+        kind,
+      });
+    else this.flippedMore++;
+  }
+
+  finish(): VerdictJoin {
+    this.endKey();
+    this.endTask();
+    const tasks = this.ranking.top();
+    const agents = this.agents.map((a) => ({ ...a.join, oldRewards: a.old.values(), newRewards: a.new.values() }));
+    return {
+      agents: agents.sort((x, y) => (x.agent < y.agent ? -1 : x.agent > y.agent ? 1 : 0)),
+      tasks,
+      tasksMore: this.ranking.offered - tasks.length,
+      flipped: this.flipped,
+      flippedMore: this.flippedMore,
+      oldOnly: this.oldOnly,
+      oldRows: this.oldRows,
+      newRows: this.newRows,
+    };
+  }
+}
+
+/**
+ * Joins the old verdicts with the main output's, key by key: a key's last old row gives its old
+ * reward, which pairs with the key's first main-output row. The sort's run files go to a fresh
+ * scratch directory under `scratchParent`, removed afterwards.
+ */
+export async function joinVerdicts(files: VerdictFiles, scratchParent: string, opts: { maxRecords?: number } = {}): Promise<VerdictJoin> {
+  return withScratchDir(scratchParent, '.reverify-report-', async (dir) => {
+    const sorter = new ExternalSorter<VerdictRecord>({
+      dir,
+      name: 'verdicts',
+      compare: compareVerdictRecords,
+      codec: verdictRecordCodec,
+      maxRecords: opts.maxRecords,
+    });
+    const agentIds = new Map<string, number>();
+    let seq = 0;
+    const adder = (side: typeof OLD | typeof NEW) => (v: RowVerdict) => {
+      let agent = 0;
+      if (side === NEW) {
+        agent = agentIds.get(v.agent) ?? agentIds.size;
+        if (agent === agentIds.size) agentIds.set(v.agent, agent);
+      }
+      const [taskNum, taskText] = heldPart(v.task);
+      const [rolloutNum, rolloutText] = heldPart(v.rollout);
+      return sorter.add({ taskNum, taskText, rolloutNum, rolloutText, side, seq: seq++, reward: v.reward, agent });
+    };
+    try {
+      if (files.oldSidecar) await forEachRowVerdict(files.oldSidecar, adder(OLD));
+      await forEachRowVerdict(files.rollouts, adder(OLD));
+      await forEachRowVerdict(files.output, adder(NEW));
+      const walk = new JoinWalk([...agentIds.keys()]);
+      for await (const chunk of sorter.sortedChunks()) for (const r of chunk) walk.add(r);
+      return walk.finish();
+    } finally {
+      await sorter.dispose();
+    }
   });
-  return {
-    agents: [...agents.values()].sort((x, y) => (x.agent < y.agent ? -1 : x.agent > y.agent ? 1 : 0)),
-    tasks: [...tasks.values()].filter((t) => total(t) > 0).sort((x, y) => total(y) - total(x) || Number(x.task) - Number(y.task)),
-    flipped,
-    flippedMore,
-    oldOnly: old.size,
-    oldRows,
-    newRows,
-  };
 }

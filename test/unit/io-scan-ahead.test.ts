@@ -78,7 +78,9 @@ describe('ScanAhead', () => {
     const path = mixedFile();
     const names = new MemberNames(FastSourceRows.names);
     const seen: string[] = [];
-    const visit = (line: ScannedLine) => seen.push(line.vouched ? `${line.raw(0)} ${line.raw(1)} ${line.raw(2)?.length}` : '-');
+    const visit = (line: ScannedLine) => {
+      seen.push(line.vouched ? `${line.raw(0)} ${line.raw(1)} ${line.raw(2)?.length}` : '-');
+    };
     await forEachScannedLine(path, names, visit, { minBytes: 0 });
     const here: string[] = [];
     const line = new ScannedLine(names);

@@ -1,18 +1,19 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { jsonlLines } from '../../src/io/jsonl-lines.js';
 import { historyTimeline, type RecordedBatch } from '../../src/report/history-timeline.js';
 import { reportData } from '../../src/report/report-data.js';
-import { flipOf, joinVerdicts, readOldRewards, rowVerdict, forEachRowVerdict, type RowVerdict } from '../../src/report/verdict-join.js';
+import { forEachRowVerdict, partText, rowVerdict, type RowVerdict } from '../../src/report/row-verdicts.js';
+import { flipOf, joinVerdicts, TASKS_LISTED_MAX, type VerdictJoin } from '../../src/report/verdict-join.js';
 
 const row = (t: number, r: number, reward: unknown, agent = 'a') =>
   JSON.stringify({ _ng_task_index: t, _ng_rollout_index: r, agent_ref: { name: agent }, response: { x: 'big' }, reward });
 
 describe('verdict join', () => {
   it('reads a row: key, task, agent, reward (booleans as 0/1, else NaN)', () => {
-    expect(rowVerdict(row(3, 1, true, 'z'))).toEqual({ key: '3:1', id: 3 * 2 ** 21 + 1, task: '3', agent: 'z', reward: 1 });
+    expect(rowVerdict(row(3, 1, true, 'z'))).toEqual({ task: '3', rollout: '1', agent: 'z', reward: 1 });
     expect(rowVerdict(row(3, 1, 'x'))?.reward).toBeNaN();
     expect(rowVerdict('{"reward": 1}')).toBeNull();
     expect(rowVerdict('not json')).toBeNull();
@@ -30,11 +31,11 @@ describe('verdict join', () => {
     const out = join(dir, 'out.jsonl');
     writeFileSync(old, [row(0, 0, 0), row(0, 1, 1), row(1, 0, 1, 'b'), row(1, 1, 0.5, 'b'), row(2, 0, 1, 'b'), ''].join('\n'));
     writeFileSync(out, [row(0, 0, 1), row(0, 1, 1), row(1, 0, 0, 'b'), row(1, 1, 0.75, 'b'), row(3, 0, 1, 'b')].join('\n') + '\n');
-    const j = await joinVerdicts(await readOldRewards(old), out);
+    const j = await joinVerdicts({ rollouts: old, oldSidecar: null, output: out }, dir);
     expect(j.oldRows).toBe(5);
     expect(j.newRows).toBe(5);
     expect(j.oldOnly).toBe(1);
-    expect(j.agents.map((a) => [a.agent, a.flips, a.noOld, a.oldRewards, a.newRewards])).toEqual([
+    expect(j.agents.map((a) => [a.agent, a.flips, a.noOld, Array.from(a.oldRewards), Array.from(a.newRewards)])).toEqual([
       ['a', { up: 1, down: 0, changed: 0 }, 0, [0, 1], [1, 1]],
       ['b', { up: 0, down: 1, changed: 1 }, 1, [1, 0.5], [0, 0.75]],
     ]);
@@ -61,6 +62,78 @@ describe('verdict join', () => {
       { name: 'mean/reward', new: 1, old: 0.5, delta: 0.5 },
       { name: 'mean/tokens', new: 3, old: null, delta: null },
     ]);
+  });
+});
+
+describe('verdict join in flat memory (an external sort of one record per row)', () => {
+  const raw = (t: string, r: string, reward: unknown, agent = 'a') =>
+    `{"_ng_task_index":${t},"_ng_rollout_index":${r},"agent_ref":{"name":"${agent}"},"reward":${JSON.stringify(reward)}}`;
+  const files = (lines: { old: string[]; sidecar?: string[]; out: string[] }) => {
+    const dir = mkdtempSync(join(tmpdir(), 'report-join-'));
+    writeFileSync(join(dir, 'old.jsonl'), lines.old.join('\n') + '\n');
+    if (lines.sidecar) writeFileSync(join(dir, 'old_failures.jsonl'), lines.sidecar.join('\n') + '\n');
+    writeFileSync(join(dir, 'out.jsonl'), lines.out.join('\n') + '\n');
+    return {
+      dir,
+      files: {
+        rollouts: join(dir, 'old.jsonl'),
+        oldSidecar: lines.sidecar ? join(dir, 'old_failures.jsonl') : null,
+        output: join(dir, 'out.jsonl'),
+      },
+    };
+  };
+  const plain = (j: VerdictJoin) => ({
+    ...j,
+    agents: j.agents.map((a) => ({ ...a, oldRewards: Array.from(a.oldRewards), newRewards: Array.from(a.newRewards) })),
+  });
+
+  it('joins keys as Python compares them; the last old row of a key wins; its first new row takes it', async () => {
+    const { dir, files: f } = files({
+      sidecar: [raw('5', '0', 1), raw('6', '0', 0)],
+      old: [raw('1.0', 'true', 0), raw('"1"', '1', 1), raw('5', '0', 0), raw('2', '0', 1), raw('2', '0', 0), raw('null', '0', 1)],
+      out: [
+        raw('1', '1', 1),
+        raw('1', '1', 0),
+        raw('"1"', '1', 1),
+        raw('5', '0', 1),
+        raw('6', '0', 1),
+        raw('2', '0', 1),
+        raw('null', '0', 0),
+      ],
+    });
+    const j = await joinVerdicts(f, dir);
+    // Keys: (1,1) paired 0→1 and its second row has no old; ("1",1) 1→1; (5,0) --rollouts' 0 wins
+    // over the sidecar's 1: 0→1; (6,0) only in the sidecar: 0→1; (2,0) the later 0 wins: 0→1. A null index is no key.
+    expect(j.oldRows).toBe(5);
+    expect(j.newRows).toBe(6);
+    expect(j.oldOnly).toBe(0);
+    expect(j.agents.map((a) => [a.agent, a.rows, a.noOld, a.flips])).toEqual([['a', 6, 1, { up: 4, down: 0, changed: 0 }]]);
+    expect(j.flipped.map((f) => f.key)).toEqual(['1:1', '2:0', '5:0', '6:0']);
+    const spilled = await joinVerdicts(f, dir, { maxRecords: 2 });
+    expect(plain(spilled)).toEqual(plain(j));
+    expect(readdirSync(dir).sort()).toEqual(['old.jsonl', 'old_failures.jsonl', 'out.jsonl']);
+  });
+
+  it(`lists the first ${TASKS_LISTED_MAX} tasks with flips, most flips first, and counts the rest`, async () => {
+    const old: string[] = [];
+    const out: string[] = [];
+    const tasks = TASKS_LISTED_MAX + 5;
+    for (let t = 0; t < tasks; t++) {
+      old.push(raw(String(t), '0', 0), raw(String(t), '1', 1));
+      out.push(raw(String(t), '0', 1), raw(String(t), '1', t === 7 ? 0 : 1));
+    }
+    const { dir, files: f } = files({ old, out });
+    const j = await joinVerdicts(f, dir, { maxRecords: 5_000 });
+    expect(j.tasks.length).toBe(TASKS_LISTED_MAX);
+    expect(j.tasksMore).toBe(5);
+    expect(j.tasks.slice(0, 3).map((t) => [t.task, t.up, t.down])).toEqual([
+      ['7', 1, 1],
+      ['0', 1, 0],
+      ['1', 1, 0],
+    ]);
+    // 7, then 0–6, then 8 onwards: the last listed is task TASKS_LISTED_MAX − 1.
+    expect(j.tasks[TASKS_LISTED_MAX - 1].task).toBe(String(TASKS_LISTED_MAX - 1));
+    expect(j.agents[0].oldRewards.length).toBe(2 * tasks);
   });
 });
 
@@ -129,18 +202,6 @@ describe('history timeline', () => {
   });
 });
 
-describe('join ids', () => {
-  it('packs small integer indices into one number, keeps anything else as the key text', async () => {
-    const { idOf } = await import('../../src/report/verdict-join.js');
-    expect(idOf('3', '1')).toBe(3 * 2 ** 21 + 1);
-    expect(idOf(' 3', '1 ')).toBe(idOf('3', '1'));
-    expect(idOf('"3"', '1')).toBe('"3":1');
-    expect(idOf('3', String(2 ** 21))).toBe(`3:${2 ** 21}`);
-    expect(idOf('1.5', '0')).toBe('1.5:0');
-    expect(idOf('-1', '0')).toBe('-1:0');
-  });
-});
-
 describe('forEachRowVerdict (byte scan with rowVerdict on the text as fallback)', () => {
   it('reads every tricky line as rowVerdict does', async () => {
     const lines: (string | Buffer)[] = [
@@ -180,9 +241,11 @@ describe('forEachRowVerdict (byte scan with rowVerdict on the text as fallback)'
         if (v) want.push(v);
       }
       const got: RowVerdict[] = [];
-      await forEachRowVerdict(path, (v) => got.push({ ...v }));
+      await forEachRowVerdict(path, (v) => {
+        got.push({ ...v });
+      });
       expect(got).toEqual(want);
-      expect(got.map((v) => v.key).slice(0, 12)).toEqual([
+      expect(got.map((v) => `${partText(v.task)}:${partText(v.rollout)}`).slice(0, 12)).toEqual([
         '0:0',
         '0:1',
         '1:0',
@@ -190,7 +253,7 @@ describe('forEachRowVerdict (byte scan with rowVerdict on the text as fallback)'
         '2:0',
         '3:0',
         '12345678901234567891:0',
-        '1.5:"ab"',
+        '1.5:"a b"',
         '4:0',
         '5:0',
         '7:0',
