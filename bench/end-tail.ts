@@ -36,15 +36,20 @@ const { values } = parseArgs({
 });
 const output = resolve(values.output);
 const sidecar = sidecarPath(output);
-const saved = JSON.parse(readFileSync(historyPath(output), 'utf8')) as { runs: { history: unknown }[] };
+const saved = JSON.parse(readFileSync(historyPath(output), 'utf8')) as { runs: { runId: string; history: unknown }[] };
 const history = historyFromJSON(saved.runs[saved.runs.length - 1].history);
+/** Each run of the chain by its id; the latest without one. */
+const runHistory = (runId?: string) =>
+  historyFromJSON((saved.runs.find((r) => r.runId === runId) ?? saved.runs[saved.runs.length - 1]).history);
 const rollouts = (() => {
   const attrs = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0]?.data;
   return (JSON.parse(Buffer.from(attrs!).toString('utf8')) as { rolloutsPath: string }).rolloutsPath;
 })();
-// A client that only serves this run's history (the report reads nothing else from the server).
+// A client that only serves this run's histories (the report reads nothing else from the server).
 const temporal: ReportTemporal = {
-  client: { workflow: { getHandle: () => ({ fetchHistory: () => Promise.resolve(history) }) } } as unknown as Client,
+  client: {
+    workflow: { getHandle: (_id: string, runId?: string) => ({ fetchHistory: () => Promise.resolve(runHistory(runId)) }) },
+  } as unknown as Client,
   target: { address: 'bench', namespace: 'default', uiUrl: null, embedded: false, started: false } satisfies TemporalTarget,
 };
 const outDir = resolve('bench/out/end-tail');

@@ -11,16 +11,17 @@ import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { resolve } from 'node:path';
 import type { Client } from '@temporalio/client';
+import type { temporal } from '@temporalio/proto';
 import { writeFileAtomic } from '../io/atomic-file.js';
 import { connectClient, resolveTemporal, runUiUrl, type TemporalTarget } from '../temporal/connection.js';
 import { workflowIdForOutput } from '../temporal/workflow-id.js';
-import { historyTimeline } from '../report/history-timeline.js';
+import type { RunResult, RunSpec } from '../contract/run-spec.js';
+import { historyTimeline, type RecordedBatch } from '../report/history-timeline.js';
 import { reportHtml } from '../report/html.js';
 import { reportData, type ReportData } from '../report/report-data.js';
 import { reportHtmlPath, runFiles, specAndResult } from '../report/run-files.js';
 import { sidecarClasses } from '../report/sidecar-classes.js';
 import { joinVerdicts } from '../report/verdict-join.js';
-import { fetchRunChain } from './history-command.js';
 import { readHistory } from './history-events.js';
 
 export interface ReportOptions {
@@ -37,26 +38,54 @@ export interface ReportTemporal {
   target: TemporalTarget;
 }
 
-type Events = Awaited<ReturnType<typeof fetchRunChain>>;
+type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
+
+/** What the report reads from the run's history: its spec and result, and the batches it recorded. */
+interface RunHistory {
+  spec: RunSpec | null;
+  result: RunResult | null;
+  batches: RecordedBatch[];
+}
+
+/**
+ * The run's history, one run of the continue-as-new chain at a time (from the latest back to the
+ * first, as runs name their predecessor): memory holds one run's events, not the chain's.
+ */
+async function readRunChain(client: Client, workflowId: string): Promise<RunHistory> {
+  const perRun: RecordedBatch[][] = [];
+  let spec: RunSpec | null = null;
+  let result: RunResult | null = null;
+  let runId: string | undefined = undefined;
+  for (;;) {
+    const events: HistoryEvent[] = (await client.workflow.getHandle(workflowId, runId).fetchHistory()).events ?? [];
+    const ends = specAndResult(events);
+    if (perRun.length === 0) result = ends.result;
+    spec = ends.spec;
+    perRun.unshift(readHistory(events).batches);
+    const previous: string | null | undefined = events[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId;
+    if (!previous) return { spec, result, batches: perRun.flat() };
+    runId = previous;
+  }
+}
 
 /** The run's history, or why it cannot be read. Never throws: the report works without it. */
 async function historyOf(
   workflowId: string,
   given?: ReportTemporal,
-): Promise<{ events: Events | null; why: string | null; runUrl: string | null }> {
+): Promise<{ history: RunHistory | null; why: string | null; runUrl: string | null }> {
   let close = async () => {};
   try {
     const target = given?.target ?? (await resolveTemporal());
     let client = given?.client;
     if (!client) ({ client, close } = await connectClient(target));
     try {
-      const events = await fetchRunChain(client, workflowId);
-      return { events, why: null, runUrl: runUiUrl(target, workflowId) };
+      const history = await readRunChain(client, workflowId);
+      return { history, why: null, runUrl: runUiUrl(target, workflowId) };
     } catch {
-      return { events: null, why: `the Temporal server at ${target.address} has no run ${workflowId}`, runUrl: null };
+      return { history: null, why: `the Temporal server at ${target.address} has no run ${workflowId}`, runUrl: null };
     }
   } catch (err) {
-    return { events: null, why: `the Temporal server cannot be reached (${(err as Error).message.split('\n')[0]})`, runUrl: null };
+    return { history: null, why: `the Temporal server cannot be reached (${(err as Error).message.split('\n')[0]})`, runUrl: null };
   } finally {
     await close();
   }
@@ -76,11 +105,7 @@ export async function buildReport(opts: ReportOptions, temporal?: ReportTemporal
   const output = resolve(opts.output);
   const workflowId = workflowIdForOutput(output);
   const history = await historyOf(workflowId, temporal);
-  const files = runFiles(
-    output,
-    history.events ? specAndResult(history.events) : { spec: null, result: null },
-    opts.rollouts && resolve(opts.rollouts),
-  );
+  const files = runFiles(output, history.history ?? { spec: null, result: null }, opts.rollouts && resolve(opts.rollouts));
   const join = await joinVerdicts(files, tmpdir());
   return reportData({
     join,
@@ -90,7 +115,7 @@ export async function buildReport(opts: ReportOptions, temporal?: ReportTemporal
     runUrl: history.runUrl,
     historyUnavailable: history.why,
     sidecar: await sidecarClasses(files.sidecar),
-    timeline: history.events ? historyTimeline(readHistory(history.events).batches) : null,
+    timeline: history.history ? historyTimeline(history.history.batches) : null,
   });
 }
 

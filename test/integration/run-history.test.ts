@@ -63,6 +63,12 @@ describe('the workflow history beside the outputs', () => {
     const content = /"text":"([^"]{20,})"/.exec(response)?.[1];
     expect(content).toBeTruthy();
     expect(text).not.toContain(content);
+    // The report reads the chain one generation at a time: its timeline has the batches of all of them.
+    const html = readFileSync(join(dir, 'out_report.html'), 'utf8');
+    const data = JSON.parse(/<script id="report-data" type="application\/json">([^<]*)<\/script>/.exec(html)![1]) as {
+      timeline: { progress: { rows: number }[] };
+    };
+    expect(data.timeline.progress.at(-1)!.rows).toBe(12);
   });
 
   it('a run stopped by bad input (found by its plan, inside the workflow) writes no history file', async () => {
