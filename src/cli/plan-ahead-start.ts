@@ -1,6 +1,6 @@
 /**
  * Whether and what `reverify run` plans ahead (activities/plan-ahead.ts) for the run it starts with
- * its in-process worker, as soon as its client has connected: a fresh run (no --resume: its plan
+ * its in-process worker, as soon as its spec is built: a fresh run (no --resume: its plan
  * reads the outputs, which the plan ahead would not prove unchanged; no recovery: it may move rows
  * of --rollouts first; no ATIF: another plan), whose output paths are known (without --force the
  * guard never prefixes them), on inputs small enough that the plan is a short part of the start

@@ -140,7 +140,14 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
   const wandbKeys = opts.upload && opts.configs.length > 0 ? (await loadUploadConfig(opts.configs)).wandbKeys : [];
   if (wandbKeys.length > 0) io.out(wandbRefusal(wandbKeys));
   trace('spec built');
-  const target = await resolveTemporal();
+  // The plan is made while the command connects, checks and starts the run and the worker starts;
+  // the run's plan activity takes it over (activities/plan-ahead.ts). Dropped when the command ends
+  // without it (below: a server that cannot be reached, and `finally`).
+  if (proc.worker) startPlanAhead(spec);
+  const target = await resolveTemporal().catch(async (err: unknown) => {
+    await dropPlansAhead();
+    throw err;
+  });
   trace('temporal resolved');
   const workflowId = workflowIdForOutput(spec.outputPath);
   // The in-process worker (its connection, the workflow bundle) is made while the client checks and
@@ -149,6 +156,7 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
   workerReady?.catch(() => undefined);
   const { client, close } = await connectClient(target).catch(async (err: unknown) => {
     await (await workerReady?.catch(() => null))?.stop();
+    await dropPlansAhead();
     throw err;
   });
   trace('client connected');
@@ -157,9 +165,6 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
   let announced = false;
   let attached = true;
   try {
-    // The plan is made while the client checks and starts the run and the worker starts; the
-    // run's plan activity takes it over (activities/plan-ahead.ts; dropped in `finally` if not).
-    if (proc.worker) startPlanAhead(spec);
     const existing = await client.workflow
       .getHandle(workflowId)
       .describe()
