@@ -401,7 +401,9 @@ describe('workflow logic with stub activities', () => {
     // each): checked with 4 unfinished (2 slots), it must be launched with 2, not with the share of
     // 3 unfinished (3 slots, 9 in all), which the cursor moved before launching would give.
     const spec = specFor('share', { concurrency: 8, batchSize: 10 });
-    const durations: Record<number, number> = { 0: 10, 1: 60, 2: 400, 3: 600, 4: 600, 5: 10 };
+    // Batches 2-4 run long enough that batch 5 starts before they end even on a loaded machine
+    // (at 400 ms a CI run on 2 busy cores once started it after batch 2 had ended).
+    const durations: Record<number, number> = { 0: 10, 1: 60, 2: 1500, 3: 1700, 4: 1700, 5: 10 };
     const { activities, rec } = stubActivities({ rows: 60, beforeVerify: (req) => sleep(durations[req.batch]) });
     const { result } = await withRun(spec, activities, finished);
 
