@@ -10,6 +10,7 @@ import { classifyVerifyReply, type VerifyReply } from './verify-reply.js';
 import { AggregateMetricsError } from './errors.js';
 import { bodyExcerpt, truncateOneLine } from './excerpt.js';
 import { DeadlineExceeded, Deadlines, formatMs } from './deadlines.js';
+import { dispatchForText } from './text-reply.js';
 import { authorizationFor, redactUserinfo } from './credentials.js';
 
 export type { ReverifyMode } from '../contract/reverify-mode.js';
@@ -74,19 +75,14 @@ export class VerifierClient {
     const { pool, path, authorization } = this.target(serverUrl, 'verify');
     const timeoutMs = this.requestTimeoutMs;
     try {
-      return await this.deadlines.run(timeoutMs, signal, async (s) => {
-        const res = await pool.request({
-          method: 'POST',
-          path,
-          headers: headers(JSON_CONTENT, authorization),
-          body,
-          signal: s,
-          headersTimeout: timeoutMs,
-          bodyTimeout: timeoutMs,
-        });
-        const text = await res.body.text();
-        return classifyVerifyReply(res.statusCode, res.headers['retry-after'], text);
-      });
+      const reply = await this.deadlines.run(timeoutMs, signal, (s) =>
+        dispatchForText(
+          pool,
+          { method: 'POST', path, headers: headers(JSON_CONTENT, authorization), body, headersTimeout: timeoutMs, bodyTimeout: timeoutMs },
+          s,
+        ),
+      );
+      return classifyVerifyReply(reply.status, reply.retryAfter, reply.text);
     } catch (err) {
       if (signal?.aborted) throw signal.reason;
       if (err instanceof DeadlineExceeded) return { kind: 'retryable', reason: err.message };

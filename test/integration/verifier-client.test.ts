@@ -98,6 +98,20 @@ describe('VerifierClient.verifyOnce', () => {
     expect(seen).toEqual({ method: 'POST', url: '/verify', type: 'application/json', body: REQUEST });
   });
 
+  it('a reply in pieces (a character split between them) is whole; a UTF-8 byte order mark is dropped, as body.text() does', async () => {
+    const reply = '{"reward": 1, "note": "' + 'é€'.repeat(5000) + '"}';
+    const bytes = Buffer.from(reply, 'utf8');
+    const srv = await startServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      // Odd cuts through two- and three-byte characters, each written on its own.
+      for (let at = 0; at < bytes.length; at += 4097) res.write(bytes.subarray(at, Math.min(bytes.length, at + 4097)));
+      res.end();
+    });
+    expect(await newClient().verifyOnce(srv.url, REQUEST)).toEqual({ kind: 'ok', status: 200, text: reply });
+    const bom = await startServer((_req, res) => json(res, 200, '\ufeff{"reward": 0}'));
+    expect(await newClient().verifyOnce(bom.url, REQUEST)).toEqual({ kind: 'ok', status: 200, text: '{"reward": 0}' });
+  });
+
   it('keeps a path prefix of the server URL', async () => {
     let url = '';
     const srv = await startServer((req, res) => {
