@@ -1,7 +1,7 @@
 /**
  * Start and end of `reverify run`, step by step:
  *
- *   npx tsx bench/startup.ts [--rows 20000] [--response-bytes 5000] [--repeat 3] [--out bench/out/startup]
+ *   npx tsx bench/startup.ts [--rows 20000] [--response-bytes 5000] [--repeat 3] [--out bench/out/startup] [--cpu-prof]
  *
  * On one embedded Temporal dev server (its own state dir, the workflow bundle cache warmed by a
  * `--limit 200` run first), each repeat runs `reverify run` on a fresh reference server (latency 0)
@@ -9,7 +9,8 @@
  * (from the reference server's `GET /stats`, as throughput.ts), the plan activity's seconds (from
  * the run's history file), and the CLI's own steps (`reverify-trace` lines: ms since the process
  * started, and its RSS then), and the peak RSS (VmHWM) of the `reverify run` process (CLI and in-process worker).
- * Medians over the repeats at the end.
+ * Medians over the repeats at the end. With --cpu-prof, each measured `reverify run` writes V8 CPU
+ * profiles of its threads to `<out>/runN/cpu-prof` (`npx tsx bench/profile-top.ts DIR` reads them).
  */
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -25,6 +26,7 @@ const { values } = parseArgs({
     'response-bytes': { type: 'string', default: '5000' },
     repeat: { type: 'string', default: '3' },
     out: { type: 'string', default: 'bench/out/startup' },
+    'cpu-prof': { type: 'boolean', default: false },
   },
 });
 
@@ -95,6 +97,7 @@ runBench(async () => {
       const cli = spawnCli(args(output, ref.url, warm ? ['--limit', '200'] : []), {
         env: benchEnv(stateDir, { REVERIFY_TRACE: '1' }),
         logPath: join(dir, 'reverify-run.log'),
+        nodeArgs: values['cpu-prof'] && !warm ? ['--cpu-prof', '--cpu-prof-dir', join(dir, 'cpu-prof')] : [],
         onStderr: (text) => (stderr += text),
       });
       const rss = new RssSampler(100);
