@@ -94,7 +94,7 @@ const total = (f: FlipCounts) => f.up + f.down + f.changed;
 const INTEGER = /^-?\d+$/;
 
 /** Most flips first, then by task (numerically where both are integers), then by agent. */
-export function compareTaskFlips(x: TaskFlips, y: TaskFlips): number {
+function compareTaskFlips(x: TaskFlips, y: TaskFlips): number {
   const byFlips = total(y) - total(x);
   if (byFlips !== 0) return byFlips;
   if (x.task !== y.task) {
