@@ -1,6 +1,7 @@
 /** A growing column of numbers in one Float64Array: 8 bytes a value, none boxed (the join's paired rewards). */
 export class NumberColumn {
-  private buf = new Float64Array(1024);
+  // Small at first: a join holds two per agent, and a file may name many agents.
+  private buf = new Float64Array(16);
   length = 0;
 
   push(v: number): void {
