@@ -25,18 +25,25 @@ export interface HistoryOptions {
 
 type Events = NonNullable<Awaited<ReturnType<ReturnType<Client['workflow']['getHandle']>['fetchHistory']>>['events']>;
 
+/**
+ * The events of each run of the workflow's continue-as-new chain, one run at a time, from the
+ * latest back to the first (each run names the one it continued from).
+ */
+export async function* runsNewestFirst(client: Client, workflowId: string): AsyncGenerator<Events> {
+  let runId: string | undefined = undefined;
+  for (;;) {
+    const events: Events = (await client.workflow.getHandle(workflowId, runId).fetchHistory()).events ?? [];
+    yield events;
+    const previous: string | null | undefined = events[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId;
+    if (!previous) return;
+    runId = previous;
+  }
+}
+
 /** The events of the latest run for the workflow id and of every run it continued from, oldest first. */
 export async function fetchRunChain(client: Client, workflowId: string): Promise<Events> {
   const chain: Events[] = [];
-  let runId: string | undefined = undefined;
-  for (;;) {
-    const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
-    const events: Events = history.events ?? [];
-    chain.unshift(events);
-    const previous: string | null | undefined = events[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId;
-    if (!previous) break;
-    runId = previous;
-  }
+  for await (const events of runsNewestFirst(client, workflowId)) chain.unshift(events);
   return chain.flat();
 }
 

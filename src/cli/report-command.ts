@@ -11,7 +11,6 @@ import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { resolve } from 'node:path';
 import type { Client } from '@temporalio/client';
-import type { temporal } from '@temporalio/proto';
 import { writeFileAtomic } from '../io/atomic-file.js';
 import { connectClient, resolveTemporal, runUiUrl, type TemporalTarget } from '../temporal/connection.js';
 import { workflowIdForOutput } from '../temporal/workflow-id.js';
@@ -22,6 +21,7 @@ import { reportData, type ReportData } from '../report/report-data.js';
 import { reportHtmlPath, runFiles, specAndResult } from '../report/run-files.js';
 import { sidecarClasses } from '../report/sidecar-classes.js';
 import { joinVerdicts } from '../report/verdict-join.js';
+import { runsNewestFirst } from './history-command.js';
 import { readHistory } from './history-events.js';
 
 export interface ReportOptions {
@@ -38,8 +38,6 @@ export interface ReportTemporal {
   target: TemporalTarget;
 }
 
-type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
-
 /** What the report reads from the run's history: its spec and result, and the batches it recorded. */
 interface RunHistory {
   spec: RunSpec | null;
@@ -47,25 +45,18 @@ interface RunHistory {
   batches: RecordedBatch[];
 }
 
-/**
- * The run's history, one run of the continue-as-new chain at a time (from the latest back to the
- * first, as runs name their predecessor): memory holds one run's events, not the chain's.
- */
+/** The run's history, one run of the continue-as-new chain at a time: memory holds one run's events, not the chain's. */
 async function readRunChain(client: Client, workflowId: string): Promise<RunHistory> {
   const perRun: RecordedBatch[][] = [];
   let spec: RunSpec | null = null;
   let result: RunResult | null = null;
-  let runId: string | undefined = undefined;
-  for (;;) {
-    const events: HistoryEvent[] = (await client.workflow.getHandle(workflowId, runId).fetchHistory()).events ?? [];
+  for await (const events of runsNewestFirst(client, workflowId)) {
     const ends = specAndResult(events);
-    if (perRun.length === 0) result = ends.result;
-    spec = ends.spec;
+    if (perRun.length === 0) result = ends.result; // the latest run's end
+    spec = ends.spec; // the first run's start, once the walk is done
     perRun.unshift(readHistory(events).batches);
-    const previous: string | null | undefined = events[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId;
-    if (!previous) return { spec, result, batches: perRun.flat() };
-    runId = previous;
   }
+  return { spec, result, batches: perRun.flat() };
 }
 
 /** The run's history, or why it cannot be read. Never throws: the report works without it. */

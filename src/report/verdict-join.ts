@@ -127,7 +127,7 @@ class TaskRanking {
 
 /** The walk over the sorted records: one key at a time, one task at a time. */
 class JoinWalk {
-  private readonly agents: { join: AgentJoin; old: NumberColumn; new: NumberColumn }[] = [];
+  private readonly agents: { counts: Omit<AgentJoin, 'oldRewards' | 'newRewards'>; old: NumberColumn; new: NumberColumn }[];
   private readonly ranking = new TaskRanking(TASKS_LISTED_MAX);
   private readonly flipped: FlippedRow[] = [];
   private flippedMore = 0;
@@ -142,15 +142,14 @@ class JoinWalk {
   private before: number | undefined = undefined;
   private taken = false;
   /** The current task's counts per agent index. */
-  private taskFlips = new Map<number, TaskFlips>();
+  private readonly taskFlips = new Map<number, TaskFlips>();
 
-  constructor(private readonly agentNames: readonly string[]) {
-    for (const agent of agentNames)
-      this.agents.push({
-        join: { agent, rows: 0, oldRewards: new Float64Array(0), newRewards: new Float64Array(0), noOld: 0, noNew: 0, flips: noFlips() },
-        old: new NumberColumn(),
-        new: new NumberColumn(),
-      });
+  constructor(agentNames: readonly string[]) {
+    this.agents = agentNames.map((agent) => ({
+      counts: { agent, rows: 0, noOld: 0, noNew: 0, flips: noFlips() },
+      old: new NumberColumn(),
+      new: new NumberColumn(),
+    }));
   }
 
   add(r: VerdictRecord): void {
@@ -180,32 +179,32 @@ class JoinWalk {
 
   private endTask(): void {
     for (const t of this.taskFlips.values()) if (total(t) > 0) this.ranking.offer(t);
-    this.taskFlips = new Map();
+    this.taskFlips.clear();
   }
 
   /** A main-output row; `before` is its key's old reward unless an earlier row of the key took it. */
   private newRow(r: VerdictRecord, before: number | undefined): void {
     this.newRows++;
     const a = this.agents[r.agent];
-    a.join.rows++;
+    const c = a.counts;
+    c.rows++;
     const noOld = before === undefined || Number.isNaN(before);
-    if (noOld) a.join.noOld++;
-    if (Number.isNaN(r.reward)) a.join.noNew++;
+    if (noOld) c.noOld++;
+    if (Number.isNaN(r.reward)) c.noNew++;
     if (noOld || Number.isNaN(r.reward)) return;
     a.old.push(before);
     a.new.push(r.reward);
     let t = this.taskFlips.get(r.agent);
-    if (!t)
-      this.taskFlips.set(r.agent, (t = { task: partText(partId(r.taskNum, r.taskText)), agent: a.join.agent, rows: 0, ...noFlips() }));
+    if (!t) this.taskFlips.set(r.agent, (t = { task: partText(partId(r.taskNum, r.taskText)), agent: c.agent, rows: 0, ...noFlips() }));
     t.rows++;
     const kind = flipOf(before, r.reward);
     if (kind === null) return;
-    a.join.flips[kind]++;
+    c.flips[kind]++;
     t[kind]++;
     if (this.flipped.length < FLIPS_LISTED_MAX)
       this.flipped.push({
-        key: auditKey(partText(partId(r.taskNum, r.taskText)), partText(partId(r.rolloutNum, r.rolloutText))),
-        agent: a.join.agent,
+        key: auditKey(t.task, partText(partId(r.rolloutNum, r.rolloutText))),
+        agent: c.agent,
         old: before,
         new: r.reward,
         kind,
@@ -217,7 +216,7 @@ class JoinWalk {
     this.endKey();
     this.endTask();
     const tasks = this.ranking.top();
-    const agents = this.agents.map((a) => ({ ...a.join, oldRewards: a.old.values(), newRewards: a.new.values() }));
+    const agents = this.agents.map((a) => ({ ...a.counts, oldRewards: a.old.values(), newRewards: a.new.values() }));
     return {
       agents: agents.sort((x, y) => (x.agent < y.agent ? -1 : x.agent > y.agent ? 1 : 0)),
       tasks,
