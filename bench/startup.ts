@@ -1,7 +1,7 @@
 /**
  * Start and end of `reverify run`, step by step:
  *
- *   npx tsx bench/startup.ts [--rows 20000] [--response-bytes 5000] [--repeat 3] [--out bench/out/startup] [--cpu-prof]
+ *   npx tsx bench/startup.ts [--rows 20000] [--response-bytes 5000] [--repeat 3] [--out bench/out/startup] [--cpu-prof] [--node-args="FLAGS"]
  *
  * On one embedded Temporal dev server (its own state dir, the workflow bundle cache warmed by a
  * `--limit 200` run first), each repeat runs `reverify run` on a fresh reference server (latency 0)
@@ -11,6 +11,7 @@
  * started, and its RSS then), and the peak RSS (VmHWM) of the `reverify run` process (CLI and in-process worker).
  * Medians over the repeats at the end. With --cpu-prof, each measured `reverify run` writes V8 CPU
  * profiles of its threads to `<out>/runN/cpu-prof` (`npx tsx bench/profile-top.ts DIR` reads them).
+ * `--node-args` passes node flags to the measured runs (to compare heap limits, say).
  */
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -27,6 +28,8 @@ const { values } = parseArgs({
     repeat: { type: 'string', default: '3' },
     out: { type: 'string', default: 'bench/out/startup' },
     'cpu-prof': { type: 'boolean', default: false },
+    /** Space-separated node flags for the measured `reverify run` processes (e.g. heap limits to compare). */
+    'node-args': { type: 'string', default: '' },
   },
 });
 
@@ -97,7 +100,10 @@ runBench(async () => {
       const cli = spawnCli(args(output, ref.url, warm ? ['--limit', '200'] : []), {
         env: benchEnv(stateDir, { REVERIFY_TRACE: '1' }),
         logPath: join(dir, 'reverify-run.log'),
-        nodeArgs: values['cpu-prof'] && !warm ? ['--cpu-prof', '--cpu-prof-dir', join(dir, 'cpu-prof')] : [],
+        nodeArgs: [
+          ...(values['cpu-prof'] && !warm ? ['--cpu-prof', '--cpu-prof-dir', join(dir, 'cpu-prof')] : []),
+          ...values['node-args'].split(' ').filter(Boolean),
+        ],
         onStderr: (text) => (stderr += text),
       });
       const rss = new RssSampler(100);
