@@ -3,7 +3,7 @@
  * the outcome, or null when planning failed (the plan activity then plans itself and reports why).
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { planInto, type PlanRequest } from './plan-run.js';
+import { planInto, type PlanRequest } from './plan-run/plan-into.js';
 
 planInto(workerData as PlanRequest).then(
   (outcome) => parentPort!.postMessage(outcome),

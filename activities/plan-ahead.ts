@@ -15,7 +15,7 @@ import type { Worker } from 'node:worker_threads';
 import { writeFileAtomic } from '../src/io/atomic-file.js';
 import { fileNow, sameIdentity } from '../src/io/file-identity.js';
 import { startThread } from '../src/io/start-thread.js';
-import { freshWorkDir, type PlanOutcome, type PlanRequest } from './plan-run.js';
+import { freshWorkDir, type PlanOutcome, type PlanRequest } from './plan-run/plan-into.js';
 
 interface Ahead {
   /** The request as the activity will receive it (JSON: what Temporal's payloads keep). */

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropPlansAhead, planAhead, plannedAhead, takePlanAhead } from '../../activities/plan-ahead.js';
-import { planInto, type PlanRequest } from '../../activities/plan-run.js';
+import { planInto, type PlanRequest } from '../../activities/plan-run/plan-into.js';
 import type { RoutingTable } from '../../src/config/routing.js';
 import { inputLine, successLine } from '../helpers/spec-fixtures.js';
 import { useTempRoot } from '../helpers/temp-dirs.js';
