@@ -4,7 +4,7 @@
  *
  *   npx tsx bench/throughput.ts [--rows 20000] [--response-bytes 5000] [--latencies 0,20]
  *                               [--concurrency 64] [--batch-size N] [--agents 2] [--repeat 1]
- *                               [--only a,b,c] [--cpu-prof] [--no-warmup] [--out bench/out/throughput]
+ *                               [--only a,b,c] [--cpu-prof] [--node-args="FLAGS"] [--no-warmup] [--out bench/out/throughput]
  *                               [--compare 'COMMAND with {inputs} {rollouts} {out} {config} {server} {url} {concurrency}']
  *
  * (a) capacity: a plain undici Pool (keep-alive, `concurrency` connections, no Temporal) sending the
@@ -60,6 +60,8 @@ const { values } = parseArgs({
     repeat: { type: 'string', default: '1' },
     only: { type: 'string', default: 'a,b,c' },
     'cpu-prof': { type: 'boolean', default: false },
+    /** Space-separated node flags for the (b) `reverify run` processes (e.g. heap limits to compare). */
+    'node-args': { type: 'string', default: '' },
     'no-warmup': { type: 'boolean', default: false },
     compare: { type: 'string' },
     out: { type: 'string', default: join(ROOT, 'bench', 'out', 'throughput') },
@@ -475,7 +477,10 @@ async function measureReverify(
   reverifyArgs: (output: string, url: string, extra?: string[]) => string[],
   rows: number,
 ): Promise<ReverifyMeasured & { note: string }> {
-  const nodeArgs = values['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', join(runDir, 'cpu-prof')] : [];
+  const nodeArgs = [
+    ...(values['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', join(runDir, 'cpu-prof')] : []),
+    ...values['node-args'].split(' ').filter(Boolean),
+  ];
   const m = await measureCommand(
     { latency, runDir, stateDir, rows, label: 'reverify run', what: 'reverify run', log: 'reverify-run.log' },
     (output, url, logPath) => spawnCli(reverifyArgs(output, url), { env: benchEnv(stateDir), logPath, nodeArgs }),
