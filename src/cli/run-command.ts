@@ -234,8 +234,7 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
     });
     trace('run ended');
     // The run is over: the worker's threads, connection and heaps are released while the history
-    // and the report are written (at 10^6 rows the report's scans are the largest heap of the
-    // command). Awaited again in `finally`.
+    // and the report are written, not after them. Awaited again in `finally`.
     void worker?.stop().catch(() => undefined);
     // The report (which reads the history from the server, not from the file) is made while the
     // history file is written; its line is printed in the summary, after the history's.

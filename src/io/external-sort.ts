@@ -40,7 +40,7 @@ const DEFAULT_MAX_BYTES = 16 << 20;
  * After writing a run, the sort collects garbage when the heap in use has grown by this much since
  * the sort began (or since its last collection): about one run of records. At 10^6 rows (bench/
  * plan.ts, `reverify report`) 24 MiB kept the plan at 223 MiB and the report at 241–260 MiB
- * (331–347 and 284–287 without) for no CPU that the runs could tell apart; after every run, the plan
+ * (328–347 and 284–287 without) for no CPU that the runs could tell apart; after every run, the plan
  * was 203 MiB but the report took 12 % more CPU; 48 MiB left the plan at 251–266 MiB.
  */
 const COLLECT_MARGIN_BYTES = 24 << 20;
