@@ -76,7 +76,16 @@ function parseLine(path: string, line: JsonlLine): Record<string, unknown> {
   return row as Record<string, unknown>;
 }
 
-/** The plan phase's body (`planRun` without its activity context): plans `req` into `req.workDir`. */
+/**
+ * Plans `req` into `req.workDir` (`planRun` is its activity), in memory flat in the number of rows:
+ * everything keyed — the materialized inputs (byte places; the last duplicate wins), the output's
+ * and sidecar's keys (resume), --rollouts' keys (recovery) and the source rows (the rollouts, or in
+ * recovery mode the judge failures of their sidecar) — is sorted by key on disk (`ExternalSorter`),
+ * each key's group decides its source rows' verdicts (`decideKey`), and a last pass over the
+ * verdicts in file order applies `limit`, stops at the first bad row, and writes the plan file.
+ * Every line is validated here, so bad input stops the run with `file:line: reason` before anything
+ * is written or sent. Returns counts only.
+ */
 export async function planInto(req: PlanRequest): Promise<PlanOutcome> {
   // A new run (a live one would have been attached to) owns the work directory: whatever an
   // earlier, failed or cancelled run left there (batch results, parts, plans) is stale.
