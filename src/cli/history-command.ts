@@ -14,6 +14,7 @@ import { ConfigError } from '../contract/errors.js';
 import { topLevelSpans } from '../contract/json-spans.js';
 import { ROLLOUT_INDEX_KEY, TASK_INDEX_KEY } from '../contract/keys.js';
 import { connectClient, resolveTemporal } from '../temporal/connection.js';
+import { runsNewestFirst, type RunEvents } from '../temporal/run-history.js';
 import { workflowIdForOutput } from '../temporal/workflow-id.js';
 import { attemptsOfKey, readHistory, truncatedBatches, type KeyAttempt, type ReadHistory } from './history-events.js';
 
@@ -23,26 +24,9 @@ export interface HistoryOptions {
   json?: boolean;
 }
 
-type Events = NonNullable<Awaited<ReturnType<ReturnType<Client['workflow']['getHandle']>['fetchHistory']>>['events']>;
-
-/**
- * The events of each run of the workflow's continue-as-new chain, one run at a time, from the
- * latest back to the first (each run names the one it continued from).
- */
-export async function* runsNewestFirst(client: Client, workflowId: string): AsyncGenerator<Events> {
-  let runId: string | undefined = undefined;
-  for (;;) {
-    const events: Events = (await client.workflow.getHandle(workflowId, runId).fetchHistory()).events ?? [];
-    yield events;
-    const previous: string | null | undefined = events[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId;
-    if (!previous) return;
-    runId = previous;
-  }
-}
-
 /** The events of the latest run for the workflow id and of every run it continued from, oldest first. */
-export async function fetchRunChain(client: Client, workflowId: string): Promise<Events> {
-  const chain: Events[] = [];
+export async function fetchRunChain(client: Client, workflowId: string): Promise<RunEvents> {
+  const chain: RunEvents[] = [];
   for await (const events of runsNewestFirst(client, workflowId)) chain.unshift(events);
   return chain.flat();
 }

@@ -13,6 +13,7 @@ import { resolve } from 'node:path';
 import type { Client } from '@temporalio/client';
 import { writeFileAtomic } from '../io/atomic-file.js';
 import { connectClient, resolveTemporal, runUiUrl, type TemporalTarget } from '../temporal/connection.js';
+import { runsNewestFirst } from '../temporal/run-history.js';
 import { workflowIdForOutput } from '../temporal/workflow-id.js';
 import type { RunResult, RunSpec } from '../contract/run-spec.js';
 import { historyTimeline, type RecordedBatch } from '../report/history-timeline.js';
@@ -21,7 +22,6 @@ import { reportData, type ReportData } from '../report/report-data.js';
 import { reportHtmlPath, runFiles, specAndResult } from '../report/run-files.js';
 import { sidecarClasses } from '../report/sidecar-classes.js';
 import { joinVerdicts } from '../report/verdict-join.js';
-import { runsNewestFirst } from './history-command.js';
 import { readHistory } from './history-events.js';
 
 export interface ReportOptions {

@@ -34,6 +34,24 @@ export async function runChain(client: Client, workflowId: string): Promise<stri
   }
 }
 
+/** One run's history events, as the client fetches them. */
+export type RunEvents = NonNullable<Awaited<ReturnType<ReturnType<Client['workflow']['getHandle']>['fetchHistory']>>['events']>;
+
+/**
+ * The events of each run of the workflow's continue-as-new chain, one run at a time, from the
+ * latest back to the first (each run names the one it continued from).
+ */
+export async function* runsNewestFirst(client: Client, workflowId: string): AsyncGenerator<RunEvents> {
+  let runId: string | undefined = undefined;
+  for (;;) {
+    const events: RunEvents = (await client.workflow.getHandle(workflowId, runId).fetchHistory()).events ?? [];
+    yield events;
+    const previous: string | null | undefined = events[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId;
+    if (!previous) return;
+    runId = previous;
+  }
+}
+
 /** Writes the whole history of the workflow's chain to `path` atomically; returns the number of runs and events. */
 export async function writeRunHistory(client: Client, workflowId: string, path: string): Promise<{ runs: number; events: number }> {
   const runIds = await runChain(client, workflowId);
