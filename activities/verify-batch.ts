@@ -27,7 +27,9 @@ import { readPlannedRows, rowPlace, sidecarPathOf } from './verify-batch/planned
 import { serverAnswersOthers } from './verify-batch/probe.js';
 import { RejectGuard } from './verify-batch/reject-guard.js';
 import type { VerifyBatchRequest } from './verify-batch/request.js';
+import { verifyRequestBytes } from './verify-batch/payload-bytes.js';
 import { routeReply, routeSetAside, type Routed } from './verify-batch/route-reply.js';
+import { routeReplyBytes } from './verify-batch/route-reply-bytes.js';
 import { runLanes, type Recording } from './verify-batch/lanes.js';
 
 export type { VerifyBatchRequest } from './verify-batch/request.js';
@@ -62,9 +64,11 @@ export function verifyBatch(deps: ActivityDeps) {
 interface Prepared {
   /** Its index in the batch's records. */
   i: number;
+  /** Its index in the rows read (`todo`). */
+  k: number;
   rec: PlanRecord;
-  source: string;
-  payload: string;
+  /** The `/verify` body, as text or as its bytes (`payload-bytes.ts`). */
+  payload: string | Buffer;
   stamps: Stamps;
   atif: boolean;
 }
@@ -120,17 +124,19 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
   const struck: Struck[] = [];
   let held = false;
 
-  /** Row `todo[k]` ready to send: read, its payload built. */
+  /** Row `todo[k]` ready to send: read, its payload built (on the rows' bytes when it can: payload-bytes.ts). */
   const prepareRow = async (k: number): Promise<Prepared> => {
     const i = todo[k];
     const rec = records[i];
-    const source = rows.source(k);
-    const input = rows.input(k);
-    const atif = req.plan.inputFormat === 'atif' ? await atifPayload(req.plan.sourcePath, rec, source, input) : null;
-    const gym = atif === null ? verifyRequest(input, source) : null;
-    const payload = atif?.payload ?? gym!.payload;
-    const stamps: Stamps = atif ? { ...stampsFromPayload(input), atifProvenance: atif.provenance } : gym!.stamps;
-    return { i, rec, source, payload, stamps, atif: atif !== null };
+    if (req.plan.inputFormat === 'atif') {
+      const input = rows.input(k);
+      const atif = await atifPayload(req.plan.sourcePath, rec, rows.source(k), input);
+      return { i, k, rec, payload: atif.payload, stamps: { ...stampsFromPayload(input), atifProvenance: atif.provenance }, atif: true };
+    }
+    const gym =
+      (req.operation === undefined ? verifyRequestBytes(rows.inputBytes(k), rows.sourceBytes(k)) : null) ??
+      verifyRequest(rows.input(k), rows.source(k));
+    return { i, k, rec, payload: gym.payload, stamps: gym.stamps, atif: false };
   };
 
   /**
@@ -138,7 +144,7 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
    * record (a failure of this row alone becomes a strike, recorded here when it sets the row aside;
    * a spent allowance leaves the row unfinished: the batch is held).
    */
-  const sendRow = async ({ i, rec, source, payload, stamps, atif }: Prepared): Promise<Recording> => {
+  const sendRow = async ({ i, k, rec, payload, stamps, atif }: Prepared): Promise<Recording> => {
     const agent = req.plan.agents[rec.agent];
     const server = req.plan.servers[rec.server];
     const url = req.serverUrls[server];
@@ -168,9 +174,19 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
     const rejudgment =
       req.operation === undefined
         ? undefined
-        : { opId: operationId(req.operation, stamps.task, stamps.rollout), judged: payload, saved: source };
+        : {
+            opId: operationId(req.operation, stamps.task, stamps.rollout),
+            judged: typeof payload === 'string' ? payload : payload.toString('utf8'),
+            saved: rows.source(k),
+          };
     const facts = { agent, planIndex: req.from + i, latencyMs: performance.now() - started, throttled, atif, rejudgment };
     return () => {
+      // The common 2xx reply is routed on its bytes (route-reply-bytes.ts); any other is parsed.
+      const routed = reply.kind === 'ok' ? routeReplyBytes(reply.body, stamps, facts, req.retry ?? {}) : null;
+      if (routed !== null) {
+        guard.observe(reply, server, url);
+        return recordRouted(i, routed, stamps);
+      }
       const settled = settleReply(reply);
       guard.observe(settled, server, url);
       recordRouted(i, routeReply(settled, stamps, facts, req.retry), stamps);

@@ -18,10 +18,12 @@ export function sidecarPathOf(req: Pick<VerifyBatchRequest, 'outputSidecar'>): s
 /** A plan checksum to prove a read by, or undefined for a legacy plan's record (unchecked). */
 const proofOf = (sum: number) => (sum === UNCHECKED ? undefined : sum);
 
-/** The rows read: the k-th requested row's source and input texts, decoded when asked for. */
+/** The rows read: the k-th requested row's source and input, as bytes or as texts decoded when asked for. */
 export interface PlannedRows {
   source(k: number): string;
   input(k: number): string;
+  sourceBytes(k: number): Buffer;
+  inputBytes(k: number): Buffer;
 }
 
 /**
@@ -56,5 +58,10 @@ export async function readPlannedRows(
     (rec) => `the materialized input of ${req.plan.sourcePath}:${rec.sourceLine}`,
     (rec) => ({ offset: rec.inputOffset, length: rec.inputLength, sum: proofOf(rec.inputSum) }),
   );
-  return { source: (k) => sources[k].toString('utf8'), input: (k) => inputs[k].toString('utf8') };
+  return {
+    source: (k) => sources[k].toString('utf8'),
+    input: (k) => inputs[k].toString('utf8'),
+    sourceBytes: (k) => sources[k],
+    inputBytes: (k) => inputs[k],
+  };
 }

@@ -6,6 +6,7 @@
 import { FAILURE_CLASS_KEY, KILL_SHAPED_CLASS, TRANSIENT_CLASS, VERIFY_REJECTED_CLASS } from '../../src/contract/keys.js';
 import {
   classifyResult,
+  type Outcome,
   stampAtifFailure,
   stampResult,
   verifyFailedRow,
@@ -24,10 +25,13 @@ import type { SettledReply } from '../../src/verifier/client.js';
 import type { VerifierUnavailableError } from '../../src/verifier/errors.js';
 import { agentCounts, type Checkpoint, type Counts } from './checkpoint.js';
 
+/** A row to write, without its line break: as text, or as the pieces of its bytes (`route-reply-bytes.ts`). */
+export type RowLine = string | Uint8Array[];
+
 /** A routed row: the line to write (if any), where, and how the checkpoint counts it once written. */
 export interface Routed {
   target: 'main' | 'sidecar' | null;
-  line: string | null;
+  line: RowLine | null;
   count: (c: Counts, cp: Checkpoint) => void;
   /** How the audit trail names a row that did not reach the main output (null: it did). */
   audit: { cls: string; status: number | null } | null;
@@ -53,26 +57,30 @@ export interface RowFacts {
   rejudgment?: { opId: string; judged: string; saved: string };
 }
 
+/** What routing reads of an answered result: its outcome, two of its members, and the body stamped. */
+export interface ResultView {
+  outcome: Outcome;
+  /** `_ng_failure_class`, parsed (undefined when absent). */
+  failureClass: unknown;
+  /** `reward`, parsed (undefined when absent). */
+  reward: unknown;
+  /** The body with the payload's stamps (`stampResult`). */
+  stamped: () => RowLine;
+}
+
 /**
  * Routes an answered row: `ok` by its body's outcome, `rejected` (a 4xx) to the sidecar. Under
  * `--retry-invalid-judge-responses` an invalid verdict is first made a `judge_invalid` (or terminal
  * `permanent`) failure. A failure the next round retries (`isRetriedNextRound`) is listed for it.
  */
 export function routeReply(reply: SettledReply, stamps: Stamps, row: RowFacts, rules: RetryRules = {}): Routed {
-  const signals = (c: Counts) => {
-    c.throttled += row.throttled;
-    if (row.throttled === 0) {
-      c.latencyMsSum += row.latencyMs;
-      c.latencyCount++;
-    }
-  };
   if (reply.kind === 'rejected') {
     return {
       target: 'sidecar',
       line: verifyRejectedRow(stamps, reply.status, reply.excerpt),
       audit: { cls: VERIFY_REJECTED_CLASS, status: reply.status },
       count: (c) => {
-        signals(c);
+        signalsCount(c, row);
         c.failed++;
         c.rejected++;
         agentCounts(c, row.agent).failed++;
@@ -83,48 +91,25 @@ export function routeReply(reply: SettledReply, stamps: Stamps, row: RowFacts, r
   const result = verdict ? withInvalidJudge(reply.result, verdict) : reply.result;
   const body = verdict ? markInvalidJudge(reply.body, verdict) : reply.body;
   const outcome = classifyResult(result);
-  const sidecarRow = (line: string, cls: string): Routed => {
-    const judgeFailed = isRetriedNextRound(result[FAILURE_CLASS_KEY], rules);
-    return {
-      target: 'sidecar',
-      line,
-      audit: { cls, status: null },
-      count: (c, cp) => {
-        signals(c);
-        c.failed++;
-        if (judgeFailed) {
-          c.judgeFailed++;
-          cp.judgeFailedRows.push(row.planIndex);
-        }
-        agentCounts(c, row.agent).failed++;
-      },
-    };
-  };
   if (row.atif && outcome !== 'success') {
     const cls = result[FAILURE_CLASS_KEY];
-    return sidecarRow(stampAtifFailure(body, stamps), typeof cls === 'string' && cls !== '' ? cls : KILL_SHAPED_CLASS);
+    return sidecarRow(
+      stampAtifFailure(body, stamps),
+      typeof cls === 'string' && cls !== '' ? cls : KILL_SHAPED_CLASS,
+      result[FAILURE_CLASS_KEY],
+      row,
+      rules,
+    );
   }
-  if (outcome === 'drop') {
-    return {
-      target: null,
-      line: null,
-      audit: { cls: 'dropped', status: null },
-      count: (c) => {
-        signals(c);
-        c.dropped++;
-        agentCounts(c, row.agent).dropped++;
-      },
-    };
-  }
-  if (outcome === 'failure') return sidecarRow(stampResult(body, stamps), String(result[FAILURE_CLASS_KEY]));
   const op = row.rejudgment;
-  if (op && !isGraded(result)) {
+  if (op && outcome === 'success') {
+    if (isGraded(result)) return mainRow(settledRow(body, stamps, op.judged, op.saved, op.opId), result.reward, row);
     return {
       target: null,
       line: null,
       audit: { cls: 'withdrawn', status: null },
       count: (c, cp) => {
-        signals(c);
+        signalsCount(c, row);
         c.withdrawn = (c.withdrawn ?? 0) + 1;
         const a = agentCounts(c, row.agent);
         a.withdrawn = (a.withdrawn ?? 0) + 1;
@@ -133,16 +118,71 @@ export function routeReply(reply: SettledReply, stamps: Stamps, row: RowFacts, r
       },
     };
   }
+  return routeResult(
+    { outcome, failureClass: result[FAILURE_CLASS_KEY], reward: result.reward, stamped: () => stampResult(body, stamps) },
+    row,
+    rules,
+  );
+}
+
+/** Routes a result by its outcome: nowhere (no-persist), the sidecar (a failure class), or the main output. */
+export function routeResult(view: ResultView, row: RowFacts, rules: RetryRules): Routed {
+  if (view.outcome === 'drop') {
+    return {
+      target: null,
+      line: null,
+      audit: { cls: 'dropped', status: null },
+      count: (c) => {
+        signalsCount(c, row);
+        c.dropped++;
+        agentCounts(c, row.agent).dropped++;
+      },
+    };
+  }
+  if (view.outcome === 'failure') return sidecarRow(view.stamped(), String(view.failureClass), view.failureClass, row, rules);
+  return mainRow(view.stamped(), view.reward, row);
+}
+
+/** The latency and throttling signals of an answered row (for the adaptive limit). */
+function signalsCount(c: Counts, row: RowFacts): void {
+  c.throttled += row.throttled;
+  if (row.throttled === 0) {
+    c.latencyMsSum += row.latencyMs;
+    c.latencyCount++;
+  }
+}
+
+/** A failure's sidecar row, audited as `cls`; listed for the next round when `failureClass` is one it retries. */
+function sidecarRow(line: RowLine, cls: string, failureClass: unknown, row: RowFacts, rules: RetryRules): Routed {
+  const judgeFailed = isRetriedNextRound(failureClass, rules);
+  return {
+    target: 'sidecar',
+    line,
+    audit: { cls, status: null },
+    count: (c, cp) => {
+      signalsCount(c, row);
+      c.failed++;
+      if (judgeFailed) {
+        c.judgeFailed++;
+        cp.judgeFailedRows.push(row.planIndex);
+      }
+      agentCounts(c, row.agent).failed++;
+    },
+  };
+}
+
+/** A success's main-output row; a numeric `reward` adds to its agent's sum. */
+function mainRow(line: RowLine, reward: unknown, row: RowFacts): Routed {
   return {
     target: 'main',
-    line: op ? settledRow(body, stamps, op.judged, op.saved, op.opId) : stampResult(body, stamps),
+    line,
     audit: null,
     count: (c) => {
-      signals(c);
+      signalsCount(c, row);
       c.main++;
       const a = agentCounts(c, row.agent);
       a.done++;
-      if (typeof result.reward === 'number') a.rewardSum += result.reward;
+      if (typeof reward === 'number') a.rewardSum += reward;
     },
   };
 }

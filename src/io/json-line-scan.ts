@@ -49,19 +49,23 @@ PLAIN[QUOTE] = 1;
 PLAIN[BACKSLASH] = 1;
 
 /**
- * The bytes of the line being scanned as 32-bit words (`null`: the buffer's offset is not a
- * multiple of 4), set by `scanJsonObjectLine`. The view of a buffer is kept for the next line of
- * the same read; one above `KEEP_MAX` (a read grown for a huge line) is not kept, so that it is not
+ * The bytes of the line being scanned as 32-bit words, set by `scanJsonObjectLine`: the view starts
+ * at the aligned address at or before the buffer's first byte, `delta` bytes before it (a buffer
+ * cut out of a larger read starts anywhere). The view of a buffer is kept for the next line of the
+ * same read; one above `KEEP_MAX` (a read grown for a huge line) is not kept, so that it is not
  * held after its read.
  */
-let words: Int32Array | null = null;
+let words: Int32Array = new Int32Array(0);
+let delta = 0;
 let keptFor: Uint8Array | null = null;
-let kept: Int32Array | null = null;
+let kept: Int32Array = words;
 const KEEP_MAX = 8 << 20;
+const EMPTY_WORDS = words;
 
-function wordView(b: Uint8Array): Int32Array | null {
+function wordView(b: Uint8Array): Int32Array {
+  delta = b.byteOffset & 3;
   if (b === keptFor) return kept;
-  const view = b.byteOffset % 4 === 0 ? new Int32Array(b.buffer, b.byteOffset, b.length >> 2) : null;
+  const view = new Int32Array(b.buffer, b.byteOffset - delta, (b.length + delta) >> 2);
   if (b.length <= KEEP_MAX) {
     keptFor = b;
     kept = view;
@@ -73,20 +77,18 @@ function wordView(b: Uint8Array): Int32Array | null {
  * Index of the first byte in `b[i, end)` that is not plain string content (`PLAIN`), or `end`.
  * Four bytes at a time: a word holds such a byte exactly when it has a byte below 0x20, or one
  * equal to `"` or `\` (the classic zero-byte tests); only that word is then looked at byte by byte.
+ * Word `w` holds bytes `4w - delta` to `4w - delta + 3` of `b`.
  */
 function skipPlain(b: Uint8Array, i: number, end: number): number {
   const w32 = words;
-  if (w32 === null) {
-    while (i < end && PLAIN[b[i]] === 0) i++;
-    return i;
-  }
-  const wordEnd = end >> 2;
+  const d = delta;
+  const wordEnd = (end + d) >> 2;
   for (;;) {
-    while ((i & 3) !== 0) {
+    while (((i + d) & 3) !== 0) {
       if (i >= end || PLAIN[b[i]] !== 0) return i;
       i++;
     }
-    let w = i >> 2;
+    let w = (i + d) >> 2;
     while (w < wordEnd) {
       const x = w32[w];
       const q = x ^ 0x22222222;
@@ -94,7 +96,7 @@ function skipPlain(b: Uint8Array, i: number, end: number): number {
       if (((((x - 0x20202020) & ~x) | ((q - 0x01010101) & ~q) | ((e - 0x01010101) & ~e)) & 0x80808080) !== 0) break;
       w++;
     }
-    i = w << 2;
+    i = (w << 2) - d;
     const stop = Math.min(i + 4, end);
     while (i < stop) {
       if (PLAIN[b[i]] !== 0) return i;
@@ -259,7 +261,7 @@ function sameBytes(b: Uint8Array, ks: number, ke: number, name: Buffer): boolean
 export function scanJsonObjectLine(b: Uint8Array, start: number, end: number, names: MemberNames, out: Int32Array): number {
   words = wordView(b);
   const result = scanObjectLine(b, start, end, names, out);
-  words = null;
+  words = EMPTY_WORDS;
   return result;
 }
 

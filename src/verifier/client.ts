@@ -10,7 +10,7 @@ import { classifyVerifyReply, type VerifyReply } from './verify-reply.js';
 import { AggregateMetricsError } from './errors.js';
 import { bodyExcerpt, truncateOneLine } from './excerpt.js';
 import { DeadlineExceeded, Deadlines, formatMs } from './deadlines.js';
-import { dispatchForText } from './text-reply.js';
+import { dispatchWhole } from './whole-reply.js';
 import { authorizationFor, redactUserinfo } from './credentials.js';
 
 export type { ReverifyMode } from '../contract/reverify-mode.js';
@@ -71,18 +71,18 @@ export class VerifierClient {
    * network trouble: that is a `retryable` reply. Throws only when `signal` aborts (its reason),
    * for an invalid URL (ConfigError) or after `close()`.
    */
-  async verifyOnce(serverUrl: string, body: string, signal?: AbortSignal): Promise<VerifyReply> {
+  async verifyOnce(serverUrl: string, body: string | Buffer, signal?: AbortSignal): Promise<VerifyReply> {
     const { pool, path, authorization } = this.target(serverUrl, 'verify');
     const timeoutMs = this.requestTimeoutMs;
     try {
       const reply = await this.deadlines.run(timeoutMs, signal, (s) =>
-        dispatchForText(
+        dispatchWhole(
           pool,
           { method: 'POST', path, headers: headers(JSON_CONTENT, authorization), body, headersTimeout: timeoutMs, bodyTimeout: timeoutMs },
           s,
         ),
       );
-      return classifyVerifyReply(reply.status, reply.retryAfter, reply.text);
+      return classifyVerifyReply(reply.status, reply.retryAfter, reply.body);
     } catch (err) {
       if (signal?.aborted) throw signal.reason;
       if (err instanceof DeadlineExceeded) return { kind: 'retryable', reason: err.message };

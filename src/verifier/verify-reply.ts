@@ -1,18 +1,20 @@
 import { oneLineJson } from '../contract/one-line-json.js';
 import { bodyExcerpt, truncateOneLine } from './excerpt.js';
 import { parseRetryAfterMs } from './retry-after.js';
+import { replyText } from './whole-reply.js';
 
 /**
  * The outcome of one `POST /verify`, as the wire says it (no body parsed yet: `settleReply`).
  *
- * - `ok`: a 2xx; `text` is its body as received.
+ * - `ok`: a 2xx; `body` is its body as received (bytes: `settleReply` decodes it, the batch's
+ *   common path never does, `activities/verify-batch/route-reply-bytes.ts`).
  * - `rejected`: the server answered and retrying the same request will not help: a 4xx other than
  *   408/429, or a 3xx. `excerpt` is one line, at most 300 characters.
  * - `retryable`: transport errors (refused, reset, socket closed, DNS), the request timeout,
  *   408, 429 and 5xx. `retryAfterMs` comes from a `Retry-After` header (seconds or HTTP-date).
  */
 export type VerifyReply =
-  | { kind: 'ok'; status: number; text: string }
+  | { kind: 'ok'; status: number; body: Buffer }
   | Rejected
   | {
       kind: 'retryable';
@@ -37,8 +39,9 @@ export type SettledReply = { kind: 'ok'; status: number; body: string; result: R
  * Classify a complete `/verify` reply by its status. A 2xx body is parsed later (`settleReply`),
  * off the path between a reply and the next request.
  */
-export function classifyVerifyReply(status: number, retryAfter: string | string[] | undefined, text: string): VerifyReply {
-  if (status >= 200 && status <= 299) return { kind: 'ok', status, text };
+export function classifyVerifyReply(status: number, retryAfter: string | string[] | undefined, body: Buffer): VerifyReply {
+  if (status >= 200 && status <= 299) return { kind: 'ok', status, body };
+  const text = replyText(body);
   if (status === 408 || status === 429 || status >= 500) {
     const excerpt = bodyExcerpt(text);
     // The reason reaches messages and the workflow history: never the body, which may echo the row
@@ -54,12 +57,13 @@ export function classifyVerifyReply(status: number, retryAfter: string | string[
 /** Parses an answered reply's body (see `SettledReply`). */
 export function settleReply(reply: Exclude<VerifyReply, { kind: 'retryable' }>): SettledReply {
   if (reply.kind === 'rejected') return reply;
-  const result = parseJsonObject(reply.text);
-  if (result) return { kind: 'ok', status: reply.status, body: oneLineJson(reply.text), result };
+  const text = replyText(reply.body);
+  const result = parseJsonObject(text);
+  if (result) return { kind: 'ok', status: reply.status, body: oneLineJson(text), result };
   return {
     kind: 'rejected',
     status: reply.status,
-    excerpt: truncateOneLine(`reply is not a JSON object: ${bodyExcerpt(reply.text)}`),
+    excerpt: truncateOneLine(`reply is not a JSON object: ${bodyExcerpt(text)}`),
   };
 }
 

@@ -39,7 +39,7 @@ export interface VerifyRetryOptions {
 export async function verifyWithRetries(
   client: Pick<VerifierClient, 'verifyOnce'>,
   serverUrl: string,
-  body: string,
+  body: string | Buffer,
   opts: VerifyRetryOptions,
 ): Promise<Exclude<VerifyReply, { kind: 'retryable' }>> {
   const maxTries = Math.max(1, Math.floor(opts.maxTries));

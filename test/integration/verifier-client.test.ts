@@ -92,13 +92,13 @@ describe('VerifierClient.verifyOnce', () => {
       json(res, 200, reply);
     });
     const r = await newClient().verifyOnce(srv.url, REQUEST);
-    expect(r).toEqual({ kind: 'ok', status: 200, text: reply });
+    expect(r).toEqual({ kind: 'ok', status: 200, body: Buffer.from(reply) });
     if (r.kind !== 'ok') return;
     expect(settleReply(r)).toEqual({ kind: 'ok', status: 200, body: reply, result: JSON.parse(reply) });
     expect(seen).toEqual({ method: 'POST', url: '/verify', type: 'application/json', body: REQUEST });
   });
 
-  it('a reply in pieces (a character split between them) is whole; a UTF-8 byte order mark is dropped, as body.text() does', async () => {
+  it('a reply in pieces (a character split between them) is whole; a UTF-8 byte order mark is dropped when settled, as body.text() does', async () => {
     const reply = '{"reward": 1, "note": "' + 'é€'.repeat(5000) + '"}';
     const bytes = Buffer.from(reply, 'utf8');
     const srv = await startServer((_req, res) => {
@@ -107,9 +107,14 @@ describe('VerifierClient.verifyOnce', () => {
       for (let at = 0; at < bytes.length; at += 4097) res.write(bytes.subarray(at, Math.min(bytes.length, at + 4097)));
       res.end();
     });
-    expect(await newClient().verifyOnce(srv.url, REQUEST)).toEqual({ kind: 'ok', status: 200, text: reply });
+    const whole = await newClient().verifyOnce(srv.url, REQUEST);
+    expect(whole).toEqual({ kind: 'ok', status: 200, body: bytes });
+    if (whole.kind === 'ok') expect(settleReply(whole)).toMatchObject({ kind: 'ok', body: reply });
     const bom = await startServer((_req, res) => json(res, 200, '\ufeff{"reward": 0}'));
-    expect(await newClient().verifyOnce(bom.url, REQUEST)).toEqual({ kind: 'ok', status: 200, text: '{"reward": 0}' });
+    const marked = await newClient().verifyOnce(bom.url, REQUEST);
+    expect(marked).toEqual({ kind: 'ok', status: 200, body: Buffer.from('\ufeff{"reward": 0}') });
+    if (marked.kind === 'ok')
+      expect(settleReply(marked)).toEqual({ kind: 'ok', status: 200, body: '{"reward": 0}', result: { reward: 0 } });
   });
 
   it('keeps a path prefix of the server URL', async () => {
@@ -285,7 +290,7 @@ describe('verifyWithRetries', () => {
     });
     const retries: VerifyRetryInfo[] = [];
     const r = await verifyWithRetries(newClient(), srv.url, REQUEST, { ...fast, onRetry: (i) => retries.push(i) });
-    expect(r).toEqual({ kind: 'ok', status: 200, text: '{"reward":0.5}' });
+    expect(r).toEqual({ kind: 'ok', status: 200, body: Buffer.from('{"reward":0.5}') });
     expect(n).toBe(2);
     expect(retries).toHaveLength(1);
     expect(retries[0]).toMatchObject({ attempt: 1, maxTries: 6, status: 500, serverUrl: srv.url });

@@ -214,6 +214,13 @@ describe('scanJsonObjectLine four bytes at a time', () => {
             }
             expect(scan !== SCAN_NO, `${JSON.stringify(text)} at ${shift}`).toBe(ok);
             if (ok) expect(JSON.parse(big.toString('utf8', slots[0], slots[1]))).toBe((JSON.parse(text) as { a: string }).a);
+            // The line as a buffer of its own that starts `shift` bytes past an aligned address (a row cut out of a read).
+            const view = big.subarray(shift, shift + line.length);
+            const viewSlots = names.slots();
+            expect(scanJsonObjectLine(view, 0, view.length, names, viewSlots) !== SCAN_NO, `${JSON.stringify(text)} from ${shift}`).toBe(
+              ok,
+            );
+            if (ok) expect(Array.from(viewSlots)).toEqual(Array.from(slots).map((x) => (x < 0 ? x : x - shift)));
           }
         }
   });

@@ -64,7 +64,7 @@ describe('routeReply of a re-judgment', () => {
   it('a graded success is the settled row', () => {
     const r = routeReply(ok('{"reward":1.0,"response":{"output":"B"}}'), stamps, row);
     expect(r.target).toBe('main');
-    expect(JSON.parse(r.line!)).toMatchObject({ reward: 1.0, _ng_operation_id: 'R/r2/3.1', _ng_run_id: 'run-7' });
+    expect(JSON.parse(String(r.line))).toMatchObject({ reward: 1.0, _ng_operation_id: 'R/r2/3.1', _ng_run_id: 'run-7' });
   });
 
   it('a success without a grade is withdrawn: nothing written, listed for the next round', () => {

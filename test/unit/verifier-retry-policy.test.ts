@@ -90,13 +90,13 @@ describe('parseRetryAfterMs', () => {
 
 describe('classifyVerifyReply, settleReply', () => {
   const settled = (status: number, text: string) => {
-    const r = classifyVerifyReply(status, undefined, text);
+    const r = classifyVerifyReply(status, undefined, Buffer.from(text));
     if (r.kind === 'retryable') throw new Error('retryable');
     return settleReply(r);
   };
 
   it('a 2xx is answered as it came, its body not parsed yet', () => {
-    expect(classifyVerifyReply(200, undefined, '{"a":')).toEqual({ kind: 'ok', status: 200, text: '{"a":' });
+    expect(classifyVerifyReply(200, undefined, Buffer.from('{"a":'))).toEqual({ kind: 'ok', status: 200, body: Buffer.from('{"a":') });
   });
 
   it('2xx JSON object is ok once settled, verbatim on one line', () => {
@@ -119,19 +119,19 @@ describe('classifyVerifyReply, settleReply', () => {
   });
 
   it('retryable statuses, with Retry-After', () => {
-    expect(classifyVerifyReply(429, '3', '"slow"')).toEqual({
+    expect(classifyVerifyReply(429, '3', Buffer.from('"slow"'))).toEqual({
       kind: 'retryable',
       status: 429,
       reason: 'HTTP 429',
       excerpt: 'slow',
       retryAfterMs: 3000,
     });
-    for (const s of [408, 500, 502, 503, 504, 599]) expect(classifyVerifyReply(s, undefined, '').kind).toBe('retryable');
+    for (const s of [408, 500, 502, 503, 504, 599]) expect(classifyVerifyReply(s, undefined, Buffer.alloc(0)).kind).toBe('retryable');
   });
 
   it('other statuses are rejected', () => {
     for (const s of [301, 400, 401, 403, 404, 409, 413, 422]) {
-      expect(classifyVerifyReply(s, undefined, 'x')).toEqual({ kind: 'rejected', status: s, excerpt: 'x' });
+      expect(classifyVerifyReply(s, undefined, Buffer.from('x'))).toEqual({ kind: 'rejected', status: s, excerpt: 'x' });
     }
   });
 });

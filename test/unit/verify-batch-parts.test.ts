@@ -46,7 +46,7 @@ describe('routeReply', () => {
     expect(counted(dropped).counts).toMatchObject({ dropped: 1, throttled: 2, latencyCount: 0 });
     const rejected = routeReply({ kind: 'rejected', status: 422, excerpt: 'bad' }, stamps, row);
     expect(rejected.target).toBe('sidecar');
-    expect(JSON.parse(rejected.line!)).toMatchObject({
+    expect(JSON.parse(String(rejected.line))).toMatchObject({
       _ng_failure_class: 'verify_rejected',
       _ng_failure_terminal: true,
       verify_status: 422,
@@ -73,7 +73,7 @@ describe('routeReply under the retry rules (--retry-invalid-judge-responses, --r
   it('invalid_judge_retryable false: a terminal `permanent` sidecar row, not listed for the next round', () => {
     const r = routeReply(ok('{"reward":0.0,"invalid_judge_response":true,"invalid_judge_retryable":false}'), stamps, row, rules);
     expect(r.target).toBe('sidecar');
-    expect(JSON.parse(r.line!)).toMatchObject({ _ng_failure_class: 'permanent', _ng_failure_terminal: true });
+    expect(JSON.parse(String(r.line))).toMatchObject({ _ng_failure_class: 'permanent', _ng_failure_terminal: true });
     const cp = counted(r);
     expect(cp.judgeFailedRows).toEqual([]);
     expect(cp.counts).toMatchObject({ failed: 1, judgeFailed: 0 });
@@ -82,7 +82,7 @@ describe('routeReply under the retry rules (--retry-invalid-judge-responses, --r
   it('without the flag an invalid verdict is a scored row of the main output, byte for byte', () => {
     const r = routeReply(ok(invalid), stamps, row);
     expect(r.target).toBe('main');
-    expect(r.line!.startsWith(invalid.slice(0, -1))).toBe(true);
+    expect(String(r.line).startsWith(invalid.slice(0, -1))).toBe(true);
     expect(r.line).not.toContain('_ng_failure_class');
   });
 
@@ -99,7 +99,7 @@ describe('routeSetAside', () => {
   it('a row never answered is a transient sidecar row with verify_status null and the reason', () => {
     const err = new VerifierUnavailableError({ serverUrl: 'http://h', tries: 6, lastReason: 'timeout after 300 ms' });
     const r = routeSetAside(stamps, err, 'a');
-    expect(JSON.parse(r.line!)).toMatchObject({
+    expect(JSON.parse(String(r.line))).toMatchObject({
       _ng_failure_class: 'transient',
       verify_status: null,
       verify_error: 'timeout after 300 ms',

@@ -1,5 +1,5 @@
 /**
- * One HTTP request whose reply is wanted whole, as text: undici's `dispatch` with a handler that
+ * One HTTP request whose reply is wanted whole, as bytes: undici's `dispatch` with a handler that
  * collects the body's chunks, instead of `request()`'s body stream (a `Readable` per reply, and its
  * `nextTick`s and promises: at thousands of `/verify` calls per second they were a visible share of
  * the worker's profile). The same abort semantics as `request()` with a `signal`: an abort before
@@ -8,21 +8,32 @@
 import type { Dispatcher } from 'undici';
 import type { RequestSignal } from './deadlines.js';
 
-export interface TextReply {
+export interface WholeReply {
   status: number;
   /** The `Retry-After` header, if any. */
   retryAfter: string | undefined;
-  text: string;
+  /** The body as received (`replyText` decodes it as `request()`'s `body.text()` would). */
+  body: Buffer;
 }
 
-/** Sends `opts` through `dispatcher`; resolves with the final status, `Retry-After` and body text. */
-export function dispatchForText(dispatcher: Dispatcher, opts: Dispatcher.DispatchOptions, signal: RequestSignal): Promise<TextReply> {
+/** Sends `opts` through `dispatcher`; resolves with the final status, `Retry-After` and body. */
+export function dispatchWhole(dispatcher: Dispatcher, opts: Dispatcher.DispatchOptions, signal: RequestSignal): Promise<WholeReply> {
   return new Promise((resolve, reject) => {
-    dispatcher.dispatch(opts, new TextReplyHandler(signal, resolve, reject));
+    dispatcher.dispatch(opts, new WholeReplyHandler(signal, resolve, reject));
   });
 }
 
-class TextReplyHandler implements Dispatcher.DispatchHandler {
+/** Index of a body's first byte after its UTF-8 byte order mark, if it has one (`body.text()` skips it). */
+export function afterByteOrderMark(body: Uint8Array): number {
+  return body.length > 2 && body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf ? 3 : 0;
+}
+
+/** A body as text, as undici's `body.text()` gives it: UTF-8, a byte order mark skipped. */
+export function replyText(body: Buffer): string {
+  return body.toString('utf8', afterByteOrderMark(body));
+}
+
+class WholeReplyHandler implements Dispatcher.DispatchHandler {
   private status = 0;
   private retryAfter: string | undefined = undefined;
   private chunks: Buffer[] = [];
@@ -31,7 +42,7 @@ class TextReplyHandler implements Dispatcher.DispatchHandler {
 
   constructor(
     private readonly signal: RequestSignal,
-    private readonly resolve: (reply: TextReply) => void,
+    private readonly resolve: (reply: WholeReply) => void,
     private readonly reject: (err: unknown) => void,
   ) {}
 
@@ -63,9 +74,7 @@ class TextReplyHandler implements Dispatcher.DispatchHandler {
   onResponseEnd(): void {
     this.end();
     const body = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks);
-    // A UTF-8 byte order mark is skipped, as `request()`'s `body.text()` does.
-    const start = body.length > 2 && body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf ? 3 : 0;
-    this.resolve({ status: this.status, retryAfter: this.retryAfter, text: body.toString('utf8', start) });
+    this.resolve({ status: this.status, retryAfter: this.retryAfter, body });
   }
 
   onResponseError(_controller: Dispatcher.DispatchController | null, error: Error): void {
