@@ -7,6 +7,7 @@
 import { addKey, emptyCounts, type CoverageCounts, type KeyTally } from '../contract/coverage.js';
 import type { RetryRules } from '../contract/run-spec.js';
 import { ExternalSorter, forEachGroup } from '../io/external-sort.js';
+import type { ScanOptions } from '../io/scan-ahead.js';
 import { withScratchDir } from '../io/scratch-dir.js';
 import { compareKeyedRecords, keyedRecordCodec, type KeyedRecord } from './keyed-records.js';
 import { outputKeyIdChunks, sidecarAttemptChunks } from './output-cache.js';
@@ -20,7 +21,7 @@ export async function scanKeys(
   rules: RetryRules,
   scratchParent: string,
   visit: (key: string, tally: KeyTally) => void,
-  opts: { maxRecords?: number } = {},
+  opts: { maxRecords?: number; scan?: ScanOptions } = {},
 ): Promise<{ mainRows: number; sidecarRows: number; omissionRows: number }> {
   const policy = { repairTruncated: true, retryTerminalTimeouts: rules.retryTerminalTimeouts };
   return withScratchDir(scratchParent, '.reverify-coverage-', async (dir) => {
@@ -33,13 +34,13 @@ export async function scanKeys(
     });
     const rows = { mainRows: 0, sidecarRows: 0, omissionRows: 0 };
     try {
-      for await (const ids of outputKeyIdChunks(files.output, policy))
+      for await (const ids of outputKeyIdChunks(files.output, policy, opts.scan))
         for (const id of ids) {
           rows.mainRows++;
           const adding = sorter.add({ key: id, nums: [MAIN], text: null });
           if (adding) await adding;
         }
-      for await (const attempts of sidecarAttemptChunks(files.sidecar, policy))
+      for await (const attempts of sidecarAttemptChunks(files.sidecar, policy, opts.scan))
         for (const a of attempts) {
           rows.sidecarRows++;
           if (a.omitted) rows.omissionRows++;
@@ -69,15 +70,16 @@ export async function scanKeys(
   });
 }
 
-/** The coverage counts of a run's files under an attempt cap. */
+/** The coverage counts of a run's files under an attempt cap (`scan`: how big files are scanned, `scannedReads`). */
 export async function countCoverage(
   files: { output: string; sidecar: string },
   rules: RetryRules,
   cap: number,
   scratchParent: string,
+  scan: ScanOptions = {},
 ): Promise<CoverageCounts> {
   const c = emptyCounts();
-  const rows = await scanKeys(files, rules, scratchParent, (_key, t) => addKey(c, t, cap));
+  const rows = await scanKeys(files, rules, scratchParent, (_key, t) => addKey(c, t, cap), { scan });
   c.main_rows = rows.mainRows;
   c.sidecar_rows = rows.sidecarRows;
   c.omission_rows = rows.omissionRows;

@@ -7,7 +7,7 @@ import { isTerminalFailure, type RetryRules } from '../contract/retry-rules.js';
 import { lineKeyId } from '../contract/row-key.js';
 import { MemberNames } from '../io/json-line-scan.js';
 import { isBlank, type JsonlLine, type LineChunk } from '../io/jsonl-lines.js';
-import { scannedReads, type ScannedRead } from '../io/scan-ahead.js';
+import { scannedReads, type ScannedRead, type ScanOptions } from '../io/scan-ahead.js';
 import { ScannedLine } from '../io/scanned-lines.js';
 import { plainKeyId } from './fast-rows.js';
 
@@ -104,10 +104,10 @@ class KeyedLineReader {
  * The key ids of a main output's lines, in file order (keyless lines left out), a read of the file
  * at a time (a 4 MiB read's lines: no promise per line); streams.
  */
-export async function* outputKeyIdChunks(path: string, policy: TailPolicy): AsyncGenerator<string[]> {
+export async function* outputKeyIdChunks(path: string, policy: TailPolicy, scan: ScanOptions = {}): AsyncGenerator<string[]> {
   if (!existsSync(path)) return;
   const reader = new KeyedLineReader(path, policy, []);
-  for await (const { chunk, read } of scannedReads(path, reader.names)) {
+  for await (const { chunk, read } of scannedReads(path, reader.names, scan)) {
     const ids: string[] = [];
     for (let k = 0; k < chunk.count; k++) {
       const id = reader.keyAt(chunk, k, read);
@@ -137,10 +137,14 @@ const SIDECAR_MEMBERS = [FAILURE_TERMINAL_KEY, OMITTED_KEY, FAILURE_CLASS_KEY];
  * time; streams. Whether an attempt is terminal follows the retry rules (`isTerminalFailure`:
  * `--retry-terminal-timeouts`); an omission (`_ng_omitted`) always is.
  */
-export async function* sidecarAttemptChunks(path: string, policy: TailPolicy & RetryRules): AsyncGenerator<SidecarAttempt[]> {
+export async function* sidecarAttemptChunks(
+  path: string,
+  policy: TailPolicy & RetryRules,
+  scan: ScanOptions = {},
+): AsyncGenerator<SidecarAttempt[]> {
   if (!existsSync(path)) return;
   const reader = new KeyedLineReader(path, policy, SIDECAR_MEMBERS);
-  for await (const { chunk, read } of scannedReads(path, reader.names)) {
+  for await (const { chunk, read } of scannedReads(path, reader.names, scan)) {
     const attempts: SidecarAttempt[] = [];
     for (let k = 0; k < chunk.count; k++) {
       const id = reader.keyAt(chunk, k, read);
