@@ -279,10 +279,14 @@ export class ExternalSorter<T> {
     // let 100+ MB of them pile up between its own full collections (heaps of 200–240 MB in the
     // plan, the final coverage count and the report at 10^6 rows: the largest of a run); collected
     // now, a big sort's heap stays near what it holds.
-    if (getHeapStatistics().used_heap_size >= this.heapFloor + COLLECT_MARGIN_BYTES) {
-      collectGarbage();
-      this.heapFloor = getHeapStatistics().used_heap_size;
-    }
+    this.collectIfGrown();
+  }
+
+  /** A full collection once the heap in use has grown by COLLECT_MARGIN_BYTES since the last one (or the sort's start). */
+  private collectIfGrown(): void {
+    if (getHeapStatistics().used_heap_size < this.heapFloor + COLLECT_MARGIN_BYTES) return;
+    collectGarbage();
+    this.heapFloor = getHeapStatistics().used_heap_size;
   }
 
   /** The records in order; run files are removed when the iteration ends. */
@@ -350,6 +354,9 @@ export class ExternalSorter<T> {
         if (out.length === MERGE_CHUNK) {
           yield out;
           out = [];
+          // The records decoded ahead for each run live long enough to be promoted too: `reverify
+          // report` at 10^6 rows went from 91 to 186 MiB of heap within its merge, one run in two.
+          this.collectIfGrown();
         }
       }
       if (out.length > 0) yield out;
