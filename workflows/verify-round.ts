@@ -52,6 +52,8 @@ export async function verifyRound(spec: RunSpec, st: RunState, inflight: Map<num
     (st.round > 0 || spec.judgeFailedOnly) && patched('rejudge-operations')
       ? operationPrefix(workflowInfo().firstExecutionRunId, st.round)
       : undefined;
+  // A finished batch's slots are refilled from its completion, not after the commit under way.
+  const launchOnCompletion = patched('launch-on-completion');
   const launch = (batch: number, slots: number, held = false) => {
     const from = batch * spec.batchSize;
     const to = Math.min(plan.rows, from + spec.batchSize);
@@ -106,7 +108,12 @@ export async function verifyRound(spec: RunSpec, st: RunState, inflight: Map<num
         },
         (err: Error) => (failed.error ??= err),
       )
-      .finally(() => inflight.delete(batch));
+      .finally(() => {
+        inflight.delete(batch);
+        // Its slots go to the next batch at once, even while a commit is under way (runs recorded
+        // before this change refilled the window only between commits, and replay that way).
+        if (launchOnCompletion) launchAll();
+      });
   };
 
   // Slots held by batches in flight never exceed the concurrency: a batch starts only when its
@@ -135,6 +142,27 @@ export async function verifyRound(spec: RunSpec, st: RunState, inflight: Map<num
     showDetails(st, inflight);
   };
 
+  /** Launches batches while their shares fit under the ceiling. */
+  function launchAll(): void {
+    while (canLaunch()) {
+      // The share is computed once per launch: the very value canLaunch() checked against the ceiling.
+      const checked = shape().parallelism;
+      // A held batch goes first (only with a budget: st.held stays empty without one).
+      if (st.held.length > 0) {
+        const [batch, ...rest] = st.held;
+        st.held = rest;
+        launch(batch, checked, true);
+        launchedThisGeneration++;
+        continue;
+      }
+      st.nextBatch++;
+      // Runs recorded before this fix took the share after moving the cursor (which could exceed
+      // the ceiling near the end of a round) and must replay that way.
+      launch(st.nextBatch - 1, patched('share-checked-is-share-launched') ? checked : shape().parallelism);
+      launchedThisGeneration++;
+    }
+  }
+
   try {
     await windowLoop();
   } catch (err) {
@@ -144,25 +172,6 @@ export async function verifyRound(spec: RunSpec, st: RunState, inflight: Map<num
 
   async function windowLoop(): Promise<void> {
     while (st.nextBatch < batches || st.held.length > 0 || inflight.size > 0 || ready.length > 0) {
-      // The share is computed once per launch: the very value canLaunch() checked against the ceiling.
-      const launchAll = () => {
-        while (canLaunch()) {
-          const checked = shape().parallelism;
-          // A held batch goes first (only with a budget: st.held stays empty without one).
-          if (st.held.length > 0) {
-            const [batch, ...rest] = st.held;
-            st.held = rest;
-            launch(batch, checked, true);
-            launchedThisGeneration++;
-            continue;
-          }
-          st.nextBatch++;
-          // Runs recorded before this fix took the share after moving the cursor (which could exceed
-          // the ceiling near the end of a round) and must replay that way.
-          launch(st.nextBatch - 1, patched('share-checked-is-share-launched') ? checked : shape().parallelism);
-          launchedThisGeneration++;
-        }
-      };
       launchAll();
       noteBudgetPause();
       await condition(

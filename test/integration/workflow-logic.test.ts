@@ -450,6 +450,32 @@ describe('workflow logic with stub activities', () => {
     expect(result.done).toBe(rows);
   });
 
+  it("refills a finished batch's slots at once, even while a commit is under way, within the ceiling", async () => {
+    const rows = 30;
+    const spec = specFor('refill', { concurrency: 8, batchSize: 5 });
+    // Batches 0-3 start together; 3 finishes first (4 takes its slots) and its commit takes a
+    // second, during which 2 finishes: 5 takes its slots.
+    const durations: Record<number, number> = { 0: 2500, 1: 2500, 2: 200, 3: 30 };
+    const { activities, rec } = stubActivities({
+      rows,
+      beforeVerify: (req) => sleep(durations[req.batch] ?? 1500),
+      beforeCommit: (_req, n) => sleep(n === 1 ? 1000 : 0),
+    });
+    const { result } = await withRun(spec, activities, finished);
+
+    const firstCommitEnded = rec.commits[0].at;
+    const ended2 = rec.verify.find((c) => c.req.batch === 2)!.endedAt!;
+    expect(ended2).toBeLessThan(firstCommitEnded - 500);
+    // The batch launched into batch 2's slots started long before that commit ended (runs recorded
+    // before this change waited for it).
+    const after2 = rec.verify.filter((c) => c.startedAt >= ended2).sort((a, b) => a.startedAt - b.startedAt);
+    expect(after2.length).toBeGreaterThan(0);
+    expect(after2[0].startedAt).toBeLessThan(firstCommitEnded - 500);
+    expect(rec.peakSlots).toBeLessThanOrEqual(8);
+    expect(allCommitted(rec.commits)).toEqual([...Array(6).keys()]);
+    expect(result.done).toBe(rows);
+  });
+
   it('continues as new every few batches (continueAsNewAfterBatches), still committing every batch once, and counts all rows', async () => {
     const rows = 53;
     const spec = specFor('continue-as-new', { concurrency: 8, batchSize: 5, continueAsNewAfterBatches: 3 });
