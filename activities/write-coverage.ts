@@ -21,8 +21,9 @@ const ONE_THREAD = { minBytes: Number.POSITIVE_INFINITY };
 export function writeCoverage(req: CoverageRequest): Promise<Coverage> {
   return whileHeartbeating(async () => {
     // On one thread: in a run this count comes while the worker holds its heaps, and at 10^6 rows
-    // the scan's second thread made it the run's peak. Counting a 10^6-row output alone: 157-161
-    // MiB in 5.9-6.0 s on one thread, 183-194 MiB in 4.7 s on two (a 5-minute run).
+    // the scan's second thread made it the run's peak. Counting a 10^6-row output alone takes
+    // 157-161 MiB and 5.9-6.0 s on one thread, 183-194 MiB and 4.7 s on two: 1.3 s more at the
+    // end of a 5-minute run. (`reverify status` counts with both.)
     const counts = await countCoverage(req.outputs, req, capOf(req.context.cap), dirname(req.outputs.output), ONE_THREAD);
     const coverage = coverageOf(counts, {
       ...req.context,

@@ -56,13 +56,15 @@ export function routeReplyBytes(body: Buffer, stamps: Stamps, row: RowFacts, rul
       : failureClass !== undefined && failureClass !== 'null'
         ? 'failure'
         : 'success';
-  const stamped = () => {
-    const assignments: Assignment[] = stampFields(stamps).map(([key, value]) => ({
-      slot: STAMP_KEYS.indexOf(key),
-      value: Buffer.from(value, 'utf8'),
-    }));
-    return assignMembers(body, 0, end, NAMES, slots, assignments);
-  };
+  // A stamp this path has no slot for (none but ATIF's, turned away above) leaves the reply to the text path.
+  const assignments: Assignment[] = [];
+  for (const [key, value] of stampFields(stamps)) {
+    const slot = STAMP_KEYS.indexOf(key);
+    if (slot < 0) return null;
+    assignments.push({ slot, value: Buffer.from(value, 'utf8') });
+  }
+  // Called by routeResult before it returns, while `slots` still holds this reply's scan.
+  const stamped = () => assignMembers(body, 0, end, NAMES, slots, assignments);
   return routeResult(
     {
       outcome,

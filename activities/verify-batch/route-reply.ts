@@ -64,7 +64,7 @@ export interface ResultView {
   failureClass: unknown;
   /** `reward`, parsed (undefined when absent). */
   reward: unknown;
-  /** The body with the payload's stamps (`stampResult`). */
+  /** The body with the payload's stamps (`stampResult`); called, if at all, before `routeResult` returns. */
   stamped: () => RowLine;
 }
 
