@@ -20,6 +20,7 @@ import { parseCount, RESOURCES_SERVER, writeRunFiles } from './lib/data.js';
 import { benchEnv, freshStateDir, runBench, spawnCli, startDevServer, startReferenceServerProc } from './lib/procs.js';
 import { fmtMiB, RssSampler } from './lib/rss.js';
 import { VerifyWindow } from './lib/stats.js';
+import { machineLine } from './lib/table.js';
 
 const { values } = parseArgs({
   options: {
@@ -68,6 +69,7 @@ function median(xs: number[]): number {
 }
 
 runBench(async () => {
+  console.log(machineLine());
   const rows = parseCount('--rows', values.rows);
   const out = resolve(values.out);
   mkdirSync(out, { recursive: true });
