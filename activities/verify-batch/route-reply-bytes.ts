@@ -10,6 +10,7 @@
  * the scanner does not vouch for; re-judgments, ATIF runs and `--retry-invalid-judge-responses`.
  */
 import { isUtf8 } from 'node:buffer';
+import { isJsonWhitespace } from '../../src/contract/json-chars.js';
 import {
   AGENT_REF_KEY,
   ENVIRONMENT_SERVER_KEY,
@@ -35,13 +36,11 @@ const FAILURE_CLASS = NO_PERSIST + 1;
 const REWARD = NO_PERSIST + 2;
 const slots = NAMES.slots();
 
-const isWs = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
-
 /** `routeReply(settleReply(ok reply), …)` on the reply's bytes, or null where the text path must decide. */
 export function routeReplyBytes(body: Buffer, stamps: Stamps, row: RowFacts, rules: RetryRules): Routed | null {
   if (rules.retryInvalidJudgeResponses || row.atif || row.rejudgment || stamps.atifProvenance !== undefined) return null;
   const end = body.length;
-  if (end === 0 || isWs(body[0]) || isWs(body[end - 1]) || body[0] === 0xef) return null;
+  if (end === 0 || isJsonWhitespace(body[0]) || isJsonWhitespace(body[end - 1]) || body[0] === 0xef) return null;
   // A raw line break can only be whitespace between tokens: such a reply is put on one line by the text path.
   if (body.indexOf(0x0a) >= 0 || body.indexOf(0x0d) >= 0) return null;
   if (scanJsonObjectLine(body, 0, end, NAMES, slots) === SCAN_NO || !isUtf8(body)) return null;

@@ -5,6 +5,7 @@
  * the one the scanner reports) takes the new value in place, a new one is appended after the last
  * member as `,"key":value`; everything else, whitespace included, is kept.
  */
+import { isJsonWhitespace } from '../contract/json-chars.js';
 import { MemberNames } from './json-line-scan.js';
 
 /** One member to assign: its slot in the scan's `MemberNames`, and its new raw value. */
@@ -24,8 +25,6 @@ export class AssignableNames extends MemberNames {
   }
 }
 
-const isWs = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
-
 /**
  * `b[start, end)` (an object `scanJsonObjectLine` vouched for with `names`, its spans in `slots`)
  * with `assignments` made, in their order for the appended ones; `end` is kept as the object's end
@@ -42,9 +41,9 @@ export function assignMembers(
   assignments: Assignment[],
 ): Uint8Array[] {
   let close = end - 1;
-  while (isWs(b[close])) close--;
+  while (isJsonWhitespace(b[close])) close--;
   let last = close - 1;
-  while (isWs(b[last])) last--;
+  while (isJsonWhitespace(b[last])) last--;
   // No member before the closing brace: the last byte before it is the opening one.
   let members = b[last] !== 0x7b;
   const lastEnd = last + 1;
