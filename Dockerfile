@@ -23,8 +23,10 @@ COPY activities ./activities
 RUN node scripts/build-cli.mjs
 
 # Any uid can run it (compose sets `user:`); the state dir (workflow bundle cache) is per container.
+# MALLOC_ARENA_MAX: what bin/reverify.js's shebang sets, which `node bin/reverify.js` bypasses.
 ENV TEMPORAL_ADDRESS=temporal:7233 \
-    REVERIFY_STATE_DIR=/tmp/reverify-state
+    REVERIFY_STATE_DIR=/tmp/reverify-state \
+    MALLOC_ARENA_MAX=2
 USER node
 
 ENTRYPOINT ["node", "bin/reverify.js"]

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 
 /** Repository root (bench/lib/ is two levels below it). */
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-/** The CLI entry point, run as `node bin/reverify.js …`. */
+/** The CLI entry point, run as `node bin/reverify.js …` or, where a bench measures it, by its shebang. */
 export const CLI = join(ROOT, 'bin', 'reverify.js');
 
 const children = new Set<ChildProcess>();
@@ -40,8 +40,10 @@ export interface Spawned {
 }
 
 /**
- * Spawns `node [nodeArgs] bin/reverify.js args…`, registered for clean-up. Its stdout and stderr
- * go to `logPath` (and are also handed to `onStdout`, if given).
+ * Spawns `bin/reverify.js args…` as a user's `reverify` runs it: the file itself, through its
+ * shebang (`env -S MALLOC_ARENA_MAX=2 node`); with `nodeArgs`, the shebang's environment and
+ * `node [nodeArgs] bin/reverify.js args…` (node flags such as `--cpu-prof` cannot go in
+ * NODE_OPTIONS). Registered for clean-up; its stdout and stderr go to `logPath`.
  */
 export function spawnCli(
   args: string[],
@@ -54,7 +56,16 @@ export function spawnCli(
   },
 ): Spawned {
   assertNotStopping(`reverify ${args[0]}`);
-  return spawnLogged(process.execPath, [...(opts.nodeArgs ?? []), CLI, ...args], opts);
+  const nodeArgs = opts.nodeArgs ?? [];
+  if (nodeArgs.length === 0) return spawnLogged(CLI, args, opts);
+  return spawnLogged(process.execPath, [...nodeArgs, CLI, ...args], { ...opts, env: { ...opts.env, ...shebangEnv() } });
+}
+
+/** The variables bin/reverify.js's shebang sets (`#!/usr/bin/env -S NAME=VALUE … node`). */
+export function shebangEnv(): Record<string, string> {
+  const line = readFileSync(CLI, 'utf8').split('\n')[0];
+  const words = /^#!\/usr\/bin\/env -S (.*) node$/.exec(line)?.[1].split(' ') ?? [];
+  return Object.fromEntries(words.map((w) => [w.slice(0, w.indexOf('=')), w.slice(w.indexOf('=') + 1)]));
 }
 
 /**

@@ -1,6 +1,7 @@
 /** Plain-text tables and the environment header every bench prints. */
 import { cpus, freemem, loadavg, totalmem } from 'node:os';
 import { runsBundle } from '../../bin/bundle-fresh.js';
+import { shebangEnv } from './procs.js';
 
 /** Formats rows as an aligned table; numbers right-aligned. */
 export function table(header: string[], rows: (string | number)[][]): string {
@@ -23,7 +24,10 @@ export function machineLine(): string {
   return (
     `machine: ${cpus().length} × ${cpus()[0]?.model.trim() ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB ` +
     `(${(freemem() / 2 ** 30).toFixed(0)} free), node ${process.version}, load average ${l1.toFixed(2)} / ${l5.toFixed(2)} (1 / 5 min); ` +
-    (runsBundle() ? 'reverify runs dist/cli/main.mjs' : 'reverify runs the TypeScript sources: dist/ is older than them (npm run build)')
+    (runsBundle() ? 'reverify runs dist/cli/main.mjs' : 'reverify runs the TypeScript sources: dist/ is older than them (npm run build)') +
+    `, started as bin/reverify.js (its shebang sets ${Object.entries(shebangEnv())
+      .map(([k, v]) => `${k}=${v}`)
+      .join(' ')})`
   );
 }
 

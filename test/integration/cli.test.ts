@@ -42,6 +42,27 @@ describe('the reverify command', () => {
     for (const c of ['run', 'worker', 'status', 'report', 'demo', 'reference-server', 'server']) expect(r.stdout).toContain(c);
   });
 
+  it('run as the installed command (its shebang), it starts with the malloc arena cap in its environment', async () => {
+    // Spawned as the file itself, as npm's bin link runs it (not `node bin/reverify.js`).
+    const child = spawn(reverifyBin, ['reference-server', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        let out = '';
+        child.stdout.on('data', (d) => {
+          out += d;
+          if (out.includes('listening on')) resolve();
+        });
+        child.once('exit', (code) => reject(new Error(`exited with ${code} before listening`)));
+      });
+      // The node process itself (env execs it): its environment as it started.
+      const environ = readFileSync(`/proc/${child.pid}/environ`, 'utf8').split('\0');
+      expect(environ).toContain('MALLOC_ARENA_MAX=2');
+      expect(readFileSync(`/proc/${child.pid}/cmdline`, 'utf8').split('\0')[0]).toMatch(/node$/);
+    } finally {
+      child.kill('SIGTERM');
+    }
+  });
+
   it('runs end to end and prints what it does, the result paths, key metrics and the UI link', async () => {
     const dir = tempDir();
     const d = await sampleRun(dir, rs.port, { tasks: 10, repeats: 2 });

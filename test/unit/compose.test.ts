@@ -232,6 +232,14 @@ describe('Dockerfile', () => {
     for (const dir of ['bin', 'src', 'workflows', 'activities']) expect(copied).toContain(dir);
   });
 
+  it("sets the malloc arena cap bin/reverify.js's shebang sets (its ENTRYPOINT bypasses the shebang)", () => {
+    const shebang = readFileSync(join(ROOT, 'bin', 'reverify.js'), 'utf8').split('\n')[0];
+    const cap = /^#!\/usr\/bin\/env -S MALLOC_ARENA_MAX=(\d+) node$/.exec(shebang)?.[1];
+    expect(cap).toBeDefined();
+    const env = dockerfile.filter((i) => i.op === 'ENV').map((i) => i.args);
+    expect(env.some((args) => new RegExp(`(^|\\s)MALLOC_ARENA_MAX=${cap}(\\s|$)`).test(args))).toBe(true);
+  });
+
   it('.dockerignore keeps node_modules, .temporal and .git out of the build context', () => {
     const ignored = readFileSync(join(ROOT, '.dockerignore'), 'utf8')
       .split(/\r?\n/)
