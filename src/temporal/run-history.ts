@@ -39,15 +39,21 @@ export type RunEvents = NonNullable<Awaited<ReturnType<ReturnType<Client['workfl
 
 /**
  * The events of each run of the workflow's continue-as-new chain, one run at a time, from the
- * latest back to the first (each run names the one it continued from).
+ * latest back to the first (each run names the one it continued from). With `collect`, a caller
+ * that keeps nothing of a run's events has their garbage collected before the next run is
+ * fetched (this generator holds them until then).
  */
-export async function* runsNewestFirst(client: Client, workflowId: string): AsyncGenerator<RunEvents> {
+export async function* runsNewestFirst(client: Client, workflowId: string, opts: { collect?: boolean } = {}): AsyncGenerator<RunEvents> {
   let runId: string | undefined = undefined;
   for (;;) {
-    const events: RunEvents = (await client.workflow.getHandle(workflowId, runId).fetchHistory()).events ?? [];
-    yield events;
+    let events: RunEvents = (await client.workflow.getHandle(workflowId, runId).fetchHistory()).events ?? [];
     const previous: string | null | undefined = events[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId;
+    yield events;
     if (!previous) return;
+    if (opts.collect) {
+      events = [];
+      collectGarbage();
+    }
     runId = previous;
   }
 }
