@@ -23,7 +23,8 @@ import { batchFiles, killAfterPublishing, publish } from './verify-batch/batch-f
 import { BatchRecorder } from './verify-batch/batch-recorder.js';
 import { resumeCheckpoint, type Checkpoint } from './verify-batch/checkpoint.js';
 import { heldCheckpoint, holdBatch } from './verify-batch/held.js';
-import { readPlannedRows, rowPlace, sidecarPathOf } from './verify-batch/planned-rows.js';
+import { rowPlace, sidecarPathOf } from './verify-batch/planned-rows.js';
+import { RowWindows } from './verify-batch/row-windows.js';
 import { serverAnswersOthers } from './verify-batch/probe.js';
 import { RejectGuard } from './verify-batch/reject-guard.js';
 import type { VerifyBatchRequest } from './verify-batch/request.js';
@@ -64,13 +65,13 @@ export function verifyBatch(deps: ActivityDeps) {
 interface Prepared {
   /** Its index in the batch's records. */
   i: number;
-  /** Its index in the rows read (`todo`). */
-  k: number;
   rec: PlanRecord;
   /** The `/verify` body, as text or as its bytes (`payload-bytes.ts`). */
   payload: string | Buffer;
   stamps: Stamps;
   atif: boolean;
+  /** A re-judgment's saved row: the source row as read (its window is gone by the time it answers). */
+  saved?: string;
 }
 
 /** A row this attempt gave a strike (its failure is its own: the server answers others). */
@@ -97,8 +98,9 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
   const records = await readPlanRange(req.plan.planPath, req.from, req.to, req.plan.recordBytes ?? LEGACY_PLAN_RECORD_BYTES);
   const doneSet = new Set(checkpoint.done);
   const todo = records.map((_, i) => i).filter((i) => !doneSet.has(i));
-  // Read with a few large reads (the batch's source rows are neighbours), proven before anything is sent.
-  const rows = await readPlannedRows(req, records, todo);
+  // Read a window at a time ahead of the lanes, with a few large reads each (the batch's source
+  // rows are neighbours), every row proven before it is sent (row-windows.ts).
+  const rows = new RowWindows(req, records, todo);
   const allowance = new RequestAllowance(checkpoint, req.allowance);
   const client = allowance.client(deps.verifier(req.requestTimeoutMs));
   const recorder = await BatchRecorder.open(files.mainPartial, files.sidecarPartial, checkpoint);
@@ -128,15 +130,19 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
   const prepareRow = async (k: number): Promise<Prepared> => {
     const i = todo[k];
     const rec = records[i];
+    const row = await rows.row(k);
     if (req.plan.inputFormat === 'atif') {
-      const input = rows.input(k);
-      const atif = await atifPayload(req.plan.sourcePath, rec, rows.source(k), input);
-      return { i, k, rec, payload: atif.payload, stamps: { ...stampsFromPayload(input), atifProvenance: atif.provenance }, atif: true };
+      const input = row.input();
+      const atif = await atifPayload(req.plan.sourcePath, rec, row.source(), input);
+      return { i, rec, payload: atif.payload, stamps: { ...stampsFromPayload(input), atifProvenance: atif.provenance }, atif: true };
     }
-    const gym =
-      (req.operation === undefined ? verifyRequestBytes(rows.inputBytes(k), rows.sourceBytes(k)) : null) ??
-      verifyRequest(rows.input(k), rows.source(k));
-    return { i, k, rec, payload: gym.payload, stamps: gym.stamps, atif: false };
+    if (req.operation !== undefined) {
+      const saved = row.source();
+      const gym = verifyRequest(row.input(), saved);
+      return { i, rec, payload: gym.payload, stamps: gym.stamps, atif: false, saved };
+    }
+    const gym = verifyRequestBytes(row.inputBytes(), row.sourceBytes()) ?? verifyRequest(row.input(), row.source());
+    return { i, rec, payload: gym.payload, stamps: gym.stamps, atif: false };
   };
 
   /**
@@ -144,7 +150,7 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
    * record (a failure of this row alone becomes a strike, recorded here when it sets the row aside;
    * a spent allowance leaves the row unfinished: the batch is held).
    */
-  const sendRow = async ({ i, k, rec, payload, stamps, atif }: Prepared): Promise<Recording> => {
+  const sendRow = async ({ i, rec, payload, stamps, atif, saved }: Prepared): Promise<Recording> => {
     const agent = req.plan.agents[rec.agent];
     const server = req.plan.servers[rec.server];
     const url = req.serverUrls[server];
@@ -172,12 +178,12 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
     }
     if (reply.kind === 'ok') lastAnswered = i;
     const rejudgment =
-      req.operation === undefined
+      req.operation === undefined || saved === undefined
         ? undefined
         : {
             opId: operationId(req.operation, stamps.task, stamps.rollout),
             judged: typeof payload === 'string' ? payload : payload.toString('utf8'),
-            saved: rows.source(k),
+            saved,
           };
     const facts = { agent, planIndex: req.from + i, latencyMs: performance.now() - started, throttled, atif, rejudgment };
     return () => {

@@ -97,7 +97,7 @@ describe('run options: defaults and other fields', () => {
       upload: true,
       rejudgeDelayMs: 60_000,
       requestTimeoutMs: 600_000,
-      batchSize: 500,
+      batchSize: 1000,
     });
   });
 

@@ -1,0 +1,86 @@
+/**
+ * A batch's rows read a window at a time (activities/verify-batch/row-windows.ts): every row is
+ * the planned bytes, at most the window in use and the one after it are held, and a changed row
+ * stops the batch when its window is read, naming the file and line.
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { RowWindows } from '../../activities/verify-batch/row-windows.js';
+import type { VerifyBatchRequest } from '../../activities/verify-batch/request.js';
+import { lineSum } from '../../src/io/jsonl-lines.js';
+import type { PlanRecord } from '../../src/planning/plan-file.js';
+import { tempDir } from '../helpers/temporal-env.js';
+
+function fixture(rows: number) {
+  const dir = tempDir('row-windows');
+  const sourceLines = Array.from({ length: rows }, (_, t) =>
+    JSON.stringify({ _ng_task_index: t, _ng_rollout_index: 0, response: 'r'.repeat(t % 7) }),
+  );
+  const inputLines = Array.from({ length: rows }, (_, t) => JSON.stringify({ _ng_task_index: t, agent_ref: { name: 'a' } }));
+  const sourcePath = join(dir, 'rollouts.jsonl');
+  const inputsPath = join(dir, 'inputs.jsonl');
+  writeFileSync(sourcePath, sourceLines.map((l) => `${l}\n`).join(''));
+  writeFileSync(inputsPath, inputLines.map((l) => `${l}\n`).join(''));
+  const records: PlanRecord[] = [];
+  let so = 0;
+  let io = 0;
+  for (let t = 0; t < rows; t++) {
+    const s = Buffer.from(sourceLines[t]);
+    const i = Buffer.from(inputLines[t]);
+    records.push({
+      sourceOffset: so,
+      sourceLength: s.length,
+      sourceLine: t + 1,
+      inputOffset: io,
+      inputLength: i.length,
+      agent: 0,
+      server: 0,
+      sourceSum: lineSum(s),
+      inputSum: lineSum(i),
+    });
+    so += s.length + 1;
+    io += i.length + 1;
+  }
+  const req = { plan: { sourcePath, files: undefined }, inputsPath } as unknown as Pick<VerifyBatchRequest, 'plan' | 'inputsPath'>;
+  return { req, records, sourceLines, inputLines, sourcePath };
+}
+
+describe('RowWindows', () => {
+  it('gives every row to send as planned, holding at most two windows', async () => {
+    const f = fixture(23);
+    const todo = [0, 1, 2, 4, 5, 7, 8, 9, 10, 11, 12, 13, 15, 16, 17, 18, 19, 20, 21, 22]; // some rows done before
+    const windows = new RowWindows(f.req, f.records, todo, 4);
+    for (let k = 0; k < todo.length; k++) {
+      const row = await windows.row(k);
+      expect(row.source()).toBe(f.sourceLines[todo[k]]);
+      expect(row.inputBytes().toString('utf8')).toBe(f.inputLines[todo[k]]);
+      expect(windows.held()).toBeLessThanOrEqual(2);
+    }
+    expect(windows.held()).toBe(0);
+  });
+
+  it('rows taken out of order within the lanes still come out right', async () => {
+    const f = fixture(12);
+    const todo = f.records.map((_, i) => i);
+    const windows = new RowWindows(f.req, f.records, todo, 5);
+    const order = [1, 0, 3, 2, 4, 6, 5, 7, 9, 8, 11, 10];
+    const rows = await Promise.all(order.map((k) => windows.row(k)));
+    rows.forEach((row, n) => expect(row.source()).toBe(f.sourceLines[order[n]]));
+    expect(windows.held()).toBe(0);
+  });
+
+  it('a row changed after planning stops the batch when its window is read, naming the file and line', async () => {
+    const f = fixture(10);
+    const todo = f.records.map((_, i) => i);
+    const windows = new RowWindows(f.req, f.records, todo, 4);
+    // Window 0 is read, and window 1 ahead of it, before the change.
+    for (let k = 0; k < 4; k++) expect((await windows.row(k)).source()).toBe(f.sourceLines[k]);
+    // Line 9 (window 2, read ahead when window 1 is first used) rewritten with bytes of the same length.
+    const changed = [...f.sourceLines];
+    changed[8] = changed[8].replace('"_ng_rollout_index":0', '"_ng_rollout_index":9');
+    writeFileSync(f.sourcePath, changed.map((l) => `${l}\n`).join(''));
+    for (let k = 4; k < 8; k++) expect((await windows.row(k)).source()).toBe(f.sourceLines[k]);
+    await expect(windows.row(8)).rejects.toThrow(/rollouts\.jsonl.*line 9/);
+  });
+});
