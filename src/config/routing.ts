@@ -4,9 +4,8 @@
  */
 import { ConfigError } from '../contract/errors.js';
 import type { RoutingTable } from '../contract/routing-table.js';
-import { multipleResourcesServers, noResourcesServer, noServerUrl, pythonRepr, unknownAgent } from '../contract/messages.js';
+import { multipleResourcesServers, noResourcesServer, noServerUrl, pythonRepr } from '../contract/messages.js';
 import { compareCodePoints } from '../contract/row-key.js';
-import type { RowRoute } from '../contract/row-route.js';
 import { redactUserinfo } from '../verifier/credentials.js';
 import { blocksOfType, connectHost, firstImplementation, isMapping, serverUrl, type GymConfig } from './gym-config.js';
 
@@ -167,21 +166,4 @@ export function guardServerNames(t: RoutingTable): string[] {
   const names = unique(Object.values(t.agents)).sort(compareCodePoints);
   if (names.length === 0 && t.catchAll !== null) return [t.catchAll];
   return names;
-}
-
-/**
- * The resources server of one row (NeMo Gym 0.7.0 `_rs_for_row`): a `task_source` naming a
- * resources-server block wins; else an environment-server stamp naming an environment server whose
- * implementation names a resources server; else the agent table; else the catch-all; else
- * `ConfigError` "cannot find a resources server for row (...)". Use the same function for `/verify`
- * and `/aggregate_metrics`, on the `rowRouteOf` of the row as sent (payload) or as written (output).
- */
-export function resolveServer(t: RoutingTable, row: RowRoute): string {
-  const { agent, taskSource, environmentServer } = row;
-  if (taskSource !== undefined && t.taskSources.includes(taskSource)) return taskSource;
-  const environments = t.environmentServers ?? {};
-  if (environmentServer !== undefined && Object.hasOwn(environments, environmentServer)) return environments[environmentServer];
-  if (agent !== undefined && Object.hasOwn(t.agents, agent)) return t.agents[agent];
-  if (t.catchAll !== null) return t.catchAll;
-  throw new ConfigError(unknownAgent(agent, taskSource, Object.keys(t.agents)));
 }

@@ -9,7 +9,8 @@ import { agentLabelOf, rowRouteOf } from '../contract/row-route.js';
 import { describeInputRowProblem } from '../contract/row-shapes.js';
 import { taskInputProblem, taskRowOf } from '../contract/task-input.js';
 import { TASK_INPUT_KEY } from '../contract/keys.js';
-import { resolveServer, type RoutingTable } from '../config/routing.js';
+import { resolveServer } from '../config/resolve-server.js';
+import type { RoutingTable } from '../config/routing.js';
 
 const isObject = (v: unknown) => typeof v === 'object' && v !== null && !Array.isArray(v);
 

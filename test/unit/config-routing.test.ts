@@ -8,11 +8,11 @@ import {
   guardServerNames,
   parseServerFlag,
   parseServerFlags,
-  resolveServer,
   routingFromGymConfig,
   routingFromServerFlags,
   type RoutingTable,
 } from '../../src/config/routing.js';
+import { resolveServer } from '../../src/config/resolve-server.js';
 
 const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/configs/${name}`, import.meta.url));
 const load = (...names: string[]) => loadGymConfigs(names.map(fixture));
