@@ -70,7 +70,7 @@ interface Prepared {
   payload: string | Buffer;
   stamps: Stamps;
   atif: boolean;
-  /** A re-judgment's saved row: the source row as read (its window is gone by the time it answers). */
+  /** In a re-judgment, the source row as read: the saved row of the verdict it settles. */
   saved?: string;
 }
 
@@ -131,18 +131,16 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
     const i = todo[k];
     const rec = records[i];
     const row = await rows.row(k);
+    // A re-judgment saves the row it settles; its window is gone by the time the row is answered.
+    const saved = req.operation === undefined ? undefined : row.source();
     if (req.plan.inputFormat === 'atif') {
       const input = row.input();
       const atif = await atifPayload(req.plan.sourcePath, rec, row.source(), input);
-      return { i, rec, payload: atif.payload, stamps: { ...stampsFromPayload(input), atifProvenance: atif.provenance }, atif: true };
+      return { i, rec, payload: atif.payload, stamps: { ...stampsFromPayload(input), atifProvenance: atif.provenance }, atif: true, saved };
     }
-    if (req.operation !== undefined) {
-      const saved = row.source();
-      const gym = verifyRequest(row.input(), saved);
-      return { i, rec, payload: gym.payload, stamps: gym.stamps, atif: false, saved };
-    }
-    const gym = verifyRequestBytes(row.inputBytes(), row.sourceBytes()) ?? verifyRequest(row.input(), row.source());
-    return { i, rec, payload: gym.payload, stamps: gym.stamps, atif: false };
+    const gym =
+      (saved === undefined ? verifyRequestBytes(row.inputBytes(), row.sourceBytes()) : null) ?? verifyRequest(row.input(), row.source());
+    return { i, rec, payload: gym.payload, stamps: gym.stamps, atif: false, saved };
   };
 
   /**
