@@ -1,17 +1,20 @@
 /**
  * A batch's rows read a window at a time, one window ahead of the lanes: a batch's memory is two
  * windows of rows, whatever its size, so batches can be large (the fixed cost of each batch, in
- * which its `/verify` slots idle, is then a small part of it) without holding all their rows. Each
- * window is proven as a whole batch's rows were (`readPlannedRows`): a row is never sent unless
- * its bytes are the planned ones, and a changed file stops the batch at the first window that
- * reads it.
+ * which its `/verify` slots idle, is then a small part of it) without holding all their rows. A
+ * window is at most `WINDOW_ROWS` rows and `WINDOW_BYTES` bytes of rows (at least one row), so
+ * long rows (rollouts of 10–50 KB) make shorter windows. Each window is proven as a whole batch's
+ * rows were (`readPlannedRows`): a row is never sent unless its bytes are the planned ones, and a
+ * changed file stops the batch at the first window that reads it.
  */
 import type { PlanRecord } from '../../src/planning/plan-file.js';
 import { readPlannedRows, type PlannedRows } from './planned-rows.js';
 import type { VerifyBatchRequest } from './request.js';
 
-/** Rows per window: two windows are 500 rows, what a batch held before batches grew to 1,000. */
+/** Rows per window at most: two windows are 500 rows, what a batch held before batches grew to 1,000. */
 export const WINDOW_ROWS = 250;
+/** Bytes of rows (source and input) per window at most: 250 rows of 6 KB. */
+export const WINDOW_BYTES = 1_500_000;
 
 /** One row of a window: its source (rollout) and input, as bytes or decoded. */
 export interface PlannedRow {
@@ -27,6 +30,8 @@ export class RowWindows {
   private readonly taken = new Map<number, number>();
   /** Windows read ahead from here on (those before were all taken, or are being read). */
   private ahead = 0;
+  /** Where each window starts in `todo`, and, last, `todo.length`. */
+  private readonly starts: number[] = [];
 
   /**
    * @param todo the batch's rows to send (indices into `records`), taken by `row(k)` for k in
@@ -36,25 +41,40 @@ export class RowWindows {
     private readonly req: Pick<VerifyBatchRequest, 'plan' | 'inputsPath'>,
     private readonly records: PlanRecord[],
     private readonly todo: number[],
-    private readonly size = WINDOW_ROWS,
-  ) {}
+    limits: { rows: number; bytes: number } = { rows: WINDOW_ROWS, bytes: WINDOW_BYTES },
+  ) {
+    let rows = 0;
+    let bytes = 0;
+    for (let k = 0; k < todo.length; k++) {
+      const rec = records[todo[k]];
+      const size = rec.sourceLength + rec.inputLength;
+      if (rows === 0 || rows === limits.rows || bytes + size > limits.bytes) {
+        this.starts.push(k);
+        rows = 0;
+        bytes = 0;
+      }
+      rows++;
+      bytes += size;
+    }
+    this.starts.push(todo.length);
+  }
 
   /** The k-th row to send, once its window is read and proven; the next window is read meanwhile. */
   async row(k: number): Promise<PlannedRow> {
-    const w = Math.floor(k / this.size);
+    const w = this.windowOf(k);
     const rows = this.window(w);
+    if (rows === undefined) throw new Error(`row ${k} is not one of the batch's ${this.todo.length} rows to send`);
     if (w + 1 >= this.ahead) {
       this.ahead = w + 2;
       this.window(w + 1)?.catch(() => undefined); // a window read ahead and never used fails nothing
     }
-    if (rows === undefined) throw new Error(`row ${k} is not one of the batch's ${this.todo.length} rows to send`);
     const read = await rows;
     const n = (this.taken.get(w) ?? 0) + 1;
-    if (n === Math.min(this.size, this.todo.length - w * this.size)) {
+    if (n === this.starts[w + 1] - this.starts[w]) {
       this.windows.delete(w);
       this.taken.delete(w);
     } else this.taken.set(w, n);
-    const j = k - w * this.size;
+    const j = k - this.starts[w];
     return {
       source: () => read.source(j),
       input: () => read.input(j),
@@ -68,10 +88,28 @@ export class RowWindows {
     return this.windows.size;
   }
 
+  /** Where each window starts among the rows to send (for tests). */
+  windowStarts(): readonly number[] {
+    return this.starts.slice(0, -1);
+  }
+
+  /** The window holding row k (the last window starting at or before it), or -1 for a k out of range. */
+  private windowOf(k: number): number {
+    if (k < 0 || k >= this.todo.length) return -1;
+    let lo = 0;
+    let hi = this.starts.length - 2;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (this.starts[mid] <= k) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  }
+
   private window(w: number): Promise<PlannedRows> | undefined {
     let read = this.windows.get(w);
-    if (read === undefined && w * this.size < this.todo.length) {
-      read = readPlannedRows(this.req, this.records, this.todo.slice(w * this.size, (w + 1) * this.size));
+    if (read === undefined && w >= 0 && w < this.starts.length - 1) {
+      read = readPlannedRows(this.req, this.records, this.todo.slice(this.starts[w], this.starts[w + 1]));
       this.windows.set(w, read);
     }
     return read;

@@ -47,10 +47,31 @@ function fixture(rows: number) {
 }
 
 describe('RowWindows', () => {
+  it('cuts windows at a number of rows or of bytes, whichever comes first, never below one row', async () => {
+    const f = fixture(12);
+    const todo = f.records.map((_, i) => i);
+    const sizes = f.records.map((r) => r.sourceLength + r.inputLength);
+    const budget = sizes[0] + sizes[1] + sizes[2];
+    const windows = new RowWindows(f.req, f.records, todo, { rows: 5, bytes: budget });
+    const starts = windows.windowStarts();
+    starts.forEach((start, w) => {
+      const end = starts[w + 1] ?? todo.length;
+      const bytes = sizes.slice(start, end).reduce((a, b) => a + b, 0);
+      expect(end - start).toBeLessThanOrEqual(5);
+      expect(end - start === 1 || bytes <= budget).toBe(true);
+      // Cut no earlier than needed: the next row would have gone over a limit.
+      if (end < todo.length) expect(end - start === 5 || bytes + sizes[end] > budget).toBe(true);
+    });
+    expect(starts.length).toBeGreaterThan(12 / 5);
+    expect(new RowWindows(f.req, f.records, todo, { rows: 5, bytes: 1 }).windowStarts()).toEqual(todo);
+    for (let k = 0; k < todo.length; k++) expect((await windows.row(k)).source()).toBe(f.sourceLines[k]);
+    expect(windows.held()).toBe(0);
+  });
+
   it('gives every row to send as planned, holding at most two windows', async () => {
     const f = fixture(23);
     const todo = [0, 1, 2, 4, 5, 7, 8, 9, 10, 11, 12, 13, 15, 16, 17, 18, 19, 20, 21, 22]; // some rows done before
-    const windows = new RowWindows(f.req, f.records, todo, 4);
+    const windows = new RowWindows(f.req, f.records, todo, { rows: 4, bytes: Infinity });
     for (let k = 0; k < todo.length; k++) {
       const row = await windows.row(k);
       expect(row.source()).toBe(f.sourceLines[todo[k]]);
@@ -63,7 +84,7 @@ describe('RowWindows', () => {
   it('rows taken out of order within the lanes still come out right', async () => {
     const f = fixture(12);
     const todo = f.records.map((_, i) => i);
-    const windows = new RowWindows(f.req, f.records, todo, 5);
+    const windows = new RowWindows(f.req, f.records, todo, { rows: 5, bytes: Infinity });
     const order = [1, 0, 3, 2, 4, 6, 5, 7, 9, 8, 11, 10];
     const rows = await Promise.all(order.map((k) => windows.row(k)));
     rows.forEach((row, n) => expect(row.source()).toBe(f.sourceLines[order[n]]));
@@ -73,7 +94,7 @@ describe('RowWindows', () => {
   it('a row changed after planning stops the batch when its window is read, naming the file and line', async () => {
     const f = fixture(10);
     const todo = f.records.map((_, i) => i);
-    const windows = new RowWindows(f.req, f.records, todo, 4);
+    const windows = new RowWindows(f.req, f.records, todo, { rows: 4, bytes: Infinity });
     // Window 0 is read, and window 1 ahead of it, before the change.
     for (let k = 0; k < 4; k++) expect((await windows.row(k)).source()).toBe(f.sourceLines[k]);
     // Line 9 (window 2, read ahead when window 1 is first used) rewritten with bytes of the same length.
