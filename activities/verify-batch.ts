@@ -135,11 +135,12 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
     const saved = req.operation === undefined ? undefined : row.source();
     if (req.plan.inputFormat === 'atif') {
       const input = row.input();
-      const atif = await atifPayload(req.plan.sourcePath, rec, row.source(), input);
+      const atif = await atifPayload(req.plan.sourcePath, rec, saved ?? row.source(), input);
       return { i, rec, payload: atif.payload, stamps: { ...stampsFromPayload(input), atifProvenance: atif.provenance }, atif: true, saved };
     }
     const gym =
-      (saved === undefined ? verifyRequestBytes(row.inputBytes(), row.sourceBytes()) : null) ?? verifyRequest(row.input(), row.source());
+      (saved === undefined ? verifyRequestBytes(row.inputBytes(), row.sourceBytes()) : null) ??
+      verifyRequest(row.input(), saved ?? row.source());
     return { i, rec, payload: gym.payload, stamps: gym.stamps, atif: false, saved };
   };
 
