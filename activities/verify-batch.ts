@@ -99,11 +99,16 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
   const doneSet = new Set(checkpoint.done);
   const todo = records.map((_, i) => i).filter((i) => !doneSet.has(i));
   // Read a window at a time ahead of the lanes, with a few large reads each (the batch's source
-  // rows are neighbours), every row proven before it is sent (row-windows.ts).
-  const rows = new RowWindows(req, records, todo);
+  // rows are neighbours), every row proven before it is sent (row-windows.ts). The first window,
+  // one row per lane, is read while the part files are opened.
+  const rows = new RowWindows(req, records, todo, { firstRows: req.parallelism });
+  rows.readAhead();
   const allowance = new RequestAllowance(checkpoint, req.allowance);
   const client = allowance.client(deps.verifier(req.requestTimeoutMs));
-  const recorder = await BatchRecorder.open(files.mainPartial, files.sidecarPartial, checkpoint);
+  const recorder = await BatchRecorder.open(files.mainPartial, files.sidecarPartial, checkpoint).catch(async (err: unknown) => {
+    await rows.close();
+    throw err;
+  });
   const beat = () => ctx.heartbeat(recorder.snapshot());
   // Every second (the worker sends at most one in 2 s, see src/temporal/worker.ts): live progress.
   const beatTimer = setInterval(beat, Math.min(1000, (ctx.info.heartbeatTimeoutMs ?? 30000) / 3));
@@ -265,6 +270,7 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
   } finally {
     clearInterval(beatTimer);
     clearTimeout(drain.timer);
+    await rows.close();
     await recorder.close();
   }
   if (shuttingDown(ctx) && recorder.checkpoint.done.length < records.length) {

@@ -41,7 +41,7 @@ import {
   startReferenceServerProc,
   stopDevServer,
 } from './lib/procs.js';
-import { VerifyWindow, type WindowResult } from './lib/stats.js';
+import { describeInFlight, VerifyWindow, type WindowResult } from './lib/stats.js';
 import { fixed, machineLine, ratio, table } from './lib/table.js';
 
 /** reverify's own default (README: `--batch-size N`). */
@@ -205,9 +205,7 @@ runBench(async () => {
       if (only.has('a')) {
         const m = await measureCapacity(r.latency, join(out, `a-${tag}.reference-server.log`), payloads, rows, concurrency);
         r.a.push(m);
-        console.log(
-          `${head} (a) capacity: ${fixed(m.rowsPerSec)} rows/s (${pm(m.window)}; ${m.note}, in flight: mean ${fixed(m.window.meanInFlight, 1)}, peak ${m.window.peakInFlight})`,
-        );
+        console.log(`${head} (a) capacity: ${fixed(m.rowsPerSec)} rows/s (${pm(m.window)}; ${m.note}, ${describeInFlight(m.window)})`);
         printCpu(m);
       }
       if (only.has('b')) {
@@ -217,7 +215,7 @@ runBench(async () => {
         console.log(
           `${head} (b) reverify: ${fixed(m.rowsPerSec)} rows/s first→last /verify (${pm(m.window)}); ${fixed(m.rowsPerSecAfterStartup)} rows/s ` +
             `wall−startup; wall ${m.wallSec.toFixed(1)} s = startup ${m.startupSec.toFixed(1)} s + verify ${windowSec(m.window).toFixed(1)} s ` +
-            `+ tail ${m.tailSec.toFixed(1)} s; ${m.note}; in flight: mean ${fixed(m.window.meanInFlight, 1)}, peak ${m.window.peakInFlight}` +
+            `+ tail ${m.tailSec.toFixed(1)} s; ${m.note}; ${describeInFlight(m.window)}` +
             (m.window.peakInFlight > concurrency ? ` (EXCEEDS --concurrency ${concurrency})` : ''),
         );
         printCpu(m);
@@ -240,7 +238,7 @@ runBench(async () => {
         console.log(
           `${head} (d) compared: ${fixed(m.rowsPerSec)} rows/s first→last /verify (${pm(m.window)}); wall ${m.wallSec.toFixed(1)} s = ` +
             `startup ${m.startupSec.toFixed(1)} s + verify ${windowSec(m.window).toFixed(1)} s + tail ${m.tailSec.toFixed(1)} s; ${m.note}; ` +
-            `in flight: mean ${fixed(m.window.meanInFlight, 1)}, peak ${m.window.peakInFlight}` +
+            `${describeInFlight(m.window)}` +
             (m.window.peakInFlight > concurrency ? ` (EXCEEDS --concurrency ${concurrency})` : ''),
         );
         printCpu(m);
@@ -248,9 +246,7 @@ runBench(async () => {
       if (only.has('c')) {
         const m = await measureNaive(r.latency, out, tag, data, rows, concurrency);
         r.c.push(m);
-        console.log(
-          `${head} (c) naive loop: ${fixed(m.rowsPerSec)} rows/s (${pm(m.window)}; ${m.note}, in flight: mean ${fixed(m.window.meanInFlight, 1)}, peak ${m.window.peakInFlight})`,
-        );
+        console.log(`${head} (c) naive loop: ${fixed(m.rowsPerSec)} rows/s (${pm(m.window)}; ${m.note}, ${describeInFlight(m.window)})`);
         printCpu(m);
       }
     }

@@ -43,9 +43,15 @@ export class BatchRecorder {
       await fh.truncate(keep);
       return fh;
     };
-    const main = await openAt(mainPath, checkpoint.mainBytes);
-    const sidecar = await openAt(sidecarPath, checkpoint.sidecarBytes);
-    return new BatchRecorder(main, sidecar, { main: mainPath, sidecar: sidecarPath }, checkpoint);
+    // Both at once (the batch's first rows are being read meanwhile); neither is left open if the other fails.
+    const [main, sidecar] = await Promise.allSettled([
+      openAt(mainPath, checkpoint.mainBytes),
+      openAt(sidecarPath, checkpoint.sidecarBytes),
+    ]);
+    if (main.status === 'fulfilled' && sidecar.status === 'fulfilled')
+      return new BatchRecorder(main.value, sidecar.value, { main: mainPath, sidecar: sidecarPath }, checkpoint);
+    for (const opened of [main, sidecar]) if (opened.status === 'fulfilled') await opened.value.close();
+    throw main.status === 'rejected' ? main.reason : (sidecar as PromiseRejectedResult).reason;
   }
 
   /**

@@ -5,16 +5,28 @@
  * window is at most `WINDOW_ROWS` rows and `WINDOW_BYTES` bytes of rows (at least one row), so
  * long rows (rollouts of 10–50 KB) make shorter windows. Each window is proven as a whole batch's
  * rows were (`readPlannedRows`): a row is never sent unless its bytes are the planned ones, and a
- * changed file stops the batch at the first window that reads it.
+ * changed file stops the batch at the first window that reads it. Both files stay open from the
+ * first window to `close()`.
  */
 import type { PlanRecord } from '../../src/planning/plan-file.js';
-import { readPlannedRows, type PlannedRows } from './planned-rows.js';
+import { PlannedFiles, readPlannedRows, type PlannedRows } from './planned-rows.js';
 import type { VerifyBatchRequest } from './request.js';
 
 /** Rows per window at most: two windows are 500 rows, what a batch held before batches grew to 1,000. */
 export const WINDOW_ROWS = 250;
 /** Bytes of rows (source and input) per window at most: 250 rows of 6 KB. */
 export const WINDOW_BYTES = 1_500_000;
+
+/** Limits of a window (defaults: WINDOW_ROWS, WINDOW_BYTES; the first window as large as the others). */
+export interface WindowLimits {
+  rows?: number;
+  bytes?: number;
+  /**
+   * Rows of the first window at most: the batch's first requests wait for it, so a batch reads only
+   * what its lanes send first (its `parallelism`) before they start, and the next window meanwhile.
+   */
+  firstRows?: number;
+}
 
 /** One row of a window: its source (rollout) and input, as bytes or decoded. */
 export interface PlannedRow {
@@ -32,6 +44,7 @@ export class RowWindows {
   private ahead = 0;
   /** Where each window starts in `todo`, and, last, `todo.length`. */
   private readonly starts: number[] = [];
+  private readonly files = new PlannedFiles();
 
   /**
    * @param todo the batch's rows to send (indices into `records`), taken by `row(k)` for k in
@@ -41,14 +54,17 @@ export class RowWindows {
     private readonly req: Pick<VerifyBatchRequest, 'plan' | 'inputsPath'>,
     private readonly records: PlanRecord[],
     private readonly todo: number[],
-    limits: { rows: number; bytes: number } = { rows: WINDOW_ROWS, bytes: WINDOW_BYTES },
+    limits: WindowLimits = {},
   ) {
+    const most = { rows: limits.rows ?? WINDOW_ROWS, bytes: limits.bytes ?? WINDOW_BYTES };
+    const firstRows = Math.min(most.rows, limits.firstRows ?? most.rows);
     let rows = 0;
     let bytes = 0;
     for (let k = 0; k < todo.length; k++) {
       const rec = records[todo[k]];
       const size = rec.sourceLength + rec.inputLength;
-      if (rows === 0 || rows === limits.rows || bytes + size > limits.bytes) {
+      const cap = this.starts.length === 1 ? firstRows : most.rows;
+      if (rows === 0 || rows === cap || bytes + size > most.bytes) {
         this.starts.push(k);
         rows = 0;
         bytes = 0;
@@ -57,6 +73,19 @@ export class RowWindows {
       bytes += size;
     }
     this.starts.push(todo.length);
+  }
+
+  /** Starts reading the first window (the batch's first requests wait for it), if there is one. */
+  readAhead(): void {
+    if (this.ahead === 0) {
+      this.ahead = 1;
+      this.window(0)?.catch(() => undefined); // its failure reaches the lane that takes its first row
+    }
+  }
+
+  /** Closes the files (once the reads under way have ended). */
+  close(): Promise<void> {
+    return this.files.close();
   }
 
   /** The k-th row to send, once its window is read and proven; the next window is read meanwhile. */
@@ -109,7 +138,7 @@ export class RowWindows {
   private window(w: number): Promise<PlannedRows> | undefined {
     let read = this.windows.get(w);
     if (read === undefined && w >= 0 && w < this.starts.length - 1) {
-      read = readPlannedRows(this.req, this.records, this.todo.slice(this.starts[w], this.starts[w + 1]));
+      read = readPlannedRows(this.req, this.records, this.todo.slice(this.starts[w], this.starts[w + 1]), this.files);
       this.windows.set(w, read);
     }
     return read;

@@ -30,6 +30,11 @@ export interface WindowResult {
   peakInFlight: number;
   /** Mean of `verify_in_flight` over the polls between the first and the last /verify (slot use). */
   meanInFlight: number;
+  /**
+   * The same mean for each tenth of the run's requests (by `/verify` received when polled):
+   * `[0]` while the first 10 % were sent, … `[9]` while the last 10 % were (NaN where no poll fell).
+   */
+  inFlightByTenth: number[];
   outcomes: Record<string, number>;
 }
 
@@ -66,6 +71,8 @@ export class VerifyWindow {
     let maxGap = 0;
     let inFlightSum = 0;
     let inFlightPolls = 0;
+    const tenthSum = new Array<number>(10).fill(0);
+    const tenthPolls = new Array<number>(10).fill(0);
     for (;;) {
       if (this.stopped) throw new Error('stats polling stopped before all requests were answered');
       const at = performance.now();
@@ -82,6 +89,9 @@ export class VerifyWindow {
       if (firstMs !== undefined && s.requests.verify < target) {
         inFlightSum += s.verify_in_flight;
         inFlightPolls++;
+        const tenth = Math.min(9, Math.floor((s.requests.verify * 10) / target));
+        tenthSum[tenth] += s.verify_in_flight;
+        tenthPolls[tenth]++;
       }
       if (s.requests.verify >= target && s.verify_in_flight === 0) {
         return {
@@ -91,6 +101,7 @@ export class VerifyWindow {
           requests: s.requests.verify,
           peakInFlight: s.peak_verify_in_flight,
           meanInFlight: inFlightPolls > 0 ? inFlightSum / inFlightPolls : NaN,
+          inFlightByTenth: tenthSum.map((sum, i) => (tenthPolls[i] > 0 ? sum / tenthPolls[i] : NaN)),
           outcomes: s.verify_outcomes,
         };
       }
@@ -98,4 +109,10 @@ export class VerifyWindow {
       await sleep(intervalMs);
     }
   }
+}
+
+/** `in flight: mean M (by tenth of the requests: t0 … t9), peak P`. */
+export function describeInFlight(w: WindowResult): string {
+  const one = (x: number) => (Number.isFinite(x) ? x.toFixed(1) : '-');
+  return `in flight: mean ${one(w.meanInFlight)} (by tenth of the requests: ${w.inFlightByTenth.map(one).join(' ')}), peak ${w.peakInFlight}`;
 }

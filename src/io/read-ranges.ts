@@ -1,4 +1,4 @@
-import { open } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
 import { lineSum } from './jsonl-lines.js';
 import { readRangeBytes, ShortReadError } from './read-range.js';
 
@@ -41,9 +41,18 @@ export async function readRanges(path: string, ranges: ByteRange[]): Promise<str
  * its bytes' checksum differs, or the file ends before it, `ChangedRangeError`.
  */
 export async function readRangesBytes(path: string, ranges: ByteRange[]): Promise<Buffer[]> {
+  const fh = await open(path, 'r');
+  try {
+    return await readRangesFrom(fh, path, ranges);
+  } finally {
+    await fh.close();
+  }
+}
+
+/** `readRangesBytes` on a file the caller holds open (`path` names it in errors). */
+export async function readRangesFrom(fh: FileHandle, path: string, ranges: ByteRange[]): Promise<Buffer[]> {
   const out = new Array<Buffer>(ranges.length);
   const order = ranges.map((_, i) => i).sort((a, b) => ranges[a].offset - ranges[b].offset);
-  const fh = await open(path, 'r');
   try {
     const size = (await fh.stat()).size;
     for (let i = 0; i < order.length;) {
@@ -77,8 +86,6 @@ export async function readRangesBytes(path: string, ranges: ByteRange[]): Promis
   } catch (err) {
     // The file shrank between the size check and the read.
     throw err instanceof ShortReadError ? new ChangedRangeError(path, order[0] ?? 0) : err;
-  } finally {
-    await fh.close();
   }
   return out;
 }

@@ -3,9 +3,10 @@
  * the planned bytes, at most the window in use and the one after it are held, and a changed row
  * stops the batch when its window is read, naming the file and line.
  */
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { readPlannedRows } from '../../activities/verify-batch/planned-rows.js';
 import { RowWindows } from '../../activities/verify-batch/row-windows.js';
 import type { VerifyBatchRequest } from '../../activities/verify-batch/request.js';
 import { lineSum } from '../../src/io/jsonl-lines.js';
@@ -43,7 +44,7 @@ function fixture(rows: number) {
     io += i.length + 1;
   }
   const req = { plan: { sourcePath, files: undefined }, inputsPath } as unknown as Pick<VerifyBatchRequest, 'plan' | 'inputsPath'>;
-  return { req, records, sourceLines, inputLines, sourcePath };
+  return { req, records, sourceLines, inputLines, sourcePath, inputsPath };
 }
 
 describe('RowWindows', () => {
@@ -103,5 +104,52 @@ describe('RowWindows', () => {
     writeFileSync(f.sourcePath, changed.map((l) => `${l}\n`).join(''));
     for (let k = 4; k < 8; k++) expect((await windows.row(k)).source()).toBe(f.sourceLines[k]);
     await expect(windows.row(8)).rejects.toThrow(/rollouts\.jsonl.*line 9/);
+  });
+
+  it('reads a first window of `firstRows` (the lanes) and starts reading it before any row is asked for', async () => {
+    const f = fixture(12);
+    const todo = f.records.map((_, i) => i);
+    const windows = new RowWindows(f.req, f.records, todo, { rows: 5, bytes: Infinity, firstRows: 2 });
+    expect(windows.windowStarts()).toEqual([0, 2, 7]);
+    expect(new RowWindows(f.req, f.records, todo, { rows: 5, bytes: Infinity, firstRows: 9 }).windowStarts()).toEqual([0, 5, 10]);
+    expect(windows.held()).toBe(0);
+    windows.readAhead();
+    expect(windows.held()).toBe(1);
+    for (let k = 0; k < todo.length; k++) expect((await windows.row(k)).input()).toBe(f.inputLines[k]);
+    await windows.close();
+  });
+
+  it('holds both files open from the first window to close(): later windows read the files it opened', async () => {
+    const f = fixture(12);
+    const todo = f.records.map((_, i) => i);
+    const windows = new RowWindows(f.req, f.records, todo, { rows: 4, bytes: Infinity });
+    expect((await windows.row(0)).source()).toBe(f.sourceLines[0]);
+    // Gone from the directory: a window that opened the files again would fail.
+    rmSync(f.sourcePath);
+    rmSync(f.inputsPath);
+    for (let k = 1; k < todo.length; k++) {
+      const row = await windows.row(k);
+      expect([row.source(), row.input()]).toEqual([f.sourceLines[k], f.inputLines[k]]);
+    }
+    await windows.close();
+    await expect(new RowWindows(f.req, f.records, todo).row(0)).rejects.toThrow(/ENOENT/);
+  });
+
+  it('reads the source and the input at once; when both changed, the source is named', async () => {
+    const f = fixture(4);
+    const change = (path: string, lines: string[]) =>
+      writeFileSync(
+        path,
+        lines
+          .map(
+            (l, i) => `${i === 2 ? l.replace('"_ng_task_index":2', '"_ng_task_index":7') : l}
+`,
+          )
+          .join(''),
+      );
+    change(f.inputsPath, f.inputLines);
+    await expect(readPlannedRows(f.req, f.records, [2])).rejects.toThrow(/materialized input of .*rollouts\.jsonl:3/);
+    change(f.sourcePath, f.sourceLines);
+    await expect(readPlannedRows(f.req, f.records, [2])).rejects.toThrow(/rollouts\.jsonl.*line 3/);
   });
 });
