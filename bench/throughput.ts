@@ -54,6 +54,8 @@ const { values } = parseArgs({
     rows: { type: 'string', default: '20000' },
     'response-bytes': { type: 'string', default: '5000' },
     latencies: { type: 'string', default: '0,20' },
+    /** The reference server's `--latency-spread` (σ of a log-normal delay around each latency). */
+    'latency-spread': { type: 'string', default: '0' },
     concurrency: { type: 'string', default: '64' },
     'batch-size': { type: 'string' },
     agents: { type: 'string', default: '2' },
@@ -113,6 +115,12 @@ function median(xs: number[]): number {
 function printCpu(m: Measured): void {
   for (const line of m.cpu) console.log(`    CPU first→last /verify: ${line}`);
 }
+
+/** The reference servers' spread of latencies, and the mean latency's ratio to the median (e^(σ²/2)). */
+const spread = Number(values['latency-spread']);
+const spreadMean = Math.exp((spread * spread) / 2);
+/** The reference servers' flags besides the latency. */
+const serverArgs = spread > 0 ? ['--latency-spread', String(spread)] : [];
 
 const windowSec = (w: WindowResult) => (w.lastMs - w.firstMs) / 1000;
 const pm = (w: WindowResult) => `±${fixed(w.resolutionMs)} ms`;
@@ -267,7 +275,8 @@ runBench(async () => {
   console.log('');
   console.log(
     `rows/s${repeat > 1 ? ` (median of ${repeat})` : ''}, timed from the first /verify the reference server received to the last it ` +
-      `answered; rows ${rows}, response ~${responseBytes} B, concurrency ${concurrency}, --batch-size ${batchLabel}`,
+      `answered; rows ${rows}, response ~${responseBytes} B, concurrency ${concurrency}, --batch-size ${batchLabel}` +
+      (spread > 0 ? `; latencies log-normal around L (--latency-spread ${spread}: mean L × ${fixed(spreadMean, 2)})` : ''),
   );
   console.log(
     table(
@@ -321,7 +330,7 @@ runBench(async () => {
   const positive = latencies.filter((l) => l > 0);
   if (positive.length > 0) {
     console.log(
-      `(ceiling at latency L: concurrency / L = ${positive.map((l) => `${fixed((concurrency * 1000) / l)} rows/s at ${l} ms`).join(', ')})`,
+      `(ceiling at latency L: concurrency / ${spread > 0 ? 'mean latency' : 'L'} = ${positive.map((l) => `${fixed((concurrency * 1000) / (l * spreadMean))} rows/s at ${l} ms`).join(', ')})`,
     );
   }
   if (compare !== undefined) {
@@ -388,7 +397,7 @@ async function measureCapacity(
   rows: number,
   concurrency: number,
 ): Promise<Measured & { note: string }> {
-  const ref = await startReferenceServerProc({ latencyMs: latency, logPath });
+  const ref = await startReferenceServerProc({ latencyMs: latency, logPath, extraArgs: serverArgs });
   const cpu = new CpuSampler();
   cpu.watch('reference server', ref.pid);
   cpu.watch('load generator (bench)', process.pid);
@@ -419,7 +428,7 @@ async function warmUp(
   const dir = join(out, 'warmup');
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
-  const ref = await startReferenceServerProc({ latencyMs: 0, logPath: join(dir, 'reference-server.log') });
+  const ref = await startReferenceServerProc({ latencyMs: 0, logPath: join(dir, 'reference-server.log'), extraArgs: serverArgs });
   try {
     const t0 = performance.now();
     const cli = spawnCli(reverifyArgs(join(dir, 'reverified.jsonl'), ref.url, ['--limit', String(Math.min(200, data.rows))]), {
@@ -495,7 +504,11 @@ async function measureCommand(
 ): Promise<ReverifyMeasured & { written: number }> {
   rmSync(o.runDir, { recursive: true, force: true });
   mkdirSync(o.runDir, { recursive: true });
-  const ref = await startReferenceServerProc({ latencyMs: o.latency, logPath: join(o.runDir, 'reference-server.log') });
+  const ref = await startReferenceServerProc({
+    latencyMs: o.latency,
+    logPath: join(o.runDir, 'reference-server.log'),
+    extraArgs: serverArgs,
+  });
   const output = join(o.runDir, 'reverified.jsonl');
   const logPath = join(o.runDir, o.log);
   const win = new VerifyWindow(ref.url, o.rows);
@@ -524,7 +537,11 @@ async function measureNaive(
   rows: number,
   concurrency: number,
 ): Promise<Measured & { note: string }> {
-  const ref = await startReferenceServerProc({ latencyMs: latency, logPath: join(out, `c-${tag}.reference-server.log`) });
+  const ref = await startReferenceServerProc({
+    latencyMs: latency,
+    logPath: join(out, `c-${tag}.reference-server.log`),
+    extraArgs: serverArgs,
+  });
   const outPath = join(out, `c-${tag}.naive.jsonl`);
   const win = new VerifyWindow(ref.url, rows);
   const cpu = new CpuSampler();

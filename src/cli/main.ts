@@ -217,6 +217,12 @@ async function main(argv: string[]): Promise<number> {
     .option('--host <host>', 'bind address', '127.0.0.1')
     .addOption(new Option('--mode <mode>', 'what GET /reverify_mode answers').choices(REVERIFY_MODES).default('stateless'))
     .option('--latency-ms <n>', 'delay before each /verify answer', float('--latency-ms'), 0)
+    .option(
+      '--latency-spread <sigma>',
+      'log-normal spread of that delay around it, as judges answer (1: the slowest in 100 wait 10 x)',
+      float('--latency-spread'),
+      0,
+    )
     .option('--judge-fail-rate <p>', 'share of /verify answered as judge failures', float('--judge-fail-rate'), 0)
     .option('--error-rate <p>', 'share of /verify answered with HTTP 500', float('--error-rate'), 0)
     .option('--reset-rate <p>', 'share of /verify whose connection is reset', float('--reset-rate'), 0)

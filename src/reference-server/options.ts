@@ -39,6 +39,14 @@ export const referenceServerOptionsSchema = z.object({
   mode: reverifyModeSchema.default('stateless'),
   /** Delay before each `/verify` outcome is carried out, in milliseconds (simulates a judge). */
   latencyMs: z.coerce.number().min(0).default(0),
+  /**
+   * Spread of the delay: each `/verify` waits `latencyMs` times e^(σ·N(0,1)) (a log-normal delay
+   * whose median is `latencyMs`), σ being this value; 0 (the default) waits exactly `latencyMs`.
+   * LLM judges answer so: most rows near the median, a few many times slower (σ = 1: the slowest
+   * in a hundred take 10 × the median). Drawn from its own seeded stream: the outcomes stay those
+   * of the same seed without it.
+   */
+  latencySpread: z.coerce.number().min(0).max(4).default(0),
   /** Share of `/verify` requests answered 200 with `_ng_failure_class: "judge_failed"`. */
   judgeFailRate: probability,
   /** Share of `/verify` requests answered HTTP 500 (an unhandled RS exception). */

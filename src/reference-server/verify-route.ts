@@ -58,6 +58,15 @@ function judgeFailureBody(request: Record<string, unknown>): Record<string, unkn
 }
 
 /** Runs `action` after `ms` milliseconds, unless the response is closed first. */
+/** The delay of each `/verify` in turn: `latencyMs`, or log-normal around it (`latencySpread`). */
+export function latencyOf(options: Pick<ReferenceServerOptions, 'latencyMs' | 'latencySpread' | 'seed'>): () => number {
+  const { latencyMs, latencySpread } = options;
+  if (latencySpread === 0 || latencyMs === 0) return () => latencyMs;
+  const uniform = mulberry32(options.seed ^ 0x5eed);
+  // Box-Muller: a standard normal from two uniforms (1 - u keeps the logarithm finite).
+  return () => latencyMs * Math.exp(latencySpread * Math.sqrt(-2 * Math.log(1 - uniform())) * Math.cos(2 * Math.PI * uniform()));
+}
+
 function afterLatency(res: ServerResponse, ms: number, action: () => void): void {
   if (ms <= 0) return action();
   const timer = setTimeout(action, ms);
@@ -96,6 +105,7 @@ export function createVerifyHandler(
   stats: StatsRecorder,
 ): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   const random = mulberry32(options.seed);
+  const delay = latencyOf(options);
   const invalidJudges = new InvalidJudges([
     ...parseInvalidJudgeRules(options.invalidJudge, true),
     ...parseInvalidJudgeRules(options.permanentInvalidJudge, false),
@@ -128,6 +138,6 @@ export function createVerifyHandler(
     stats.outcome(outcome);
     // Only a grading counts toward a row's flagged gradings (a simulated outage is no grading).
     const invalid = outcome === 'success' ? invalidJudges.next(key) : null;
-    afterLatency(res, options.latencyMs, () => carryOut(outcome, valid, req, res, invalid, options.pretty));
+    afterLatency(res, delay(), () => carryOut(outcome, valid, req, res, invalid, options.pretty));
   };
 }
