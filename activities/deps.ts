@@ -1,15 +1,19 @@
 import { VerifierClient } from '../src/verifier/client.js';
+import { LanePool } from './verify-batch/lane-pool.js';
 
-/** What activities need from their process: shared HTTP pools. */
+/** What activities need from their process: shared HTTP pools, and the batches' pooled lanes. */
 export interface ActivityDeps {
   /** A keep-alive client whose request timeout is `timeoutMs` (one per distinct timeout). */
   verifier(timeoutMs: number): VerifierClient;
+  /** The `/verify` lanes of the batches this process runs, pooled per run and round (verify-batch/lane-pool.ts). */
+  lanes: LanePool;
 }
 
 /** Default deps for a worker process; `close()` releases the HTTP pools at shutdown. */
 export function createActivityDeps(opts: { connectionsPerServer?: number } = {}): ActivityDeps & { close(): Promise<void> } {
   const clients = new Map<number, VerifierClient>();
   return {
+    lanes: new LanePool(),
     verifier(timeoutMs) {
       let c = clients.get(timeoutMs);
       if (!c) {

@@ -31,7 +31,7 @@ import type { VerifyBatchRequest } from './verify-batch/request.js';
 import { verifyRequestBytes } from './verify-batch/payload-bytes.js';
 import { routeReply, routeSetAside, type Routed } from './verify-batch/route-reply.js';
 import { routeReplyBytes } from './verify-batch/route-reply-bytes.js';
-import { runLanes, type Recording } from './verify-batch/lanes.js';
+import { runPooledLanes, type Recording } from './verify-batch/lanes.js';
 
 export type { VerifyBatchRequest } from './verify-batch/request.js';
 
@@ -243,14 +243,20 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
     stop.abort();
   };
   try {
-    await runLanes({
-      rows: todo.length,
-      lanes: req.parallelism,
-      going: () => !signal.aborted && !drain.started && !allowance.spent(),
-      prepare: prepareRow,
-      send: sendRow,
-      fail,
-    });
+    // The lanes are pooled with the other batches of this round that this process runs (lane-pool.ts).
+    const run = ctx.info.workflowExecution;
+    await runPooledLanes(
+      {
+        rows: todo.length,
+        lanes: req.parallelism,
+        going: () => !signal.aborted && !drain.started && !allowance.spent(),
+        prepare: prepareRow,
+        send: sendRow,
+        fail,
+      },
+      deps.lanes,
+      run ? `${run.workflowId} ${run.runId} ${req.round}` : `activity ${ctx.info.activityId}`,
+    );
     if (first.error) throw first.error;
     // The lanes do not wait for the disk: the last rows recorded are written (and counted) now.
     await recorder.flush();

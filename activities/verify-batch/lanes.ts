@@ -1,11 +1,12 @@
 /**
- * A batch's lanes: each sends its rows one after another, so at most `lanes` requests are in
- * flight. What lies between a reply and the lane's next request is kept short: the next row is
- * prepared (read, payload built) while the current request is in flight, and the reply is
- * recorded (parsed, routed, stamped, written) after it. Both run after the event loop's I/O phase,
- * so when many replies arrive together (equal latencies keep the lanes in step) every lane's next
- * request leaves before that work of all of them.
+ * A batch's rows on the lanes of its process's pool (lane-pool.ts): each lane sends one row after
+ * another, its own batch's or another's of the same round, so at most the pool's lanes (the sum of
+ * its batches' `lanes`) requests are in flight. A row's reply is recorded (parsed, routed, stamped,
+ * written) after the event loop's I/O phase, so when many replies arrive together every lane's
+ * next request leaves before that work of all of them.
  */
+
+import type { LanePool } from './lane-pool.js';
 
 /** What `send` resolves with: the row's recording, run later (nothing: nothing to record). */
 export type Recording = (() => void) | undefined;
@@ -14,7 +15,7 @@ export interface LaneWork<P> {
   /** Rows of the batch to send, by index 0..rows-1 (each exactly once, unless the lanes stop). */
   rows: number;
   lanes: number;
-  /** False once no new row may start (aborted, draining, allowance spent): a prepared row is dropped. */
+  /** False once no new row may start (aborted, draining, allowance spent). */
   going: () => boolean;
   prepare: (k: number) => Promise<P>;
   /** Sends a prepared row; resolves once it is answered (or given up) with its recording. */
@@ -23,82 +24,88 @@ export interface LaneWork<P> {
   fail: (err: Error) => void;
 }
 
-/** A row claimed by a lane, its preparation started later (or now, when the lane needs it first). */
-class Ahead<P> {
-  private promise: Promise<P> | null = null;
-  constructor(
-    private readonly k: number,
-    private readonly prepare: (k: number) => Promise<P>,
-  ) {}
-
-  start(): Promise<P> {
-    if (this.promise === null) {
-      this.promise = this.prepare(this.k);
-      this.promise.catch(() => undefined); // a lane that stopped never awaits it; one that did rethrows it
-    }
-    return this.promise;
-  }
-}
-
 /**
- * Runs the lanes until every row is sent and answered, or they stop (an error goes to `fail`, and
- * the other lanes end when `going` says so); then runs what is left to record.
+ * Work run after the current event-loop turn's I/O (`setImmediate`), in order, all of what is due
+ * at once; `run()` runs what is left now. A work that throws goes to `fail`.
  */
-export async function runLanes<P>(w: LaneWork<P>): Promise<void> {
-  let next = 0;
-  let later: Array<() => void> = [];
-  let laterDue = false;
-  const runLater = () => {
-    laterDue = false;
-    const due = later;
-    later = [];
+class Later {
+  private due: Array<() => void> = [];
+  private scheduled = false;
+  constructor(private readonly fail: (err: Error) => void) {}
+
+  defer(work: () => void): void {
+    this.due.push(work);
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(() => this.run());
+    }
+  }
+
+  run(): void {
+    this.scheduled = false;
+    const due = this.due;
+    this.due = [];
     for (const work of due) {
       try {
         work();
       } catch (err) {
-        w.fail(err as Error);
+        this.fail(err as Error);
       }
     }
-  };
-  const defer = (work: () => void) => {
-    later.push(work);
-    if (!laterDue) {
-      laterDue = true;
-      setImmediate(runLater);
-    }
-  };
-  const claim = (): Ahead<P> | null => {
-    if (next >= w.rows || !w.going()) return null;
-    const ahead = new Ahead(next++, w.prepare);
-    defer(() => void ahead.start());
-    return ahead;
-  };
-
-  const lane = async () => {
-    let recording: Recording;
-    let ahead = next < w.rows && w.going() ? new Ahead(next++, w.prepare) : null;
-    while (ahead) {
-      // undici frees a keep-alive connection one event-loop turn after its reply (client-h1.js,
-      // onMessageComplete): a request sent sooner opens another connection instead of reusing it.
-      if (recording) {
-        await nextTurn();
-        if (!w.going()) break;
-      }
-      const sent = w.send(await ahead.start());
-      ahead = claim();
-      if (recording) defer(recording);
-      recording = await sent;
-    }
-    if (recording) defer(recording);
-  };
-  try {
-    await Promise.all(Array.from({ length: Math.max(1, Math.min(w.lanes, w.rows)) }, () => lane().catch(w.fail)));
-  } finally {
-    runLater();
   }
 }
 
-/** Resolves after the current event-loop turn's I/O and immediates. */
-function nextTurn(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
+/** How often a pooled batch looks whether it stopped while none of its rows was in flight. */
+const STOPPED_CHECK_MS = 100;
+
+/**
+ * Sends the batch's rows until every row is sent and answered, or they stop (an error goes to
+ * `fail`, and no row starts once `going` says so). The batch joins the pool of `group` (its run's
+ * round) with its `lanes`, whose lanes send its rows and the rows of the group's other batches in
+ * this process, and leaves once every row it handed out is answered (or, stopped, once those in
+ * flight ended), after as many lanes have retired; then what is left to record is run. A row is
+ * prepared (read, payload built) when a lane takes it.
+ */
+export async function runPooledLanes<P>(w: LaneWork<P>, pool: LanePool, group: string): Promise<void> {
+  let next = 0;
+  let inFlight = 0;
+  const later = new Later(w.fail);
+  let finish!: () => void;
+  const finished = new Promise<void>((resolve) => (finish = resolve));
+  const check = () => {
+    if (inFlight === 0 && (next >= w.rows || !w.going())) finish();
+  };
+  const member = pool.join(
+    group,
+    {
+      left: () => (w.going() ? w.rows - next : 0),
+      claim: () => {
+        if (next >= w.rows || !w.going()) return null;
+        const k = next++;
+        inFlight++;
+        return async () => {
+          try {
+            const recording = await w.send(await w.prepare(k));
+            if (recording) later.defer(recording);
+          } catch (err) {
+            w.fail(err as Error);
+          } finally {
+            inFlight--;
+            check();
+          }
+        };
+      },
+    },
+    Math.max(1, Math.min(w.lanes, w.rows)),
+  );
+  // Stopped (aborted, draining, allowance spent) while no row of its was in flight: no row ends to say so.
+  const stopped = setInterval(check, STOPPED_CHECK_MS);
+  check();
+  try {
+    await finished;
+  } finally {
+    clearInterval(stopped);
+    await member.leave();
+    later.run();
+  }
 }

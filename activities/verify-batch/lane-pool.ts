@@ -1,0 +1,130 @@
+/**
+ * The `/verify` lanes of the batches one worker process runs for one round of one run, pooled. A
+ * lane takes its next row from whichever of those batches has the most rows left to send, so the
+ * share of a batch whose last rows are still being answered (a judge's slowest answers can take
+ * many times its median) keeps sending the other batches' rows instead of idling until the workflow
+ * launches the next batch.
+ *
+ * The pool never runs more lanes than its batches were given (their `parallelism`: each one's share
+ * of the run's `--concurrency`): a batch joins with its lanes and leaves only once as many lanes
+ * have retired (the next ones to finish a row, or idle ones), so its activity ends, and the
+ * workflow gives its share to the next batch, only after the pool has given the share back. Each
+ * worker process pools only the batches it runs, and batches of other runs or rounds never share a
+ * pool: the ceiling holds per run across every worker, as before.
+ */
+
+/** One row of a batch, run on a pool lane on the batch's behalf (prepared, sent, its reply recorded); never rejects. */
+export type RowRun = () => Promise<void>;
+
+/** A batch in the pool. */
+export interface PooledBatch {
+  /** Rows the batch still has to hand out (0 once it hands out no more). */
+  left(): number;
+  /** Its next row, or null when it has none to hand out. */
+  claim(): RowRun | null;
+}
+
+/** The lanes and batches of one run's round in this process. */
+class Group {
+  readonly batches = new Set<PooledBatch>();
+  /** Lanes running: busy with a row, or parked. */
+  lanes = 0;
+  /** Parked lanes (no row to take): woken when a batch joins or one leaves. */
+  parked: Array<() => void> = [];
+  /** Batches leaving, first first: how many lanes each still waits to see retire. */
+  readonly leaving: Array<{ lanes: number; retired: () => void }> = [];
+}
+
+export class LanePool {
+  private readonly groups = new Map<string, Group>();
+
+  /**
+   * Adds `batch` and `lanes` lanes to the pool of `group` (a run's round). Call `leave()` once the
+   * batch has no row in flight: it hands out no more and resolves once `lanes` lanes have retired.
+   */
+  join(group: string, batch: PooledBatch, lanes: number): { leave(): Promise<void> } {
+    let g = this.groups.get(group);
+    if (g === undefined) {
+      g = new Group();
+      this.groups.set(group, g);
+    }
+    const own = g;
+    own.batches.add(batch);
+    own.lanes += lanes;
+    this.wake(own);
+    for (let i = 0; i < lanes; i++) void this.lane(group, own);
+    let left: Promise<void> | undefined;
+    return {
+      leave: () =>
+        (left ??= new Promise<void>((retired) => {
+          own.batches.delete(batch);
+          own.leaving.push({ lanes, retired });
+          this.wake(own);
+        })),
+    };
+  }
+
+  /** Lanes running in `group`'s pool (for tests). */
+  lanesOf(group: string): number {
+    return this.groups.get(group)?.lanes ?? 0;
+  }
+
+  private async lane(group: string, g: Group): Promise<void> {
+    let ran = false;
+    for (;;) {
+      if (this.retire(group, g)) return;
+      const run = this.next(g);
+      if (run === null) {
+        await new Promise<void>((wake) => g.parked.push(wake));
+        continue;
+      }
+      // undici frees a keep-alive connection one event-loop turn after its reply (client-h1.js,
+      // onMessageComplete): a request sent sooner opens another connection instead of reusing it.
+      if (ran) await nextTurn();
+      ran = true;
+      await run();
+    }
+  }
+
+  /** The row of the batch with the most rows left, or null when no batch has one. */
+  private next(g: Group): RowRun | null {
+    for (;;) {
+      let best: PooledBatch | null = null;
+      let most = 0;
+      for (const b of g.batches) {
+        const n = b.left();
+        if (n > most) {
+          best = b;
+          most = n;
+        }
+      }
+      if (best === null) return null;
+      const run = best.claim();
+      if (run !== null) return run;
+    }
+  }
+
+  /** Retires this lane if a leaving batch waits for lanes (true: the lane ends). */
+  private retire(group: string, g: Group): boolean {
+    const first = g.leaving[0];
+    if (first === undefined) return false;
+    g.lanes--;
+    if (--first.lanes === 0) {
+      g.leaving.shift();
+      first.retired();
+    }
+    if (g.lanes === 0 && g.batches.size === 0 && this.groups.get(group) === g) this.groups.delete(group);
+    return true;
+  }
+
+  private wake(g: Group): void {
+    const parked = g.parked;
+    g.parked = [];
+    for (const wake of parked) wake();
+  }
+}
+
+/** Resolves after the current event-loop turn's I/O and immediates. */
+export function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}

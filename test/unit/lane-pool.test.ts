@@ -1,0 +1,186 @@
+/**
+ * The batches' pooled lanes (activities/verify-batch/lane-pool.ts, `runPooledLanes` in lanes.ts):
+ * a lane sends any joined batch's rows, never more rows run at once than the joined batches'
+ * lanes, a leaving batch waits until as many lanes have retired, and groups never share lanes.
+ */
+import { describe, expect, it } from 'vitest';
+import { LanePool, type PooledBatch, type RowRun } from '../../activities/verify-batch/lane-pool.js';
+import { runPooledLanes } from '../../activities/verify-batch/lanes.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Deterministic delays (a small LCG), so a failure replays. */
+function delays(seed: number): () => number {
+  let s = seed;
+  return () => {
+    s = (s * 1103515245 + 12345) % 2147483648;
+    return s % 6;
+  };
+}
+
+/** Counts the rows running at once in a group, and each row's runs. */
+class Meter {
+  running = 0;
+  peak = 0;
+  readonly runs = new Map<string, number>();
+  /** Checked at every row start: the most rows that may run now. */
+  constructor(private readonly allowed: () => number) {}
+
+  row(id: string, ms: number): RowRun {
+    return async () => {
+      this.running++;
+      this.peak = Math.max(this.peak, this.running);
+      expect(this.running).toBeLessThanOrEqual(this.allowed());
+      this.runs.set(id, (this.runs.get(id) ?? 0) + 1);
+      await sleep(ms);
+      this.running--;
+    };
+  }
+}
+
+/** A batch of `rows` rows for the pool, each run through `meter`. */
+function batch(name: string, rows: number, meter: Meter, delay: () => number): PooledBatch & { answered: Promise<void> } {
+  let next = 0;
+  let done = 0;
+  let answered!: () => void;
+  const all = new Promise<void>((r) => (answered = r));
+  return {
+    answered: all,
+    left: () => rows - next,
+    claim: () => {
+      if (next >= rows) return null;
+      const run = meter.row(`${name}:${next++}`, delay());
+      return async () => {
+        await run();
+        if (++done === rows) answered();
+      };
+    },
+  };
+}
+
+describe('LanePool', () => {
+  it('runs every row of every batch once, never more at once than the joined batches have lanes', async () => {
+    const pool = new LanePool();
+    let joined = 0;
+    const meter = new Meter(() => joined);
+    const delay = delays(7);
+    const sizes = [40, 3, 25, 60, 1];
+    const lanes = [4, 2, 3, 5, 1];
+    await Promise.all(
+      sizes.map(async (rows, i) => {
+        await sleep(i * 3);
+        const b = batch(`b${i}`, rows, meter, delay);
+        joined += lanes[i];
+        const member = pool.join('run 1', b, lanes[i]);
+        await b.answered;
+        await member.leave();
+        joined -= lanes[i];
+        // Once it has left, the pool runs no more lanes than the batches still in it have.
+        expect(pool.lanesOf('run 1')).toBeLessThanOrEqual(joined);
+      }),
+    );
+    expect([...meter.runs.values()].every((n) => n === 1)).toBe(true);
+    expect(meter.runs.size).toBe(sizes.reduce((a, b) => a + b, 0));
+    expect(pool.lanesOf('run 1')).toBe(0);
+  });
+
+  it("a batch whose rows are answered lends its lanes to the others' rows until it leaves", async () => {
+    const pool = new LanePool();
+    let allowed = 5;
+    const meter = new Meter(() => allowed);
+    const slow = batch('slow', 400, meter, () => 2);
+    const quick = batch('quick', 2, meter, () => 1);
+    // Quick's rows are taken first (alone in the pool; the most rows left go first once both are in).
+    const quickMember = pool.join('run', quick, 4);
+    const slowMember = pool.join('run', slow, 1);
+    await quick.answered;
+    // Quick's four lanes now send slow's rows: five at once.
+    for (let i = 0; i < 200 && meter.running < 5; i++) await sleep(1);
+    expect(meter.running).toBe(5);
+    await quickMember.leave();
+    // From now on, one lane: checked at every row's start.
+    allowed = 1;
+    expect(meter.running).toBeLessThanOrEqual(1);
+    await slow.answered;
+    await slowMember.leave();
+    expect(meter.peak).toBe(5);
+  });
+
+  it('never lends lanes between groups (runs, rounds)', async () => {
+    const pool = new LanePool();
+    const a = new Meter(() => 2);
+    const b = new Meter(() => 3);
+    const ba = batch('a', 20, a, () => 2);
+    const bb = batch('b', 5, b, () => 1);
+    const ma = pool.join('run A', ba, 2);
+    const mb = pool.join('run B', bb, 3);
+    await bb.answered;
+    await mb.leave();
+    await ba.answered;
+    await ma.leave();
+    expect(a.peak).toBe(2);
+    expect(pool.lanesOf('run A') + pool.lanesOf('run B')).toBe(0);
+  });
+});
+
+describe('runPooledLanes', () => {
+  it('sends each row once, records it, and ends when all are answered', async () => {
+    const pool = new LanePool();
+    const sent: number[] = [];
+    const recorded: number[] = [];
+    await runPooledLanes(
+      {
+        rows: 12,
+        lanes: 3,
+        going: () => true,
+        prepare: async (k) => k,
+        send: async (k) => {
+          sent.push(k);
+          await sleep(1);
+          return () => recorded.push(k);
+        },
+        fail: (err) => {
+          throw err;
+        },
+      },
+      pool,
+      'g',
+    );
+    expect([...sent].sort((a, b) => a - b)).toEqual([...Array(12).keys()]);
+    expect([...recorded].sort((a, b) => a - b)).toEqual([...Array(12).keys()]);
+    expect(pool.lanesOf('g')).toBe(0);
+  });
+
+  it('a failing row goes to fail; a batch that stops while none of its rows is in flight still ends', async () => {
+    const pool = new LanePool();
+    let going = true;
+    const failures: string[] = [];
+    // Another batch of the group keeps the lanes busy, so the stopped one has nothing in flight.
+    const other = batch('other', 40, new Meter(() => 3), () => 3);
+    const member = pool.join('g', other, 1);
+    await runPooledLanes(
+      {
+        rows: 50,
+        lanes: 2,
+        going: () => going,
+        prepare: async (k) => k,
+        send: async (k) => {
+          if (k === 1) throw new Error('row 1 failed');
+          if (k === 3) going = false;
+          await sleep(1);
+          return undefined;
+        },
+        fail: (err) => {
+          failures.push(err.message);
+          going = false;
+        },
+      },
+      pool,
+      'g',
+    );
+    expect(failures).toEqual(['row 1 failed']);
+    await other.answered;
+    await member.leave();
+    expect(pool.lanesOf('g')).toBe(0);
+  });
+});
