@@ -82,7 +82,8 @@ export class LanePool {
       // onMessageComplete): a request sent sooner opens another connection instead of reusing it.
       if (ran) await nextTurn();
       ran = true;
-      await run();
+      // A row's run reports its own failures to its batch; a lane outlives any that escapes.
+      await run().catch(() => undefined);
     }
   }
 
@@ -125,6 +126,6 @@ export class LanePool {
 }
 
 /** Resolves after the current event-loop turn's I/O and immediates. */
-export function nextTurn(): Promise<void> {
+function nextTurn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
