@@ -15,7 +15,7 @@ export interface LaneWork<P> {
   /** Rows of the batch to send, by index 0..rows-1 (each exactly once, unless the lanes stop). */
   rows: number;
   lanes: number;
-  /** False once no new row may start (aborted, draining, allowance spent). */
+  /** False once no new row may start (aborted, draining, allowance spent): a prepared row is dropped. */
   going: () => boolean;
   prepare: (k: number) => Promise<P>;
   /** Sends a prepared row; resolves once it is answered (or given up) with its recording. */
@@ -85,7 +85,10 @@ export async function runPooledLanes<P>(w: LaneWork<P>, pool: LanePool, group: s
         inFlight++;
         return async () => {
           try {
-            const recording = await w.send(await w.prepare(k));
+            const prepared = await w.prepare(k);
+            // Stopped while it was prepared: not sent (the row stays unfinished).
+            if (!w.going()) return;
+            const recording = await w.send(prepared);
             if (recording) later.defer(recording);
           } catch (err) {
             w.fail(err as Error);

@@ -183,4 +183,32 @@ describe('runPooledLanes', () => {
     await member.leave();
     expect(pool.lanesOf('g')).toBe(0);
   });
+
+  it('a row being prepared when the batch stops is not sent', async () => {
+    const pool = new LanePool();
+    let going = true;
+    const sent: number[] = [];
+    await runPooledLanes(
+      {
+        rows: 10,
+        lanes: 1,
+        going: () => going,
+        prepare: async (k) => {
+          if (k === 2) going = false; // e.g. the run is being cancelled while its window is read
+          await sleep(1);
+          return k;
+        },
+        send: async (k) => {
+          sent.push(k);
+          return undefined;
+        },
+        fail: (err) => {
+          throw err;
+        },
+      },
+      pool,
+      'g',
+    );
+    expect(sent).toEqual([0, 1]);
+  });
 });
