@@ -118,6 +118,8 @@ function printCpu(m: Measured): void {
 
 /** The reference servers' spread of latencies, and the mean latency's ratio to the median (e^(σ²/2)). */
 const spread = Number(values['latency-spread']);
+if (!(spread >= 0 && spread <= 4))
+  throw new Error(`--latency-spread must be a number from 0 to 4 (the reference server's), got ${values['latency-spread']}`);
 const spreadMean = Math.exp((spread * spread) / 2);
 /** The reference servers' flags besides the latency. */
 const serverArgs = spread > 0 ? ['--latency-spread', String(spread)] : [];
