@@ -20,7 +20,7 @@ export type RowRun = () => Promise<void>;
 export interface PooledBatch {
   /** Rows the batch still has to hand out (0 once it hands out no more). */
   left(): number;
-  /** Its next row, or null when it has none to hand out. */
+  /** Its next row (never null while `left()` is above 0), or null when it has none to hand out. */
   claim(): RowRun | null;
 }
 
@@ -89,20 +89,16 @@ export class LanePool {
 
   /** The row of the batch with the most rows left, or null when no batch has one. */
   private next(g: Group): RowRun | null {
-    for (;;) {
-      let best: PooledBatch | null = null;
-      let most = 0;
-      for (const b of g.batches) {
-        const n = b.left();
-        if (n > most) {
-          best = b;
-          most = n;
-        }
+    let best: PooledBatch | null = null;
+    let most = 0;
+    for (const b of g.batches) {
+      const n = b.left();
+      if (n > most) {
+        best = b;
+        most = n;
       }
-      if (best === null) return null;
-      const run = best.claim();
-      if (run !== null) return run;
     }
+    return best?.claim() ?? null;
   }
 
   /** Retires this lane if a leaving batch waits for lanes (true: the lane ends). */
