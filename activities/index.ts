@@ -3,6 +3,7 @@ import { atifPreflight } from './atif-preflight.js';
 import { discardPlan } from './discard-plan.js';
 import { planAtif } from './plan-atif.js';
 import { guardReverifyModes } from './guard-reverify-modes.js';
+import { lendLanes } from './lend-lanes.js';
 import { commitBatches } from './commit-batches.js';
 import type { ActivityDeps } from './deps.js';
 import { planRound } from './plan-round.js';
@@ -33,6 +34,7 @@ export function createActivities(deps: ActivityDeps) {
     seedSuccesses,
     planRound,
     verifyBatch: verifyBatch(deps),
+    lendLanes: lendLanes(deps),
     commitBatches,
     aggregateRun: aggregateRun(deps),
     removeWorkDir,

@@ -32,6 +32,7 @@ import { verifyRequestBytes } from './verify-batch/payload-bytes.js';
 import { routeReply, routeSetAside, type Routed } from './verify-batch/route-reply.js';
 import { routeReplyBytes } from './verify-batch/route-reply-bytes.js';
 import { runPooledLanes, type Recording } from './verify-batch/lanes.js';
+import { laneGroup } from './verify-batch/lane-pool.js';
 
 export type { VerifyBatchRequest } from './verify-batch/request.js';
 
@@ -244,7 +245,6 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
   };
   try {
     // The lanes are pooled with the other batches of this round that this process runs (lane-pool.ts).
-    const run = ctx.info.workflowExecution;
     await runPooledLanes(
       {
         rows: todo.length,
@@ -255,7 +255,7 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
         fail,
       },
       deps.lanes,
-      run ? `${run.workflowId} ${run.runId} ${req.round}` : `activity ${ctx.info.activityId}`,
+      laneGroup(ctx.info, req.round),
     );
     if (first.error) throw first.error;
     // The lanes do not wait for the disk: the last rows recorded are written (and counted) now.

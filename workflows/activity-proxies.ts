@@ -50,6 +50,21 @@ export const long = proxyActivities<ReverifyActivities>({
   cancellationType: WAIT_CANCELLED,
 });
 
+/**
+ * Loans of `/verify` lanes to a round's last batches (activities/lend-lanes.ts). A loan sends
+ * nothing of its own, so its cancellation is not waited for: the round goes on at once.
+ */
+export const loan = proxyActivities<ReverifyActivities>({
+  startToCloseTimeout: '12 hours',
+  heartbeatTimeout: '2 minutes',
+  retry: {
+    initialInterval: LONG_RETRY.initialIntervalMs,
+    maximumInterval: LONG_RETRY.maximumIntervalMs,
+    nonRetryableErrorTypes: TERMINAL_TYPES,
+  },
+  cancellationType: ActivityCancellationType.TRY_CANCEL,
+});
+
 /** The aggregate phase's retry policy: outages are retried without bound; `AggregationFailed` is not retried. */
 export function aggregationRetry(r: { initialIntervalMs: number; maximumIntervalMs: number }) {
   return {

@@ -13,7 +13,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { BatchResult, RunSpec } from '../src/contract/run-spec.js';
-import { long, quick } from './activity-proxies.js';
+import { loan, long, quick } from './activity-proxies.js';
 import { adaptLimit } from './adaptive-limit.js';
 import type { reverifyRun } from './reverify-run.js';
 import { addCounts, type InFlight, type RunState } from './run-state.js';
@@ -54,6 +54,11 @@ export async function verifyRound(spec: RunSpec, st: RunState, inflight: Map<num
       : undefined;
   // A finished batch's slots are refilled from its completion, not after the commit under way.
   const launchOnCompletion = patched('launch-on-completion');
+  // At the round's end, a finished batch's share is lent to the batches still running (lendTail).
+  const lendAtEnd = patched('lend-tail-lanes');
+  /** Loans in flight (their slots), by a number of their own. */
+  const loans = new Map<number, number>();
+  let lent = 0;
   const launch = (batch: number, slots: number, held = false) => {
     const from = batch * spec.batchSize;
     const to = Math.min(plan.rows, from + spec.batchSize);
@@ -109,16 +114,57 @@ export async function verifyRound(spec: RunSpec, st: RunState, inflight: Map<num
         (err: Error) => (failed.error ??= err),
       )
       .finally(() => {
+        const { slots: freed } = inflight.get(batch)!;
         inflight.delete(batch);
         // Its slots go to the next batch at once, even while a commit is under way (runs recorded
         // before this change refilled the window only between commits, and replay that way).
         if (launchOnCompletion) launchAll();
+        if (lendAtEnd) lendTail(freed);
       });
   };
 
+  /**
+   * A batch ended and no batch is left to launch: its share is lent to the batches still running
+   * (activities/lend-lanes.ts), so the round's last rows are not sent on their own shares alone
+   * while the rest of the ceiling idles. At most one loan per batch that ends; a loan ends once
+   * the batches of its worker have no row left to hand out, and those still out when the round's
+   * batches have ended are cancelled without waiting (a loan sends nothing of its own). Not with a
+   * request budget (held batches relaunch there), nor while paused, stopping or failing.
+   */
+  function lendTail(freed: number): void {
+    const lanes = Math.min(freed, st.effective - usedSlots());
+    if (
+      lanes < 1 ||
+      st.nextBatch < batches ||
+      st.held.length > 0 ||
+      st.maxRequests !== null ||
+      stopping ||
+      st.paused ||
+      failed.error !== undefined ||
+      inflight.size === 0
+    )
+      return;
+    const key = ++lent;
+    loans.set(key, lanes);
+    void batchScope
+      .run(() =>
+        loan.lendLanes.executeWithOptions(
+          {
+            summary: `${st.round > 0 ? `re-judge round ${st.round + 1}: ` : ''}lend ${lanes} /verify lane(s) to the last batches`,
+            heartbeatTimeout: spec.heartbeatTimeoutMs,
+            allowEagerDispatch: false,
+          },
+          [{ round: st.round, lanes }],
+        ),
+      )
+      // A loan sends nothing of its own: its failure (a lost worker) costs the run nothing.
+      .catch(() => undefined)
+      .finally(() => loans.delete(key));
+  }
+
   // Slots held by batches in flight never exceed the concurrency: a batch starts only when its
   // share fits (with nothing in flight it always fits, since a share is at most the concurrency).
-  const usedSlots = () => [...inflight.values()].reduce((a, b) => a + b.slots, 0);
+  const usedSlots = () => [...inflight.values()].reduce((a, b) => a + b.slots, 0) + [...loans.values()].reduce((a, b) => a + b, 0);
   const canLaunch = () =>
     !stopping &&
     !st.paused &&
@@ -165,6 +211,8 @@ export async function verifyRound(spec: RunSpec, st: RunState, inflight: Map<num
 
   try {
     await windowLoop();
+    // The round's batches have ended: loans still out have nothing left to lend to.
+    if (loans.size > 0) batchScope.cancel();
   } catch (err) {
     if (isCancellation(err) && CancellationScope.current().consideredCancelled) await commitHandedBack(spec, st, inflight, ready);
     throw err;

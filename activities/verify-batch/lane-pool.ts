@@ -33,6 +33,19 @@ class Group {
   parked: Array<() => void> = [];
   /** Batches leaving, first first: how many lanes each still waits to see retire. */
   readonly leaving: Array<{ lanes: number; retired: () => void }> = [];
+  /** Waiting for a lane to find no row to take (`drained`). */
+  drainedWaiters: Array<() => void> = [];
+  /** Waiting for a batch to join. */
+  joinWaiters: Array<() => void> = [];
+}
+
+/** The members lent lanes join as: they hand out no rows. */
+const loans = new WeakSet<PooledBatch>();
+
+/** The pool group of one round of one run (a workflow run's id pair, or an activity's id outside one). */
+export function laneGroup(info: { workflowExecution?: { workflowId: string; runId: string }; activityId: string }, round: number): string {
+  const run = info.workflowExecution;
+  return run ? `${run.workflowId} ${run.runId} ${round}` : `activity ${info.activityId}`;
 }
 
 export class LanePool {
@@ -52,6 +65,9 @@ export class LanePool {
     own.batches.add(batch);
     own.lanes += lanes;
     this.wake(own);
+    const joinWaiters = own.joinWaiters;
+    own.joinWaiters = [];
+    for (const joined of joinWaiters) joined();
     for (let i = 0; i < lanes; i++) void this.lane(group, own);
     let left: Promise<void> | undefined;
     return {
@@ -62,6 +78,36 @@ export class LanePool {
           this.wake(own);
         })),
     };
+  }
+
+  /**
+   * Lends `lanes` lanes to the batches of `group` (the round's last batches, once the workflow has
+   * no batch left to give the share of one that ended): they take rows as the batches' own lanes
+   * do. Resolves once no batch of the group in this process has a row left to hand out, or `stop`
+   * aborts, and the lanes have retired. When the group has no batch here yet, it first waits up to
+   * `waitMs` for one to join (a batch launched with the loan may start after it).
+   */
+  async lend(group: string, lanes: number, stop: AbortSignal, waitMs = 0): Promise<void> {
+    const lender: PooledBatch = { left: () => 0, claim: () => null };
+    loans.add(lender);
+    const member = this.join(group, lender, lanes);
+    const g = this.groups.get(group)!;
+    const until = (waiters: Array<() => void>, ms?: number) =>
+      new Promise<void>((resume) => {
+        const done = () => {
+          clearTimeout(timer);
+          stop.removeEventListener('abort', done);
+          resume();
+        };
+        const timer = ms === undefined ? undefined : setTimeout(done, ms);
+        waiters.push(done);
+        stop.addEventListener('abort', done, { once: true });
+      });
+    const hasRows = () => [...g.batches].some((b) => b.left() > 0);
+    // No batch of the group here yet (those launched with the loan may start after it).
+    if ([...g.batches].every((b) => loans.has(b)) && waitMs > 0 && !stop.aborted) await until(g.joinWaiters, waitMs);
+    if (hasRows() && !stop.aborted) await until(g.drainedWaiters);
+    await member.leave();
   }
 
   /** Lanes running in `group`'s pool (for tests). */
@@ -75,6 +121,7 @@ export class LanePool {
       if (this.retire(group, g)) return;
       const run = this.next(g);
       if (run === null) {
+        this.drained(g);
         await new Promise<void>((wake) => g.parked.push(wake));
         continue;
       }
@@ -112,6 +159,13 @@ export class LanePool {
     }
     if (g.lanes === 0 && g.batches.size === 0 && this.groups.get(group) === g) this.groups.delete(group);
     return true;
+  }
+
+  /** A lane found no row to take: whoever waits for that is told. */
+  private drained(g: Group): void {
+    const waiters = g.drainedWaiters;
+    g.drainedWaiters = [];
+    for (const drained of waiters) drained();
   }
 
   private wake(g: Group): void {

@@ -104,6 +104,8 @@ function stubActivities(o: StubOptions) {
     /** Every activity of the end of the run, in order: upload steps and aggregation. */
     ending: [] as string[],
     coverages: [] as CoverageRequest[],
+    /** Loans of lanes (`lendLanes`): when each started, with the batches launched and running then. */
+    loans: [] as Array<{ lanes: number; round: number; launched: number; running: number }>,
   };
   let firstPlan: PlanSummary | null = null;
 
@@ -196,6 +198,17 @@ function stubActivities(o: StubOptions) {
         call.endedAt = Date.now();
         rec.runningSlots -= req.parallelism;
         rec.runningBatches--;
+      }
+    },
+    // A loan holds its lanes while the batches it lends to run (the pool's: until none has a row left).
+    lendLanes: async (req) => {
+      rec.runningSlots += req.lanes;
+      rec.peakSlots = Math.max(rec.peakSlots, rec.runningSlots);
+      rec.loans.push({ lanes: req.lanes, round: req.round, launched: rec.verify.length, running: rec.runningBatches });
+      try {
+        while (rec.runningBatches > 0) await sleep(5);
+      } finally {
+        rec.runningSlots -= req.lanes;
       }
     },
     commitBatches: async (req) => {
@@ -413,6 +426,23 @@ describe('workflow logic with stub activities', () => {
     for (const c of rec.verify) expect(c.slotsAtStart).toBeLessThanOrEqual(spec.concurrency);
     expect(rec.peakSlots).toBe(8);
     expect(result.done).toBe(60);
+  });
+
+  it("lends an ended batch's share to the batches still running once none is left to launch, within the ceiling", async () => {
+    // Concurrency 8 over 5 batches of 10 rows: batches 0-3 hold 2 slots each; batch 4 starts with
+    // batch 0's share and runs long; as batches 1-3 end, nothing is left to launch: their shares
+    // are lent (2 lanes each) while batch 4 runs, and the run ends once it and the loans have.
+    const spec = specFor('loans', { concurrency: 8, batchSize: 10 });
+    const durations: Record<number, number> = { 0: 10, 1: 150, 2: 200, 3: 250, 4: 1500 };
+    const { activities, rec } = stubActivities({ rows: 50, beforeVerify: (req) => sleep(durations[req.batch]) });
+    const { result } = await withRun(spec, activities, finished);
+
+    expect(rec.loans.map((l) => l.lanes)).toEqual([2, 2, 2]);
+    for (const l of rec.loans) expect(l).toMatchObject({ round: 0, launched: 5 });
+    for (const l of rec.loans) expect(l.running).toBeGreaterThan(0);
+    expect(rec.peakSlots).toBe(8);
+    expect(allCommitted(rec.commits)).toEqual([0, 1, 2, 3, 4]);
+    expect(result.done).toBe(50);
   });
 
   it('commits every batch exactly once, each commit in batch order, threading the lengths the previous commit returned', async () => {
@@ -656,6 +686,8 @@ describe('workflow logic with stub activities', () => {
     expect(requestsPaused).toBe(12);
     expect(rec.verify.every((c) => typeof c.req.allowance === 'number' && c.req.allowance >= 1)).toBe(true);
     expect(rec.peakSlots).toBeLessThanOrEqual(2);
+    // With a budget, an ended batch's share is never lent (held batches take it).
+    expect(rec.loans).toEqual([]);
     // Raised: the held batches went on from where they stopped; each batch committed once, every row sent once.
     expect(rec.requests).toBe(rows);
     expect(allCommitted(rec.commits)).toEqual([0, 1, 2, 3, 4, 5]);

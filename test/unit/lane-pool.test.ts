@@ -106,6 +106,65 @@ describe('LanePool', () => {
     expect(meter.peak).toBe(5);
   });
 
+  it("lent lanes send the group's rows until none is left to hand out, then retire; a loan to a group without rows ends at once", async () => {
+    const pool = new LanePool();
+    let allowed = 2;
+    const meter = new Meter(() => allowed);
+    const last = batch('last', 300, meter, () => 2);
+    const member = pool.join('run', last, 2);
+    for (let i = 0; i < 100 && meter.running < 2; i++) await sleep(1);
+    // A share lent: five lanes on the last batch's rows.
+    allowed = 5;
+    const stop = new AbortController();
+    const loan = pool.lend('run', 3, stop.signal);
+    for (let i = 0; i < 200 && meter.running < 5; i++) await sleep(1);
+    expect(meter.running).toBe(5);
+    // The loan ends once the batch hands out no more rows (some may still be answered), its lanes retired.
+    await loan;
+    expect(last.left()).toBe(0);
+    allowed = 2;
+    expect(pool.lanesOf('run')).toBe(2);
+    await last.answered;
+    await member.leave();
+    expect(meter.runs.size).toBe(300);
+    expect([...meter.runs.values()].every((n) => n === 1)).toBe(true);
+    // Nothing to send in this process (or another group): the loan ends without running a row.
+    await pool.lend('run', 4, stop.signal);
+    await pool.lend('another run', 4, stop.signal);
+    expect(pool.lanesOf('run') + pool.lanesOf('another run')).toBe(0);
+  });
+
+  it('a loan made before its batch starts waits for it (up to its wait), then lends to it', async () => {
+    const pool = new LanePool();
+    const meter = new Meter(() => 3);
+    const b = batch('b', 100, meter, () => 2);
+    const loan = pool.lend('run', 2, new AbortController().signal, 5_000);
+    await sleep(20);
+    const member = pool.join('run', b, 1);
+    for (let i = 0; i < 200 && meter.running < 3; i++) await sleep(1);
+    expect(meter.running).toBe(3);
+    await loan;
+    await b.answered;
+    await member.leave();
+    expect(meter.runs.size).toBe(100);
+  });
+
+  it('a loan ends when it is stopped (the run is cancelled) while the batches still have rows', async () => {
+    const pool = new LanePool();
+    const meter = new Meter(() => 3);
+    const b = batch('b', 200, meter, () => 2);
+    const member = pool.join('run', b, 1);
+    const stop = new AbortController();
+    const loan = pool.lend('run', 2, stop.signal);
+    await sleep(10);
+    stop.abort();
+    await loan;
+    expect(b.left()).toBeGreaterThan(0);
+    expect(pool.lanesOf('run')).toBe(1);
+    await b.answered;
+    await member.leave();
+  });
+
   it('never lends lanes between groups (runs, rounds)', async () => {
     const pool = new LanePool();
     const a = new Meter(() => 2);
