@@ -21,7 +21,8 @@ export interface LendLanesRequest {
  * left to give, is lent to the batches still running in this worker process (their lane pool,
  * activities/verify-batch/lane-pool.ts), so the round's last rows are not sent on the last batch's
  * own share alone while the others' idle. Ends once those batches have no row left to hand out (a
- * second later where this process runs none), or when cancelled. Sends nothing of its own, writes nothing.
+ * second later where this process runs none), or when cancelled. Sends nothing of its own and
+ * writes nothing.
  */
 export function lendLanes(deps: ActivityDeps) {
   return (req: LendLanesRequest): Promise<void> =>

@@ -38,8 +38,8 @@ export const quick = proxyActivities<ReverifyActivities>({
   cancellationType: WAIT_CANCELLED,
 });
 
-/** Activities that may run long on big files; they heartbeat, so a dead worker shows within 2 minutes. */
-export const long = proxyActivities<ReverifyActivities>({
+/** The timeouts and retries of activities that may run long. */
+const LONG_RUNNING = {
   startToCloseTimeout: '12 hours',
   heartbeatTimeout: '2 minutes',
   retry: {
@@ -47,23 +47,16 @@ export const long = proxyActivities<ReverifyActivities>({
     maximumInterval: LONG_RETRY.maximumIntervalMs,
     nonRetryableErrorTypes: TERMINAL_TYPES,
   },
-  cancellationType: WAIT_CANCELLED,
-});
+} as const;
+
+/** Activities that may run long on big files; they heartbeat, so a dead worker shows within 2 minutes. */
+export const long = proxyActivities<ReverifyActivities>({ ...LONG_RUNNING, cancellationType: WAIT_CANCELLED });
 
 /**
  * Loans of `/verify` lanes to a round's last batches (activities/lend-lanes.ts). A loan sends
  * nothing of its own, so its cancellation is not waited for: the round goes on at once.
  */
-export const loan = proxyActivities<ReverifyActivities>({
-  startToCloseTimeout: '12 hours',
-  heartbeatTimeout: '2 minutes',
-  retry: {
-    initialInterval: LONG_RETRY.initialIntervalMs,
-    maximumInterval: LONG_RETRY.maximumIntervalMs,
-    nonRetryableErrorTypes: TERMINAL_TYPES,
-  },
-  cancellationType: ActivityCancellationType.TRY_CANCEL,
-});
+export const loan = proxyActivities<ReverifyActivities>({ ...LONG_RUNNING, cancellationType: ActivityCancellationType.TRY_CANCEL });
 
 /** The aggregate phase's retry policy: outages are retried without bound; `AggregationFailed` is not retried. */
 export function aggregationRetry(r: { initialIntervalMs: number; maximumIntervalMs: number }) {
