@@ -74,6 +74,41 @@ describe('reverify run end to end (real Temporal dev server, real resources serv
     }
   });
 
+  it("lends an ended batch's share to the round's last batch, never above --concurrency, every row once", async () => {
+    // 120 rows in batches of 25: batches 1-4 start with 2 lanes each; batch 5 starts with the share
+    // of the first to end, and the shares of the three others, ending with it, are lent to it.
+    const slow = await startReferenceServer({ port: 0, latencyMs: 15, seed: 3 });
+    try {
+      const dir = tempDir();
+      const d = await sampleRun(dir, slow.port, { tasks: 40, repeats: 3 });
+      const { error, result } = await run({
+        inputs: d.inputsPath,
+        rollouts: d.rolloutsPath,
+        output: d.output,
+        configs: [d.config],
+        concurrency: 8,
+        batchSize: 25,
+      });
+      expect(error).toBeNull();
+      expect(result!.done + result!.failed).toBe(120);
+      const stats = slow.stats();
+      expect(stats.requests.verify).toBe(120);
+      expect(stats.verify_repeats).toBe(0);
+      expect(stats.peak_verify_in_flight).toBeLessThanOrEqual(8);
+      expect(new Set(keysOf(readRows(d.output))).size).toBe(120);
+      const history = JSON.parse(readFileSync(join(dir, 'out_history.json'), 'utf8')) as {
+        runs: Array<{ history: { events: Array<{ activityTaskScheduledEventAttributes?: { activityType?: { name?: string } } }> } }>;
+      };
+      const scheduled = history.runs.flatMap((r) =>
+        r.history.events.map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name),
+      );
+      expect(scheduled.filter((n) => n === 'verifyBatch')).toHaveLength(5);
+      expect(scheduled.filter((n) => n === 'lendLanes').length).toBeGreaterThanOrEqual(1);
+    } finally {
+      await slow.close();
+    }
+  });
+
   it('refuses an existing output without --overwrite and leaves it untouched; --overwrite replaces it', async () => {
     const dir = tempDir();
     const d = await sampleRun(dir, rs().port, { tasks: 5, repeats: 2 });
