@@ -19,6 +19,7 @@ import { parseArgs } from 'node:util';
 import { parseCount, RESOURCES_SERVER, writeRunFiles } from './lib/data.js';
 import { benchEnv, freshStateDir, runBench, spawnCli, startDevServer, startReferenceServerProc } from './lib/procs.js';
 import { fmtMiB, RssSampler } from './lib/rss.js';
+import { median } from './lib/median.js';
 import { VerifyWindow } from './lib/stats.js';
 import { machineLine } from './lib/table.js';
 
@@ -61,11 +62,6 @@ function activitySeconds(historyPath: string): Map<string, number> {
     }
   }
   return out;
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)];
 }
 
 runBench(async () => {

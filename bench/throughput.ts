@@ -41,6 +41,7 @@ import {
   startReferenceServerProc,
   stopDevServer,
 } from './lib/procs.js';
+import { median } from './lib/median.js';
 import { describeInFlight, VerifyWindow, type WindowResult } from './lib/stats.js';
 import { fixed, machineLine, ratio, table } from './lib/table.js';
 
@@ -103,13 +104,6 @@ function countLines(path: string): number {
   let n = 0;
   for (let i = buf.indexOf(10); i !== -1; i = buf.indexOf(10, i + 1)) n++;
   return n;
-}
-
-function median(xs: number[]): number {
-  if (xs.length === 0) return NaN;
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
 
 function printCpu(m: Measured): void {
