@@ -35,7 +35,7 @@ class Group {
   readonly leaving: Array<{ lanes: number; retired: () => void }> = [];
   /** Waiting for a lane to find no row to take (`drained`). */
   drainedWaiters: Array<() => void> = [];
-  /** Waiting for a batch to join. */
+  /** Loans waiting for a batch (not another loan) to join. */
   joinWaiters: Array<() => void> = [];
 }
 
@@ -65,9 +65,12 @@ export class LanePool {
     own.batches.add(batch);
     own.lanes += lanes;
     this.wake(own);
-    const joinWaiters = own.joinWaiters;
-    own.joinWaiters = [];
-    for (const joined of joinWaiters) joined();
+    // A batch with rows, not another loan, is what a waiting loan waits for.
+    if (!loans.has(batch)) {
+      const joinWaiters = own.joinWaiters;
+      own.joinWaiters = [];
+      for (const joined of joinWaiters) joined();
+    }
     for (let i = 0; i < lanes; i++) void this.lane(group, own);
     let left: Promise<void> | undefined;
     return {

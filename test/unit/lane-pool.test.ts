@@ -149,6 +149,22 @@ describe('LanePool', () => {
     expect(meter.runs.size).toBe(100);
   });
 
+  it('two loans made before their batch starts both wait for it: a loan joining is not the batch they wait for', async () => {
+    const pool = new LanePool();
+    const meter = new Meter(() => 5);
+    const b = batch('b', 200, meter, () => 2);
+    const never = new AbortController().signal;
+    const loans = [pool.lend('run', 2, never, 5_000), pool.lend('run', 2, never, 5_000)];
+    await sleep(20);
+    const member = pool.join('run', b, 1);
+    for (let i = 0; i < 200 && meter.running < 5; i++) await sleep(1);
+    expect(meter.running).toBe(5);
+    await Promise.all(loans);
+    await b.answered;
+    await member.leave();
+    expect(meter.runs.size).toBe(200);
+  });
+
   it('a loan ends when it is stopped (the run is cancelled) while the batches still have rows', async () => {
     const pool = new LanePool();
     const meter = new Meter(() => 3);
