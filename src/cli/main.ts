@@ -50,10 +50,15 @@ async function main(argv: string[]): Promise<number> {
   let code = EXIT_OK;
 
   runOptions(program.command('run').description('re-verify rollouts against resources servers')).action(
-    async (o: Record<string, unknown> & { worker: boolean; heartbeatTimeout: number; json?: boolean }) => {
+    async (o: Record<string, unknown> & { worker: boolean; workers: number; heartbeatTimeout: number; json?: boolean }) => {
       installRuntime(false);
       handleInterrupts();
-      const proc = { worker: o.worker, heartbeatTimeoutMs: Math.round(o.heartbeatTimeout * 1000), json: o.json === true };
+      const proc = {
+        worker: o.worker,
+        workers: o.workers,
+        heartbeatTimeoutMs: Math.round(o.heartbeatTimeout * 1000),
+        json: o.json === true,
+      };
       code = exitStatusOf(await runCommand(toRaw(o), proc));
     },
   );

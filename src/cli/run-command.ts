@@ -1,4 +1,6 @@
 import { createInProcessWorker, type InProcessWorker } from './in-process-worker.js';
+import { startLocalWorkers, type LocalWorkers } from './local-workers.js';
+import { ConfigError } from '../contract/errors.js';
 import { trace } from './trace.js';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { coverageReport } from '../contract/coverage-report.js';
@@ -48,6 +50,8 @@ const toStderr = (line: string) => process.stderr.write(line + '\n');
 export interface RunProcessOptions {
   /** Run an in-process worker (default); false leaves the work to `reverify worker` processes. */
   worker: boolean;
+  /** `--workers N`: the in-process worker and N - 1 local `reverify worker` processes (default 1). */
+  workers?: number;
   heartbeatTimeoutMs: number;
   /** `--json`: the end summary as one JSON object on stdout; every other line on stderr. */
   json?: boolean;
@@ -125,6 +129,13 @@ async function endReport(
  */
 export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: RunCommandIo = defaultIo): Promise<RunResult> {
   const io: RunCommandIo = proc.json ? { ...stdio, out: stdio.err ?? toStderr } : stdio;
+  const workers = proc.workers ?? 1;
+  if (!Number.isInteger(workers) || workers < 1)
+    throw new ConfigError(`--workers: Input should be greater than or equal to 1 (got ${workers})`);
+  if (workers > 1 && !proc.worker)
+    throw new ConfigError(
+      `--workers ${workers} starts workers beside this command's own, and --no-worker runs none here: drop one of them (or start \`reverify worker\` processes yourself)`,
+    );
   const opts = parseRunOptions(raw);
   const cap = attemptCap(opts, process.env);
   if (cap.warning) io.out(cap.warning);
@@ -161,6 +172,7 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
   });
   trace('client connected');
   let worker: InProcessWorker | null = null;
+  let locals: LocalWorkers | null = null;
   let removeInterrupt = () => {};
   let announced = false;
   let attached = true;
@@ -214,8 +226,9 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
     if (workerReady) {
       const w = (worker = (await workerReady).start());
       trace('worker started');
+      const others = workers > 1 ? (locals = startLocalWorkers(workers - 1, target, io.out)) : null;
       removeInterrupt = onInterrupt(async () => {
-        await w.stop();
+        await Promise.all([w.stop(), others?.stop()]);
         return `Stopped. The run waits for a worker: run the same command again to continue it, or \`reverify cancel -o ${spec.outputPath}\` to end it.`;
       });
     } else {
@@ -236,6 +249,7 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
     // The run is over: the worker's threads, connection and heaps are released while the history
     // and the report are written, not after them. Awaited again in `finally`.
     void worker?.stop().catch(() => undefined);
+    void locals?.stop();
     // The report (which reads the history from the server, not from the file) is made while the
     // history file is written; its line is printed in the summary, after the history's.
     const report = endReport(spec, followed.result, { client, target }, reportModule);
@@ -264,7 +278,7 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
   } finally {
     removeInterrupt();
     // A worker made but never started (the run failed before it) is closed too.
-    await (worker ?? (await workerReady?.catch(() => null)))?.stop();
+    await Promise.all([(worker ?? (await workerReady?.catch(() => null)))?.stop(), locals?.stop()]);
     trace('worker stopped');
     await dropPlansAhead();
     await close();

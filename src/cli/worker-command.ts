@@ -19,7 +19,18 @@ export async function workerCommand(opts: { maxConcurrentActivities: number }): 
   const auth = credentials.size > 0 ? `; credentials from ${SERVER_AUTH_ENV} for ${[...credentials.keys()].join(', ')}` : '';
   console.log(`reverify worker polling task queue '${taskQueue()}' on ${target.address} (namespace ${target.namespace})${auth}`);
   try {
-    await w.worker.run();
+    const running = w.worker.run();
+    // Started by `reverify run --workers` (local-workers.ts), with an IPC channel to it: this worker
+    // ends when that command does, however it ends (the channel closes even when it is killed).
+    if (process.send !== undefined) {
+      process.channel?.unref();
+      const commandGone = () => {
+        if (w.worker.getState() === 'RUNNING') w.worker.shutdown();
+      };
+      if (process.connected) process.once('disconnect', commandGone);
+      else commandGone();
+    }
+    await running;
   } finally {
     await w.close();
   }

@@ -252,6 +252,15 @@ export const RUN_FLAG_LIST: readonly RunFlag[] = [
     shownDefault: '',
   },
   {
+    usage: '--workers N',
+    key: null,
+    kind: 'int',
+    meaning:
+      "worker processes on this machine: this one and N − 1 `reverify worker` processes it starts on the run's task queue and stops when it ends (more cores for a verifier faster than one can drive; `--concurrency` stays the ceiling of them all)",
+    shownDefault: '1',
+    initial: 1,
+  },
+  {
     usage: '--json',
     key: null,
     kind: 'switch',

@@ -73,6 +73,21 @@ export function parseServerAuth(text: string): Map<string, string> {
   return byOrigin;
 }
 
+/**
+ * The `REVERIFY_SERVER_AUTH` value that gives a worker in another process the credentials this
+ * process has: those given to it (as URLs with userinfo) and those of its own environment. Only for
+ * the environment of a process this one starts (`reverify run --workers`), never for a message.
+ */
+export function serverAuthForWorkers(env: NodeJS.ProcessEnv = process.env): string {
+  const urls = [...given].map(([origin, authorization]) => {
+    const pair = Buffer.from(authorization.slice('Basic '.length), 'base64').toString('utf8');
+    const colon = pair.indexOf(':'); // RFC 7617: a user-id has no colon; the password may
+    const userinfo = `${encodeURIComponent(pair.slice(0, colon))}:${encodeURIComponent(pair.slice(colon + 1))}`;
+    return origin.replace('://', `://${userinfo}@`);
+  });
+  return [env[SERVER_AUTH_ENV] ?? '', ...urls].filter((s) => s !== '').join(' ');
+}
+
 let envText: string | undefined;
 let fromEnv = new Map<string, string>();
 

@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { parseServerFlag } from '../../src/config/routing.js';
 import { ConfigError } from '../../src/contract/errors.js';
-import { parseServerAuth, redactUserinfo, splitCredentials } from '../../src/verifier/credentials.js';
+import {
+  parseServerAuth,
+  redactUserinfo,
+  rememberCredentials,
+  serverAuthForWorkers,
+  splitCredentials,
+} from '../../src/verifier/credentials.js';
 
 const basic = (userPass: string) => `Basic ${Buffer.from(userPass, 'utf8').toString('base64')}`;
 
@@ -69,5 +75,17 @@ describe('parseServerAuth (REVERIFY_SERVER_AUTH)', () => {
     expect(messageOf(() => parseServerAuth('http://a:secret@h1:1 http://h2:2'))).toBe(
       "REVERIFY_SERVER_AUTH: 'http://h2:2' is not a URL with credentials; expected http://user:password@host:port",
     );
+  });
+});
+
+describe('serverAuthForWorkers', () => {
+  it('gives the workers a command starts the credentials it was given and those of its environment, each as they were', () => {
+    rememberCredentials('http://127.0.0.1:8123', basic('us@er:p:ss wörd%42'));
+    rememberCredentials('https://judge.internal', basic('token:'));
+    const text = serverAuthForWorkers({ REVERIFY_SERVER_AUTH: 'http://env:pw@127.0.0.1:9000' });
+    const parsed = parseServerAuth(text);
+    expect(parsed.get('http://127.0.0.1:8123')).toBe(basic('us@er:p:ss wörd%42'));
+    expect(parsed.get('https://judge.internal')).toBe(basic('token:'));
+    expect(parsed.get('http://127.0.0.1:9000')).toBe(basic('env:pw'));
   });
 });
