@@ -3,7 +3,7 @@
  * in one run, at each verifier latency (issue 4):
  *
  *   npx tsx bench/throughput.ts [--rows 20000] [--response-bytes 5000] [--latencies 0,20]
- *                               [--concurrency 64] [--batch-size N] [--agents 2] [--repeat 1]
+ *                               [--concurrency 64] [--batch-size N] [--workers N] [--agents 2] [--repeat 1]
  *                               [--only a,b,c] [--cpu-prof] [--node-args="FLAGS"] [--no-warmup] [--out bench/out/throughput]
  *                               [--compare 'COMMAND with {inputs} {rollouts} {out} {config} {server} {url} {concurrency}']
  *
@@ -59,6 +59,7 @@ const { values } = parseArgs({
     'latency-spread': { type: 'string', default: '0' },
     concurrency: { type: 'string', default: '64' },
     'batch-size': { type: 'string' },
+    workers: { type: 'string' },
     agents: { type: 'string', default: '2' },
     repeat: { type: 'string', default: '1' },
     only: { type: 'string', default: 'a,b,c' },
@@ -132,15 +133,18 @@ runBench(async () => {
     return n;
   });
   const batchSize = values['batch-size'] === undefined ? undefined : parseCount('--batch-size', values['batch-size']);
+  const workers = values.workers === undefined ? undefined : parseCount('--workers', values.workers);
   const only = new Set(values.only.split(',').map((s) => s.trim()));
   const out = resolve(values.out);
   mkdirSync(out, { recursive: true });
   const batchLabel = `${batchSize ?? `${REVERIFY_DEFAULT_BATCH_SIZE} (reverify default)`}`;
+  /** The flags of (b) that the script's options set, as printed. */
+  const runFlags = `--batch-size ${batchLabel}${workers === undefined ? '' : `, --workers ${workers}`}`;
 
   console.log(machineLine());
   console.log(
     `rows ${rows}, response ~${responseBytes} B, concurrency ${concurrency}, latencies ${latencies.join(', ')} ms, ` +
-      `--batch-size ${batchLabel}, measuring ${[...only].join(',')}, repeat ${repeat}`,
+      `${runFlags}, measuring ${[...only].join(',')}, repeat ${repeat}`,
   );
   const data = await writeRunFiles(
     join(ROOT, 'bench', 'out', 'data', `rows${rows}-resp${responseBytes}-agents${values.agents}`),
@@ -182,6 +186,7 @@ runBench(async () => {
     '--disable-aggregation',
     '--overwrite',
     ...(batchSize === undefined ? [] : ['--batch-size', String(batchSize)]),
+    ...(workers === undefined ? [] : ['--workers', String(workers)]),
     ...extra,
   ];
   const compare = values.compare;
@@ -271,7 +276,7 @@ runBench(async () => {
   console.log('');
   console.log(
     `rows/s${repeat > 1 ? ` (median of ${repeat})` : ''}, timed from the first /verify the reference server received to the last it ` +
-      `answered; rows ${rows}, response ~${responseBytes} B, concurrency ${concurrency}, --batch-size ${batchLabel}` +
+      `answered; rows ${rows}, response ~${responseBytes} B, concurrency ${concurrency}, ${runFlags}` +
       (spread > 0 ? `; latencies log-normal around L (--latency-spread ${spread}: mean L × ${fixed(spreadMean, 2)})` : ''),
   );
   console.log(
@@ -512,7 +517,8 @@ async function measureCommand(
   try {
     const t0 = performance.now();
     const proc = spawnIt(output, ref.url, logPath);
-    cpu.watch(o.label, proc.pid);
+    // The command and every process it starts (`--workers N`'s workers).
+    cpu.watch(o.label, proc.pid, { tree: true });
     cpu.watch('Temporal server', readDevServerRecord(o.stateDir).pid);
     cpu.watch('reference server', ref.pid);
     const m = await timedToExit(o.what, proc, logPath, { t0, win, cpu, rows: o.rows });

@@ -46,6 +46,35 @@ export function threadCpuMs(pid: number): Map<string, number> | null {
   return byName;
 }
 
+/** The pids of `pid`'s children (Linux `/proc/<pid>/task/<tid>/children`). */
+function childrenOf(pid: number): number[] {
+  const out: number[] = [];
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out;
+  }
+  for (const tid of tids) {
+    try {
+      for (const c of readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').split(' ')) if (c.trim() !== '') out.push(Number(c));
+    } catch {
+      // the thread ended
+    }
+  }
+  return out;
+}
+
+/** `threadCpuMs` of a process and all its descendants, summed per thread name; null once the process has exited. */
+export function treeCpuMs(pid: number): Map<string, number> | null {
+  const own = threadCpuMs(pid);
+  if (own === null) return null;
+  for (const child of childrenOf(pid)) {
+    for (const [name, ms] of treeCpuMs(child) ?? []) own.set(name, (own.get(name) ?? 0) + ms);
+  }
+  return own;
+}
+
 interface Sample {
   atMs: number;
   perPid: Map<string, Map<string, number>>;
@@ -53,7 +82,7 @@ interface Sample {
 
 /** Samples the CPU time of labelled pids every `intervalMs` (performance.now() timestamps). */
 export class CpuSampler {
-  private readonly pids = new Map<string, number>();
+  private readonly pids = new Map<string, { pid: number; tree: boolean }>();
   private readonly samples: Sample[] = [];
   private readonly timer: NodeJS.Timeout;
 
@@ -61,14 +90,15 @@ export class CpuSampler {
     this.timer = setInterval(() => this.sample(), intervalMs);
   }
 
-  watch(label: string, pid: number): void {
-    this.pids.set(label, pid);
+  /** Samples `pid` (with `tree`: and every process it starts, such as `reverify run --workers`'s workers). */
+  watch(label: string, pid: number, opts: { tree?: boolean } = {}): void {
+    this.pids.set(label, { pid, tree: opts.tree === true });
   }
 
   sample(): void {
     const perPid = new Map<string, Map<string, number>>();
-    for (const [label, pid] of this.pids) {
-      const t = threadCpuMs(pid);
+    for (const [label, { pid, tree }] of this.pids) {
+      const t = tree ? treeCpuMs(pid) : threadCpuMs(pid);
       if (t) perPid.set(label, t);
     }
     this.samples.push({ atMs: performance.now(), perPid });
