@@ -166,6 +166,7 @@ export async function verifyRound(spec: RunSpec, st: RunState, inflight: Map<num
   // share fits (with nothing in flight it always fits, since a share is at most the concurrency).
   const usedSlots = () => [...inflight.values()].reduce((a, b) => a + b.slots, 0) + [...loans.values()].reduce((a, b) => a + b, 0);
   const canLaunch = () =>
+    !batchScope.consideredCancelled &&
     !stopping &&
     !st.paused &&
     failed.error === undefined &&
@@ -311,16 +312,23 @@ export async function appendParts(
   st.obsolete = [...mainParts, ...sidecarParts];
 }
 
-/** Commits finished batches and adds their counts. */
+/**
+ * Commits finished batches and adds their counts. The batches are in no other list once taken
+ * out of `ready`: a commit, once begun, is not cancelled (a cancel that arrives meanwhile takes
+ * effect at the next wait). Runs recorded before this asked a commit under way to stop, and one
+ * begun after a cancel failed at once, its batches left to --resume; they replay so.
+ */
 async function commit(spec: RunSpec, st: RunState, batches: BatchResult[]): Promise<void> {
   batches.sort((a, b) => a.batch - b.batch);
-  await appendParts(
-    spec,
-    st,
-    batches.map((b) => b.mainPart),
-    batches.map((b) => b.sidecarPart),
-    `commit ${st.round > 0 ? `round ${st.round + 1} ` : ''}batches ${batches.map((b) => b.batch + 1).join(',')}`,
-  );
+  const append = () =>
+    appendParts(
+      spec,
+      st,
+      batches.map((b) => b.mainPart),
+      batches.map((b) => b.sidecarPart),
+      `commit ${st.round > 0 ? `round ${st.round + 1} ` : ''}batches ${batches.map((b) => b.batch + 1).join(',')}`,
+    );
+  await (patched('commit-not-cancellable') ? CancellationScope.nonCancellable(append) : append());
   const withdrawn = batches.reduce((n, b) => n + (b.withdrawn ?? 0), 0);
   if (withdrawn > 0)
     st.messages.push(

@@ -323,6 +323,13 @@ async function until(what: string, predicate: () => boolean | Promise<boolean>, 
   }
 }
 
+/** A promise and what resolves it. */
+function gate(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
 /** The plan ranges of `rows` rows in batches of `batchSize`. */
 function ranges(rows: number, batchSize: number): Array<[number, number]> {
   return Array.from({ length: Math.ceil(rows / batchSize) }, (_, b) => [b * batchSize, Math.min(rows, (b + 1) * batchSize)]);
@@ -818,6 +825,46 @@ describe('workflow logic with stub activities', () => {
     expect(batch0.endedAt).toBeDefined();
     expect(batch0.endedAt!).toBeLessThanOrEqual(failedAt);
     expect(rec.commits).toEqual([]);
+  });
+
+  it('a cancel during a commit: the batches that finish meanwhile are committed before the run ends cancelled', async () => {
+    // Concurrency 2: batches 0 and 1 run; batch 0 ends and its commit waits on a gate. The run is
+    // cancelled during that commit; batch 1 ends (its slot is offered to a batch that is never
+    // sent), then the commit ends and batch 2, cancelled, hands back what it finished.
+    const spec = specFor('cancel-during-commit', { concurrency: 2, batchSize: 5 });
+    const gates = { batch1: gate(), batch2: gate(), commit: gate() };
+    let committing = false;
+    const { activities, rec } = stubActivities({
+      rows: 30,
+      beforeVerify: (req) => (req.batch === 1 ? gates.batch1.promise : req.batch === 2 ? gates.batch2.promise : sleep(10)),
+      beforeCommit: (_req, n) => {
+        if (n > 1) return Promise.resolve();
+        committing = true;
+        return gates.commit.promise;
+      },
+    });
+    const error = await withRun(spec, activities, async (handle) => {
+      await until('the first commit to start', () => committing);
+      await handle.cancel();
+      await sleep(300);
+      gates.batch1.resolve();
+      await until('batch 1 to end', () => rec.verify.some((c) => c.req.batch === 1 && c.endedAt !== undefined));
+      await sleep(300);
+      gates.commit.resolve();
+      gates.batch2.resolve();
+      return handle.result().then(
+        () => null,
+        (e: unknown) => e,
+      );
+    });
+    expect(error).toBeInstanceOf(WorkflowFailedError);
+    expect(rec.verify.map((c) => c.req.batch).sort()).toEqual([0, 1, 2]);
+    // Every batch that ran is committed once; then the outputs are cut back to the last commit.
+    expect(allCommitted(rec.commits)).toEqual([0, 1, 2]);
+    const cut = rec.commits.at(-1)!;
+    expect(cut.req.mainParts).toEqual([]);
+    expectLengthsThreaded(rec.commits.slice(0, -1));
+    expect({ mainLength: cut.req.mainLength, sidecarLength: cut.req.sidecarLength }).toEqual(rec.commits.at(-2)!.returned);
   });
 
   it('an aggregate phase failing with AggregationFailed ends the run normally, with aggregationError set and the work directory removed', async () => {
