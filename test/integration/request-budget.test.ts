@@ -60,7 +60,8 @@ describe('--max-requests', () => {
     const rs = await reference({ port: 0, latencyMs: 20, seed: 1 });
     const d = await sampleRun(tempDir(), rs.port, { tasks: 10, repeats: 4 }); // 40 rows
     const flags = ['--concurrency', '4', '--batch-size', '10', '--max-attempts', '1'];
-    const running = runCli([...runArgs(d), ...flags, '--max-requests', '15'], temporal.env, 120_000);
+    // Killed well before the test's own timeout, so that a run that hangs shows what it printed.
+    const running = runCli([...runArgs(d), ...flags, '--max-requests', '15'], temporal.env, 80_000);
 
     const paused = await statusUntil(d.output, /PAUSED: request budget spent/);
     expect(paused).toContain('Phase: verify, round 1, PAUSED: request budget spent (reverify control --max-requests N)');
@@ -78,7 +79,10 @@ describe('--max-requests', () => {
     expect(raise.stdout).toMatch(/^Request budget of reverify-out\.jsonl-[0-9a-f]+ set to \d+ \/verify requests\n$/);
 
     const run = await running;
-    expect(run.code, run.stderr).toBe(0);
+    expect(
+      run.code,
+      `${run.stdout}\n${run.stderr}\n${JSON.stringify(await queryProgress(client().workflow.getHandle(workflowIdForOutput(d.output)), 5000))}`,
+    ).toBe(0);
     // The run printed the line once, and every row was sent once: 40 requests in all.
     expect(`${run.stdout}${run.stderr}`.split('\n').filter((l) => l === line)).toHaveLength(1);
     expect(rs.stats().requests.verify).toBe(40);
