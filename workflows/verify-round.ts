@@ -22,6 +22,9 @@ import { enterPhase, showDetails } from './details.js';
 import { batchAllowance, budgetSpentMessage, requestsLeft } from './budget.js';
 import { operationPrefix } from '../src/contract/rejudgment.js';
 
+/** The change that keeps the batches finished around a cancel (commit(), and no launch once cancelled). */
+const CANCEL_KEEPS_FINISHED = 'cancel-keeps-finished-batches';
+
 /** Replies of a run that, if all are 4xx rejections, stop it (the server or config is wrong). */
 const REJECT_GUARD_REPLIES = 20;
 
@@ -56,6 +59,8 @@ export async function verifyRound(spec: RunSpec, st: RunState, inflight: Map<num
   const launchOnCompletion = patched('launch-on-completion');
   // At the round's end, a finished batch's share is lent to the batches still running (lendTail).
   const lendAtEnd = patched('lend-tail-lanes');
+  // Once the run is cancelled, no batch is launched (it would fail at once, unsent); see commit().
+  const noLaunchOnceCancelled = patched(CANCEL_KEEPS_FINISHED);
   /** Loans in flight (their slots), by a number of their own. */
   const loans = new Map<number, number>();
   let lent = 0;
@@ -166,7 +171,7 @@ export async function verifyRound(spec: RunSpec, st: RunState, inflight: Map<num
   // share fits (with nothing in flight it always fits, since a share is at most the concurrency).
   const usedSlots = () => [...inflight.values()].reduce((a, b) => a + b.slots, 0) + [...loans.values()].reduce((a, b) => a + b, 0);
   const canLaunch = () =>
-    !batchScope.consideredCancelled &&
+    !(noLaunchOnceCancelled && batchScope.consideredCancelled) &&
     !stopping &&
     !st.paused &&
     failed.error === undefined &&
@@ -328,7 +333,7 @@ async function commit(spec: RunSpec, st: RunState, batches: BatchResult[]): Prom
       batches.map((b) => b.sidecarPart),
       `commit ${st.round > 0 ? `round ${st.round + 1} ` : ''}batches ${batches.map((b) => b.batch + 1).join(',')}`,
     );
-  await (patched('commit-not-cancellable') ? CancellationScope.nonCancellable(append) : append());
+  await (patched(CANCEL_KEEPS_FINISHED) ? CancellationScope.nonCancellable(append) : append());
   const withdrawn = batches.reduce((n, b) => n + (b.withdrawn ?? 0), 0);
   if (withdrawn > 0)
     st.messages.push(
