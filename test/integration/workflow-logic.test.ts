@@ -852,10 +852,13 @@ describe('workflow logic with stub activities', () => {
       await sleep(300);
       gates.commit.resolve();
       gates.batch2.resolve();
-      return handle.result().then(
+      const ended = await handle.result().then(
         () => null,
         (e: unknown) => e,
       );
+      // And the history replays (the commit under way not cancelled, no launch once cancelled).
+      await Worker.runReplayHistory({ workflowBundle: { codePath: bundlePath } }, await handle.fetchHistory(), handle.workflowId);
+      return ended;
     });
     expect(error).toBeInstanceOf(WorkflowFailedError);
     expect(rec.verify.map((c) => c.req.batch).sort()).toEqual([0, 1, 2]);
