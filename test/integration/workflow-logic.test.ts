@@ -626,14 +626,13 @@ describe('workflow logic with stub activities', () => {
     const rows = 30;
     // Concurrency 2 over batches of 5: two batches of one slot each in flight.
     const spec = specFor('pause', { concurrency: 2, batchSize: 5 });
-    let release!: () => void;
-    const gate = new Promise<void>((resolve) => (release = resolve));
-    const { activities, rec } = stubActivities({ rows, beforeVerify: (req) => (req.batch < 2 ? gate : sleep(10)) });
+    const firstTwo = gate();
+    const { activities, rec } = stubActivities({ rows, beforeVerify: (req) => (req.batch < 2 ? firstTwo.promise : sleep(10)) });
 
     const { result, paused } = await withRun(spec, activities, async (handle) => {
       await until('the first two batches to start', () => rec.verify.length === 2);
       expect(await handle.executeUpdate(setPausedUpdate, { args: [true] })).toBe(true);
-      release();
+      firstTwo.resolve();
       // Both batches are committed (the workflow task that recorded that would also have launched the next ones)...
       await until('the running batches to be committed', async () => (await handle.query(progressQuery)).done === 10);
       await sleep(300);
