@@ -45,7 +45,7 @@ import { median } from './lib/median.js';
 import { describeInFlight, VerifyWindow, type WindowResult } from './lib/stats.js';
 import { fixed, machineLine, ratio, table } from './lib/table.js';
 
-/** reverify's own default (README: `--batch-size N`). */
+/** reverify's own default (docs/usage.md: `--batch-size N`). */
 const REVERIFY_DEFAULT_BATCH_SIZE = DEFAULT_BATCH_SIZE;
 /** Most distinct payloads (a) keeps in memory; it cycles through them beyond that. */
 const MAX_PREBUILT = 50_000;

@@ -7,7 +7,7 @@
 // The first line caps glibc's malloc arenas at two (by default glibc makes up to 8 per core, one
 // for each thread that allocates: the SDK's Rust threads, V8's and libuv's helpers), so the memory
 // the run's threads free is held in fewer heaps: the peak RSS of a run is 10–20 MiB lower for no
-// more CPU (README, "Where issue 12 stands"). glibc reads it only when a process starts, hence the
+// more CPU (bench/ROUNDS.md, "Three rounds before"). glibc reads it only when a process starts, hence the
 // shebang (`env -S`: GNU coreutils 8.30 or later, macOS); `node bin/reverify.js` runs without it, so
 // the Dockerfile sets it for its image (test/unit/compose.test.ts checks that both say the same).
 import { bundle, runsBundle } from './bundle-fresh.js';

@@ -35,7 +35,7 @@ await build({
   // The Temporal SDK stays in node_modules: its maintainers support no bundling of it (the worker
   // resolves its thread and interceptor files by path, and its packages must be one copy each).
   // The other packages (zod, yaml, undici, commander) are bundled: each start then reads one file
-  // instead of their 284 modules (60–90 ms of each start; README "Performance").
+  // instead of their 284 modules (60–90 ms of each start; docs/performance.md).
   external: ['@temporalio/*', 'esbuild', 'tsx', 'tsx/*', 'protobufjs', 'protobufjs/*'],
   // The bundled CommonJS packages (undici, commander) call `require` for Node's own modules.
   banner: { js: "import { createRequire as __reverifyRequire } from 'node:module'; const require = __reverifyRequire(import.meta.url);" },

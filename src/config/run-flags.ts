@@ -1,7 +1,7 @@
 /**
  * Every flag of `reverify run`, declared once: its usage, what it sets, how its text is read, what
  * it means and its default. The CLI builds its options and help from this list, validation
- * messages name flags through it, and the README's option table is this list (a unit test
+ * messages name flags through it, and the option table of docs/usage.md is this list (a unit test
  * compares them). Meanings are Markdown (the help shows them without backticks).
  */
 import { INPUT_FORMATS } from '../contract/atif-messages.js';
@@ -11,7 +11,7 @@ import { DEFAULT_BATCH_SIZE, DEFAULT_CONCURRENCY, DEFAULT_REJUDGE_DELAY_MS, DEFA
 export type FlagKind = 'path' | 'list' | 'int' | 'seconds' | 'switch' | 'negated' | 'choice';
 
 export interface RunFlag {
-  /** As the README and help show it: `--limit N`, `-o, --output PATH`. */
+  /** As docs/usage.md and help show it: `--limit N`, `-o, --output PATH`. */
   usage: string;
   /** The field of the run's raw options it sets (seconds are set in ms); null: the command's own. */
   key: string | null;
@@ -182,7 +182,7 @@ export const RUN_FLAG_LIST: readonly RunFlag[] = [
     key: 'maxRequests',
     kind: 'int',
     meaning:
-      'budget of `/verify` requests of the whole run, every try counted (retries, all rounds); when it is spent the run pauses (no row fails) until `reverify control -o OUT --max-requests M` raises it (see "Request budget")',
+      'budget of `/verify` requests of the whole run, every try counted (retries, all rounds); when it is spent the run pauses (no row fails) until `reverify control -o OUT --max-requests M` raises it (see "Request budget" in docs/operating.md)',
     shownDefault: 'none',
   },
   {
@@ -219,7 +219,7 @@ export const RUN_FLAG_LIST: readonly RunFlag[] = [
     key: 'upload',
     kind: 'negated',
     meaning:
-      'upload nothing to the experiment tracker the `--config` names (MLflow: `mlflow_tracking_uri`, `mlflow_experiment_name`, `mlflow_run_name`; see "Upload to MLflow")',
+      'upload nothing to the experiment tracker the `--config` names (MLflow: `mlflow_tracking_uri`, `mlflow_experiment_name`, `mlflow_run_name`; see "Upload to MLflow" in docs/operating.md)',
     shownDefault: 'uploads when configured',
   },
   {
@@ -280,7 +280,7 @@ export const RUN_FLAGS: Readonly<Record<string, string>> = Object.fromEntries(
   RUN_FLAG_LIST.filter((f) => f.key !== null).map((f) => [f.key!, longFlag(f)]),
 );
 
-/** The README's option table: a header and one row per flag, as the README shows it. */
+/** The option table of docs/usage.md: a header and one row per flag, as the page shows it. */
 export function optionTableMarkdown(): string {
   const rows = RUN_FLAG_LIST.map((f) => `| \`${f.usage}\` | ${f.meaning} | ${f.shownDefault ? `${f.shownDefault} ` : ''}|`);
   return ['| option | meaning | default |', '|---|---|---|', ...rows].join('\n');

@@ -51,7 +51,7 @@ const list = () => z.preprocess(listFromOne, z.array(z.string())).default([]);
 
 /**
  * The `reverify run` options: how each is validated. What each means, its flag and its default as
- * shown are declared once, in run-flags.ts (help, README table and messages derive from there).
+ * shown are declared once, in run-flags.ts (help, the docs/usage.md table and messages derive from there).
  */
 export const RunOptionsSchema = z
   .object({

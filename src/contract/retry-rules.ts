@@ -1,5 +1,5 @@
 /**
- * NeMo Gym 0.7.0's two opt-in retry rules, as pure decisions (README "Compatibility"):
+ * NeMo Gym 0.7.0's two opt-in retry rules, as pure decisions (docs/compatibility.md):
  * `--retry-invalid-judge-responses` (`retry_invalid_judge_responses`: a verdict the judge gave but
  * that could not be scored is a failure, not a score) and `--retry-terminal-timeouts`
  * (`retry_terminal_timeouts`: terminal timeouts and repairable environment faults are retried).

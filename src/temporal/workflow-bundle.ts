@@ -50,8 +50,8 @@ const SOURCE_MAP_COMMENT = '//# sourceMappingURL=data:application/json;base64,';
  * runtime, and the thread kept it parsed (a WebAssembly heap) to map the stack trace it takes of
  * every promise the workflow code makes. With an empty map a workflow stack trace (the UI's "Stack
  * Trace", a workflow bug's failure) names lines of the cached bundle, which holds each workflow
- * module's compiled code under its source path. The process's peak RSS is ≈ 5–10 MiB lower (README,
- * "Where issue 12 stands").
+ * module's compiled code under its source path. The process's peak RSS is ≈ 5–10 MiB lower
+ * (bench/ROUNDS.md, "Three rounds before").
  */
 export function withEmptySourceMap(code: string, codePath: string): string {
   const at = code.lastIndexOf('//# sourceMappingURL=data:');

@@ -10,7 +10,7 @@ import { loadGymConfigs, type GymConfig } from '../config/gym-config.js';
 
 /** What NeMo Gym writes for a masked secret. */
 export const MASKED_VALUE = '****';
-/** The W&B keys; reverify has no W&B exporter (see the README, "Upload"). */
+/** The W&B keys; reverify has no W&B exporter (see docs/operating.md, "Upload to MLflow"). */
 export const WANDB_KEYS = ['wandb_project', 'wandb_name', 'wandb_api_key'] as const;
 /** The environment variable MLflow clients read a bearer token from when the config has none. */
 export const MLFLOW_TOKEN_ENV = 'MLFLOW_TRACKING_TOKEN';
@@ -84,6 +84,6 @@ function isObject(v: unknown): v is Record<string, unknown> {
 export function wandbRefusal(keys: string[]): string {
   return (
     `Warning: ${keys.join(', ')} in --config: reverify cannot upload to W&B (there is no maintained JavaScript W&B client ` +
-    `that logs tables; see the README, "Upload to MLflow"); nothing goes to W&B. Use MLflow (mlflow_* keys) or NeMo Gym's exporter.`
+    `that logs tables; see docs/operating.md, "Upload to MLflow"); nothing goes to W&B. Use MLflow (mlflow_* keys) or NeMo Gym's exporter.`
   );
 }
