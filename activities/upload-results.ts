@@ -1,9 +1,10 @@
 /**
  * The upload phase's activities (src/upload/upload-run.ts): open the MLflow run, upload the rollouts
  * table (before aggregation), upload the metrics (after it). Their requests hold paths and counts
- * only; the token is read by the activity, and no error it throws carries URL credentials. A refusal of the tracker (4xx other than 429) or a row
- * that cannot be exported is a non-retryable `UploadRefused`; anything else is retried by the
- * upload proxy's bounded policy (workflows/activity-proxies.ts), and then the run goes on without it.
+ * only; the token is read by the activity, and no error it throws carries URL credentials. A
+ * refusal of the tracker (4xx other than 429) or a row that cannot be exported is a non-retryable
+ * `UploadRefused`; anything else is retried by the upload proxy's bounded policy
+ * (workflows/activity-proxies.ts), and then the run goes on without it.
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { ConfigError } from '../src/contract/errors.js';

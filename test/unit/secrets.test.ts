@@ -11,9 +11,7 @@ describe('redactUserinfo', () => {
       redactUserinfo(
         'cannot reach http://u:S3CRETMARKER@127.0.0.1:5000: Request cannot be constructed from a URL that includes credentials: https://u:S3CRETMARKER@h/api',
       ),
-    ).toBe(
-      'cannot reach http://***@127.0.0.1:5000: Request cannot be constructed from a URL that includes credentials: https://***@h/api',
-    );
+    ).toBe('cannot reach http://***@127.0.0.1:5000: Request cannot be constructed from a URL that includes credentials: https://***@h/api');
     expect(redactUserinfo('mail judge@team at http://127.0.0.1:5000/x')).toBe('mail judge@team at http://127.0.0.1:5000/x');
   });
 });
