@@ -2,6 +2,7 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure, TemporalFailure } from '@temporalio/common';
 import { ConfigError } from '../contract/errors.js';
 import { USER_FAILURE_TYPES } from '../contract/failure-types.js';
+import { redactUserinfo } from '../contract/secrets.js';
 import { DiskWriteError } from '../io/write-errors.js';
 import { TemporalUnreachable, unreachableReason } from '../temporal/server-unreachable.js';
 import { isCancelledRun, MetricsMissingError, RunCancelledError } from './run-endings.js';
@@ -35,8 +36,13 @@ export function rootFailure(err: unknown): { message: string; type?: string } {
   return best;
 }
 
-/** Turns any error of a command into one printed line and an exit status. */
+/** Turns any error of a command into one printed line (never with URL credentials) and an exit status. */
 export function describeFailure(err: unknown): { line: string; code: number } {
+  const { line, code } = classifyFailure(err);
+  return { line: redactUserinfo(line), code };
+}
+
+function classifyFailure(err: unknown): { line: string; code: number } {
   if (err instanceof ConfigError) return { line: `Error: ${err.message}`, code: EXIT_USER_ERROR };
   if (err instanceof TemporalUnreachable) return { line: `Error: ${err.message}`, code: EXIT_TEMPORAL_UNREACHABLE };
   const unreachable = unreachableReason(err);

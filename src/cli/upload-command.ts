@@ -7,6 +7,7 @@
  */
 import { resolve } from 'node:path';
 import { ConfigError } from '../contract/errors.js';
+import { redactUserinfo } from '../contract/secrets.js';
 import { outputPathsFor } from '../../activities/output-paths.js';
 import { requireReadableFile } from './build-spec.js';
 import { coverageFromFiles } from '../upload/coverage-from-files.js';
@@ -46,7 +47,7 @@ export async function uploadCommand(o: UploadCommandOptions, out: (line: string)
     out(uploadedLine(run.runId, rows, metrics, config.mlflow.trackingUri));
   } catch (err) {
     if (err instanceof ConfigError) throw err;
-    throw new UploadFailedError(`MLflow upload failed (${step}): ${(err as Error).message}`);
+    throw new UploadFailedError(`MLflow upload failed (${step}): ${redactUserinfo((err as Error).message)}`);
   }
 }
 
@@ -55,5 +56,5 @@ export function uploadedLine(runId: string, rows: number | null, metrics: number
   const what = [rows === null ? null : `${rows} rollouts in rollouts.json`, metrics === null ? null : `${metrics} metrics`]
     .filter(Boolean)
     .join(', ');
-  return `Uploaded to MLflow${trackingUri ? ` at ${trackingUri}` : ''}: run ${runId}${what ? ` (${what})` : ''}`;
+  return `Uploaded to MLflow${trackingUri ? ` at ${redactUserinfo(trackingUri)}` : ''}: run ${runId}${what ? ` (${what})` : ''}`;
 }

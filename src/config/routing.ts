@@ -6,7 +6,7 @@ import { ConfigError } from '../contract/errors.js';
 import type { RoutingTable } from '../contract/routing-table.js';
 import { multipleResourcesServers, noResourcesServer, noServerUrl, pythonRepr } from '../contract/messages.js';
 import { compareCodePoints } from '../contract/row-key.js';
-import { redactUserinfo } from '../verifier/credentials.js';
+import { redactUserinfo } from '../contract/secrets.js';
 import { blocksOfType, connectHost, firstImplementation, isMapping, serverUrl, type GymConfig } from './gym-config.js';
 
 export type { RoutingTable };

@@ -7,6 +7,8 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { userInfo } from 'node:os';
 import { fetch } from 'undici';
+import { redactUserinfo } from '../contract/secrets.js';
+import { splitCredentials } from '../verifier/credentials.js';
 
 /** MLflow's batch limits (`mlflow.utils.validation`). */
 export const MAX_METRICS_PER_BATCH = 1000;
@@ -36,17 +38,25 @@ function chunks<T>(items: T[], size: number): T[][] {
 }
 
 export class MlflowClient {
+  /** The URI requests go to: without its userinfo (`fetch` refuses a URL with credentials). */
   private readonly base: string;
+  /** The URI as messages show it (`http://***@host:port`). */
+  private readonly shown: string;
+  private readonly authorization: string | null;
 
-  constructor(
-    trackingUri: string,
-    private readonly token: string | null,
-  ) {
-    this.base = trackingUri.replace(/\/+$/, '');
+  /**
+   * A `user:password@` in `trackingUri` is sent as HTTP Basic auth, else `token` as a Bearer token
+   * (as Python's MLflow client over `requests` does: the URL's credentials win).
+   */
+  constructor(trackingUri: string, token: string | null) {
+    const { url, authorization } = splitCredentials(trackingUri, 'mlflow_tracking_uri');
+    this.base = url.replace(/\/+$/, '');
+    this.shown = redactUserinfo(trackingUri.replace(/\/+$/, ''));
+    this.authorization = authorization ?? (token ? `Bearer ${token}` : null);
   }
 
   private headers(extra: Record<string, string> = {}): Record<string, string> {
-    return { ...(this.token ? { authorization: `Bearer ${this.token}` } : {}), ...extra };
+    return { ...(this.authorization !== null ? { authorization: this.authorization } : {}), ...extra };
   }
 
   /** `fetch`, its transport errors said as one line naming the server. */
@@ -55,7 +65,7 @@ export class MlflowClient {
       return await fetch(url, init);
     } catch (err) {
       const cause = (err as { cause?: { message?: string } }).cause?.message ?? (err as Error).message;
-      throw new Error(`cannot reach the MLflow tracking server ${this.base}: ${cause}`);
+      throw new Error(`cannot reach the MLflow tracking server ${this.shown}: ${cause}`);
     }
   }
 

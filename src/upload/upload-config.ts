@@ -7,9 +7,7 @@
  */
 import { resolve } from 'node:path';
 import { loadGymConfigs, type GymConfig } from '../config/gym-config.js';
-
-/** What NeMo Gym writes for a masked secret. */
-export const MASKED_VALUE = '****';
+import { MASKED_VALUE } from '../contract/secrets.js';
 /** The W&B keys; reverify has no W&B exporter (see docs/operating.md, "Upload to MLflow"). */
 export const WANDB_KEYS = ['wandb_project', 'wandb_name', 'wandb_api_key'] as const;
 /** The environment variable MLflow clients read a bearer token from when the config has none. */
@@ -28,7 +26,7 @@ export interface UploadConfig {
   uploadRollouts: boolean;
   /** The W&B keys the config sets (a W&B exporter would open when all three are set). */
   wandbKeys: string[];
-  /** The merged config, for the exported `global_config.json` (masked before it is sent). */
+  /** The merged config, for the exported `global_config.json` (masked before it is sent: `hideSecrets`, src/contract/secrets.ts). */
   data: Record<string, unknown>;
 }
 
@@ -57,27 +55,6 @@ export function uploadConfigOf(config: GymConfig): UploadConfig {
 /** Reads the `--config` files (absolute or relative paths) and returns their exporter settings. */
 export async function loadUploadConfig(configs: string[]): Promise<UploadConfig> {
   return uploadConfigOf(await loadGymConfigs(configs.map((c) => resolve(c))));
-}
-
-/** NeMo Gym's rule for a secret-looking key (`secret_utils.looks_like_secret_key`). */
-function looksSecret(key: string): boolean {
-  return key.includes('token') || key.includes('key') || key.includes('header');
-}
-
-/** A copy with every secret-looking leaf masked as `****` (NeMo Gym's `recursively_hide_secrets`). */
-export function hideSecrets(value: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) {
-    if (Array.isArray(v))
-      out[k] = looksSecret(k) ? v.map(() => MASKED_VALUE) : (v as unknown[]).map((x): unknown => (isObject(x) ? hideSecrets(x) : x));
-    else if (isObject(v)) out[k] = hideSecrets(v);
-    else out[k] = looksSecret(k) ? MASKED_VALUE : v;
-  }
-  return out;
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** The W&B refusal, one line: reverify logs to MLflow only. */

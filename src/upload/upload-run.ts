@@ -8,13 +8,14 @@
 import { readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { hideSecrets } from '../contract/secrets.js';
 import { withScratchDir } from '../io/scratch-dir.js';
 import { CONFIG_ARTIFACT, configArtifactText, configParams } from './global-config.js';
 import { coverageMetrics, exportedMetrics, mlflowEntries, type MetricValue } from './metric-names.js';
 import { MlflowClient, type RunInfo } from './mlflow-client.js';
 import { writeRolloutsTable } from './rollouts-table.js';
 import { ROLLOUTS_ARTIFACT } from './table-json.js';
-import { hideSecrets, loadUploadConfig, MLFLOW_TOKEN_ENV, type UploadConfig } from './upload-config.js';
+import { loadUploadConfig, MLFLOW_TOKEN_ENV, type UploadConfig } from './upload-config.js';
 
 /** What an upload step needs: paths and non-secret options only (this goes into workflow history). */
 export interface UploadRequest {

@@ -11,7 +11,8 @@ import { AggregateMetricsError } from './errors.js';
 import { bodyExcerpt, truncateOneLine } from './excerpt.js';
 import { DeadlineExceeded, Deadlines, formatMs } from './deadlines.js';
 import { dispatchWhole } from './whole-reply.js';
-import { authorizationFor, redactUserinfo } from './credentials.js';
+import { redactUserinfo } from '../contract/secrets.js';
+import { authorizationFor } from './credentials.js';
 
 export type { ReverifyMode } from '../contract/reverify-mode.js';
 export { classifyVerifyReply, settleReply, type SettledReply, type VerifyReply } from './verify-reply.js';

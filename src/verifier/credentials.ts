@@ -7,16 +7,12 @@
  * `Authorization: Basic base64(user:password)`.
  */
 import { ConfigError } from '../contract/errors.js';
+import { redactUserinfo } from '../contract/secrets.js';
 
 /** The environment variable of worker processes that holds credentials. */
 export const SERVER_AUTH_ENV = 'REVERIFY_SERVER_AUTH';
 
 const USERINFO = /^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i;
-
-/** `text` with the userinfo of a URL at its start replaced by `***` (for messages). */
-export function redactUserinfo(text: string): string {
-  return text.replace(USERINFO, '$1***@');
-}
 
 /**
  * `url` without its userinfo, and the `Authorization` value that userinfo gives (`null` without

@@ -54,6 +54,14 @@ export function classifyVerifyReply(status: number, retryAfter: string | string[
   return { kind: 'rejected', status, excerpt: bodyExcerpt(text) };
 }
 
+/**
+ * How a message, a log line or the workflow history names a rejected reply: its status and a fixed
+ * class, never its body, which may echo the row (the excerpt goes only into the row's sidecar line).
+ */
+export function rejectedReplyName(status: number): string {
+  return status >= 200 && status <= 299 ? `HTTP ${status} (not a JSON object)` : `HTTP ${status}`;
+}
+
 /** Parses an answered reply's body (see `SettledReply`). */
 export function settleReply(reply: Exclude<VerifyReply, { kind: 'retryable' }>): SettledReply {
   if (reply.kind === 'rejected') return reply;

@@ -8,10 +8,12 @@
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { sampleGymConfigYaml } from '../../src/demo/sample-data.js';
 import { workflowIdForOutput } from '../../src/temporal/workflow-id.js';
 import { runCli } from '../helpers/cli-process.js';
+import { historyTextOf, withDecodedPayloads } from '../helpers/history-text.js';
 import { freePort, mlflowSkipReason, useMlflowServer } from '../helpers/mlflow-server.js';
-import { readRows, runArgs, runReverify, sampleRun, useReferenceServer } from '../helpers/run-fixtures.js';
+import { AGENTS, readRows, RS, runArgs, runReverify, sampleRun, useReferenceServer } from '../helpers/run-fixtures.js';
 import { tempDir, useSharedTemporal, useTemporalClient } from '../helpers/temporal-env.js';
 
 const skip = mlflowSkipReason();
@@ -22,6 +24,9 @@ const client = useTemporalClient(temporal);
 const rs = useReferenceServer({ port: 0 });
 const mlflow = useMlflowServer();
 const TOKEN = 'tok-3f9a-never-in-history';
+/** Credentials in URLs, and secrets of the config (issue 35 item 3): none may leave the process. */
+const PASSWORD = 'S3CRETMARKER';
+const MARKERS = [PASSWORD, 'TOKENMARKER', 'PWMARKER'];
 let seq = 0;
 
 function withMlflow(config: string, uri: string, experiment: string, extra = ''): string {
@@ -158,6 +163,62 @@ describe.skipIf(skip !== null)('upload to a real MLflow tracking server', () => 
     // The upload only read the files.
     expect(filesOf(dir)).toEqual({ ...files, [live.split('/').pop()!]: statSync(live).size });
   }, 180_000);
+
+  it('a tracking URI with user:password@ uploads (Basic auth); the password is nowhere: terminal, history, history file, report, MLflow', async () => {
+    const d = await sampleRun(tempDir(), rs().port, { tasks: 3, repeats: 2 });
+    const config = withMlflow(d.config, mlflow().replace('http://', `http://mlflowuser:${PASSWORD}@`), 'exp-userinfo');
+    const r = await runCli([...runArgs({ ...d, config }), '--no-rejudge'], temporal.env, 120_000);
+    expect(r.code, r.stderr).toBe(0);
+    const dir = join(d.output, '..');
+    expect(await historyTextOf(client(), d.output)).not.toContain(PASSWORD);
+    expect(withDecodedPayloads(readFileSync(join(dir, 'out_history.json'), 'utf8'))).not.toContain(PASSWORD);
+    expect(r.stdout + r.stderr).not.toContain(PASSWORD);
+    expect(r.stdout).toMatch(/^Uploaded to MLflow: run \w+ \(6 rollouts in rollouts.json, \d+ metrics\)$/m);
+    const back = await readBack('exp-userinfo');
+    expect(back.params.mlflow_tracking_uri).toBe(mlflow().replace('http://', 'http://***@'));
+    expect(JSON.stringify(back)).not.toContain(PASSWORD);
+    expect(readFileSync(join(dir, 'out_report.html'), 'utf8')).not.toContain(PASSWORD);
+    // `reverify upload` says where it uploaded without the password.
+    const u = await runCli(['upload', '-o', d.output, '--config', config], {}, 60_000);
+    expect(u.code, u.stderr).toBe(0);
+    expect(u.stdout.trim()).toMatch(/^Uploaded to MLflow at http:\/\/\*\*\*@127\.0\.0\.1:\d+: run \w+ /);
+    expect(u.stdout + u.stderr).not.toContain(PASSWORD);
+  }, 180_000);
+
+  it('the exported config masks every secret at any depth, keys kept: a host with user:password@, a nested Authorization, *_password', async () => {
+    const d = await sampleRun(tempDir(), rs().port, { tasks: 3, repeats: 2 });
+    // The resources server's host carries credentials (sent as Basic auth, which the reference server ignores).
+    writeFileSync(
+      d.config,
+      sampleGymConfigYaml({ resourcesServer: RS, host: `judge:${PASSWORD}@127.0.0.1`, port: rs().port, agents: AGENTS }),
+    );
+    const secrets =
+      'judge_client:\n  headers:\n    Authorization: Bearer TOKENMARKER\n  db_password: PWMARKER\n' +
+      `  base_url: https://u:${PASSWORD}@llm.internal/v1\n  temperature: 0.5\n`;
+    const config = withMlflow(d.config, mlflow(), 'exp-masked', secrets);
+    const { error, lines } = await runReverify({ inputs: d.inputsPath, rollouts: d.rolloutsPath, output: d.output, configs: [config] });
+    expect(error).toBeNull();
+    const back = await readBack('exp-masked');
+    expect(back.config.judge_client).toEqual({
+      headers: { Authorization: '****' },
+      db_password: '****',
+      base_url: 'https://***@llm.internal/v1',
+      temperature: 0.5,
+    });
+    expect((back.config[RS] as { resources_servers: { mcqa: { host: string } } }).resources_servers.mcqa.host).toBe('***@127.0.0.1');
+    expect(back.params).toMatchObject({
+      'judge_client.headers.Authorization': '****',
+      'judge_client.db_password': '****',
+      'judge_client.base_url': 'https://***@llm.internal/v1',
+      'judge_client.temperature': '0.5',
+      [`${RS}.resources_servers.mcqa.host`]: '***@127.0.0.1',
+    });
+    for (const marker of MARKERS) {
+      expect(JSON.stringify(back)).not.toContain(marker);
+      expect(lines.join('\n')).not.toContain(marker);
+      expect(await historyTextOf(client(), d.output)).not.toContain(marker);
+    }
+  }, 120_000);
 
   it('--no-upload uploads nothing; upload_rollouts: false uploads the metrics without the table', async () => {
     const d = await sampleRun(tempDir(), rs().port, { tasks: 3, repeats: 2 });

@@ -7,8 +7,12 @@ import { keysOf, readRows, runInProcess as run, sampleRun } from '../helpers/run
 import { emptyMetrics, keyText, reward, startScriptedServer } from '../helpers/scripted-server.js';
 import { tempDir, useSharedTemporal, useTemporalClient } from '../helpers/temporal-env.js';
 import { workflowIdForOutput } from '../../src/temporal/workflow-id.js';
+import { runCli } from '../helpers/cli-process.js';
+import { historyTextOf } from '../helpers/history-text.js';
+import { successLine, tasks, writeFixture } from '../helpers/spec-fixtures.js';
 
-const client = useTemporalClient(useSharedTemporal('verify-failures'));
+const temporal = useSharedTemporal('verify-failures');
+const client = useTemporalClient(temporal);
 const server = closedAfterEach(startScriptedServer);
 
 /** A stateless resources server that answers /verify with `reply(body)`: [status, body]. */
@@ -59,6 +63,26 @@ describe('/verify failure policy', () => {
     expect(error?.code).toBe(1);
     expect(error?.line).toMatch(/rejected the first 20 \/verify requests \(last: HTTP 404/);
     expect(readRows(d.output)).toHaveLength(0);
+  });
+
+  it("rejections that echo the row: the run's error names the last reply by its status; no response text on the terminal or in the history", async () => {
+    const MARKER = 'ROWTEXTMARKER';
+    const rows = tasks([...Array(24).keys()]);
+    const f = writeFixture(tempDir(), {
+      inputs: rows,
+      successes: rows.map((r) => successLine(r).replace('"text":"', `"text":"${MARKER} `)),
+    });
+    // A server that quotes the row's response in its 4xx reply, as FastAPI validation errors can.
+    const s = await server({
+      aggregate: emptyMetrics,
+      verify: (row) => ({ status: 400, body: { detail: `cannot grade ${JSON.stringify(row.response)}` } }),
+    });
+    const r = await runCli(['run', '--inputs', f.inputs, '--rollouts', f.rollouts, '-o', f.output, '--server', s.flag('rs')], temporal.env);
+    expect(r.code, r.stderr).toBe(1);
+    expect(JSON.stringify(s.verifyBodies)).toContain(MARKER);
+    expect(await historyTextOf(client(), f.output)).not.toContain(MARKER);
+    expect(r.stdout + r.stderr).not.toContain(MARKER);
+    expect(r.stdout + r.stderr).toMatch(/rejected the first 20 \/verify requests \(last: HTTP 400\)\. /);
   });
 
   it('a flaky verifier (5xx, connection resets, hangs past the request timeout) still yields every row with its correct reward', async () => {

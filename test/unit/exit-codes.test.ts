@@ -27,6 +27,14 @@ describe('exit statuses', () => {
 });
 
 describe('describeFailure', () => {
+  it('never prints the userinfo of a URL, whatever the error', () => {
+    const err = new Error('cannot reach the MLflow tracking server http://u:S3CRETMARKER@127.0.0.1:5000: fetch failed');
+    expect(describeFailure(err).line).toBe(
+      'Error: the run failed: cannot reach the MLflow tracking server http://***@127.0.0.1:5000: fetch failed',
+    );
+    expect(describeFailure(new ConfigError('--config x: https://a:S3CRETMARKER@h/v1 is wrong')).line).not.toContain('S3CRETMARKER');
+  });
+
   it('a ConfigError: exit 1, `Error: <message>`', () => {
     expect(describeFailure(new ConfigError('out.jsonl exists; use --overwrite or --resume'))).toEqual({
       line: 'Error: out.jsonl exists; use --overwrite or --resume',

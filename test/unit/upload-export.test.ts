@@ -4,7 +4,8 @@ import { exportedMetrics, mlflowEntries, mlflowKey, coverageMetrics } from '../.
 import { compactJson, sanitizeForExport } from '../../src/upload/sanitize-row.js';
 import { pandasJsonString, TABLE_HEAD, TABLE_TAIL, tableRow } from '../../src/upload/table-json.js';
 import { configArtifactText, configParams } from '../../src/upload/global-config.js';
-import { hideSecrets, uploadConfigOf } from '../../src/upload/upload-config.js';
+import { hideSecrets } from '../../src/contract/secrets.js';
+import { uploadConfigOf } from '../../src/upload/upload-config.js';
 
 describe('sanitizeForExport (_rollout_for_export)', () => {
   it('drops ng_trajectory and the raw payloads of each captured call, keeping everything else byte for byte', () => {

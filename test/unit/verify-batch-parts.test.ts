@@ -110,7 +110,7 @@ describe('routeSetAside', () => {
 });
 
 describe('RejectGuard', () => {
-  const rej = { kind: 'rejected' as const, status: 422, excerpt: 'x' };
+  const rej = { kind: 'rejected' as const, status: 422, excerpt: 'ROWTEXTMARKER echoed by the server' };
   it('trips on the limit-th reply when every reply so far was a rejection', () => {
     const g = new RejectGuard(3);
     g.observe(rej, 'rs', 'http://h');
@@ -125,6 +125,9 @@ describe('RejectGuard', () => {
     expect(err).toBeInstanceOf(ApplicationFailure);
     expect((err as ApplicationFailure).type).toBe('VerifyRejected');
     expect((err as ApplicationFailure).nonRetryable).toBe(true);
+    // It goes into the history: the reply is named by its status, never by its body (it may echo the row).
+    expect((err as ApplicationFailure).message).toContain('(last: HTTP 422)');
+    expect((err as ApplicationFailure).message).not.toContain('ROWTEXTMARKER');
   });
   it('one success among the first replies, or a limit of 0, never trips', () => {
     const g = new RejectGuard(2);
