@@ -43,7 +43,8 @@ export function overlongNameProblem(outputPath: string, prefix: string): string 
     const below = f.role === 'workDir' ? WORK_DIR_ENTRY_RESERVE : f.viaTemp ? bytes(LONGEST_TEMP_SUFFIX) : 0;
     // + 1: the terminating NUL that PATH_MAX counts.
     if (bytes(f.path) + below + 1 > PATH_MAX) {
-      const what = f.role === 'workDir' ? ` (with ${below} bytes kept for the files in it)` : below > 0 ? ' (with its temporary suffix)' : '';
+      const what =
+        f.role === 'workDir' ? ` (with ${below} bytes kept for the files in it)` : below > 0 ? ' (with its temporary suffix)' : '';
       return (
         `${f.what} '${f.path}' would have a path of ${bytes(f.path) + below} bytes${what}, over the file system's limit of ` +
         `${PATH_MAX - 1} bytes per path: choose a shorter --output path`

@@ -34,7 +34,6 @@ export function specAndResult(events: HistoryEvent[]): { spec: RunSpec | null; r
   return { spec, result };
 }
 
-
 /** The old-verdict files an earlier report of this output recorded in its data, if any. */
 function earlierReport(mainOutput: string): { rollouts: string; oldSidecar: string | null } | null {
   const html = reportHtmlPath(mainOutput);
