@@ -3,6 +3,7 @@ import { access, mkdir, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { ConfigError } from '../src/contract/errors.js';
 import { outputExists } from '../src/contract/messages.js';
+import { refuseOverlongNames } from '../src/contract/name-limits.js';
 import type { OutputPaths } from '../src/contract/run-spec.js';
 import { exists } from '../src/io/file-exists.js';
 import { dataFiles, refuseInputAliases, type InputFiles } from './input-aliases.js';
@@ -17,7 +18,8 @@ export type { InputFiles } from './input-aliases.js';
 
 /**
  * Prepare phase, first half (spec §4.4): in recovery, refuse multi-stage rows (NeMo Gym 0.7.0,
- * `refuse-multi-stage.ts`); create the output's parent directories, check that they are
+ * `refuse-multi-stage.ts`); refuse an output whose derived names exceed the file system's limits
+ * (src/contract/name-limits.ts); create the output's parent directories, check that they are
  * writable, refuse existing outputs unless --overwrite/--resume/--append (NeMo Gym's rule and
  * message first, so `--output` equal to `--rollouts` on a fresh run says "already exists" as NeMo
  * Gym does), then refuse any written path that is also an input (input-aliases.ts). Before all
@@ -35,6 +37,8 @@ export async function checkOutputPaths(outputPath: string, prefix: string, rules
   // NeMo Gym 0.7.0 refuses multi-stage recovery sources before it prepares the outputs.
   if (inputs.judgeFailedOnly)
     await refuseMultiStageRecovery(inputs.rolloutsPath, { retryInvalidJudgeResponses: inputs.retryInvalidJudgeResponses });
+  // Before anything, even a directory, is made: a derived name over the file system's limits.
+  refuseOverlongNames(outputPath, prefix);
   const paths = outputPathsFor(outputPath, prefix);
   // A run of newer NeMo Gym's run store is refused before anything, even a directory, is made.
   await refuseManagedRuns(paths.output, inputs.atifManifestPath ? undefined : inputs.rolloutsPath, rules.overwrite);

@@ -16,13 +16,15 @@ import { seedSuccesses } from './seed-successes.js';
 import { uploadOpen, uploadRolloutsTable, uploadRunMetrics } from './upload-results.js';
 import { verifyBatch } from './verify-batch.js';
 import { writeCoverage } from './write-coverage.js';
+import { failFastOnFsError } from './user-errors.js';
 
 /**
  * All activities of a reverify run. Those that talk to a verifier are bound to this process's
- * dependencies (shared HTTP pools); the others inject nothing and are plain named functions.
+ * dependencies (shared HTTP pools); the others inject nothing and are plain named functions. A
+ * file-system error that retrying cannot fix fails any of them at once (`failFastOnFsError`).
  */
 export function createActivities(deps: ActivityDeps) {
-  return {
+  return failFastOnFsErrors({
     guardReverifyModes: guardReverifyModes(deps),
     checkOutputs,
     moveInvalidJudgeRows,
@@ -42,7 +44,12 @@ export function createActivities(deps: ActivityDeps) {
     uploadRolloutsTable,
     uploadRunMetrics,
     writeCoverage,
-  };
+  });
+}
+
+/** Every activity of `activities`, its file-system errors that retrying cannot fix made terminal (user-errors.ts). */
+function failFastOnFsErrors<T extends Record<string, (...args: never[]) => Promise<unknown>>>(activities: T): T {
+  return Object.fromEntries(Object.entries(activities).map(([name, fn]) => [name, failFastOnFsError(fn)])) as T;
 }
 
 export type ReverifyActivities = ReturnType<typeof createActivities>;

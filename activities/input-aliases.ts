@@ -6,7 +6,7 @@
  * its sidecar, the recovery source).
  */
 import { ConfigError } from '../src/contract/errors.js';
-import { coveragePath, historyPath, sidecarPath } from '../src/contract/file-names.js';
+import { derivedFiles, sidecarPath, type DerivedFile } from '../src/contract/file-names.js';
 import type { OutputPaths } from '../src/contract/run-spec.js';
 import { isInside, pathIdentity, sameFile, type PathIdentity } from '../src/io/same-file.js';
 import type { OutputRules } from './output-paths.js';
@@ -31,13 +31,8 @@ export interface ReadFile {
   path: string;
 }
 
-type WrittenRole = 'output' | 'sidecar' | 'metrics' | 'coverage' | 'history' | 'workDir';
-
-interface WrittenFile {
-  role: WrittenRole;
-  what: string;
-  path: string;
-}
+/** The derived files an input may not be (the run lock and the report are not the run's data). */
+const WRITTEN_ROLES: ReadonlySet<DerivedFile['role']> = new Set(['output', 'sidecar', 'metrics', 'coverage', 'history', 'workDir']);
 
 /** The data files a run reads, by flag. */
 export function dataFiles(inputs: InputFiles): ReadFile[] {
@@ -57,23 +52,16 @@ export function dataFiles(inputs: InputFiles): ReadFile[] {
 }
 
 /** Every path a run with these output paths writes or deletes (the coverage file is reserved for it). */
-function writtenFiles(paths: OutputPaths): WrittenFile[] {
-  return [
-    { role: 'output', what: 'the output', path: paths.output },
-    { role: 'sidecar', what: 'the failures sidecar', path: paths.sidecar },
-    { role: 'metrics', what: 'the aggregate metrics file', path: paths.metrics },
-    { role: 'coverage', what: 'the coverage file', path: coveragePath(paths.output) },
-    { role: 'history', what: 'the workflow history file', path: historyPath(paths.output) },
-    { role: 'workDir', what: 'the work directory', path: paths.workDir },
-  ];
+function writtenFiles(paths: OutputPaths): DerivedFile[] {
+  return derivedFiles(paths.output).filter((f) => WRITTEN_ROLES.has(f.role));
 }
 
 /** NeMo Gym's supported way to write into the run's own rollouts file (contract §7). */
-function allowed(w: WrittenFile, r: ReadFile, rules: OutputRules): boolean {
+function allowed(w: DerivedFile, r: ReadFile, rules: OutputRules): boolean {
   return rules.append && ((w.role === 'output' && r.role === 'rollouts') || (w.role === 'sidecar' && r.role === 'recovery'));
 }
 
-function aliasMessage(w: WrittenFile, r: ReadFile, rules: OutputRules): string {
+function aliasMessage(w: DerivedFile, r: ReadFile, rules: OutputRules): string {
   const where = r.path === w.path ? '' : ` ('${w.path}')`;
   if (w.role === 'workDir') {
     return `${r.flag} '${r.path}' is inside the work directory of this run${where}, which it deletes when it ends: choose another --output, or move the file`;

@@ -1,5 +1,4 @@
-import { basename, dirname, join } from 'node:path';
-import { aggregateMetricsPath, prefixedOutputPath, sidecarPath } from '../src/contract/file-names.js';
+import { aggregateMetricsPath, prefixedOutputPath, sidecarPath, workDirPath } from '../src/contract/file-names.js';
 import type { OutputPaths } from '../src/contract/run-spec.js';
 
 export interface OutputRules {
@@ -17,6 +16,6 @@ export function outputPathsFor(outputPath: string, prefix: string): OutputPaths 
     output,
     sidecar: sidecarPath(output),
     metrics: aggregateMetricsPath(output),
-    workDir: join(dirname(output), `.${basename(output)}.reverify`),
+    workDir: workDirPath(output),
   };
 }

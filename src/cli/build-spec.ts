@@ -3,6 +3,7 @@ import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { ConfigError } from '../contract/errors.js';
+import { refuseOverlongNames } from '../contract/name-limits.js';
 import { maxRolloutAttempts } from '../contract/attempts.js';
 import type { AtifSpec, RunSpec } from '../contract/run-spec.js';
 import { mcpExposure } from '../config/mcp-exposure.js';
@@ -86,15 +87,18 @@ export function attemptCap(opts: RunOptions, env: NodeJS.ProcessEnv): { value: n
   return opts.maxAttempts !== undefined ? { value: opts.maxAttempts } : maxRolloutAttempts(env);
 }
 
+/** The prefixes the guard may give the output: with --force either one, so both are checked. */
+function possiblePrefixes(opts: RunOptions): string[] {
+  return opts.force && !opts.judgeFailedOnly ? ['', UNSAFE_PREFIX] : [''];
+}
+
 /**
  * A `--config` file must not be a file the run writes (the data files are checked by the prepare
- * phase, once the guard has chosen the output's prefix; configs are read only here). With --force
- * either prefix may be chosen, so both are checked.
+ * phase, once the guard has chosen the output's prefix; configs are read only here).
  */
 async function refuseConfigAliases(opts: RunOptions, outputPath: string): Promise<void> {
-  const prefixes = opts.force && !opts.judgeFailedOnly ? ['', UNSAFE_PREFIX] : [''];
   await refuseInputAliases(
-    prefixes.map((p) => outputPathsFor(outputPath, p)),
+    possiblePrefixes(opts).map((p) => outputPathsFor(outputPath, p)),
     opts.configs.map((c) => ({ role: 'config' as const, flag: '--config', path: resolve(c) })),
     opts,
   );
@@ -117,6 +121,8 @@ export async function buildRunSpec(
   const rolloutsPath = atif ? '' : await requireReadableFile('--rollouts', opts.rollouts!);
   const manifestPath = atif ? await requireReadableFile('--atif-manifest', opts.atifManifest!) : null;
   const outputPath = resolve(opts.output);
+  // Before anything is written or started: a name made from --output over the file system's limits.
+  for (const prefix of possiblePrefixes(opts)) refuseOverlongNames(outputPath, prefix);
   await refuseConfigAliases(opts, outputPath);
   const routing = await routingFromFlags(opts.configs, opts.servers, extra.worker === false ? 'refuse' : 'keep');
   const upload = await uploadSpecOf(opts);

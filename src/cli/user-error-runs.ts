@@ -17,11 +17,14 @@ const WRITES_NOTHING: ReadonlySet<string> = new Set([
   'removeWorkDir',
 ]);
 
-/** A run that failed on a user error (a bad input, config or file change), which no retry fixes. */
+/**
+ * A run that failed on a user error (a bad input, config or file change, a file-system error such
+ * as a name too long), which no retry fixes.
+ */
 export function isUserError(err: unknown): boolean {
   if (!(err instanceof WorkflowFailedError)) return false;
   const type = rootFailure(err).type;
-  return type === FailureType.Config || type === FailureType.InputChanged;
+  return type === FailureType.Config || type === FailureType.InputChanged || type === FailureType.FileSystem;
 }
 
 /**

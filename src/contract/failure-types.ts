@@ -28,10 +28,25 @@ export const FailureType = {
    * row cannot be exported: not retried; the run ends as it would have, with one warning line.
    */
   UploadRefused: 'UploadRefused',
+  /**
+   * A file-system error that retrying cannot fix (a name too long, a file in the way, a permission,
+   * a read-only file system; activities/user-errors.ts): the user's to fix. Never retried.
+   */
+  FileSystem: 'FileSystemError',
 } as const;
 
 /** Failures that retrying cannot fix: the run stops with the activity's one-line message. */
-export const TERMINAL_FAILURE_TYPES: string[] = [FailureType.Config, FailureType.VerifyRejected, FailureType.InputChanged];
+export const TERMINAL_FAILURE_TYPES: string[] = [
+  FailureType.Config,
+  FailureType.VerifyRejected,
+  FailureType.InputChanged,
+  FailureType.FileSystem,
+];
 
 /** Terminal failures that are the user's to fix (exit status 1). */
-export const USER_FAILURE_TYPES: ReadonlySet<string> = new Set([FailureType.Config, FailureType.VerifyRejected, FailureType.InputChanged]);
+export const USER_FAILURE_TYPES: ReadonlySet<string> = new Set([
+  FailureType.Config,
+  FailureType.VerifyRejected,
+  FailureType.InputChanged,
+  FailureType.FileSystem,
+]);

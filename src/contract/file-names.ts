@@ -56,7 +56,43 @@ export function historyPath(p: string): string {
   return sibling(p, `${pathStem(p)}_history.json`);
 }
 
+/** `D/.<basename>.reverify`: the run's work directory (plans, batch parts), removed when the run ends. */
+export function workDirPath(p: string): string {
+  return sibling(p, `.${basename(p)}.reverify`);
+}
+
+/** `D/<S>_report.html`: what `reverify report` writes by default next to the main output. */
+export function reportHtmlPath(p: string): string {
+  return sibling(p, `${pathStem(p)}_report.html`);
+}
+
 /** `D/<prefix><basename>`: the prefix applies to the base name only (`results/unsafe_run.jsonl`). */
 export function prefixedOutputPath(p: string, prefix: string): string {
   return sibling(p, prefix + basename(p));
+}
+
+/** A file or directory named after a run's main output, and what the messages call it. */
+export interface DerivedFile {
+  role: 'output' | 'sidecar' | 'metrics' | 'coverage' | 'history' | 'runLock' | 'report' | 'workDir';
+  what: string;
+  path: string;
+  /** Written as a temporary file beside it first, then renamed (src/io/atomic-file.ts). */
+  viaTemp: boolean;
+}
+
+/**
+ * Every name made from the main output `output` (the `unsafe_` prefix already applied): the files
+ * and the work directory a run writes, the run lock, and `reverify report`'s default HTML file.
+ */
+export function derivedFiles(output: string): DerivedFile[] {
+  return [
+    { role: 'output', what: 'the output', path: output, viaTemp: false },
+    { role: 'sidecar', what: 'the failures sidecar', path: sidecarPath(output), viaTemp: false },
+    { role: 'metrics', what: 'the aggregate metrics file', path: aggregateMetricsPath(output), viaTemp: true },
+    { role: 'coverage', what: 'the coverage file', path: coveragePath(output), viaTemp: true },
+    { role: 'history', what: 'the workflow history file', path: historyPath(output), viaTemp: true },
+    { role: 'runLock', what: 'the run lock', path: runLockFilePath(output), viaTemp: false },
+    { role: 'report', what: 'the HTML report', path: reportHtmlPath(output), viaTemp: true },
+    { role: 'workDir', what: 'the work directory', path: workDirPath(output), viaTemp: false },
+  ];
 }

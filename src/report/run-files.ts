@@ -4,11 +4,10 @@
  * (the `unsafe_` output if that is the one on disk, the --rollouts path recorded by an earlier report).
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import { ConfigError } from '../contract/errors.js';
-import { aggregateMetricsPath, pathStem, prefixedOutputPath, sidecarPath } from '../contract/file-names.js';
+import { aggregateMetricsPath, prefixedOutputPath, reportHtmlPath, sidecarPath } from '../contract/file-names.js';
 import type { RunResult, RunSpec } from '../contract/run-spec.js';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
@@ -33,11 +32,6 @@ export function specAndResult(events: HistoryEvent[]): { spec: RunSpec | null; r
     ?.payloads?.[0];
   const result = done ? defaultPayloadConverter.fromPayload<RunResult>(done) : null;
   return { spec, result };
-}
-
-/** `<stem>_report.html` next to the main output. */
-export function reportHtmlPath(mainOutput: string): string {
-  return join(dirname(mainOutput), `${pathStem(mainOutput)}_report.html`);
 }
 
 /** The old-verdict files an earlier report of this output recorded in its data, if any. */

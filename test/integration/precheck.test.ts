@@ -6,8 +6,10 @@
  * started is deleted. Through the in-process command and the real `reverify` process, on the shared
  * dev server and the real reference resources server.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { coveragePath } from '../../src/contract/file-names.js';
 import { startReferenceServer } from '../../src/reference-server/server.js';
 import { closedAfterEach } from '../helpers/hooks.js';
 import { runArgs, runReverify, sampleRun } from '../helpers/run-fixtures.js';
@@ -78,6 +80,40 @@ describe('user errors found before the workflow starts', () => {
     expect(rs.stats().requests.verify).toBe(0);
     // The server deletes the run in the background.
     expect(await runGone(client(), d.output)).toBe(true);
+  });
+
+  it('an --output name near 255 bytes: its derived names do not fit; one line, exit 1, nothing written, no workflow', async () => {
+    const rs = await reference({});
+    const dir = tempDir();
+    const d = await sampleRun(dir, rs.port, { tasks: 2, repeats: 1 });
+    // 250 bytes: the output itself fits NAME_MAX, its work directory, sidecar and metrics file do not.
+    const output = join(dir, `${'o'.repeat(244)}.jsonl`);
+    const before = readdirSync(dir).sort();
+    const run = await runCli(runArgs({ ...d, output }), temporal.env);
+    expect(run.code).toBe(1);
+    expect(run.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(
+        /^Error: the failures sidecar '.*_failures\.jsonl' would have a name of 259 bytes, over the file system's limit of 255 bytes per name: choose a shorter --output name$/,
+      ),
+    ]);
+    expect(run.stdout).not.toMatch(/Started run/);
+    expect(readdirSync(dir).sort()).toEqual(before);
+    expect(rs.stats().requests.verify).toBe(0);
+    expect(await workflowExists(output)).toBe(false);
+  });
+
+  it('a file-system error no retry fixes inside an activity (the coverage file is a directory): the run fails with its one line, exit 1', async () => {
+    const rs = await reference({});
+    const d = await sampleRun(tempDir(), rs.port, { tasks: 2, repeats: 1 });
+    // Nothing the checks before the start look at: the first coverage write renames onto the directory.
+    mkdirSync(coveragePath(d.output));
+    const run = await runCli(runArgs(d), temporal.env);
+    expect(run.code).toBe(1);
+    expect(run.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(
+        /^Error: cannot rename '.*out_coverage\.json\.tmp-\d+-\d+' -> '.*out_coverage\.json': it is a directory \(EISDIR\); retrying cannot fix it: move that directory or choose another --output, then run the same command with --resume$/,
+      ),
+    ]);
   });
 
   it('a correct run still starts and finishes', async () => {
