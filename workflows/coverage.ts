@@ -1,10 +1,9 @@
 /**
  * The coverage phase (`<out stem>_coverage.json`): written when the outputs open, at the end, and
- * when the run fails or is cancelled (a step that always runs). Runs recorded before it existed
- * write none (`patched('coverage-file')`); nothing is written before the outputs are open (bad
- * input leaves nothing behind).
+ * when the run fails or is cancelled (a step that always runs); nothing is written before the
+ * outputs are open (bad input leaves nothing behind).
  */
-import { CancellationScope, patched, workflowInfo } from '@temporalio/workflow';
+import { CancellationScope, workflowInfo } from '@temporalio/workflow';
 import type { AttemptCap, Coverage, CoverageContext } from '../src/contract/coverage.js';
 import type { RunSpec } from '../src/contract/run-spec.js';
 import { cleanup, quick } from './activity-proxies.js';
@@ -32,14 +31,14 @@ function request(spec: RunSpec, st: RunState, state: CoverageContext['state']) {
 
 /** When the outputs have just opened: the first coverage file (it also saves the attempt cap). */
 export async function coverageAtOpen(spec: RunSpec, st: RunState): Promise<void> {
-  if (st.outputs === null || !patched('coverage-file')) return;
+  if (st.outputs === null) return;
   st.coverageOpened = true;
   await quick.writeCoverage.executeWithOptions({ summary: 'coverage: outputs opened' }, [request(spec, st, 'open')]);
 }
 
 /** At the end, once every row is committed. */
 export async function coverageAtEnd(spec: RunSpec, st: RunState): Promise<Coverage | null> {
-  if (!st.coverageOpened || !patched('coverage-file')) return null;
+  if (!st.coverageOpened) return null;
   return await quick.writeCoverage.executeWithOptions({ summary: 'coverage: finished' }, [request(spec, st, 'finished')]);
 }
 
@@ -48,7 +47,7 @@ export async function coverageAtEnd(spec: RunSpec, st: RunState): Promise<Covera
  * few tries; a coverage file that cannot be written does not change how the run ends.
  */
 export async function coverageOnFailure(spec: RunSpec, st: RunState, state: 'failed' | 'cancelled'): Promise<void> {
-  if (!st.coverageOpened || !patched('coverage-file')) return;
+  if (!st.coverageOpened) return;
   await CancellationScope.nonCancellable(async () => {
     try {
       await cleanup.writeCoverage.executeWithOptions({ summary: `coverage: ${state}` }, [request(spec, st, state)]);

@@ -1,8 +1,8 @@
 /**
  * The run's "current details" in the Temporal UI (the workflow page's summary panel): its phase and
  * counts, set whenever they change. `setCurrentDetails` only keeps a string in the workflow's memory,
- * answered by the built-in metadata query: it adds no history event and no command, so it needs no
- * `patched()` marker and replays unchanged.
+ * answered by the built-in metadata query: it adds no history event and no command, so changing it
+ * changes no history.
  */
 import { setCurrentDetails } from '@temporalio/workflow';
 import type { Phase } from '../src/contract/run-spec.js';

@@ -1,5 +1,5 @@
 /** The run's end: upload the rows, aggregate (a failure retrying cannot fix ends the run with the rows complete), upload the metrics, write the coverage file, clean up, report. */
-import { CancellationScope, patched } from '@temporalio/workflow';
+import { CancellationScope } from '@temporalio/workflow';
 import { computingAggregateMetrics, disableAggregationNotice } from '../src/contract/messages.js';
 import type { RunResult, RunSpec } from '../src/contract/run-spec.js';
 import { aggregation, aggregationRetry, quick } from './activity-proxies.js';
@@ -42,8 +42,8 @@ export async function finish(spec: RunSpec, st: RunState): Promise<RunResult> {
     } catch (err) {
       // Every row is committed by now: an aggregation that cannot succeed ends the run with its
       // outputs complete, and the result says why (the CLI prints it and the command that computes
-      // the metrics later, exit 2). Runs recorded before this failed instead.
-      if (CancellationScope.current().consideredCancelled || !patched('aggregation-failure-ends-run')) throw err;
+      // the metrics later, exit 2).
+      if (CancellationScope.current().consideredCancelled) throw err;
       aggregationError = innermostMessage(err);
     }
   }

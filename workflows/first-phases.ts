@@ -3,7 +3,6 @@
  * move invalid-judge rows, plan, open the outputs, seed. Each is one named call of the main
  * workflow; the activities run in this order.
  */
-import { patched } from '@temporalio/workflow';
 import { nothingToReverify, planning, recoveryWarning, seededSuccesses, verifyingWith } from '../src/contract/messages.js';
 import type { UNSAFE_PREFIX } from '../src/contract/keys.js';
 import type { OutputPaths, PlanSummary, RunSpec } from '../src/contract/run-spec.js';
@@ -29,15 +28,10 @@ export async function guard(spec: RunSpec, st: RunState): Promise<Prefix> {
     return '';
   }
   enterPhase(st, 'guard');
-  // Decided by `reverify run` before it started this workflow (its input records it): one GET per server.
+  // Decided by `reverify run` before it started this workflow (its input records it); else one GET per server.
   const guard =
-    spec.guarded && patched('guard-decided-before-start')
-      ? spec.guarded
-      : await quick.guardReverifyModes.executeWithOptions({ summary: 'guard: GET /reverify_mode' }, [
-          spec.guardServers,
-          spec.force,
-          30_000,
-        ]);
+    spec.guarded ??
+    (await quick.guardReverifyModes.executeWithOptions({ summary: 'guard: GET /reverify_mode' }, [spec.guardServers, spec.force, 30_000]));
   st.forceWarning = guard.warning;
   if (guard.warning) st.messages.push(guard.warning);
   return guard.prefix;
@@ -61,7 +55,7 @@ export async function prepare(spec: RunSpec, st: RunState, prefix: Prefix): Prom
  * `invalid_judge_response` are moved into its sidecar, crash-safely, before the plan reads the pair.
  */
 export async function moveInvalidJudgeRows(spec: RunSpec, st: RunState): Promise<void> {
-  if (!spec.judgeFailedOnly || !spec.retryInvalidJudgeResponses || !patched('move-invalid-judge-rows')) return;
+  if (!spec.judgeFailedOnly || !spec.retryInvalidJudgeResponses) return;
   const moved = await long.moveInvalidJudgeRows.executeWithOptions(
     {
       summary: 'recovery: move rows flagged invalid_judge_response into the --rollouts sidecar',

@@ -5,7 +5,7 @@
  * history, only counts, paths and committed lengths. The phases live in their own modules; the
  * state and its arithmetic in run-state.ts; the activity proxies in activity-proxies.ts.
  */
-import { CancellationScope, ContinueAsNew, patched, setHandler } from '@temporalio/workflow';
+import { CancellationScope, ContinueAsNew, setHandler } from '@temporalio/workflow';
 import type { RunResult, RunSpec } from '../src/contract/run-spec.js';
 import { endCancelled } from './cancel.js';
 import { coverageAtOpen, coverageOnFailure } from './coverage.js';
@@ -23,8 +23,8 @@ export type { RunState } from './run-state.js';
 
 export async function reverifyRun(spec: RunSpec, carried?: RunState): Promise<RunResult> {
   const st = carried ? upgradeState(carried) : initialState(spec);
-  // The request budget (budget.ts) changes which batches start: runs recorded before it had none.
-  if (!carried && typeof spec.maxRequests === 'number' && patched('max-requests')) st.maxRequests = spec.maxRequests;
+  // The request budget (budget.ts): carried across continue-as-new, set by the spec only at the start.
+  if (!carried && typeof spec.maxRequests === 'number') st.maxRequests = spec.maxRequests;
   const inflight = new Map<number, InFlight>();
   setHandlers(st, inflight);
   showDetails(st);
@@ -50,9 +50,9 @@ export async function reverifyRun(spec: RunSpec, carried?: RunState): Promise<Ru
   } catch (err) {
     // Not an end: the next generation goes on (and writes the coverage file when the run ends).
     if (err instanceof ContinueAsNew) throw err;
-    // Cancelled (`reverify cancel`): end cleanly. Runs cancelled before this existed ended at once.
+    // Cancelled (`reverify cancel`): end cleanly.
     // The coverage file is written last, once the outputs are cut back (cancel) or as they are (failure).
-    if (CancellationScope.current().consideredCancelled && patched('cancel-ends-cleanly')) {
+    if (CancellationScope.current().consideredCancelled) {
       const cancelled = await endCancelled(st, inflight, err);
       await coverageOnFailure(spec, st, 'cancelled');
       throw cancelled;
@@ -90,8 +90,6 @@ function setHandlers(st: RunState, inflight: Map<number, InFlight>): void {
   setHandler(
     setMaxRequestsUpdate,
     (n: number) => {
-      // Only updates of this version or later set a budget; the marker keeps that visible in history.
-      if (!patched('max-requests')) return st.maxRequests ?? 0;
       st.maxRequests = n;
       st.messages.push(`Request budget set to ${n} by an operator (${st.requestsUsed} /verify requests made so far)`);
       showDetails(st, inflight);

@@ -3,9 +3,9 @@
  * rows uploaded after the last commit, before aggregation; the metrics after aggregation. A step
  * that fails after its bounded retries ends the upload (the later steps are skipped) with one
  * warning in the result; the run's outcome and its files are unchanged (`reverify upload` redoes
- * it). Runs recorded before this phase existed have no `upload-phase` marker and skip it.
+ * it).
  */
-import { CancellationScope, patched } from '@temporalio/workflow';
+import { CancellationScope } from '@temporalio/workflow';
 import type { RunResult, RunSpec } from '../src/contract/run-spec.js';
 import type { UploadRequest, UploadTarget } from '../src/upload/upload-run.js';
 import { upload } from './activity-proxies.js';
@@ -28,7 +28,7 @@ function failed(p: UploadProgress, step: string, err: unknown): void {
 
 /** Before aggregation: opens the MLflow run and uploads the rows. Null when the run uploads nothing. */
 export async function uploadRows(spec: RunSpec, st: RunState): Promise<UploadProgress | null> {
-  if (!spec.upload || !patched('upload-phase')) return null;
+  if (!spec.upload) return null;
   const outputs = st.outputs!;
   const p: UploadProgress = {
     req: { output: outputs.output, metrics: outputs.metrics, configs: spec.upload.configs, options: spec.upload.options },

@@ -3,15 +3,7 @@
  * slots never exceed the run's ceiling, each finished batch committed exactly once (in batch
  * order within each commit), and continue-as-new between batches when the history grows.
  */
-import {
-  allHandlersFinished,
-  CancellationScope,
-  condition,
-  continueAsNew,
-  isCancellation,
-  patched,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { allHandlersFinished, CancellationScope, condition, continueAsNew, isCancellation, workflowInfo } from '@temporalio/workflow';
 import type { BatchResult, RunSpec } from '../src/contract/run-spec.js';
 import { loan, long, quick } from './activity-proxies.js';
 import { adaptLimit } from './adaptive-limit.js';
@@ -21,9 +13,6 @@ import { windowShape } from './window.js';
 import { enterPhase, showDetails } from './details.js';
 import { batchAllowance, budgetSpentMessage, requestsLeft } from './budget.js';
 import { operationPrefix } from '../src/contract/rejudgment.js';
-
-/** The change that keeps the batches finished around a cancel (commit(), and no launch once cancelled). */
-const CANCEL_KEEPS_FINISHED = 'cancel-keeps-finished-batches';
 
 /** Replies of a run that, if all are 4xx rejections, stop it (the server or config is wrong). */
 const REJECT_GUARD_REPLIES = 20;
@@ -43,24 +32,15 @@ export async function verifyRound(spec: RunSpec, st: RunState, inflight: Map<num
 
   const shape = () => windowShape(st.effective, spec.batchSize, batches - st.nextBatch + st.held.length + inflight.size);
   const rowsOf = (batch: number) => Math.min(plan.rows, (batch + 1) * spec.batchSize) - batch * spec.batchSize;
-  // The budget (budget.ts): st.maxRequests is set only where patched('max-requests') said so.
+  // The budget (budget.ts): st.maxRequests is null without one.
   const left = () =>
     requestsLeft(
       st,
       [...inflight.values()].map((f) => f.allowance ?? 0),
     );
   // A re-judgment round (or a --judge-failed-only pass) settles judge failures as operations
-  // (src/contract/rejudgment.ts); runs started before operations wrote plain rows and replay so.
-  const operation =
-    (st.round > 0 || spec.judgeFailedOnly) && patched('rejudge-operations')
-      ? operationPrefix(workflowInfo().firstExecutionRunId, st.round)
-      : undefined;
-  // A finished batch's slots are refilled from its completion, not after the commit under way.
-  const launchOnCompletion = patched('launch-on-completion');
-  // At the round's end, a finished batch's share is lent to the batches still running (lendTail).
-  const lendAtEnd = patched('lend-tail-lanes');
-  // Once the run is cancelled, no batch is launched (it would fail at once, unsent); see commit().
-  const noLaunchOnceCancelled = patched(CANCEL_KEEPS_FINISHED);
+  // (src/contract/rejudgment.ts).
+  const operation = st.round > 0 || spec.judgeFailedOnly ? operationPrefix(workflowInfo().firstExecutionRunId, st.round) : undefined;
   /** Loans in flight (their slots), by a number of their own. */
   const loans = new Map<number, number>();
   let lent = 0;
@@ -121,10 +101,10 @@ export async function verifyRound(spec: RunSpec, st: RunState, inflight: Map<num
       .finally(() => {
         const { slots: freed } = inflight.get(batch)!;
         inflight.delete(batch);
-        // Its slots go to the next batch at once, even while a commit is under way (runs recorded
-        // before this change refilled the window only between commits, and replay that way).
-        if (launchOnCompletion) launchAll();
-        if (lendAtEnd) lendTail(freed);
+        // Its slots go to the next batch at once, even while a commit is under way; at the round's
+        // end, its share is lent to the batches still running (lendTail).
+        launchAll();
+        lendTail(freed);
       });
   };
 
@@ -170,8 +150,9 @@ export async function verifyRound(spec: RunSpec, st: RunState, inflight: Map<num
   // Slots held by batches in flight never exceed the concurrency: a batch starts only when its
   // share fits (with nothing in flight it always fits, since a share is at most the concurrency).
   const usedSlots = () => [...inflight.values()].reduce((a, b) => a + b.slots, 0) + [...loans.values()].reduce((a, b) => a + b, 0);
+  // Once the run is cancelled, no batch is launched (it would fail at once, unsent); see commit().
   const canLaunch = () =>
-    !(noLaunchOnceCancelled && batchScope.consideredCancelled) &&
+    !batchScope.consideredCancelled &&
     !stopping &&
     !st.paused &&
     failed.error === undefined &&
@@ -208,9 +189,7 @@ export async function verifyRound(spec: RunSpec, st: RunState, inflight: Map<num
         continue;
       }
       st.nextBatch++;
-      // Runs recorded before this fix took the share after moving the cursor (which could exceed
-      // the ceiling near the end of a round) and must replay that way.
-      launch(st.nextBatch - 1, patched('share-checked-is-share-launched') ? checked : shape().parallelism);
+      launch(st.nextBatch - 1, checked);
       launchedThisGeneration++;
     }
   }
@@ -237,16 +216,14 @@ export async function verifyRound(spec: RunSpec, st: RunState, inflight: Map<num
           (st.maxRequests !== null && budgetPauseDue() !== st.budgetPaused),
       );
       // Refill the window before committing, so freed slots do not wait for the commit's round trip.
-      // (A later change: runs recorded before it commit first, and must replay that way.)
-      if (patched('launch-before-commit')) launchAll();
+      launchAll();
       // Whatever finished is committed, even when the run is about to fail: committed rows are kept.
       if (ready.length > 0) await commit(spec, st, ready.splice(0, ready.length));
       showDetails(st, inflight);
       if (failed.error) {
         await stopBatches(batchScope, inflight);
-        // Batches that finished during that commit are committed too before the run fails (runs
-        // recorded before this fix failed at once, leaving them to be verified again by --resume).
-        if (patched('commit-finished-before-failing')) while (ready.length > 0) await commit(spec, st, ready.splice(0, ready.length));
+        // Batches that finished during that commit are committed too before the run fails.
+        while (ready.length > 0) await commit(spec, st, ready.splice(0, ready.length));
         throw failed.error;
       }
       const suggested = workflowInfo().continueAsNewSuggested;
@@ -264,10 +241,9 @@ export async function verifyRound(spec: RunSpec, st: RunState, inflight: Map<num
 /**
  * The run is being cancelled (`reverify cancel`): the batches in flight were asked to stop; they
  * hand back the rows they finished (their requests in flight may answer first), which are committed
- * before the run ends, so no paid-for verdict is lost. Runs recorded before this discarded them.
+ * before the run ends, so no paid-for verdict is lost.
  */
 async function commitHandedBack(spec: RunSpec, st: RunState, inflight: Map<number, InFlight>, ready: BatchResult[]): Promise<void> {
-  if (!patched('cancel-commits-batches')) return;
   await CancellationScope.nonCancellable(async () => {
     await condition(() => inflight.size === 0);
     const handedBack = ready.splice(0, ready.length).filter((b) => b.main + b.failed + b.dropped > 0);
@@ -283,11 +259,11 @@ async function commitHandedBack(spec: RunSpec, st: RunState, inflight: Map<numbe
  * A batch failed the run: the batches still in flight are cancelled and waited for (they stop at
  * their next heartbeat), so that no activity writes to the work directory after the run has ended
  * and the user's next command starts from a quiet directory. Those that finished meanwhile are
- * committed by the caller. Runs recorded before this failed while their other batches still ran.
+ * committed by the caller.
  * A run being cancelled by an operator is left to endCancelled (cancel.ts), which waits the same way.
  */
 async function stopBatches(batchScope: CancellationScope, inflight: Map<number, InFlight>): Promise<void> {
-  if (CancellationScope.current().consideredCancelled || inflight.size === 0 || !patched('failure-stops-batches')) return;
+  if (CancellationScope.current().consideredCancelled || inflight.size === 0) return;
   batchScope.cancel();
   await condition(() => inflight.size === 0);
 }
@@ -320,8 +296,7 @@ export async function appendParts(
 /**
  * Commits finished batches and adds their counts. The batches are in no other list once taken
  * out of `ready`: a commit, once begun, is not cancelled (a cancel that arrives meanwhile takes
- * effect at the next wait). Runs recorded before this asked a commit under way to stop, and one
- * begun after a cancel failed at once, its batches left to --resume; they replay so.
+ * effect at the next wait).
  */
 async function commit(spec: RunSpec, st: RunState, batches: BatchResult[]): Promise<void> {
   batches.sort((a, b) => a.batch - b.batch);
@@ -333,7 +308,7 @@ async function commit(spec: RunSpec, st: RunState, batches: BatchResult[]): Prom
       batches.map((b) => b.sidecarPart),
       `commit ${st.round > 0 ? `round ${st.round + 1} ` : ''}batches ${batches.map((b) => b.batch + 1).join(',')}`,
     );
-  await (patched(CANCEL_KEEPS_FINISHED) ? CancellationScope.nonCancellable(append) : append());
+  await CancellationScope.nonCancellable(append);
   const withdrawn = batches.reduce((n, b) => n + (b.withdrawn ?? 0), 0);
   if (withdrawn > 0)
     st.messages.push(

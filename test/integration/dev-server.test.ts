@@ -301,9 +301,8 @@ describe('ensureDevServer', () => {
     const fake = join(dir, 'fake-temporal');
     writeFileSync(fake, '#!/bin/sh\necho "fake temporal: something is badly wrong" >&2\nexit 3\n');
     chmodSync(fake, 0o755);
-    const started = Date.now();
+    // Noticed as an exit (the message says so), not as a server that never became ready.
     const err = await ensureDevServer({ stateDir: dir, port: 0, uiPort: 0, binary: fake }).catch((e: unknown) => e);
-    expect(Date.now() - started).toBeLessThan(10_000);
     expect(err).toBeInstanceOf(ConfigError);
     const message = (err as Error).message;
     expect(message).toMatch(/^the Temporal dev server \(pid \d+\) exited with code 3 before it was ready; last lines of /);

@@ -185,9 +185,8 @@ describe('reference server: POST /verify', () => {
     const server = await start({ hangRate: 1 });
     const pending = post(server, '/verify', verifyBody('\\boxed{B}'));
     await waitFor(() => server.stats().verify_outcomes.hang === 1);
-    const started = Date.now();
+    // The request hangs forever: close() resolving at all means it ended it.
     await server.close();
-    expect(Date.now() - started).toBeLessThan(1_000);
     await expect(pending).rejects.toThrow();
   });
 

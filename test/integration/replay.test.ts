@@ -1,6 +1,21 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+/**
+ * Determinism: the workflow histories of representative runs replay against the current workflow
+ * code, both those this file records now and those saved in test/fixtures/histories.
+ *
+ * Before 1.0 there are no `patched()` markers (docs/architecture-versioning.md): after a deliberate
+ * change of workflow or activity-signature code, re-record every saved history from the current
+ * build (it runs the scenarios below against the test's real dev server, then the saved-history
+ * test replays what was just written):
+ *
+ *   REVERIFY_RECORD_HISTORY=1 REVERIFY_TEST_FORKS=1 npx vitest run test/integration/replay.test.ts
+ *
+ * Each scenario writes `<scenario>-<n>.json` (one file per run of its continue-as-new chain) and
+ * first removes its own older files, so the command can be re-run at any time.
+ */
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { historyFromJSON, historyToJSON } from '@temporalio/common/lib/proto-utils.js';
+import type { Client } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
 import { buildRunSpec } from '../../src/cli/build-spec.js';
@@ -9,7 +24,7 @@ import type { RunResult } from '../../src/contract/run-spec.js';
 import { cacheDir } from '../../src/temporal/connection.js';
 import { createReverifyWorker } from '../../src/temporal/worker.js';
 import { workflowBundlePath } from '../../src/temporal/workflow-bundle.js';
-import { progressQuery, setMaxRequestsUpdate } from '../../workflows/definitions.js';
+import { progressQuery, setMaxRequestsUpdate, setPausedUpdate } from '../../workflows/definitions.js';
 import type { reverifyRun } from '../../workflows/reverify-run.js';
 import { keysOf, readRows, sampleRun, useReferenceServer } from '../helpers/run-fixtures.js';
 import { projectRoot } from '../helpers/worker-process.js';
@@ -19,10 +34,36 @@ const temporal = useSharedTemporal('replay');
 const fixtures = join(projectRoot, 'test', 'fixtures', 'histories');
 
 const rs = useReferenceServer({ port: 0, judgeFailRate: 0.2, seed: 9 });
+// Slow enough that a pause lands long before the run's last batch.
+const slow = useReferenceServer({ port: 0, latencyMs: 50 });
 const client = useTemporalClient(temporal);
 
 async function replay(history: unknown, workflowId: string): Promise<void> {
   await Worker.runReplayHistory({ workflowBundle: { codePath: await workflowBundlePath(cacheDir()) } }, history, workflowId);
+}
+
+type History = Awaited<ReturnType<ReturnType<Client['workflow']['getHandle']>['fetchHistory']>>;
+
+/** The histories of a workflow's continue-as-new chain, from its first run. */
+async function chainOf(workflowId: string, firstRunId: string): Promise<History[]> {
+  const runs: History[] = [];
+  let runId: string | null | undefined = firstRunId;
+  while (runId) {
+    const history: History = await client().workflow.getHandle(workflowId, runId).fetchHistory();
+    runs.push(history);
+    const events = history.events ?? [];
+    runId = events[events.length - 1]?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId;
+  }
+  return runs;
+}
+
+/** Replays every run of the chain; with REVERIFY_RECORD_HISTORY, saves them as `<scenario>-<n>.json` in place of the older ones. */
+async function replayAndRecord(scenario: string, workflowId: string, runs: History[]): Promise<void> {
+  for (const h of runs) await replay(h, workflowId);
+  if (!process.env.REVERIFY_RECORD_HISTORY) return;
+  mkdirSync(fixtures, { recursive: true });
+  for (const f of readdirSync(fixtures)) if (new RegExp(`^${scenario}-\\d+\\.json$`).test(f)) rmSync(join(fixtures, f));
+  runs.forEach((h, i) => writeFileSync(join(fixtures, `${scenario}-${i}.json`), historyToJSON(h)));
 }
 
 describe('determinism: recorded histories replay against the current workflow code', () => {
@@ -54,23 +95,9 @@ describe('determinism: recorded histories replay against the current workflow co
     expect(result.rounds).toBeGreaterThan(1); // judgeFailRate 0.2: some rows were re-judged
     expect(result.done + result.failed).toBe(result.planned);
 
-    // Walk the continue-as-new chain from the first run and replay each history.
-    type History = Awaited<ReturnType<typeof handle.fetchHistory>>;
-    const runs: Array<{ runId: string; history: History }> = [];
-    let runId: string | null | undefined = handle.firstExecutionRunId;
-    while (runId) {
-      const history: History = await client().workflow.getHandle(workflowId, runId).fetchHistory();
-      runs.push({ runId, history });
-      const events = history.events ?? [];
-      runId = events[events.length - 1]?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId;
-    }
+    const runs = await chainOf(workflowId, handle.firstExecutionRunId);
     expect(runs.length).toBeGreaterThanOrEqual(3); // 6 batches, CAN after every 2
-    for (const r of runs) await replay(r.history, workflowId);
-
-    if (process.env.REVERIFY_RECORD_HISTORY) {
-      mkdirSync(fixtures, { recursive: true });
-      runs.forEach((r, i) => writeFileSync(join(fixtures, `reverify-run-${i}.json`), historyToJSON(r.history)));
-    }
+    await replayAndRecord('rejudge-chain', workflowId, runs);
   });
 
   it('a run paused on its request budget, raised by an update, continued as new: every run of its chain replays', async () => {
@@ -96,19 +123,46 @@ describe('determinism: recorded histories replay against the current workflow co
     await w.close();
     expect(result.done + result.failed).toBe(24);
     expect(new Set(keysOf(readRows(d.output))).size).toBe(result.done);
-    let runId: string | null | undefined = handle.firstExecutionRunId;
-    let runs = 0;
-    while (runId) {
-      const history: Awaited<ReturnType<typeof handle.fetchHistory>> = await client().workflow.getHandle(workflowId, runId).fetchHistory();
-      await replay(history, workflowId);
-      runs++;
-      const events = history.events ?? [];
-      runId = events[events.length - 1]?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId;
-    }
-    expect(runs).toBeGreaterThanOrEqual(2);
+    const runs = await chainOf(workflowId, handle.firstExecutionRunId);
+    expect(runs.length).toBeGreaterThanOrEqual(2);
+    await replayAndRecord('budget-chain', workflowId, runs);
   });
 
-  it('histories recorded by earlier versions (test/fixtures/histories) still replay', async () => {
+  it('a run paused by an operator, then cancelled: the cancelled run replays', async () => {
+    const d = await sampleRun(tempDir(), slow().port, { tasks: 30, repeats: 4 }); // 120 rows, 15 batches
+    const opts = parseRunOptions({ inputs: d.inputsPath, rollouts: d.rolloutsPath, output: d.output, configs: [d.config] });
+    const spec = await buildRunSpec({ ...opts, concurrency: 2, batchSize: 8 }, { heartbeatTimeoutMs: 10_000, maxAttempts: 1 });
+    const workflowId = `replay-cancel-${process.pid}-${Date.now()}`;
+    const w = await createReverifyWorker({ address: temporal.address, namespace: temporal.namespace, cacheDir: cacheDir() });
+    const handle = await client().workflow.start<typeof reverifyRun>('reverifyRun', {
+      workflowId,
+      taskQueue: temporal.taskQueue,
+      args: [spec],
+    });
+    const ended = await w.worker.runUntil(async () => {
+      // Paused once a batch is committed (the window then ends: its batches finish, none starts).
+      while ((await handle.query(progressQuery)).done === 0) await new Promise((r) => setTimeout(r, 50));
+      await handle.executeUpdate(setPausedUpdate, { args: [true] });
+      for (;;) {
+        const p = await handle.query(progressQuery);
+        if (p.phase === 'verify' && p.inFlightRows === 0) break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      await handle.cancel();
+      return handle.result().then(
+        () => 'completed',
+        (err: Error) => (err.cause instanceof Error ? err.cause.name : String(err)),
+      );
+    });
+    await w.close();
+    expect(ended).toBe('CancelledFailure');
+    const scored = new Set(keysOf(readRows(d.output))).size;
+    expect(scored).toBeGreaterThan(0);
+    expect(scored).toBeLessThan(120);
+    await replayAndRecord('cancelled', workflowId, await chainOf(workflowId, handle.firstExecutionRunId));
+  });
+
+  it('the saved histories (test/fixtures/histories) replay', async () => {
     const files = existsSync(fixtures) ? readdirSync(fixtures).filter((f) => f.endsWith('.json')) : [];
     expect(files.length).toBeGreaterThan(0);
     for (const f of files) {

@@ -62,9 +62,7 @@ async function aggregationFailsThenIsRedone(broken: Reply, reason: RegExp): Prom
   const d = await sampleRun(dir, s.port, { tasks: 10, repeats: 2 });
   const sidecar = join(dir, 'out_failures.jsonl');
   const metrics = join(dir, 'out_aggregate_metrics.json');
-  const started = Date.now();
   const r = await cli([...runArgs(d), '--no-rejudge']);
-  expect(Date.now() - started).toBeLessThan(60_000);
   expect(r.code).toBe(2);
   // The rows are all there, each once: the outputs are complete.
   expect(
