@@ -19,7 +19,7 @@ const temporal = useSharedTemporal('lone-row-failures');
 const server = closedAfterEach(startScriptedServer);
 
 /** Long enough for three attempts of a failing row (6 tries each, with backoff) and the run around them. */
-const BOUND_MS = 150_000;
+const BOUND_MS = 100_000;
 
 /** Runs `reverify run` on sample data whose row `3:0` gets `bad(attempt)`; expects it in the sidecar as transient, every other row in the output. */
 async function runWithOneBadRow(bad: (attempt: number) => Reply, flags: string[]) {
