@@ -9,7 +9,9 @@
  * - no answer, a timeout, a reset or another 5xx: if the server does not answer `GET /` either, it
  *   is down: the same as busy. If it does, its aggregation fails on these rows (a duplicate key, a
  *   NaN metric, a crash of the handler): tried `AGGREGATION_SERVER_ERROR_TRIES` times, then the
- *   phase fails.
+ *   phase fails;
+ * - no complete reply within the request's deadline (scaled by the rows: src/contract/aggregate-timeout.ts):
+ *   not retried, the phase fails (the server had the time an aggregation of this size takes).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ApplicationFailure } from '@temporalio/common';
@@ -62,6 +64,7 @@ export function patientPost(
         if (!(err instanceof AggregateMetricsError)) throw err;
         const kind = aggregateFailureKind(err.status);
         if (kind === 'rejected') throw cannotSucceed(err.message);
+        if (err.timedOut) throw cannotSucceed(`${err.message}; not retried: the deadline scales with the rows`);
         if (kind === 'busy' || !(await transport.answers(url, signal))) throw err;
         if (tries >= AGGREGATION_SERVER_ERROR_TRIES) {
           throw cannotSucceed(`${err.message} (${tries} tries, while the server is up: it answers GET /)`);

@@ -10,6 +10,8 @@ import { aggregateToMetricsFile, aggregationTargetOf, type PostAggregateMetrics 
 import { isBlank, jsonlLines } from '../src/io/jsonl-lines.js';
 import { withScratchDir } from '../src/io/scratch-dir.js';
 import { patientPost, type AggregateTransport } from './aggregate-post.js';
+import { announcedPost } from './aggregate-wait.js';
+import { AGGREGATE_TIMEOUT_FLOOR_MS } from '../src/contract/aggregate-timeout.js';
 import type { ActivityDeps } from './deps.js';
 import { whileHeartbeating } from './heartbeating.js';
 import { outputPathsFor } from './output-paths.js';
@@ -20,6 +22,7 @@ export interface AggregateRequest {
   output: string;
   metrics: string;
   routing: RoutingTable;
+  /** The deadline of one `POST /aggregate_metrics` (src/contract/aggregate-timeout.ts). */
   timeoutMs: number;
   /** Wait before retrying a group the server is up but fails on (tests); see `aggregate-post.ts`. */
   serverErrorDelayMs?: number;
@@ -97,16 +100,26 @@ export async function aggregateOutput(
  * cancelled.
  */
 export function aggregateRun(deps: ActivityDeps) {
-  return (req: AggregateRequest): Promise<{ metricsPath: string | null; keyMetrics: AgentKeyMetrics[] }> =>
-    failFastOnUserError(() =>
-      whileHeartbeating(async () => {
-        const client = deps.verifier(req.timeoutMs);
-        const transport: AggregateTransport = {
-          post: (...args) => client.aggregateMetrics(...args),
-          answers: (url, signal) => client.answers(url, signal),
-        };
-        const post = patientPost(transport, req.routing.servers, req.serverErrorDelayMs);
-        return withRunLock(req.output, () => aggregateOutput(req, post, { signal: Context.current().cancellationSignal }));
-      }),
+  return (req: AggregateRequest): Promise<{ metricsPath: string | null; keyMetrics: AgentKeyMetrics[] }> => {
+    const ctx = Context.current();
+    // One client for every run's aggregations: each request carries its own deadline.
+    const client = deps.verifier(AGGREGATE_TIMEOUT_FLOOR_MS);
+    const transport: AggregateTransport = {
+      post: (server, url, bodyPath, replyPath, signal) => client.aggregateMetrics(server, url, bodyPath, replyPath, signal, req.timeoutMs),
+      answers: (url, signal) => client.answers(url, signal),
+    };
+    // Its heartbeats say what it waits for (src/contract/aggregate-wait.ts).
+    const announced = announcedPost(
+      patientPost(transport, req.routing.servers, req.serverErrorDelayMs),
+      req.routing.servers,
+      req.timeoutMs,
+      (w) => ctx.heartbeat(w),
     );
+    return failFastOnUserError(() =>
+      whileHeartbeating(
+        () => withRunLock(req.output, () => aggregateOutput(req, announced.post, { signal: ctx.cancellationSignal })),
+        announced.current,
+      ),
+    );
+  };
 }

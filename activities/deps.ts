@@ -1,5 +1,6 @@
 import { VerifierClient } from '../src/verifier/client.js';
 import { LanePool } from './verify-batch/lane-pool.js';
+import { ServerReplies } from './verify-batch/server-replies.js';
 
 /** What activities need from their process: shared HTTP pools, and the batches' pooled lanes. */
 export interface ActivityDeps {
@@ -7,6 +8,8 @@ export interface ActivityDeps {
   verifier(timeoutMs: number): VerifierClient;
   /** The `/verify` lanes of the batches this process runs, pooled per run and round (verify-batch/lane-pool.ts). */
   lanes: LanePool;
+  /** What each server answered to this process's `/verify` requests (verify-batch/server-replies.ts). */
+  replies: ServerReplies;
 }
 
 /** Default deps for a worker process; `close()` releases the HTTP pools at shutdown. */
@@ -14,6 +17,7 @@ export function createActivityDeps(opts: { connectionsPerServer?: number } = {})
   const clients = new Map<number, VerifierClient>();
   return {
     lanes: new LanePool(),
+    replies: new ServerReplies(),
     verifier(timeoutMs) {
       let c = clients.get(timeoutMs);
       if (!c) {

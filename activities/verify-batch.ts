@@ -25,7 +25,8 @@ import { resumeCheckpoint, type Checkpoint } from './verify-batch/checkpoint.js'
 import { heldCheckpoint, holdBatch } from './verify-batch/held.js';
 import { rowPlace, sidecarPathOf } from './verify-batch/planned-rows.js';
 import { RowWindows } from './verify-batch/row-windows.js';
-import { serverAnswersOthers } from './verify-batch/probe.js';
+import { loneRowFailure, serverAnswersOthers } from './verify-batch/probe.js';
+import type { ReplyCounts } from './verify-batch/server-replies.js';
 import { RejectGuard } from './verify-batch/reject-guard.js';
 import type { VerifyBatchRequest } from './verify-batch/request.js';
 import { verifyRequestBytes } from './verify-batch/payload-bytes.js';
@@ -105,7 +106,9 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
   const rows = new RowWindows(req, records, todo, { firstRows: req.parallelism });
   rows.readAhead();
   const allowance = new RequestAllowance(checkpoint, req.allowance);
-  const client = allowance.client(deps.verifier(req.requestTimeoutMs));
+  const http = deps.verifier(req.requestTimeoutMs);
+  // Every reply is counted for its server: a row alone in its batch is probed by the others (server-replies.ts).
+  const client = deps.replies.client(allowance.client(http));
   const recorder = await BatchRecorder.open(files.mainPartial, files.sidecarPartial, checkpoint).catch(async (err: unknown) => {
     await rows.close();
     throw err;
@@ -161,6 +164,7 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
     const url = req.serverUrls[server];
     const started = performance.now();
     let throttled = 0;
+    const mark = deps.replies.mark(url);
     let reply;
     try {
       reply = await verifyWithRetries(client, url, payload, {
@@ -174,7 +178,7 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
       });
     } catch (err) {
       if (err instanceof AllowanceSpent) return;
-      const setAside = await strike(err, i, rec, stamps, (body) => client.verifyOnce(url, body, signal)).catch((e: unknown) => {
+      const setAside = await strike(err, i, rec, stamps, url, mark).catch((e: unknown) => {
         if (e instanceof AllowanceSpent) return null; // spent by a probe
         throw e;
       });
@@ -215,17 +219,21 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
   /**
    * After a row's retries are spent: throttling (429), or an outage (every row failing, the probe
    * too), fails the attempt (rethrown: Temporal retries it later, without bound). Otherwise the row
-   * gets a strike; returns its error when it has all its strikes (the row is then set aside).
+   * gets a strike; returns its error when it has all its strikes (the row is then set aside). A row
+   * alone in its batch is probed by what the server answered this process since `mark` (probe.ts).
    */
   const strike = async (
     err: unknown,
     i: number,
     rec: PlanRecord,
     stamps: Stamps,
-    send: Parameters<typeof serverAnswersOthers>[4],
+    url: string,
+    mark: ReplyCounts,
   ): Promise<VerifierUnavailableError | null> => {
     if (!(err instanceof VerifierUnavailableError) || err.lastStatus === 429) throw err;
-    if (!(await serverAnswersOthers(req, records, i, lastAnswered, send))) throw err;
+    const send = (body: string) => client.verifyOnce(url, body, signal);
+    const alone = () => loneRowFailure(deps.replies.since(url, mark), err.tries, () => http.answers(url, signal));
+    if (!(await serverAnswersOthers(req, records, i, lastAnswered, send, alone))) throw err;
     const strikes = (checkpoint.strikes[i] = (checkpoint.strikes[i] ?? 0) + 1);
     if (strikes < ROW_FAILURE_STRIKES) {
       struck.push({ row: i, error: err, stamps });

@@ -1,5 +1,6 @@
 /** The run's end: upload the rows, aggregate (a failure retrying cannot fix ends the run with the rows complete), upload the metrics, write the coverage file, clean up, report. */
 import { CancellationScope } from '@temporalio/workflow';
+import { aggregateTimeoutMs } from '../src/contract/aggregate-timeout.js';
 import { computingAggregateMetrics, disableAggregationNotice } from '../src/contract/messages.js';
 import type { RunResult, RunSpec } from '../src/contract/run-spec.js';
 import { aggregation, aggregationRetry, quick } from './activity-proxies.js';
@@ -32,7 +33,7 @@ export async function finish(spec: RunSpec, st: RunState): Promise<RunResult> {
             output: outputs.output,
             metrics: outputs.metrics,
             routing: spec.routing,
-            timeoutMs: Math.max(spec.requestTimeoutMs, 3_600_000),
+            timeoutMs: spec.aggregateTimeoutMs ?? aggregateTimeoutMs(spec.requestTimeoutMs, st.mainRows ?? st.totals.main),
             ...(spec.aggregateRetry ? { serverErrorDelayMs: spec.aggregateRetry.initialIntervalMs } : {}),
           },
         ],

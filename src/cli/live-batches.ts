@@ -1,6 +1,5 @@
-import { defaultPayloadConverter } from '@temporalio/common';
 import type { Counts } from '../../activities/verify-batch/checkpoint.js';
-import { retryReason, type PendingActivity } from './retry-notices.js';
+import { lastHeartbeat, retryReason, type PendingActivity } from './retry-notices.js';
 
 /** What the running batches add to the committed counts, from their heartbeats. */
 export interface LiveBatches {
@@ -16,14 +15,7 @@ export const NO_LIVE_BATCHES: LiveBatches = { finished: 0, done: 0, failed: 0, o
 
 /** The counts of a batch's last heartbeat (its checkpoint), or null. */
 function heartbeatCounts(a: PendingActivity): Counts | null {
-  const payload = a.heartbeatDetails?.payloads?.[0];
-  if (!payload) return null;
-  try {
-    const cp = defaultPayloadConverter.fromPayload<{ counts?: Counts } | null>(payload);
-    return cp?.counts ?? null;
-  } catch {
-    return null;
-  }
+  return (lastHeartbeat(a) as { counts?: Counts } | null | undefined)?.counts ?? null;
 }
 
 /** Sums the checkpoints of the run's pending `verifyBatch` activities and finds an outage's reason. */

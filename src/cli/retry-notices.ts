@@ -1,5 +1,6 @@
 import type { WorkflowHandle } from '@temporalio/client';
-import type { Payload } from '@temporalio/common';
+import { defaultPayloadConverter, type Payload } from '@temporalio/common';
+import { aggregateWaitLine, isAggregateWait } from '../contract/aggregate-wait.js';
 import { FailureType } from '../contract/failure-types.js';
 
 /** What a retried activity looks like in `describe()` (the fields of PendingActivityInfo we read). */
@@ -25,6 +26,23 @@ export function retryReason(a: PendingActivity): string | null {
   return message;
 }
 
+/** The details of an activity's last heartbeat (a batch's checkpoint, what the aggregate phase waits for), or undefined. */
+export function lastHeartbeat(a: PendingActivity): unknown {
+  const payload = a.heartbeatDetails?.payloads?.[0];
+  if (!payload) return undefined;
+  try {
+    return defaultPayloadConverter.fromPayload<unknown>(payload);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The line for an activity that has waited a while for a reply (a hung `/aggregate_metrics`), or null. */
+export function waitNotice(a: PendingActivity, now: number): string | null {
+  const details = lastHeartbeat(a);
+  return isAggregateWait(details) ? aggregateWaitLine(details, now) : null;
+}
+
 /** The same failure text is not repeated within this long (a long outage fails every batch alike). */
 export const REPEAT_AFTER_MS = 60_000;
 
@@ -38,7 +56,7 @@ export function retryNotice(a: PendingActivity): string | null {
 /**
  * Turns the run's retried activities into lines for the user, once per failed attempt, without
  * repeating the same text within `REPEAT_AFTER_MS`: during a verifier outage the user sees why
- * the run waits, a line a minute at most.
+ * the run waits, a line a minute at most. An attempt waiting long for a reply gets one line too.
  */
 export class RetryNotices {
   private readonly seenAttempts = new Set<string>();
@@ -48,6 +66,12 @@ export class RetryNotices {
   take(pending: readonly PendingActivity[], now: number): string[] {
     const lines: string[] = [];
     for (const a of pending) {
+      const wait = waitNotice(a, now);
+      const waitKey = `wait ${a.activityId}#${a.attempt}`;
+      if (wait !== null && !this.seenAttempts.has(waitKey)) {
+        this.seenAttempts.add(waitKey);
+        lines.push(wait);
+      }
       const line = retryNotice(a);
       if (line === null) continue;
       const attemptKey = `${a.activityId}#${a.attempt}`;

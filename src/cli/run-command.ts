@@ -147,6 +147,9 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
   // Test hook: continue-as-new every N batches (test/integration/run-history.test.ts); unset in real runs.
   const casAfter = process.env.REVERIFY_TEST_CONTINUE_AS_NEW_AFTER_BATCHES;
   if (casAfter) spec = { ...spec, continueAsNewAfterBatches: Number(casAfter) };
+  // Test hook: a short deadline for /aggregate_metrics (test/integration/aggregation-hang.test.ts); unset in real runs.
+  const aggregateTimeout = process.env.REVERIFY_TEST_AGGREGATE_TIMEOUT_MS;
+  if (aggregateTimeout) spec = { ...spec, aggregateTimeoutMs: Number(aggregateTimeout) };
   if (spec.routing.catchAll !== null) io.out(catchAllWarning(spec.routing.catchAll));
   const wandbKeys = opts.upload && opts.configs.length > 0 ? (await loadUploadConfig(opts.configs)).wandbKeys : [];
   if (wandbKeys.length > 0) io.out(wandbRefusal(wandbKeys));

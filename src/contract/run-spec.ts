@@ -81,6 +81,8 @@ export interface RunSpec extends RetryRules {
    * is also the wait between the tries of a group the server is up but fails on (activities/aggregate-post.ts).
    */
   aggregateRetry?: { initialIntervalMs: number; maximumIntervalMs: number };
+  /** The deadline of one `POST /aggregate_metrics` instead of the one scaled by the rows (tests; src/contract/aggregate-timeout.ts). */
+  aggregateTimeoutMs?: number;
   /**
    * The upload phase (spec §4.12), when MLflow is configured in `--config` and not `--no-upload`:
    * the config files (the activity reads the exporter keys and the token from them: no secret is

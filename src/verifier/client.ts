@@ -154,7 +154,8 @@ export class VerifierClient {
    * one entry per task: too large to hold in memory at 10^6 rows) and checked
    * (`readAggregateReply`). Every failure but reading the body file is an AggregateMetricsError
    * naming the server (with the HTTP status when it answered); a read error of the body file is
-   * rethrown unchanged, and so is `signal`'s reason when it aborts.
+   * rethrown unchanged, and so is `signal`'s reason when it aborts. `timeoutMs` (default: the
+   * client's `aggregateTimeoutMs`) bounds the whole request; past it the error is `timedOut`.
    */
   async aggregateMetrics(
     serverName: string,
@@ -162,9 +163,9 @@ export class VerifierClient {
     bodyPath: string,
     replyPath: string,
     signal?: AbortSignal,
+    timeoutMs = this.aggregateTimeoutMs,
   ): Promise<AggregateReplyFile> {
     const { pool, path, authorization } = this.target(serverUrl, 'aggregate_metrics', serverName);
-    const timeoutMs = this.aggregateTimeoutMs;
     const length = (await stat(bodyPath)).size;
     const body = createReadStream(bodyPath);
     let readError: Error | undefined;
@@ -188,8 +189,8 @@ export class VerifierClient {
       if (readError !== undefined) throw readError;
       if (signal?.aborted) throw signal.reason;
       if (isUsageError(err)) throw err;
-      const detail = err instanceof DeadlineExceeded ? err.message : describeTransportError(err);
-      throw new AggregateMetricsError(serverName, serverUrl, detail);
+      if (err instanceof DeadlineExceeded) throw new AggregateMetricsError(serverName, serverUrl, err.message, undefined, true);
+      throw new AggregateMetricsError(serverName, serverUrl, describeTransportError(err));
     } finally {
       body.destroy();
     }

@@ -59,11 +59,14 @@ export class AggregateMetricsError extends Error {
   readonly serverUrl: string;
   /** HTTP status when the server answered; undefined for transport errors and timeouts. */
   readonly status: number | undefined;
+  /** No complete reply within the request's deadline. */
+  readonly timedOut: boolean;
 
-  constructor(serverName: string, serverUrl: string, detail: string, status?: number) {
+  constructor(serverName: string, serverUrl: string, detail: string, status?: number, timedOut = false) {
     super(`resources server '${serverName}' at ${serverUrl}: POST /aggregate_metrics failed: ${detail}`);
     this.serverName = serverName;
     this.serverUrl = serverUrl;
     this.status = status;
+    this.timedOut = timedOut;
   }
 }
