@@ -28,7 +28,9 @@ export async function atifPayload(
   if (bytes === null || bytes.length !== rec.trajectoryLength || lineSum(bytes) !== rec.trajectorySum) {
     const planned =
       rec.trajectoryLength === undefined ? undefined : { size: rec.trajectoryLength, mtimeMs: (await fileNow(file))?.mtimeMs ?? 0 };
-    throw new InputChangedError(inputChanged(file, `the trajectory of ${manifestPath}:${rec.sourceLine}`, planned, await fileNow(file)));
+    throw new InputChangedError(
+      inputChanged(file, `the trajectory of ${manifestPath}:${rec.sourceLine}`, planned, await fileNow(file), true),
+    );
   }
   const { trajectory, sourceSha256, projection } = loadTrajectory(bytes, file);
   return { payload: buildPayload(inputRaw, responseJson(projection, inputRaw)), provenance: provenanceJson(trajectory, sourceSha256) };
