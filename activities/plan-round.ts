@@ -104,7 +104,7 @@ async function readPlannedSource(plan: PlanSummary, source: FileHandle, rec: Pla
     throw err;
   });
   if (bytes === null || (rec.sourceSum !== UNCHECKED && lineSum(bytes) !== rec.sourceSum)) {
-    throw await plannedRowChanged(plan.files, plan.sourcePath, `line ${rec.sourceLine}`);
+    throw await plannedRowChanged(plan, plan.sourcePath, `line ${rec.sourceLine}`);
   }
   return bytes.toString('utf8');
 }

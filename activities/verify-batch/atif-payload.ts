@@ -1,8 +1,8 @@
 /** An ATIF row's `/verify` body: its trajectory read and proven to be the planned bytes, projected, and joined to its input. */
-import { readFile } from 'node:fs/promises';
 import { parseManifestLine, trajectoryFile } from '../../src/atif/manifest.js';
 import { responseJson } from '../../src/atif/response.js';
 import { loadTrajectory, provenanceJson } from '../../src/atif/trajectory.js';
+import { readTrajectoryFile } from '../../src/atif/trajectory-file.js';
 import { InputChangedError } from '../../src/contract/errors.js';
 import { inputChanged } from '../../src/contract/input-changed.js';
 import { buildPayload } from '../../src/contract/payload.js';
@@ -24,11 +24,13 @@ export async function atifPayload(
 ): Promise<{ payload: string; provenance: string }> {
   const entry = parseManifestLine(manifestLine, rec.sourceLine, manifestPath);
   const file = trajectoryFile(manifestPath, entry.trajectoryPath);
-  const bytes = await readFile(file).catch(() => null);
+  const bytes = await readTrajectoryFile(file).catch(() => null);
   if (bytes === null || bytes.length !== rec.trajectoryLength || lineSum(bytes) !== rec.trajectorySum) {
     const planned =
       rec.trajectoryLength === undefined ? undefined : { size: rec.trajectoryLength, mtimeMs: (await fileNow(file))?.mtimeMs ?? 0 };
-    throw new InputChangedError(inputChanged(file, `the trajectory of ${manifestPath}:${rec.sourceLine}`, planned, await fileNow(file)));
+    throw new InputChangedError(
+      inputChanged(file, `the trajectory of ${manifestPath}:${rec.sourceLine}`, planned, await fileNow(file), true),
+    );
   }
   const { trajectory, sourceSha256, projection } = loadTrajectory(bytes, file);
   return { payload: buildPayload(inputRaw, responseJson(projection, inputRaw)), provenance: provenanceJson(trajectory, sourceSha256) };

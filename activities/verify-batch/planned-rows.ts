@@ -73,7 +73,7 @@ export async function readPlannedRows(
       return await (files ? files.read(path, ranges) : readRangesBytes(path, ranges));
     } catch (err) {
       if (!(err instanceof ChangedRangeError)) throw err;
-      throw await plannedRowChanged(req.plan.files, path, where(records[rows[err.index]]));
+      throw await plannedRowChanged(req.plan, path, where(records[rows[err.index]]));
     }
   };
   const [sources, inputs] = await Promise.allSettled([

@@ -8,6 +8,7 @@
  * writes them into each agent entry; anything else in the reply (`perf_summary`, …) is not kept.
  */
 import { open, type FileHandle } from 'node:fs/promises';
+import { nonFiniteAsNull } from '../contract/json-non-finite.js';
 import { jsonFileMembers, type ByteSpan } from '../io/json-file-members.js';
 import { readRange } from '../io/read-range.js';
 
@@ -87,7 +88,7 @@ async function fieldsOf(fh: FileHandle, members: Map<string, ByteSpan>): Promise
   let keyMetrics: Record<string, unknown> = {};
   if (spans.key_metrics) {
     try {
-      keyMetrics = JSON.parse(await read(spans.key_metrics)) as Record<string, unknown>;
+      keyMetrics = JSON.parse(nonFiniteAsNull(await read(spans.key_metrics))) as Record<string, unknown>;
     } catch (err) {
       throw new AggregateReplyProblem('syntax', `key_metrics: ${(err as Error).message}`);
     }

@@ -2,7 +2,7 @@
  * The honest end of a run (issue 10 item 2): per agent, what became of its rollouts; the exit
  * status that says the same; and the summary as one JSON object for scripts (`run --json`).
  */
-import type { Coverage } from '../contract/coverage.js';
+import { missingFromScore, type Coverage, type MissingFromScore } from '../contract/coverage.js';
 import type { AgentRollouts, RunResult } from '../contract/run-spec.js';
 import { EXIT_OK, EXIT_ROLLOUTS_MISSING, EXIT_RUN_FAILED } from './exit-codes.js';
 
@@ -19,25 +19,54 @@ function agentText(a: AgentRollouts): string {
 }
 
 /**
+ * The rollouts missing from the score at the end, from the coverage of the files (the same files
+ * give the same answer, whatever path led to them); null for a run of an earlier version without
+ * a coverage file.
+ */
+export function missingAtEnd(result: RunResult): MissingFromScore | null {
+  return result.coverage ? missingFromScore(result.coverage) : null;
+}
+
+/**
  * The run's exit status once its rows are complete: 2 when the aggregate metrics could not be
- * computed; 3 when rollouts are still missing from the score with a verdict another attempt could
- * change (judge failures left at the attempt cap); else 0 (every rollout scored, or its failure is
- * terminal: a 4xx reply, a terminal failure class, `_ng_no_persist`).
+ * computed; 3 when rollouts are still missing from the score (neither scored, nor omitted, nor
+ * failed terminally: `missingFromScore`); else 0. A run of an earlier version (no coverage): 3 when
+ * judge failures were left at the attempt cap.
  */
 export function exitStatusOf(result: RunResult): number {
   if (result.aggregationError) return EXIT_RUN_FAILED;
-  if ((result.missingAfterCap ?? 0) > 0) return EXIT_ROLLOUTS_MISSING;
-  return EXIT_OK;
+  const missing = missingAtEnd(result);
+  const n = missing ? missing.resumable + missing.atCap : (result.missingAfterCap ?? 0);
+  return n > 0 ? EXIT_ROLLOUTS_MISSING : EXIT_OK;
 }
 
-/** What to do about the rollouts left at the attempt cap (printed last; exit 3). */
-export function missingAfterCapLine(result: RunResult, maxAttempts: number): string | null {
-  const n = result.missingAfterCap ?? 0;
-  if (n === 0) return null;
-  return (
-    `Incomplete: ${n} rollout(s) still judge-failed after ${maxAttempts} attempt(s) (their last attempt is in ${result.outputs.sidecar}); ` +
-    `to try them again, run the same command with --resume --extend-attempts N (the attempt cap is saved with the run)`
-  );
+/**
+ * What to do about the rollouts still missing from the score (printed last; exit 3): `--resume`
+ * for those another attempt may score, `--resume --extend-attempts N` for those at the attempt
+ * cap; an ATIF run cannot be resumed, so it is run again with `--overwrite`.
+ */
+export function incompleteLines(result: RunResult, maxAttempts: number, atif = false): string[] {
+  const missing = missingAtEnd(result) ?? { resumable: 0, atCap: result.missingAfterCap ?? 0 };
+  const sidecar = result.outputs.sidecar;
+  if (atif && missing.resumable + missing.atCap > 0)
+    return [
+      `Incomplete: ${missing.resumable + missing.atCap} rollout(s) still missing from the score (their last attempt is in ${sidecar}); ` +
+        'ATIF runs cannot be resumed: to try them again, run the same command with --overwrite (every trajectory is verified again)',
+    ];
+  const lines: string[] = [];
+  if (missing.resumable > 0)
+    lines.push(
+      `Incomplete: ${missing.resumable} rollout(s) still missing from the score, below the attempt cap (failed, not persisted or not sent; see ${sidecar}); ` +
+        'to try them again, run the same command with --resume',
+    );
+  if (missing.atCap > 0) {
+    const cap = result.coverage?.attempt_cap ?? maxAttempts;
+    lines.push(
+      `Incomplete: ${missing.atCap} rollout(s) still failed after ${cap} attempt(s), the attempt cap (their last attempt is in ${sidecar}); ` +
+        'to try them again, run the same command with --resume --extend-attempts N (the attempt cap is saved with the run)',
+    );
+  }
+  return lines;
 }
 
 /** The end of a run as one JSON object (`reverify run --json`). */
@@ -61,6 +90,8 @@ export interface EndSummary {
   seeded: number;
   agents: Record<string, AgentRollouts> | null;
   keyMetrics: Record<string, Record<string, unknown>>;
+  /** The rollouts missing from the score at the end, by remedy (null: a run of an earlier version). */
+  missingFromScore: MissingFromScore | null;
   aggregationError: string | null;
   forceWarning: string | null;
   /** The coverage file's content at the end (null: a run of an earlier version wrote none). */
@@ -89,6 +120,7 @@ export function endSummary(result: RunResult, workflowId: string, uiUrl: string 
     seeded: result.seeded,
     agents: result.rollouts ?? null,
     keyMetrics: Object.fromEntries(result.keyMetrics.map((k) => [k.agent, k.keyMetrics])),
+    missingFromScore: missingAtEnd(result),
     aggregationError: result.aggregationError ?? null,
     forceWarning: result.forceWarning,
     coverage: result.coverage ?? null,

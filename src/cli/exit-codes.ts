@@ -11,14 +11,14 @@ import { UploadFailedError } from './upload-command.js';
 /**
  * Exit statuses: 0 success (every rollout scored, or its failure terminal), 1 user/config error,
  * 2 run failed (also when the rows are complete but the aggregate metrics cannot be computed),
- * 3 the run completed but rollouts are still missing from the score after the attempt cap (judge
- * failures another attempt could change), 4 the run was cancelled (`reverify cancel`), 5 the
+ * 3 the run completed but rollouts are still missing from the score (from its coverage: neither
+ * scored, nor omitted, nor failed terminally; `exitStatusOf` in end-summary.ts), 4 the run was cancelled (`reverify cancel`), 5 the
  * Temporal server cannot be reached (the run, if any, is intact).
  */
 export const EXIT_OK = 0;
 export const EXIT_USER_ERROR = 1;
 export const EXIT_RUN_FAILED = 2;
-/** The run completed, its outputs and metrics are written, but judge-failed rollouts remain at the attempt cap (end-summary.ts). */
+/** The run completed, its outputs and metrics are written, but rollouts are missing from the score (end-summary.ts). */
 export const EXIT_ROLLOUTS_MISSING = 3;
 export const EXIT_CANCELLED = 4;
 /** The Temporal server cannot be reached or was lost mid-run: nothing is lost, run the command again when it is back. */

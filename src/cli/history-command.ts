@@ -78,7 +78,17 @@ export function keyLines(r: KeyReport): string[] {
   return lines;
 }
 
+/** A `--key` value: `T:R`, each an index as the rows write it (a whole number, a quoted string, null). */
+const KEY_FORMAT = /^\s*(-?\d+|null|"[^"]*")\s*:\s*(-?\d+|null|"[^"]*")\s*$/;
+
+/** Refuses a `--key` that names no rollout (`abc`), before anything is read. */
+export function checkKeyFlag(key: string | undefined): void {
+  if (key !== undefined && !KEY_FORMAT.test(key))
+    throw new ConfigError(`--key ${JSON.stringify(key)}: expected T:R, a rollout's _ng_task_index and _ng_rollout_index, e.g. --key 12:3`);
+}
+
 export async function historyCommand(opts: HistoryOptions, out: (line: string) => void): Promise<void> {
+  checkKeyFlag(opts.key);
   const output = resolve(opts.output);
   const target = await resolveTemporal();
   const workflowId = workflowIdForOutput(output);

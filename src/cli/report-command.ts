@@ -7,7 +7,6 @@
  * `reverify run` writes it at the end of a successful run. Works from the files alone when the
  * Temporal server no longer has the run (the history part is then marked unavailable).
  */
-import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { resolve } from 'node:path';
 import type { Client } from '@temporalio/client';
@@ -20,7 +19,7 @@ import { historyTimeline, type RecordedBatch } from '../report/history-timeline.
 import { reportHtml } from '../report/html.js';
 import { reportData, type ReportData } from '../report/report-data.js';
 import { reportHtmlPath } from '../contract/file-names.js';
-import { runFiles, specAndResult } from '../report/run-files.js';
+import { keyMetricsOf, runFiles, specAndResult } from '../report/run-files.js';
 import { sidecarClasses } from '../report/sidecar-classes.js';
 import { joinVerdicts } from '../report/verdict-join.js';
 import { readHistory } from './history-events.js';
@@ -83,15 +82,6 @@ async function historyOf(
   } finally {
     await close();
   }
-}
-
-/** Agent name -> key_metrics of the aggregate metrics file (an array of per-agent entries). */
-function keyMetricsOf(path: string | null): Record<string, Record<string, unknown>> {
-  if (!path) return {};
-  const entries = JSON.parse(readFileSync(path, 'utf8')) as Array<{ agent_ref?: { name?: string }; key_metrics?: Record<string, unknown> }>;
-  const out: Record<string, Record<string, unknown>> = {};
-  for (const e of Array.isArray(entries) ? entries : []) if (e.agent_ref?.name) out[e.agent_ref.name] = e.key_metrics ?? {};
-  return out;
 }
 
 /** The report's numbers for the run writing `output`. */

@@ -16,7 +16,7 @@ import type { reverifyRun } from '../../workflows/reverify-run.js';
 import { attemptCap, buildRunSpec } from './build-spec.js';
 import { withAttemptCap } from './attempt-cap.js';
 import { differingOptionsLine, liveRunSpec } from './attach-options.js';
-import { endSummary, missingAfterCapLine, perAgentLines } from './end-summary.js';
+import { endSummary, incompleteLines, perAgentLines } from './end-summary.js';
 import { followRun, type Followed } from './follow-run.js';
 import { onInterrupt } from './interrupt.js';
 import { precheckRun } from './precheck.js';
@@ -124,7 +124,7 @@ async function endReport(
 /**
  * `reverify run`: validate everything that can be checked locally, start the workflow for this
  * output (or attach to the live one), run a worker unless told not to, follow progress, print
- * the summary (`exitStatusOf` its result: 0, or 3 with rollouts left at the attempt cap). Throws `MetricsMissingError` (exit 2) when the rows are complete but the aggregate
+ * the summary (`exitStatusOf` its result: 0, or 3 with rollouts still missing from the score). Throws `MetricsMissingError` (exit 2) when the rows are complete but the aggregate
  * metrics could not be computed, `RunCancelledError` (exit 4) when the run was cancelled.
  */
 export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: RunCommandIo = defaultIo): Promise<RunResult> {
@@ -261,8 +261,7 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
     printSummary(followed, ui, io, await report);
     trace('report written');
     const result = followed.result;
-    const incomplete = missingAfterCapLine(result, spec.maxAttempts ?? 1);
-    if (incomplete) io.out(incomplete);
+    for (const line of incompleteLines(result, spec.maxAttempts ?? 1, spec.atif !== undefined)) io.out(line);
     if (proc.json) stdio.out(JSON.stringify(endSummary(result, workflowId, ui)));
     // The rows are complete, the metrics are not: one line with the reason and the command that computes them (exit 2).
     if (result.aggregationError)

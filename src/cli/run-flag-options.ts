@@ -9,6 +9,9 @@ import { longFlag, RUN_FLAG_LIST, type RunFlag } from '../config/run-flags.js';
 export const collect = (v: string, prev?: string[]) => [...(prev ?? []), v];
 export const int = (flag: string) => (v: string) => {
   if (!/^-?\d+$/.test(v.trim())) throw new InvalidArgumentError(`${flag} takes a whole number, got '${v}'`);
+  // Beyond 2^53 - 1 a number is rounded: refused as written, not echoed rounded.
+  if (!Number.isSafeInteger(Number(v)))
+    throw new InvalidArgumentError(`${flag} is too large (got ${v.trim()}; at most ${Number.MAX_SAFE_INTEGER})`);
   return Number(v);
 };
 export const float = (flag: string) => (v: string) => {

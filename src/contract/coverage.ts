@@ -199,6 +199,21 @@ export function coverageOf(c: CoverageCounts, ctx: CoverageContext): Coverage {
   };
 }
 
+/**
+ * The rollouts missing from the score, by what brings them back: `resumable` ones a `--resume`
+ * runs again (retryable failures, results not persisted, never dispatched); `atCap` ones only
+ * `--resume --extend-attempts N` reopens (failures at the attempt cap). Successes, omissions and
+ * terminal failures are not missing. The run's exit status is 3 when either is not zero.
+ */
+export interface MissingFromScore {
+  resumable: number;
+  atCap: number;
+}
+
+export function missingFromScore(cov: Coverage): MissingFromScore {
+  return { resumable: cov.retryable + cov.unknown + cov.never_dispatched, atCap: cov.attempts_exhausted };
+}
+
 /** The coverage as one printed block (end of `reverify run`, `reverify status`). */
 export function coverageBlock(cov: Coverage, path: string): string[] {
   const pct = `${Math.round(cov.completion_fraction * 1000) / 10}%`;

@@ -9,13 +9,15 @@ export interface FileNow {
 /**
  * Ours (NeMo Gym reads its inputs once and never checks): a row the plan placed is no longer
  * there — the file was edited, replaced, truncated or reordered after the run planned it.
- * `where` names the row (`line 151`, or `the materialized input of rollouts.jsonl:151`).
+ * `where` names the row (`line 151`, or `the materialized input of rollouts.jsonl:151`). The way
+ * on is `--resume`, except for an ATIF run (`atif`), which cannot be resumed: `--overwrite`.
  */
 export function inputChanged(
   path: string,
   where: string,
   planned: { size: number; mtimeMs: number } | undefined,
   now: FileNow | null,
+  atif = false,
 ): string {
   const stamp = (ms: number) => new Date(ms).toISOString();
   let what = '';
@@ -29,6 +31,8 @@ export function inputChanged(
   return (
     `'${path}' changed after this run planned it: ${where} is not the row that was planned${what}. ` +
     'Nothing wrong was written and the rows committed so far are kept. ' +
-    'Restore the file (or keep the new one), then run the same command with --resume: it plans again from the files as they are now.'
+    (atif
+      ? 'Restore the file (or keep the new one), then run the same command with --overwrite (an ATIF run cannot be resumed): it verifies every trajectory again from the files as they are now.'
+      : 'Restore the file (or keep the new one), then run the same command with --resume: it plans again from the files as they are now.')
   );
 }

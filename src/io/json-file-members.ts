@@ -11,6 +11,7 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import { BACKSLASH, COLON, COMMA, isJsonWhitespace, LBRACE, LBRACKET, QUOTE, RBRACE, RBRACKET } from '../contract/json-chars.js';
 import { writeFully } from './write-fully.js';
+import { MAX_NON_FINITE_TOKEN, scalarToken } from '../contract/json-non-finite.js';
 
 /** Bytes `[start, end)` of a file. */
 export interface ByteSpan {
@@ -211,6 +212,15 @@ export async function copyJsonIndented(path: string, span: ByteSpan, depth: numb
       const b = (breaks[d] ??= Buffer.from('\n' + '  '.repeat(d)));
       out.bytes(b, 0, b.length);
     };
+    // A scalar token is held until it ends, so that a non-finite number is written `null` (`scalarToken`).
+    // Longer than any non-finite token (or not ASCII): its bytes are copied as they come.
+    let token = '';
+    let copying = false;
+    const endToken = (): void => {
+      if (token) out.text(scalarToken(token));
+      token = '';
+      copying = false;
+    };
     for await (const { buf, n } of chunks(fh, span)) {
       for (let i = 0; i < n; i++) {
         const c = buf[i];
@@ -231,7 +241,10 @@ export async function copyJsonIndented(path: string, span: ByteSpan, depth: numb
           i = j;
           continue;
         }
-        if (isJsonWhitespace(c)) continue;
+        if (isJsonWhitespace(c)) {
+          endToken();
+          continue;
+        }
         if (pendingOpen !== 0) {
           const closes = (pendingOpen === LBRACE && c === RBRACE) || (pendingOpen === LBRACKET && c === RBRACKET);
           pendingOpen = 0;
@@ -242,6 +255,17 @@ export async function copyJsonIndented(path: string, span: ByteSpan, depth: numb
           depth++;
           newline(depth);
         }
+        if (isScalarByte(c)) {
+          if (!copying && c < 0x80 && token.length < MAX_NON_FINITE_TOKEN) token += String.fromCharCode(c);
+          else {
+            if (token) out.text(token);
+            token = '';
+            copying = true;
+            out.byte(c);
+          }
+          continue;
+        }
+        endToken();
         if (c === LBRACE || c === LBRACKET) {
           out.byte(c);
           pendingOpen = c;
@@ -261,7 +285,16 @@ export async function copyJsonIndented(path: string, span: ByteSpan, depth: numb
       }
       await out.drain();
     }
+    endToken();
+    await out.drain();
   } finally {
     await fh.close();
   }
+}
+
+/** A byte of a scalar token outside strings (a number, `true`, `NaN`…): not whitespace, structure or a quote. */
+function isScalarByte(c: number): boolean {
+  return (
+    !isJsonWhitespace(c) && c !== QUOTE && c !== LBRACE && c !== LBRACKET && c !== RBRACE && c !== RBRACKET && c !== COMMA && c !== COLON
+  );
 }

@@ -4,10 +4,10 @@
  * plan keeps of it: where it really is, its identity for the one-to-one checks, its length and
  * checksum (a batch proves its read by them), and whether its projection calls tools.
  */
-import { readFile } from 'node:fs/promises';
 import { trajectoryFile, type ManifestEntry } from '../atif/manifest.js';
 import { projectTrajectory } from '../atif/project.js';
 import { AtifProjectionError } from '../atif/supported.js';
+import { readTrajectoryFile, TrajectoryFileRefused } from '../atif/trajectory-file.js';
 import { checkDeclaredSource, checkPinnedSha256, readTrajectory, trajectoryIdentity } from '../atif/trajectory.js';
 import { lineSum } from '../io/jsonl-lines.js';
 import { pathIdentity, type PathIdentity } from '../io/same-file.js';
@@ -59,8 +59,9 @@ export async function checkEntry(
   refuseAlias(file, id);
   let bytes: Buffer;
   try {
-    bytes = await readFile(id.real);
+    bytes = await readTrajectoryFile(id.real);
   } catch (err) {
+    if (err instanceof TrajectoryFileRefused) return { rank: Rank.Unreadable, message: `the ATIF trajectory ${id.real} ${err.message}` };
     return { rank: Rank.Unreadable, message: `could not read ATIF trajectory ${id.real}: ${(err as Error).message}` };
   }
   let rank: number = Rank.Unreadable;

@@ -5,9 +5,14 @@ import { fileNow } from '../io/file-identity.js';
 
 /**
  * The error for a planned row no longer where the plan read it: names `path`, the row (`where`),
- * and what changed since the plan recorded the file (`files`: the plan's identities).
+ * and what changed since the plan recorded the file (`plan.files`: the plan's identities), and the
+ * way on (an ATIF plan's run cannot be resumed).
  */
-export async function plannedRowChanged(files: FileIdentity[] | undefined, path: string, where: string): Promise<InputChangedError> {
-  const planned = files?.find((f) => f.path === path);
-  return new InputChangedError(inputChanged(path, where, planned, await fileNow(path)));
+export async function plannedRowChanged(
+  plan: { files?: FileIdentity[]; inputFormat?: 'atif' },
+  path: string,
+  where: string,
+): Promise<InputChangedError> {
+  const planned = plan.files?.find((f) => f.path === path);
+  return new InputChangedError(inputChanged(path, where, planned, await fileNow(path), plan.inputFormat === 'atif'));
 }

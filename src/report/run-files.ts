@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import { ConfigError } from '../contract/errors.js';
+import { nonFiniteAsNull } from '../contract/json-non-finite.js';
 import { aggregateMetricsPath, prefixedOutputPath, reportHtmlPath, sidecarPath } from '../contract/file-names.js';
 import type { RunResult, RunSpec } from '../contract/run-spec.js';
 
@@ -78,4 +79,26 @@ export function runFiles(output: string, history: { spec: RunSpec | null; result
     sidecar: history.result?.outputs.sidecar ?? sidecarPath(main),
     metrics: metrics && existsSync(metrics) ? metrics : null,
   };
+}
+
+/**
+ * Agent name -> key_metrics of the aggregate metrics file (an array of per-agent entries). A file
+ * written before non-finite numbers were written `null` may hold `NaN`: read as null. A file that
+ * still does not parse leaves the key metrics out; the report is made all the same (whether the
+ * run completed is its history's and coverage's to say, not this file's).
+ */
+export function keyMetricsOf(path: string | null): Record<string, Record<string, unknown>> {
+  if (!path) return {};
+  let entries: unknown;
+  try {
+    entries = JSON.parse(nonFiniteAsNull(readFileSync(path, 'utf8')));
+  } catch {
+    return {};
+  }
+  const out: Record<string, Record<string, unknown>> = {};
+  for (const e of Array.isArray(entries)
+    ? (entries as Array<{ agent_ref?: { name?: string }; key_metrics?: Record<string, unknown> }>)
+    : [])
+    if (e?.agent_ref?.name) out[e.agent_ref.name] = e.key_metrics ?? {};
+  return out;
 }

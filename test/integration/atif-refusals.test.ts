@@ -3,11 +3,12 @@
  * verifiers, MCP exposure of tool calls) before any output path is prepared, malformed trajectories
  * and manifests, broken joins. Each is one line, exit status 1, and leaves nothing behind.
  */
-import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { describe, expect, it } from 'vitest';
+import { MAX_TRAJECTORY_BYTES } from '../../src/atif/trajectory-file.js';
 import { workflowIdForOutput } from '../../src/temporal/workflow-id.js';
 import { atifOptions, atifRun, editManifest, filesIn, useFixture, type AtifRun } from '../helpers/atif-fixtures.js';
 import { closedAfterEach } from '../helpers/hooks.js';
@@ -146,6 +147,26 @@ describe('malformed ATIF input', () => {
     expect(await refused(d)).toBe(
       `${place(d, 3)}manifest uses ATIF source path ${join(d.atifDir, 'fixture-text-only.json')} more than once`,
     );
+  });
+
+  it('refuses a trajectory path that is a device, a FIFO or over the size limit, before reading it: one line with manifest:line and the path', async () => {
+    const rs = await scripted();
+    const d = await atifRun(tempDir(), rs.port, { tasks: 2, repeats: 1 });
+    const fifo = join(d.atifDir, 'pipe.json');
+    execFileSync('mkfifo', [fifo]);
+    const big = join(d.atifDir, 'big.json');
+    writeFileSync(big, '');
+    truncateSync(big, MAX_TRAJECTORY_BYTES + 1); // sparse: no disk used
+    for (const [path, what] of [
+      ['/dev/zero', 'is a device, not a regular file'],
+      [fifo, 'is a FIFO \\(named pipe\\), not a regular file'],
+      [d.atifDir, 'is a directory, not a regular file'],
+      [big, `is ${MAX_TRAJECTORY_BYTES + 1} bytes, over the ${MAX_TRAJECTORY_BYTES}-byte limit of a trajectory \\(256 MiB\\)`],
+    ]) {
+      editManifest(d, (e, i) => (i === 1 ? { ...e, trajectory_path: path, expected_sha256: null } : e));
+      expect(await refused(d)).toMatch(new RegExp(`^${place(d, 2)}the ATIF trajectory ${path} ${what}`));
+    }
+    expect(rs.verifyBodies).toHaveLength(0);
   });
 
   it('refuses an entry without a materialized input, a repeated input key, and an empty manifest', async () => {

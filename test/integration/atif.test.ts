@@ -152,6 +152,9 @@ describe('ATIF runs', () => {
     expect(error!.line).toContain(
       `'${changed}' changed after this run planned it: the trajectory of ${d.manifestPath}:6 is not the row that was planned`,
     );
+    // The way on is one an ATIF run accepts: --overwrite, not --resume (which it refuses).
+    expect(error!.line).toContain('run the same command with --overwrite (an ATIF run cannot be resumed)');
+    expect(error!.line).not.toContain('--resume');
     expect(rs.verifyBodies.length).toBeLessThan(6);
   });
 });

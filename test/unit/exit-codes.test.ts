@@ -9,7 +9,16 @@ import {
   TimeoutType,
 } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
-import { describeFailure, EXIT_CANCELLED, EXIT_OK, EXIT_RUN_FAILED, EXIT_USER_ERROR } from '../../src/cli/exit-codes.js';
+import { exitStatusOf, incompleteLines } from '../../src/cli/end-summary.js';
+import {
+  describeFailure,
+  EXIT_CANCELLED,
+  EXIT_OK,
+  EXIT_ROLLOUTS_MISSING,
+  EXIT_RUN_FAILED,
+  EXIT_USER_ERROR,
+} from '../../src/cli/exit-codes.js';
+import type { Coverage } from '../../src/contract/coverage.js';
 import { MetricsMissingError, RunCancelledError } from '../../src/cli/run-endings.js';
 import type { RunResult } from '../../src/contract/run-spec.js';
 import { ConfigError, InputError } from '../../src/contract/errors.js';
@@ -156,5 +165,34 @@ describe('describeFailure', () => {
     const e = new Error('looks like config');
     e.name = 'ConfigError';
     expect(describeFailure(e).code).toBe(2);
+  });
+});
+
+describe('exitStatusOf: one rule from the coverage of the files', () => {
+  const coverage = (over: Partial<Coverage>) =>
+    ({ retryable: 0, unknown: 0, never_dispatched: 0, attempts_exhausted: 0, ...over }) as Coverage;
+  const result = (over: Partial<RunResult>) =>
+    ({ outputs: { output: '/d/o.jsonl', sidecar: '/d/o_failures.jsonl' }, ...over }) as RunResult;
+
+  it('3 when a rollout is missing from the score (retryable, not persisted, never sent, at the cap), whatever this run counted', () => {
+    for (const missing of [{ retryable: 1 }, { unknown: 1 }, { never_dispatched: 1 }, { attempts_exhausted: 1 }])
+      for (const missingAfterCap of [0, 1])
+        expect(exitStatusOf(result({ coverage: coverage(missing), missingAfterCap })), JSON.stringify(missing)).toBe(EXIT_ROLLOUTS_MISSING);
+  });
+
+  it('0 when nothing is missing, even if this run saw judge failures; 2 when the metrics are missing', () => {
+    expect(exitStatusOf(result({ coverage: coverage({}), missingAfterCap: 3 }))).toBe(EXIT_OK);
+    expect(exitStatusOf(result({ coverage: coverage({ retryable: 1 }), aggregationError: 'HTTP 422' }))).toBe(EXIT_RUN_FAILED);
+  });
+
+  it('the remedy: --resume for rollouts below the cap, --extend-attempts only for those at it; ATIF: --overwrite', () => {
+    const r = result({ coverage: coverage({ retryable: 2, unknown: 1, attempts_exhausted: 4, attempt_cap: 3 }) });
+    const [below, atCap] = incompleteLines(r, 3);
+    expect(below).toMatch(
+      /^Incomplete: 3 rollout\(s\) still missing from the score, below the attempt cap .*run the same command with --resume$/,
+    );
+    expect(atCap).toMatch(/^Incomplete: 4 rollout\(s\) still failed after 3 attempt\(s\), the attempt cap .*--resume --extend-attempts N/);
+    expect(incompleteLines(result({ coverage: coverage({ retryable: 1 }) }), 3)).toHaveLength(1);
+    expect(incompleteLines(r, 3, true)).toEqual([expect.stringMatching(/7 rollout.*ATIF runs cannot be resumed.*--overwrite/)]);
   });
 });

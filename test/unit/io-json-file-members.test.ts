@@ -122,6 +122,30 @@ describe('metrics file from replies on disk', () => {
     expect(readFileSync(out, 'utf8')).toContain('"pass@1": 1.0,\n        "s": "\\u00e9"');
   });
 
+  it("writes NaN and ±Infinity (Python's json tokens) as null, as NeMo Gym does, anywhere in the reply; strings and long numbers keep their bytes", async () => {
+    const path = tmp.unique('reply-', '.json');
+    const reply =
+      '{"group_level_metrics":[NaN,{"a":Infinity,"b":-Infinity,"s":"NaN Infinity","n":-12345678901.5e-3}],' +
+      '"agent_metrics":{"mean/reward": NaN ,"x":[ -Infinity ]},"key_metrics":{"mean/reward":NaN,"max":Infinity}}';
+    writeFileSync(path, reply);
+    const read = await readAggregateReply(path);
+    expect(read.keyMetrics).toEqual({ 'mean/reward': null, max: null });
+    const out = tmp.unique('metrics-', '.json');
+    await writeMetricsFile(out, [{ agent: 'a', reply: read }]);
+    const text = readFileSync(out, 'utf8');
+    expect(text).not.toMatch(/NaN,|Infinity,|NaN\n|Infinity\n/);
+    expect(JSON.parse(text)).toEqual([
+      {
+        agent_ref: { name: 'a' },
+        agent_metrics: { 'mean/reward': null, x: [null] },
+        key_metrics: { 'mean/reward': null, max: null },
+        group_level_metrics: [null, { a: null, b: null, s: 'NaN Infinity', n: -12345678901.5e-3 }],
+        repeat_level_metrics: [],
+      },
+    ]);
+    expect(text).toContain('"n": -12345678901.5e-3');
+  });
+
   it('finds top-level members by byte range; a repeated key keeps its last value', async () => {
     const path = tmp.unique('members-', '.json');
     const text = ' { "a" : 1 , "b":"x}", "c": {"d": [1, {"e": "]"}]}, "a": [ ] , "é": null}\n';
