@@ -17,8 +17,8 @@ export function resolvePathSync(p: string): string {
 }
 
 /** `resolvePathSync`, for async callers. */
-export async function resolvePath(p: string): Promise<string> {
-  return resolvePathSync(p);
+export function resolvePath(p: string): Promise<string> {
+  return Promise.resolve(resolvePathSync(p));
 }
 
 function resolveAbsolute(abs: string, links: number): string {
