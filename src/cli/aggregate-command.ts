@@ -11,6 +11,8 @@
  * - Duplicate keys and rows without both indices are reported with their `file:line` before
  *   anything is written or sent (NeMo Gym: the server's duplicate-key 500, or a sort crash).
  * - The merged file is written atomically with each row's bytes copied verbatim.
+ * - An existing merged output or metrics file is replaced only with --overwrite, and never when
+ *   it is a shard or a --config file under another name (input-aliases.ts).
  */
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -36,6 +38,7 @@ import { managedShardRefused } from '../contract/managed-run.js';
 import { managedCompanion, refuseRunTagged } from '../../activities/refuse-managed-runs.js';
 import { VerifierClient } from '../verifier/client.js';
 import { routingFromFlags } from './build-spec.js';
+import { refuseAliases, type ReadFile, type WrittenFile } from '../../activities/input-aliases.js';
 
 /** Where the command prints its lines. */
 export interface AggregateCommandIo {
@@ -50,6 +53,7 @@ const AGGREGATE_FLAGS: Record<string, string> = {
   configs: '--config',
   servers: '--server',
   merge: '--no-merge',
+  overwrite: '--overwrite',
 };
 
 const listFromOne = (v: unknown): unknown => (typeof v === 'string' ? [v] : v);
@@ -61,6 +65,7 @@ export const AggregateOptionsSchema = z.object({
   configs: z.preprocess(listFromOne, z.array(z.string())).default([]),
   servers: z.preprocess(listFromOne, z.array(z.string())).default([]),
   merge: z.boolean().default(true),
+  overwrite: z.boolean().default(false),
 });
 
 export type AggregateOptions = z.output<typeof AggregateOptionsSchema>;
@@ -123,6 +128,10 @@ export async function aggregateCommand(
   if (outputAlone) ownFiles.delete(output);
   const own = matched.filter((p) => !isFailuresSidecar(p) && ownFiles.has(resolve(p)));
   const shards = matched.filter((p) => !isFailuresSidecar(p) && !ownFiles.has(resolve(p)));
+  const written: WrittenFile[] = [
+    ...(opts.merge ? [{ role: 'merged' as const, what: 'the merged output of this command', path: output }] : []),
+    { role: 'metrics', what: 'the aggregate metrics file of this command', path: metricsPath },
+  ];
   if (failures.length > 0) {
     io.out(
       `Excluded ${failures.length} failures sidecar file(s) (*_failures.jsonl) matched by --input-glob: failure rows are never merged or aggregated`,
@@ -130,6 +139,7 @@ export async function aggregateCommand(
   }
   if (own.length > 0) io.out(`Excluded the output's own file(s) matched by --input-glob: ${own.join(', ')}`);
   if (shards.length === 0) throw new ConfigError(noShardsMatched(opts.inputGlob));
+  await refuseClobbering(written, shards, opts);
   // Only selected outcomes are aggregated: a plain run's main rows are all selected; a managed
   // run's are not, and its selection follows a manifest reverify does not read.
   for (const shard of shards) {
@@ -161,6 +171,24 @@ export async function aggregateCommand(
     coverageReport(rows, missingKeys, null, failures.join(', ')).forEach((line) => io.out(line));
     return { shards, excluded: [...failures, ...own], rows, missing: missingKeys, output: opts.merge ? output : null, ...agg };
   });
+}
+
+/**
+ * Nothing is replaced without --overwrite, and no shard or --config file ever (under any name):
+ * one line, before anything is read, sent or written.
+ */
+async function refuseClobbering(written: WrittenFile[], shards: string[], opts: AggregateOptions): Promise<void> {
+  if (!opts.overwrite) {
+    for (const w of written) {
+      if (existsSync(w.path))
+        throw new ConfigError(`'${w.path}' already exists: pass --overwrite to replace it, or choose another --output`);
+    }
+  }
+  const reads: ReadFile[] = [
+    ...shards.map((p) => ({ role: 'shard' as const, flag: '--input-glob', path: resolve(p) })),
+    ...opts.configs.map((c) => ({ role: 'config' as const, flag: '--config', path: resolve(c) })),
+  ];
+  await refuseAliases(written, reads, { overwrite: opts.overwrite, resume: false, append: false });
 }
 
 /**

@@ -153,10 +153,18 @@ async function main(argv: string[]): Promise<number> {
     .option('--config <path>', 'NeMo Gym YAML config (repeatable): agent -> resources server routing, host/port', collect, [])
     .option('--server <name=url>', 'resources server URL by instance name (repeatable); overrides the config', collect, [])
     .option('--no-merge', 'only compute the metrics; do not write --output')
-    .action(async (o: { inputGlob: string; output: string; config: string[]; server: string[]; merge: boolean }) => {
+    .option('--overwrite', 'replace an existing --output and its metrics file (never a shard)')
+    .action(async (o: { inputGlob: string; output: string; config: string[]; server: string[]; merge: boolean; overwrite?: boolean }) => {
       await (
         await import('./aggregate-command.js')
-      ).aggregateCommand({ inputGlob: o.inputGlob, output: o.output, configs: o.config, servers: o.server, merge: o.merge });
+      ).aggregateCommand({
+        inputGlob: o.inputGlob,
+        output: o.output,
+        configs: o.config,
+        servers: o.server,
+        merge: o.merge,
+        overwrite: o.overwrite ?? false,
+      });
     });
 
   program

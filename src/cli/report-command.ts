@@ -19,10 +19,11 @@ import { historyTimeline, type RecordedBatch } from '../report/history-timeline.
 import { reportHtml } from '../report/html.js';
 import { reportData, type ReportData } from '../report/report-data.js';
 import { reportHtmlPath } from '../contract/file-names.js';
-import { keyMetricsOf, runFiles, specAndResult } from '../report/run-files.js';
+import { keyMetricsOf, runFiles, specAndResult, type RunFiles } from '../report/run-files.js';
 import { sidecarClasses } from '../report/sidecar-classes.js';
 import { joinVerdicts } from '../report/verdict-join.js';
 import { readHistory } from './history-events.js';
+import { refuseAliases, type ReadFile } from '../../activities/input-aliases.js';
 
 export interface ReportOptions {
   output: string;
@@ -84,12 +85,35 @@ async function historyOf(
   }
 }
 
+/** Where the HTML report goes: --html, else `<stem>_report.html` next to the main output. */
+function htmlPathOf(opts: ReportOptions, mainOutput: string): string {
+  return opts.html ? resolve(opts.html) : reportHtmlPath(mainOutput);
+}
+
+/** The report must not overwrite a file it reads (input-aliases.ts): one line, nothing written. */
+async function refuseReportAliases(html: string, files: RunFiles, opts: ReportOptions): Promise<void> {
+  const reads: ReadFile[] = [
+    { role: 'runFile', flag: "the run's main output", path: files.output },
+    { role: 'rollouts', flag: opts.rollouts ? '--rollouts' : "the run's --rollouts", path: files.rollouts },
+    ...(files.oldSidecar ? [{ role: 'recovery' as const, flag: "the sidecar of the run's --rollouts", path: files.oldSidecar }] : []),
+    { role: 'runFile', flag: "the run's failures sidecar", path: files.sidecar },
+    ...(files.metrics ? [{ role: 'runFile' as const, flag: "the run's aggregate metrics file", path: files.metrics }] : []),
+  ];
+  const fix = opts.html ? 'choose another --html' : 'pass --html with another path';
+  await refuseAliases([{ role: 'report', what: 'the HTML report', path: html, fix }], reads, {
+    overwrite: true,
+    resume: false,
+    append: false,
+  });
+}
+
 /** The report's numbers for the run writing `output`. */
 export async function buildReport(opts: ReportOptions, temporal?: ReportTemporal): Promise<ReportData> {
   const output = resolve(opts.output);
   const workflowId = workflowIdForOutput(output);
   const history = await historyOf(workflowId, temporal);
   const files = runFiles(output, history.history ?? { spec: null, result: null }, opts.rollouts && resolve(opts.rollouts));
+  await refuseReportAliases(htmlPathOf(opts, files.output), files, opts);
   const join = await joinVerdicts(files, tmpdir());
   return reportData({
     join,
@@ -106,7 +130,7 @@ export async function buildReport(opts: ReportOptions, temporal?: ReportTemporal
 /** Builds the report, writes its HTML (atomically), and returns where. */
 export async function writeReport(opts: ReportOptions, temporal?: ReportTemporal): Promise<{ data: ReportData; html: string }> {
   const data = await buildReport(opts, temporal);
-  const html = opts.html ? resolve(opts.html) : reportHtmlPath(data.output);
+  const html = htmlPathOf(opts, data.output);
   await writeFileAtomic(html, reportHtml(data));
   return { data, html };
 }

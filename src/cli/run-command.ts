@@ -144,6 +144,8 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
     maxAttempts: cap.value,
     worker: proc.worker,
   });
+  // One run per output file, under any name of it (a hard-linked output is refused here).
+  const workflowId = workflowIdForOutput(spec.outputPath);
   // Test hook: continue-as-new every N batches (test/integration/run-history.test.ts); unset in real runs.
   const casAfter = process.env.REVERIFY_TEST_CONTINUE_AS_NEW_AFTER_BATCHES;
   if (casAfter) spec = { ...spec, continueAsNewAfterBatches: Number(casAfter) };
@@ -163,7 +165,6 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
     throw err;
   });
   trace('temporal resolved');
-  const workflowId = workflowIdForOutput(spec.outputPath);
   // The in-process worker (its connection, the workflow bundle) is made while the client checks and
   // starts the run: it is needed as soon as the run starts. It polls nothing until run() below.
   const workerReady = proc.worker ? createInProcessWorker(target) : null;

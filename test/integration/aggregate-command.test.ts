@@ -3,7 +3,7 @@
  * No Temporal: the subprocess tests point TEMPORAL_ADDRESS at a closed port to prove it.
  */
 import { spawn } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -214,6 +214,41 @@ describe('reverify aggregate (real reference server, real files)', () => {
     expect(existsSync(join(dir, 'merged_aggregate_metrics.json'))).toBe(false);
   });
 
+  it('an existing --output or metrics file is refused without --overwrite; a shard under another name always (issue 35)', async () => {
+    const dir = tempDir();
+    const d = await shardedRun(dir, { tasks: 4, repeats: 2 });
+    const metrics = join(dir, 'merged_aggregate_metrics.json');
+    const sent = rs.stats().requests.aggregate_metrics;
+    writeFileSync(d.output, 'earlier merge\n');
+    const refused = await aggregate({ inputGlob: d.glob, output: d.output, configs: [d.config] });
+    expect(refused.error).toEqual({
+      code: 1,
+      line: `Error: '${d.output}' already exists: pass --overwrite to replace it, or choose another --output`,
+    });
+    expect(readFileSync(d.output, 'utf8')).toBe('earlier merge\n');
+    // With --no-merge only the metrics file is written: it is the one refused.
+    writeFileSync(metrics, '[]\n');
+    const noMerge = await aggregate({ inputGlob: d.glob, output: d.output, configs: [d.config], merge: false });
+    expect(noMerge.error?.line).toBe(`Error: '${metrics}' already exists: pass --overwrite to replace it, or choose another --output`);
+    expect(readFileSync(metrics, 'utf8')).toBe('[]\n');
+
+    // A symlink to a shard is that shard: never replaced, even with --overwrite.
+    const link = join(dir, 'link.jsonl');
+    symlinkSync(d.shardPaths[0], link);
+    const shard = readFileSync(d.shardPaths[0]);
+    const aliased = await aggregate({ inputGlob: d.glob, output: link, configs: [d.config], overwrite: true });
+    expect(aliased.error).toEqual({
+      code: 1,
+      line: `Error: --input-glob '${d.shardPaths[0]}' is also the merged output of this command ('${link}'), which it would overwrite: choose another --output`,
+    });
+    expect(readFileSync(d.shardPaths[0]).equals(shard)).toBe(true);
+    expect(rs.stats().requests.aggregate_metrics).toBe(sent);
+
+    const replaced = await aggregate({ inputGlob: d.glob, output: d.output, configs: [d.config], overwrite: true });
+    expect(replaced.error).toBeNull();
+    expect(linesOf(d.output)).toHaveLength(d.all.length);
+  });
+
   it('a shard copied under another name is reported as such', async () => {
     const dir = tempDir();
     const d = await shardedRun(dir, { tasks: 4, repeats: 2 });
@@ -319,10 +354,11 @@ describe('reverify aggregate (real reference server, real files)', () => {
     expect(noMerge.lines.at(-1)).toBe('Metrics cover: 10 of 14 rollouts');
     const metricsFile = join(d.shardDir, 'merged_aggregate_metrics.json');
     const noMergeMetrics = metricsByAgent(metricsFile);
-    const first = await aggregate({ inputGlob: d.glob, output: inside, configs: [d.config] });
+    // The metrics file exists now: replaced only with --overwrite.
+    const first = await aggregate({ inputGlob: d.glob, output: inside, configs: [d.config], overwrite: true });
     expect(first.error).toBeNull();
     expect(metricsByAgent(metricsFile)).toEqual(noMergeMetrics);
-    const again = await aggregate({ inputGlob: d.glob, output: inside, configs: [d.config] });
+    const again = await aggregate({ inputGlob: d.glob, output: inside, configs: [d.config], overwrite: true });
     expect(again.error).toBeNull();
     expect(again.lines).toContain(`Excluded the output's own file(s) matched by --input-glob: ${inside}`);
     expect(again.result!.shards).toEqual(d.shardPaths);
@@ -538,12 +574,18 @@ describe('the reverify aggregate subprocess (no Temporal server needed)', () => 
     const dup = await cli(['aggregate', '-i', 'shards/run_0.jsonl,shards/*.jsonl', '-o', 'm.jsonl', '--config', 'gym.yaml'], dir);
     expect(dup.code).toBe(0); // the same file twice is read once
     appendFileSync(join(dir, 'shards', 'run_1.jsonl'), readFileSync(join(dir, 'shards', 'run_0.jsonl')));
-    const dupRow = await cli(['aggregate', '-i', 'shards/*.jsonl', '-o', 'm.jsonl', '--config', 'gym.yaml'], dir);
+    // m.jsonl exists now: replacing it takes --overwrite.
+    const exists = await cli(['aggregate', '-i', 'shards/*.jsonl', '-o', 'm.jsonl', '--config', 'gym.yaml'], dir);
+    expect(exists.code).toBe(1);
+    expect(exists.stderr).toBe(
+      `Error: '${join(dir, 'm.jsonl')}' already exists: pass --overwrite to replace it, or choose another --output\n`,
+    );
+    const dupRow = await cli(['aggregate', '-i', 'shards/*.jsonl', '-o', 'm.jsonl', '--config', 'gym.yaml', '--overwrite'], dir);
     expect(dupRow.code).toBe(1);
     expect(dupRow.stderr.trim().split('\n')).toEqual([
       expect.stringMatching(/^Error: Duplicate key .* at shards\/run_0\.jsonl:1 and shards\/run_1\.jsonl:2/),
     ]);
-    const noServer = await cli(['aggregate', '-i', 'shards/*.jsonl', '-o', 'm.jsonl'], dir);
+    const noServer = await cli(['aggregate', '-i', 'shards/*.jsonl', '-o', 'm.jsonl', '--overwrite'], dir);
     expect(noServer.code).toBe(1);
     expect(noServer.stderr).toBe('Error: no resources server given: pass --config <gym config.yaml> or --server NAME=URL\n');
     const missing = await cli(['aggregate', '-o', 'm.jsonl'], dir);

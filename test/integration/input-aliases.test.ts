@@ -134,3 +134,41 @@ describe('an input that is also a file the run writes', () => {
     expect(rs.verifyBodies).toHaveLength(1);
   });
 });
+
+/** A resources-only NeMo Gym config (JSON is YAML) routing to `rs`. */
+function writeConfig(path: string, rs: ScriptedServer): void {
+  writeFileSync(path, JSON.stringify({ rs: { resources_servers: { mcqa: { entrypoint: 'app.py', host: '127.0.0.1', port: rs.port } } } }));
+}
+
+describe('an input named like the run report, <stem>_report.html (issue 35)', () => {
+  const cases = [
+    { flag: '--inputs', force: false },
+    { flag: '--rollouts', force: false },
+    { flag: '--config', force: false },
+    { flag: '--inputs', force: true },
+    { flag: '--rollouts', force: true },
+    { flag: '--config', force: true },
+  ];
+  for (const { flag, force } of cases) {
+    const name = `${force ? 'unsafe_' : ''}out_report.html`;
+    it(`${flag} ${name}${force ? ' under --force (the guard answers unsupported)' : ''}: refused at the start, the file unchanged`, async () => {
+      const rs = await server({ mode: force ? 'unsupported' : 'stateless' });
+      const f = writeFixture(tempDir(), { inputs: tasks([0, 1]) });
+      const report = join(f.dir, name);
+      const config = join(f.dir, 'gym.yaml');
+      if (flag === '--inputs') renameSync(f.inputs, report);
+      if (flag === '--rollouts') renameSync(f.rollouts, report);
+      writeConfig(flag === '--config' ? report : config, rs);
+      const before = readFileSync(report);
+      const outcome = await runReverify({
+        inputs: flag === '--inputs' ? report : f.inputs,
+        rollouts: flag === '--rollouts' ? report : f.rollouts,
+        output: f.output,
+        configs: [flag === '--config' ? report : config],
+        force,
+      });
+      expectRefused(outcome, rs, flag, report, report, before, [f.output, f.outputSidecar, join(f.dir, 'unsafe_out.jsonl')]);
+      expect(outcome.error?.line).toContain('the HTML report of this run');
+    });
+  }
+});

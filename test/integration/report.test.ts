@@ -5,7 +5,7 @@
  * real headless Chromium (charts drawn, no console error, no request), and the report from the
  * files alone once the Temporal server has no run for the output.
  */
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -14,7 +14,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { workflowUiUrl } from '../../src/temporal/dev-server/index.js';
 import { workflowIdForOutput } from '../../src/temporal/workflow-id.js';
 import { describeFailure } from '../../src/cli/exit-codes.js';
-import { buildReport } from '../../src/cli/report-command.js';
+import { buildReport, writeReport } from '../../src/cli/report-command.js';
 import { CHART_IDS } from '../../src/report/html.js';
 import type { ReportData } from '../../src/report/report-data.js';
 import { runCli } from '../helpers/cli-process.js';
@@ -243,6 +243,27 @@ describe('reverify report', () => {
     expect(refused?.line).toMatch(/^Error: the Temporal server has no run for .* pass --rollouts <path>$/);
     const given = await buildReport({ output: join(bare, 'out.jsonl'), rollouts: run.rollouts });
     expect(given.totals.flips).toEqual(full.totals.flips);
+  });
+
+  it("never overwrites a file it reads: --html naming the run's --rollouts (or its output, under another name) is refused", async () => {
+    const before = readFileSync(run.rollouts);
+    const cli = await runCli(['report', '-o', run.output, '--html', run.rollouts], temporal.env);
+    expect(cli.code).toBe(1);
+    expect(cli.stdout).toBe('');
+    expect(cli.stderr.trim()).toBe(
+      `Error: the run's --rollouts '${run.rollouts}' is also the HTML report, which it would overwrite: choose another --html`,
+    );
+    expect(readFileSync(run.rollouts).equals(before)).toBe(true);
+    // By file identity: a symlink to the main output is the main output.
+    const link = join(tempDir(), 'link.html');
+    symlinkSync(run.output, link);
+    const output = readFileSync(run.output);
+    const refused = await writeReport({ output: run.output, html: link }).then(() => null, describeFailure);
+    expect(refused).toEqual({
+      line: `Error: the run's main output '${run.output}' is also the HTML report ('${link}'), which it would overwrite: choose another --html`,
+      code: 1,
+    });
+    expect(readFileSync(run.output).equals(output)).toBe(true);
   });
 
   it("compares a --judge-failed-only run's recovered rows with the rewards of its input rows (the --rollouts sidecar)", async () => {

@@ -131,7 +131,10 @@ describe("reverify aggregate --no-merge on a run's own output", () => {
     expect(readFileSync(out, 'utf8')).toBe(rows(0) + rows(1));
     expect(own.metricsPath).toBe(join(dir, 'out_aggregate_metrics.json'));
     expect(s.aggregateBodies.map((b) => b.verify_responses.length)).toEqual([2]);
-    const all = await aggregateCommand({ inputGlob: join(dir, '*.jsonl'), output: out, servers: [s.flag('rs')], merge: false }, io);
+    const all = await aggregateCommand(
+      { inputGlob: join(dir, '*.jsonl'), output: out, servers: [s.flag('rs')], merge: false, overwrite: true },
+      io,
+    );
     expect(all.shards).toEqual([join(dir, 'a.jsonl'), join(dir, 'b.jsonl')]);
     expect(lines).toContain(`Excluded the output's own file(s) matched by --input-glob: ${out}`);
   });

@@ -18,6 +18,17 @@ describe('run lock (flock on <resolved output stem>_run.lock)', () => {
     expect(await runLockPath(join(d, 'latest.jsonl'))).toBe(join(d, 'real', 'run_run.lock'));
   });
 
+  it('two names of one output share one lock, also before the output exists (a dangling symlink, a symlinked directory)', async () => {
+    const d = freshDir();
+    mkdirSync(join(d, 'real'));
+    symlinkSync(join(d, 'real', 'run.jsonl'), join(d, 'next.jsonl'));
+    symlinkSync(join(d, 'real'), join(d, 'alias'));
+    const lock = join(d, 'real', 'run_run.lock');
+    expect(await runLockPath(join(d, 'next.jsonl'))).toBe(lock);
+    expect(await runLockPath(join(d, 'alias', 'run.jsonl'))).toBe(lock);
+    expect(await runLockPath(join(d, 'alias', 'sub', 'run.jsonl'))).toBe(join(d, 'real', 'sub', 'run_run.lock'));
+  });
+
   it('is held while the body runs, seen by a Python fcntl.flock, released after; the file stays', async () => {
     const out = join(freshDir(), 'out.jsonl');
     const lock = await runLockPath(out);

@@ -1,4 +1,4 @@
-import { mkdtempSync, symlinkSync } from 'node:fs';
+import { linkSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createHash } from 'node:crypto';
 import { join, relative, resolve, sep } from 'node:path';
@@ -85,5 +85,34 @@ describe('workflowIdForOutput', () => {
     const link = `${real}-link`;
     symlinkSync(real, link);
     expect(workflowIdForOutput(join(link, 'out.jsonl'))).toBe(workflowIdForOutput(join(real, 'out.jsonl')));
+  });
+
+  it('an output that is a symlink to a file has the id of the file (issue 35)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'wfid-file-'));
+    writeFileSync(join(dir, 'real.jsonl'), '');
+    symlinkSync(join(dir, 'real.jsonl'), join(dir, 'link.jsonl'));
+    expect(workflowIdForOutput(join(dir, 'link.jsonl'))).toBe(workflowIdForOutput(join(dir, 'real.jsonl')));
+  });
+
+  it('is the same before and after the output is created: a dangling symlink, a directory not made yet', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'wfid-later-'));
+    symlinkSync('real.jsonl', join(dir, 'link.jsonl'));
+    symlinkSync(dir, `${dir}-alias`);
+    const link = join(dir, 'link.jsonl');
+    const deep = join(`${dir}-alias`, 'new', 'out.jsonl');
+    const before = [workflowIdForOutput(link), workflowIdForOutput(deep)];
+    expect(before[0]).toBe(workflowIdForOutput(join(dir, 'real.jsonl')));
+    writeFileSync(join(dir, 'real.jsonl'), '');
+    mkdirSync(join(dir, 'new'));
+    writeFileSync(join(dir, 'new', 'out.jsonl'), '');
+    expect([workflowIdForOutput(link), workflowIdForOutput(deep)]).toEqual(before);
+    expect(before[1]).toBe(workflowIdForOutput(join(dir, 'new', 'out.jsonl')));
+  });
+
+  it('a hard-linked output (one file, two names) is refused with one line', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'wfid-hard-'));
+    writeFileSync(join(dir, 'real.jsonl'), '');
+    linkSync(join(dir, 'real.jsonl'), join(dir, 'hard.jsonl'));
+    expect(() => workflowIdForOutput(join(dir, 'hard.jsonl'))).toThrow(/^--output '.*hard\.jsonl' is a file with 2 names \(hard links\)/);
   });
 });
