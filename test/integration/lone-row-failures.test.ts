@@ -28,7 +28,9 @@ async function runWithOneBadRow(bad: (attempt: number) => Reply, flags: string[]
   const d = await sampleRun(dir, s.port, { tasks: 4, repeats: 2 });
   const r = await runCli([...runArgs(d), '--request-timeout', '2', ...flags], temporal.env, BOUND_MS);
   const shown = `exit ${r.code}\n${r.stdout}\n${r.stderr}`;
-  expect(r.code, shown).toBe(0);
+  // Exit 3: the row is missing from the score, below the attempt cap (docs/usage.md, exit statuses).
+  expect(r.code, shown).toBe(3);
+  expect(r.stdout, shown).toMatch(/^Incomplete: 1 rollout\(s\) still missing from the score/m);
   const side = readRows(join(dir, 'out_failures.jsonl')).filter((row) => row._ng_failure_class !== 'judge_failed');
   expect(side, shown).toHaveLength(1);
   expect(side[0]).toMatchObject({ _ng_task_index: 3, _ng_rollout_index: 0, reward: 0, _ng_failure_class: 'transient' });

@@ -25,6 +25,7 @@ import type { ReverifyActivities } from '../../activities/index.js';
 import type { BatchResult, PlanSummary, Progress, RunResult, RunSpec } from '../../src/contract/run-spec.js';
 import { cacheDir } from '../../src/temporal/connection.js';
 import { coverageOf, emptyCounts } from '../../src/contract/coverage.js';
+import { aggregateTimeoutMs } from '../../src/contract/aggregate-timeout.js';
 import { workflowBundlePath } from '../../src/temporal/workflow-bundle.js';
 import { progressQuery, setMaxRequestsUpdate, setPausedUpdate } from '../../workflows/definitions.js';
 import type { reverifyRun } from '../../workflows/reverify-run.js';
@@ -880,7 +881,9 @@ describe('workflow logic with stub activities', () => {
 
     expect(result).toMatchObject({ aggregationError: message, metricsPath: null, keyMetrics: [], done: 12, planned: 12 });
     expect(rec.aggregates).toHaveLength(1); // not retried
-    expect(rec.aggregates[0]).toMatchObject({ output: result.outputs.output, metrics: result.outputs.metrics, timeoutMs: 3_600_000 });
+    expect(rec.aggregates[0]).toMatchObject({ output: result.outputs.output, metrics: result.outputs.metrics });
+    // The deadline grows with the rows committed (src/contract/aggregate-timeout.ts).
+    expect(rec.aggregates[0]?.timeoutMs).toBeGreaterThanOrEqual(aggregateTimeoutMs(spec.requestTimeoutMs, 12));
     expect(rec.removed).toEqual([result.outputs.workDir]);
     expect(progress.phase).toBe('done');
   });
