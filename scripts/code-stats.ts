@@ -58,7 +58,7 @@ for (const folder of FOLDERS) {
     perFolder[folder] = (perFolder[folder] ?? 0) + lines;
     if (!PRODUCT.has(folder)) continue;
     sizes.push({ file, lines });
-    patchedCalls += (text.match(/\bpatched\(/g) ?? []).length;
+    patchedCalls += (text.match(/\b(?:deprecateP|p)atched\(\s*['"`]/g) ?? []).length;
     if (/\.ts$/.test(path)) fns.push(...functionsOf(file, text));
   }
 }
