@@ -5,7 +5,9 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import type { ReverifyRunWorkflow } from '../../workflows/definitions.js';
+import type { reverifyRun } from '../../workflows/reverify-run.js';
 import { projectRoot } from '../helpers/worker-process.js';
 
 const dir = join(projectRoot, 'workflows');
@@ -62,5 +64,9 @@ describe('workflows/ imports', () => {
     const graph = new Map(files.map((f) => [f, localImports(readFileSync(join(dir, f), 'utf8'))]));
     expect(graph.get('reverify-run.ts')).toContain('verify-round.ts');
     expect(findCircle(graph)).toBeNull();
+  });
+
+  it("the signature continue-as-new is checked against is the workflow's own (tsc checks it)", () => {
+    expectTypeOf<typeof reverifyRun>().toEqualTypeOf<ReverifyRunWorkflow>();
   });
 });
