@@ -8,7 +8,7 @@ import type { BatchResult, RunSpec } from '../src/contract/run-spec.js';
 import { loan, long, quick } from './activity-proxies.js';
 import { adaptLimit } from './adaptive-limit.js';
 import type { reverifyRun } from './reverify-run.js';
-import { addCounts, type InFlight, type RunState } from './run-state.js';
+import { addCounts, committed, landed, type InFlight, type RunState } from './run-state.js';
 import { windowShape } from './window.js';
 import { enterPhase, showDetails } from './details.js';
 import { batchAllowance, budgetSpentMessage, requestsLeft } from './budget.js';
@@ -94,7 +94,10 @@ export async function verifyRound(spec: RunSpec, st: RunState, inflight: Map<num
         (r) => {
           st.requestsUsed += r.requestsUsed ?? 0;
           if (r.held) st.held = [...st.held, batch].sort((a, b) => a - b);
-          else ready.push(r);
+          else {
+            ready.push(r);
+            landed(st, r);
+          }
         },
         (err: Error) => (failed.error ??= err),
       )
@@ -317,6 +320,7 @@ async function commit(spec: RunSpec, st: RunState, batches: BatchResult[]): Prom
     );
   for (const b of batches) {
     addCounts(st.totals, b);
+    committed(st, b);
     if (st.mainRows !== null) st.mainRows += b.main;
     // A withdrawn re-judgment (answered without a grade) leaves its failure selected for the next round.
     st.roundJudgeFailed += b.judgeFailed + (b.withdrawn ?? 0);
