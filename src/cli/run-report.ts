@@ -93,7 +93,7 @@ export async function workersPolling(client: Client, taskQueue: string, now = Da
 }
 
 /** True when a poller's last access (a protobuf timestamp; absent: unknown, counted) is at or after `since`. */
-function seenSince(
+export function seenSince(
   at: { seconds?: { toNumber(): number } | number | null; nanos?: number | null } | null | undefined,
   since: number,
 ): boolean {

@@ -81,3 +81,14 @@ describe('runView: one view of a live run', () => {
     expect(steadyView(a, later)).toMatchObject({ answered: 300, scored: 300, settled: 300 });
   });
 });
+
+describe('workers polling: only those seen recently', () => {
+  it('counts a poller by its last access time; one the server still lists after its worker exited is not counted', async () => {
+    const { POLLER_GONE_MS, seenSince } = await import('../../src/cli/run-report.js');
+    const now = 1_000_000_000_000;
+    const at = (ms: number) => ({ seconds: { toNumber: () => Math.floor(ms / 1000) }, nanos: (ms % 1000) * 1e6 });
+    expect(seenSince(at(now - 5_000), now - POLLER_GONE_MS)).toBe(true);
+    expect(seenSince(at(now - POLLER_GONE_MS - 1_000), now - POLLER_GONE_MS)).toBe(false);
+    expect(seenSince(null, now - POLLER_GONE_MS)).toBe(true);
+  });
+});
