@@ -1,5 +1,5 @@
 /**
- * What a live run shows is true (issue 29 items 1 and 2): a multi-batch run (8 batches, judge
+ * What a live run shows is true (issue 29 items 1 and 2): a multi-batch run (12 batches, judge
  * failures re-judged in later rounds) through `node bin/reverify.js run`, on the real dev server and
  * the reference server, sampled while it runs from the terminal's plain lines, `reverify status
  * --json` (and its text) and the workflow's progress query. Every sample: counts that never go
@@ -51,7 +51,7 @@ function terminalSamples(text: string): Array<{ settled: number; keys: number; o
 
 describe('the live views of a multi-batch run', () => {
   it('terminal, status --json and the progress query agree with the server and the files', { timeout: 300_000 }, async () => {
-    const rows = 2000;
+    const rows = 3000;
     const d = await sampleRun(tempDir(), rs().port, { tasks: rows / 4, repeats: 4 });
     const args = [
       ...runArgs(d),
@@ -128,6 +128,10 @@ describe('the live views of a multi-batch run', () => {
     }
     // status of a live run: no advice to resume it.
     for (const lines of liveText) expect(lines.filter((l) => l.includes('--resume'))).toEqual([]);
+    console.log(`terminal ok/failed/server: ${JSON.stringify(terminal.map((l) => [l.ok, l.failed, l.server]))}`);
+    console.log(
+      `status answered/scored/inFlight/server: ${JSON.stringify(reports.map((r) => [r.live.finished, r.live.done, r.live.inFlight, r.server]))}`,
+    );
     // The terminal's lines: never back, never above the plan nor the server's answers.
     const lines = terminal;
     expect(lines.length).toBeGreaterThan(1);
