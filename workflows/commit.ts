@@ -7,7 +7,7 @@ import { CancellationScope, condition } from '@temporalio/workflow';
 import type { BatchResult, RunSpec } from '../src/contract/run-spec.js';
 import { quick } from './activity-proxies.js';
 import { adaptLimit } from './adaptive-limit.js';
-import { addCounts, type InFlight, type RunState } from './run-state.js';
+import { addCounts, committed, type InFlight, type RunState } from './run-state.js';
 
 /** Appends part files to the outputs exactly once and records the new lengths. */
 export async function appendParts(
@@ -58,6 +58,7 @@ export async function commitBatches(spec: RunSpec, st: RunState, batches: BatchR
     );
   for (const b of batches) {
     addCounts(st.totals, b);
+    committed(st, b);
     if (st.mainRows !== null) st.mainRows += b.main;
     // A withdrawn re-judgment (answered without a grade) leaves its failure selected for the next round.
     st.roundJudgeFailed += b.judgeFailed + (b.withdrawn ?? 0);

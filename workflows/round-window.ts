@@ -20,7 +20,7 @@ import { batchAllowance, budgetSpentMessage, requestsLeft } from './budget.js';
 import { commitBatches, commitHandedBack } from './commit.js';
 import type { ReverifyRunWorkflow } from './definitions.js';
 import { showDetails } from './details.js';
-import type { InFlight, RunState } from './run-state.js';
+import { landed, type InFlight, type RunState } from './run-state.js';
 import { windowShape } from './window.js';
 
 export class RoundWindow {
@@ -143,7 +143,10 @@ export class RoundWindow {
   private ended(batch: number, r: BatchResult): void {
     this.st.requestsUsed += r.requestsUsed ?? 0;
     if (r.held) this.hold(batch);
-    else this.ready.push(r);
+    else {
+      this.ready.push(r);
+      landed(this.st, r);
+    }
   }
 
   /** Held batches are launched again first, in batch order, once the budget allows. */

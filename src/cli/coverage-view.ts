@@ -55,9 +55,9 @@ export async function coverageNow(output: string): Promise<CoverageNow | null> {
   return { file, coverage };
 }
 
-/** The coverage block of `reverify status`, or nothing when the run has no coverage file. */
-export function coverageLines(now: CoverageNow | null): string[] {
-  return now === null ? [] : coverageBlock(now.coverage, now.file);
+/** The coverage block of `reverify status`, or nothing when the run has no coverage file; `live`: the run is writing. */
+export function coverageLines(now: CoverageNow | null, live = false): string[] {
+  return now === null ? [] : coverageBlock(now.coverage, now.file, live);
 }
 
 /** A key id (`keyId`) as Python prints the key: `(3, 1)`, `('a', None)`. */
