@@ -6,6 +6,7 @@
  * on retrying terminal timeouts without the flag (there is no flag to turn it off: start a new output).
  */
 import { resolveAttemptCap, type CapSource } from '../contract/attempts.js';
+import { reconciliationGap, unreconciledNotice } from '../contract/coverage-reconcile.js';
 import { coveragePath } from '../contract/file-names.js';
 import { MAX_ATTEMPTS_ENV } from '../contract/keys.js';
 import { savedTimeoutPolicyNotice } from '../contract/messages.js';
@@ -29,6 +30,8 @@ export async function withAttemptCap(
     extend: opts.extendAttempts,
     coverageFile: file,
   });
+  const gap = saved && reconciliationGap(saved);
+  if (gap) notices.push(unreconciledNotice(file, gap));
   const keepTimeouts = saved?.retry_terminal_timeouts === true && spec.retryTerminalTimeouts !== true;
   if (keepTimeouts) notices.push(savedTimeoutPolicyNotice(file));
   return {

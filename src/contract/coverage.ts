@@ -9,6 +9,8 @@
  * the seed's, in snake_case, as the file `<out stem>_coverage.json` carries them.
  */
 
+import { reconciliationGap } from './coverage-reconcile.js';
+
 /** What the files say about one key. */
 export interface KeyTally {
   /** Rows of the main output with this key. */
@@ -59,6 +61,8 @@ export interface CoverageCounts {
   sidecar_rows: number;
   /** Of them, omissions. */
   omission_rows: number;
+  /** Of them, terminal failure rows (stamped terminal, not omissions): attempts the budget does not count. */
+  terminal_rows: number;
 }
 
 export function emptyCounts(): CoverageCounts {
@@ -72,6 +76,7 @@ export function emptyCounts(): CoverageCounts {
     main_rows: 0,
     sidecar_rows: 0,
     omission_rows: 0,
+    terminal_rows: 0,
   };
 }
 
@@ -128,9 +133,13 @@ export interface CoverageContext {
   failures: string;
 }
 
+/** How a rollout's outcome is selected among its rows: its latest attempt (the run store's only policy). */
+export const SELECTION_POLICY = 'latest_allocated';
+
 /** The coverage file's content (`schema_version` 1 of reverify's plain runs). */
 export interface Coverage extends AttemptCap {
   schema_version: 1;
+  selection_policy: typeof SELECTION_POLICY;
   run_id: string;
   state: CoverageContext['state'];
   expected: number;
@@ -139,8 +148,9 @@ export interface Coverage extends AttemptCap {
   intentionally_omitted: number;
   unknown: number;
   never_dispatched: number;
-  /** Outcome rows: main-output rows plus counted sidecar rows (omissions are not attempts). */
+  /** Outcome rows: main-output rows plus sidecar rows but omissions (omissions are not attempts). */
   attempts: number;
+  /** Sidecar rows the retry budget counts: failures neither terminal nor omitted. */
   counted_failures: number;
   attempts_exhausted: number;
   retryable: number;
@@ -149,10 +159,19 @@ export interface Coverage extends AttemptCap {
   retry_terminal_timeouts: boolean;
   completion_fraction: number;
   complete: boolean;
+  /** `expected = successful + failed + intentionally_omitted + unknown + never_dispatched` (coverage-reconcile.ts). */
+  reconciled: boolean;
   outcomes_recorded: number;
   /** A plain run has no manifest: identities are row keys, not verified run/attempt ids. */
   identity_verified: false;
-  reporting: { output: string; failures: string; main_rows: number; sidecar_rows: number; terminal_failures: number };
+  reporting: {
+    output: string;
+    failures: string;
+    main_rows: number;
+    sidecar_rows: number;
+    terminal_failures: number;
+    terminal_rows: number;
+  };
 }
 
 /**
@@ -161,14 +180,20 @@ export interface Coverage extends AttemptCap {
  * when nothing is pending.
  */
 export function coverageOf(c: CoverageCounts, ctx: CoverageContext): Coverage {
+  const cov = countedCoverage(c, ctx);
+  return { ...cov, reconciled: reconciliationGap(cov) === null };
+}
+
+function countedCoverage(c: CoverageCounts, ctx: CoverageContext): Coverage {
   const recorded = c.successful + c.failed + c.intentionally_omitted;
   const expected = Math.max(ctx.expected ?? recorded + ctx.not_persisted, recorded);
   const unknown = Math.min(ctx.not_persisted, expected - recorded);
   const never = expected - recorded - unknown;
-  const counted = c.sidecar_rows - c.omission_rows;
+  const attempted = c.sidecar_rows - c.omission_rows;
   const pending = c.retryable + unknown + never;
   return {
     schema_version: 1,
+    selection_policy: SELECTION_POLICY,
     run_id: ctx.run_id,
     state: ctx.state,
     expected,
@@ -177,8 +202,8 @@ export function coverageOf(c: CoverageCounts, ctx: CoverageContext): Coverage {
     intentionally_omitted: c.intentionally_omitted,
     unknown,
     never_dispatched: never,
-    attempts: c.main_rows + counted,
-    counted_failures: counted,
+    attempts: c.main_rows + attempted,
+    counted_failures: attempted - c.terminal_rows,
     attempts_exhausted: c.attempts_exhausted,
     retryable: c.retryable,
     max_rollout_attempts: ctx.cap.max_rollout_attempts,
@@ -187,6 +212,7 @@ export function coverageOf(c: CoverageCounts, ctx: CoverageContext): Coverage {
     retry_terminal_timeouts: ctx.retry_terminal_timeouts,
     completion_fraction: expected === 0 ? 1 : Math.round(((expected - pending) / expected) * 1e6) / 1e6,
     complete: pending === 0,
+    reconciled: false,
     outcomes_recorded: ctx.outcomes_recorded,
     identity_verified: false,
     reporting: {
@@ -195,6 +221,7 @@ export function coverageOf(c: CoverageCounts, ctx: CoverageContext): Coverage {
       main_rows: c.main_rows,
       sidecar_rows: c.sidecar_rows,
       terminal_failures: c.terminal_failures,
+      terminal_rows: c.terminal_rows,
     },
   };
 }

@@ -1,20 +1,26 @@
 /**
  * `<out stem>_coverage.json`: written atomically (temp, fsync, rename, directory fsync) as 2-space
- * JSON and a newline; read back for the attempt cap saved with the run (`--resume` uses it).
+ * JSON and a newline, only when it reconciles (src/contract/coverage-reconcile.ts); read back for the
+ * attempt cap saved with the run (`--resume` uses it). A file without `attempt_extension` (one
+ * another tool wrote) reads as no extension.
  */
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { ConfigError } from '../contract/errors.js';
 import type { AttemptCap, Coverage } from '../contract/coverage.js';
+import { reconciliationGap } from '../contract/coverage-reconcile.js';
 import { writeFileAtomic } from './atomic-file.js';
 
-export function writeCoverageFile(path: string, coverage: Coverage): Promise<void> {
+export async function writeCoverageFile(path: string, coverage: Coverage): Promise<void> {
+  const gap = reconciliationGap(coverage);
+  // Each expected rollout has one disposition by construction (coverageOf): a gap is a bug here.
+  if (gap !== null || !coverage.reconciled) throw new Error(`internal error: the coverage for ${path} does not reconcile (${gap})`);
   return writeFileAtomic(path, JSON.stringify(coverage, null, 2) + '\n');
 }
 
 const savedCap = z.object({
   max_rollout_attempts: z.number().int().min(1),
-  attempt_extension: z.number().int().min(0),
+  attempt_extension: z.number().int().min(0).default(0),
 });
 
 const savedCoverage = savedCap.loose();

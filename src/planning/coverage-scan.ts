@@ -22,7 +22,7 @@ export async function scanKeys(
   scratchParent: string,
   visit: (key: string, tally: KeyTally) => void,
   opts: { maxRecords?: number; scan?: ScanOptions } = {},
-): Promise<{ mainRows: number; sidecarRows: number; omissionRows: number }> {
+): Promise<{ mainRows: number; sidecarRows: number; omissionRows: number; terminalRows: number }> {
   const policy = { repairTruncated: true, retryTerminalTimeouts: rules.retryTerminalTimeouts };
   return withScratchDir(scratchParent, '.reverify-coverage-', async (dir) => {
     const sorter = new ExternalSorter<KeyedRecord>({
@@ -32,7 +32,7 @@ export async function scanKeys(
       codec: keyedRecordCodec,
       maxRecords: opts.maxRecords,
     });
-    const rows = { mainRows: 0, sidecarRows: 0, omissionRows: 0 };
+    const rows = { mainRows: 0, sidecarRows: 0, omissionRows: 0, terminalRows: 0 };
     try {
       for await (const ids of outputKeyIdChunks(files.output, policy, opts.scan))
         for (const id of ids) {
@@ -44,6 +44,7 @@ export async function scanKeys(
         for (const a of attempts) {
           rows.sidecarRows++;
           if (a.omitted) rows.omissionRows++;
+          else if (a.terminal) rows.terminalRows++;
           const adding = sorter.add({ key: a.id, nums: [SIDECAR, a.terminal ? 1 : 0, a.omitted ? 1 : 0], text: null });
           if (adding) await adding;
         }
@@ -83,5 +84,6 @@ export async function countCoverage(
   c.main_rows = rows.mainRows;
   c.sidecar_rows = rows.sidecarRows;
   c.omission_rows = rows.omissionRows;
+  c.terminal_rows = rows.terminalRows;
   return c;
 }

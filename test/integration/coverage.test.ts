@@ -49,10 +49,14 @@ function expectLineCounts(cov: Coverage, f: { output: string; outputSidecar: str
   const main = lines(f.output);
   const side = lines(f.outputSidecar);
   const omissions = side.filter((l) => l.includes('"_ng_omitted":true')).length;
+  // Terminal failures are attempts the retry budget does not count (nor are omissions).
+  const terminal = side.filter((l) => l.includes('"_ng_failure_terminal":true') && !l.includes('"_ng_omitted":true')).length;
   expect(cov.successful).toBe(new Set(main.map((l) => keyText(JSON.parse(l)))).size);
   expect(cov.reporting.main_rows).toBe(main.length);
   expect(cov.reporting.sidecar_rows).toBe(side.length);
-  expect(cov.counted_failures).toBe(side.length - omissions);
+  expect(cov.counted_failures).toBe(side.length - omissions - terminal);
+  expect(cov.reporting.terminal_rows).toBe(terminal);
+  expect(cov.reconciled).toBe(true);
   expect(cov.attempts).toBe(main.length + side.length - omissions);
   expect(cov.successful + cov.failed + cov.intentionally_omitted + cov.unknown + cov.never_dispatched).toBe(cov.expected);
 }

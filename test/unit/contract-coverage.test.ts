@@ -16,6 +16,7 @@ import {
   type CoverageContext,
   type KeyTally,
 } from '../../src/contract/coverage.js';
+import { reconciliationGap } from '../../src/contract/coverage-reconcile.js';
 import { countCoverage, scanKeys } from '../../src/planning/coverage-scan.js';
 import { useTempRoot } from '../helpers/temp-dirs.js';
 
@@ -86,6 +87,36 @@ describe('coverageOf', () => {
     });
     // Pending: 1 retryable + 1 unknown + 2 never dispatched of 8.
     expect(cov.completion_fraction).toBe(0.5);
+  });
+
+  it('counted_failures are the failures the budget counts: terminal rows and omissions are not; attempts keep terminal rows', () => {
+    const c = emptyCounts();
+    for (const t of [
+      tally({ main: 1 }),
+      tally({ counted: 1 }),
+      tally({ counted: 2, terminal: true }),
+      tally({ omitted: true, terminal: true }),
+    ])
+      addKey(c, t, 3);
+    // Sidecar: 1 retryable failure, 2 rows of a terminal key (one stamped terminal), 1 omission.
+    Object.assign(c, { main_rows: 1, sidecar_rows: 4, omission_rows: 1, terminal_rows: 1 });
+    const cov = coverageOf(c, context({ expected: 4 }));
+    expect(cov).toMatchObject({ attempts: 4, counted_failures: 2, failed: 2, intentionally_omitted: 1, reconciled: true });
+    expect(cov.reporting.terminal_rows).toBe(1);
+  });
+
+  it('names its selection policy and reconciles expected with the five dispositions', () => {
+    const c = emptyCounts();
+    addKey(c, tally({ main: 1 }), 2);
+    const cov = coverageOf(c, context({ expected: 3, not_persisted: 1 }));
+    expect(cov.selection_policy).toBe('latest_allocated');
+    expect(cov.reconciled).toBe(true);
+    expect(reconciliationGap(cov)).toBeNull();
+    expect(reconciliationGap({ ...cov, expected: 4 })).toBe(
+      'expected 4 != 3 = 1 successful + 0 failed + 0 intentionally_omitted + 1 unknown + 1 never_dispatched',
+    );
+    // A file without the numbers (another tool's) has nothing to check.
+    expect(reconciliationGap({ expected: 4 })).toBeNull();
   });
 
   it('is complete when every rollout is scored, omitted or failed for good; nothing expected is complete', () => {
@@ -161,6 +192,7 @@ describe('countCoverage over real files', () => {
       main_rows: 3,
       sidecar_rows: 6,
       omission_rows: 1,
+      terminal_rows: 1,
     });
     const keys: string[] = [];
     await scanKeys({ output, sidecar }, {}, dir, (k) => keys.push(k), { maxRecords: 2 });
