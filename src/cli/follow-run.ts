@@ -19,8 +19,8 @@ export interface FollowOptions {
   bar: (text: string) => void;
   /** This terminal attached to a run another one started: rows dropped before now were shown there. */
   attached?: boolean;
-  /** Called once, when the run has opened its outputs (its plan is done and proven), or at its end. */
-  onOutputsOpen?: () => void;
+  /** Called once, when the run has opened its outputs (its plan is done and proven; `output`: its main output), or at its end. */
+  onOutputsOpen?: (output?: string) => void;
 }
 
 /** A followed run's result, and the failure classes of the rows it routed to the sidecar. */
@@ -62,10 +62,10 @@ export async function followRun(handle: WorkflowHandle, opts: FollowOptions): Pr
   let shown: RunView | null = null;
   let lastPrinted = 0;
   let opened = false;
-  const outputsOpen = () => {
+  const outputsOpen = (output?: string) => {
     if (opened) return;
     opened = true;
-    opts.onOutputsOpen?.();
+    opts.onOutputsOpen?.(output);
   };
   const poll = async () => {
     while (!stop) {
@@ -79,7 +79,7 @@ export async function followRun(handle: WorkflowHandle, opts: FollowOptions): Pr
         if (watch === null && p.outputs && typeof p.sidecarOpenedAt === 'number' && p.sidecarLength !== undefined)
           watch = watchFrom(p.outputs.sidecar, p.sidecarOpenedAt, p.sidecarLength);
         await printDropped(p.sidecarLength);
-        if (typeof p.sidecarOpenedAt === 'number') outputsOpen();
+        if (typeof p.sidecarOpenedAt === 'number') outputsOpen(p.outputs?.output);
         printMessages(p.messages);
         shown = steadyView(shown, live.view);
         rate.add(now, shown.answered);

@@ -29,6 +29,7 @@ import { isUserError, removeRunWithoutEffect } from './user-error-runs.js';
 import { loadUploadConfig, wandbRefusal } from '../upload/upload-config.js';
 import { uploadedLine } from './upload-command.js';
 import { writeHistoryAfterFailure, writeHistoryBeside } from './history-file.js';
+import { DriverHold, outputBeforeStart } from './run-hold.js';
 
 export interface RunCommandIo {
   out: (line: string) => void;
@@ -180,6 +181,7 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
   let removeInterrupt = () => {};
   let announced = false;
   let attached = true;
+  const hold = new DriverHold();
   try {
     const existing = await client.workflow
       .getHandle(workflowId)
@@ -194,6 +196,9 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
       const capped = await withAttemptCap(spec, opts, process.env);
       spec = capped.spec;
       capped.notices.forEach((line) => io.out(line));
+      // The run lock, held from here until the run has ended (run-hold.ts).
+      const output = outputBeforeStart(spec);
+      if (output !== null) await hold.take(output);
     }
     trace('prechecked');
     attached = existing;
@@ -223,7 +228,8 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
     }
     // Said once the run has proven its plan and opened its outputs: a user error found while
     // planning (a bad line, an ATIF refusal) ends with its one line and no run left (below).
-    const announce = () => {
+    const announce = (output?: string) => {
+      if (output) hold.takeLate(output, io.out);
       announced = true;
       if (!existing) io.out(`Started run ${workflowId}${ui ? ` — ${ui}` : ''}`);
     };
@@ -284,6 +290,7 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
     // A worker made but never started (the run failed before it) is closed too.
     await Promise.all([(worker ?? (await workerReady?.catch(() => null)))?.stop(), locals?.stop()]);
     trace('worker stopped');
+    await hold.release();
     await dropPlansAhead();
     await close();
     trace('client closed');

@@ -51,6 +51,15 @@ export function runLockFilePath(p: string): string {
   return sibling(p, `${pathStem(p)}_run.lock`);
 }
 
+/**
+ * `D/.<S>_run.lock.driver` beside a run lock: held by the `reverify run` that holds the run lock for
+ * its whole run, so that the run's workers in other processes know the holder is their driver
+ * (src/io/run-lock.ts). Never written, never deleted.
+ */
+export function driverLeasePath(lockPath: string): string {
+  return sibling(lockPath, `.${basename(lockPath)}.driver`);
+}
+
 /** `D/<S>_history.json`: the run's full workflow history, written when the run ends. */
 export function historyPath(p: string): string {
   return sibling(p, `${pathStem(p)}_history.json`);
@@ -73,7 +82,7 @@ export function prefixedOutputPath(p: string, prefix: string): string {
 
 /** A file or directory named after a run's main output, and what the messages call it. */
 export interface DerivedFile {
-  role: 'output' | 'sidecar' | 'metrics' | 'coverage' | 'history' | 'runLock' | 'report' | 'workDir';
+  role: 'output' | 'sidecar' | 'metrics' | 'coverage' | 'history' | 'runLock' | 'driverLease' | 'report' | 'workDir';
   what: string;
   path: string;
   /** Written as a temporary file beside it first, then renamed (src/io/atomic-file.ts). */
@@ -92,6 +101,7 @@ export function derivedFiles(output: string): DerivedFile[] {
     { role: 'coverage', what: 'the coverage file', path: coveragePath(output), viaTemp: true },
     { role: 'history', what: 'the workflow history file', path: historyPath(output), viaTemp: true },
     { role: 'runLock', what: 'the run lock', path: runLockFilePath(output), viaTemp: false },
+    { role: 'driverLease', what: "the run driver's lease", path: driverLeasePath(runLockFilePath(output)), viaTemp: false },
     { role: 'report', what: 'the HTML report', path: reportHtmlPath(output), viaTemp: true },
     { role: 'workDir', what: 'the work directory', path: workDirPath(output), viaTemp: false },
   ];

@@ -1,21 +1,26 @@
 /**
  * The run lock of newer NeMo Gym (`rollout_recovery.run_lock`): an exclusive, non-blocking
  * `flock(2)` on `<resolved output stem>_run.lock` beside the output, never unlinked. A NeMo Gym
- * collector holds it across its whole run; reverify holds it for every step that writes the
- * outputs, so the two never write one run at once.
+ * collector holds it across its whole run; so does the `reverify run` that drives a run
+ * (`holdRunLock`, from before the workflow starts to its end), and every step that writes the
+ * outputs takes it (`withRunLock`), so that a collector is refused for the whole run.
+ *
+ * Within one process the lock is shared (counted): the driver's hold and the steps of its
+ * in-process worker never conflict, and `flock` is taken once. A worker in another process
+ * (`reverify worker`, `--workers N`) cannot share that descriptor: when the lock is held elsewhere,
+ * it writes only if the holder is the run's driver, which holds a second lock, the driver lease
+ * (`.<lock name>.driver`, file-names.ts), for as long as it holds the run lock (taken after it,
+ * dropped before it). The run lock held and the lease free: another tool holds it, refused.
  *
  * Node has no `flock` in core, and no npm package offers one with prebuilt binaries (`fs-ext`
  * compiles with node-gyp at install). So the lock is taken by util-linux's `flock` on a descriptor
  * of one long-lived helper process (flock-holder.ts), which holds it until we drop it, or until
  * this process dies (even SIGKILL): then the helper exits and the kernel drops the lock, no stale
  * owner. It is the same kernel lock Python's `fcntl.flock` takes, so a NeMo Gym collector sees it.
- *
- * Within one process the lock is shared (counted): two steps of one run never conflict with
- * each other, only with another process.
  */
 import { ConfigError } from '../contract/errors.js';
 import { runLockHeld } from '../contract/managed-run.js';
-import { runLockFilePath } from '../contract/file-names.js';
+import { driverLeasePath, runLockFilePath } from '../contract/file-names.js';
 import { exists } from './file-exists.js';
 import { flockHolder, type FlockHolder } from './flock-holder.js';
 import { resolvePath } from './resolve-path.js';
@@ -29,9 +34,9 @@ export async function runLockPath(output: string): Promise<string> {
 }
 
 interface Held {
-  /** The helper that holds the lock, and its descriptor that does. */
+  /** The helper that holds the lock, and its descriptor that does; null: the run's driver holds it in another process. */
   holder: FlockHolder;
-  fd: number;
+  fd: number | null;
   users: number;
   /** Set when the last user let go: resolves once the lock is dropped. */
   releasing?: Promise<void>;
@@ -64,6 +69,18 @@ async function enter(path: string): Promise<Held> {
   }
 }
 
+/** One user lets go; the last one drops the lock (a helper that died has dropped its locks with it). */
+async function leave(path: string, held: Held): Promise<void> {
+  if (--held.users > 0) return;
+  const entry = heldHere.get(path);
+  held.releasing = (held.fd === null ? Promise.resolve() : held.holder.drop(held.fd))
+    .catch(() => undefined)
+    .finally(() => {
+      if (heldHere.get(path) === entry) heldHere.delete(path);
+    });
+  await held.releasing;
+}
+
 /** Runs `body` holding the run lock of `output`; throws `RunLockHeldError` at once if another process holds it. */
 export async function withRunLock<T>(output: string, body: () => Promise<T>): Promise<T> {
   const path = await runLockPath(output);
@@ -71,18 +88,43 @@ export async function withRunLock<T>(output: string, body: () => Promise<T>): Pr
   try {
     return await body();
   } finally {
-    if (--held.users === 0) {
-      const entry = heldHere.get(path);
-      // A helper that died has dropped its locks with it: nothing left to drop.
-      held.releasing = held.holder
-        .drop(held.fd)
-        .catch(() => undefined)
-        .finally(() => {
-          if (heldHere.get(path) === entry) heldHere.delete(path);
-        });
-      await held.releasing;
-    }
+    await leave(path, held);
   }
+}
+
+/** The run-long hold of the `reverify run` that drives a run. */
+export interface RunHold {
+  /** The lock file. */
+  path: string;
+  /** False: another `reverify run` of the same run holds it (this one attached beside it). */
+  own: boolean;
+  release(): Promise<void>;
+}
+
+/**
+ * Holds the run lock of `output` until `release()`, with the driver lease that tells the run's
+ * workers in other processes that the holder is their driver. Throws `RunLockHeldError` at once if
+ * another tool holds the lock.
+ */
+export async function holdRunLock(output: string): Promise<RunHold> {
+  const path = await runLockPath(output);
+  const held = await enter(path);
+  let lease: number | null = null;
+  if (held.fd !== null) {
+    const taken = await held.holder.take(driverLeasePath(path)).catch(() => null);
+    if (taken && 'fd' in taken) lease = taken.fd;
+  }
+  let released: Promise<void> | null = null;
+  return {
+    path,
+    own: lease !== null,
+    release: () =>
+      (released ??= (async () => {
+        // The lease goes first: a worker never sees the lease without the run lock behind it.
+        if (lease !== null) await held.holder.drop(lease).catch(() => undefined);
+        await leave(path, held);
+      })()),
+  };
 }
 
 /**
@@ -99,6 +141,21 @@ async function takeLock(path: string): Promise<Held> {
   const holder = flockHolder();
   const taken = await holder.take(path).catch((err: Error) => ({ error: err.message }));
   if ('fd' in taken) return { holder, fd: taken.fd, users: 0 };
-  if ('held' in taken) throw new RunLockHeldError(runLockHeld(path));
+  if ('held' in taken) {
+    if (await driverHolds(holder, path)) return { holder, fd: null, users: 0 };
+    throw new RunLockHeldError(runLockHeld(path));
+  }
   throw new ConfigError(`cannot take the run lock ${path}: ${taken.error}`);
+}
+
+/**
+ * Whether the holder of the run lock at `path` is a `reverify run` driving a run: its lease is held
+ * (taking it fails). No lease file: no driver ever held it (none is created here).
+ */
+async function driverHolds(holder: FlockHolder, path: string): Promise<boolean> {
+  const lease = driverLeasePath(path);
+  if (!(await exists(lease))) return false;
+  const taken = await holder.take(lease).catch(() => null);
+  if (taken && 'fd' in taken) await holder.drop(taken.fd).catch(() => undefined);
+  return taken !== null && 'held' in taken;
 }

@@ -19,7 +19,7 @@ import {
 const LONGEST_STEM = NAME_MAX - '_aggregate_metrics.json'.length - LONGEST_TEMP_SUFFIX.length;
 
 describe('names derived from --output against NAME_MAX', () => {
-  it('every derived name is listed: output, sidecar, metrics, coverage, history, run lock, report, work directory', () => {
+  it('every derived name is listed: output, sidecar, metrics, coverage, history, run lock and its driver lease, report, work directory', () => {
     expect(derivedFiles('/d/out.jsonl').map((f) => f.path)).toEqual([
       '/d/out.jsonl',
       '/d/out_failures.jsonl',
@@ -27,6 +27,7 @@ describe('names derived from --output against NAME_MAX', () => {
       '/d/out_coverage.json',
       '/d/out_history.json',
       '/d/out_run.lock',
+      '/d/.out_run.lock.driver',
       '/d/out_report.html',
       '/d/.out.jsonl.reverify',
     ]);

@@ -2,7 +2,8 @@ import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { checkRunLockFree, RunLockHeldError, runLockPath, withRunLock } from '../../src/io/run-lock.js';
+import { driverLeasePath } from '../../src/contract/file-names.js';
+import { checkRunLockFree, holdRunLock, RunLockHeldError, runLockPath, withRunLock } from '../../src/io/run-lock.js';
 import { holdLockElsewhere, lockFreeElsewhere } from '../helpers/foreign-lock.js';
 import { useTempRoot } from '../helpers/temp-dirs.js';
 
@@ -65,6 +66,84 @@ describe('run lock (flock on <resolved output stem>_run.lock)', () => {
     const out = join(freshDir(), 'out.jsonl');
     await checkRunLockFree(out);
     expect(existsSync(await runLockPath(out))).toBe(false);
+  });
+});
+
+/** A `reverify run` driving a run in another process: it holds the run lock of `out` until killed. */
+async function driverElsewhere(out: string) {
+  const code = `import { holdRunLock } from ${JSON.stringify(new URL('../../src/io/run-lock.ts', import.meta.url).pathname)};
+const hold = await holdRunLock(${JSON.stringify(out)}); console.log(hold.own ? 'held' : 'not own'); setInterval(() => {}, 1000);`;
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const said = await new Promise<string>((resolve, reject) => {
+    child.stdout.once('data', (d: Buffer) => resolve(d.toString().trim()));
+    child.once('exit', (c) => reject(new Error(`the driver exited with ${c}`)));
+  });
+  expect(said).toBe('held');
+  return {
+    kill: async () => {
+      child.kill('SIGKILL');
+      await new Promise((r) => child.once('exit', r));
+    },
+  };
+}
+
+describe('run lock held for the whole run by the driver (issue 31 item 4)', () => {
+  it("refuses a collector's fcntl.flock until released, between steps too; the steps of its own process share it", async () => {
+    const out = join(freshDir(), 'out.jsonl');
+    const lock = await runLockPath(out);
+    const hold = await holdRunLock(out);
+    expect(hold.own).toBe(true);
+    expect(lockFreeElsewhere(lock)).toBe(false);
+    expect(lockFreeElsewhere(driverLeasePath(lock))).toBe(false);
+    // The in-process worker's steps: no second flock of our own (which would conflict), no release after them.
+    for (let i = 0; i < 3; i++) expect(await withRunLock(out, async () => lockFreeElsewhere(lock))).toBe(false);
+    expect(lockFreeElsewhere(lock)).toBe(false);
+    await hold.release();
+    expect(lockFreeElsewhere(lock)).toBe(true);
+    expect(lockFreeElsewhere(driverLeasePath(lock))).toBe(true);
+  });
+
+  it("a collector holding the lock: the driver's hold is refused with NeMo Gym's line", async () => {
+    const out = join(freshDir(), 'out.jsonl');
+    const lock = await runLockPath(out);
+    const holder = await holdLockElsewhere(lock);
+    try {
+      const err = await holdRunLock(out).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(RunLockHeldError);
+      expect((err as Error).message).toBe(`Another collector owns this run (${lock}). Wait for it to stop before resuming.`);
+    } finally {
+      await holder.release();
+    }
+  });
+
+  it("a worker in another process writes under its driver's hold; a lock held without the driver lease is a collector's: refused", async () => {
+    const out = join(freshDir(), 'out.jsonl');
+    const lock = await runLockPath(out);
+    const driver = await driverElsewhere(out);
+    try {
+      // This process is the worker: its step runs while the driver still holds the lock.
+      expect(await withRunLock(out, async () => lockFreeElsewhere(lock))).toBe(false);
+      await checkRunLockFree(out);
+    } finally {
+      await driver.kill();
+    }
+    expect(lockFreeElsewhere(lock)).toBe(true);
+    const collector = await holdLockElsewhere(lock);
+    try {
+      await expect(withRunLock(out, async () => 1)).rejects.toBeInstanceOf(RunLockHeldError);
+    } finally {
+      await collector.release();
+    }
+    // Without a lease file nobody ever drove the run: refused, and no lease file is made.
+    const other = join(freshDir(), 'out.jsonl');
+    const otherLock = await runLockPath(other);
+    const collector2 = await holdLockElsewhere(otherLock);
+    try {
+      await expect(withRunLock(other, async () => 1)).rejects.toBeInstanceOf(RunLockHeldError);
+      expect(existsSync(driverLeasePath(otherLock))).toBe(false);
+    } finally {
+      await collector2.release();
+    }
   });
 });
 
