@@ -4,6 +4,8 @@
  * beside the results), are refused before anything is written: one line, exit 1, every file
  * byte-identical, no workflow. The collector is stood in for by a Python process taking the lock
  * with `fcntl.flock`, as NeMo Gym does; the managed-run fixtures follow the seed's file rules.
+ * Issue 31 item 4: the `reverify run` that drives a run holds the lock for the whole run, with its
+ * in-process worker or with `reverify worker` processes (which write under its driver lease).
  */
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,12 +15,17 @@ import { startReferenceServer } from '../../src/reference-server/server.js';
 import { holdLockElsewhere, lockFreeElsewhere } from '../helpers/foreign-lock.js';
 import { closedAfterEach } from '../helpers/hooks.js';
 import { runCli } from '../helpers/cli-process.js';
-import { runArgs, runReverify, sampleRun } from '../helpers/run-fixtures.js';
+import { captureIo, runArgs, runReverify, sampleRun } from '../helpers/run-fixtures.js';
+import { reward, startScriptedServer, type Reply } from '../helpers/scripted-server.js';
+import { tasks, writeFixture } from '../helpers/spec-fixtures.js';
+import { sigkill, startWorkerProcess } from '../helpers/worker-process.js';
+import { runCommand } from '../../src/cli/run-command.js';
 import { tempDir, useSharedTemporal, useTemporalClient, runExists } from '../helpers/temporal-env.js';
 
 const temporal = useSharedTemporal('run-lock');
 const client = useTemporalClient(temporal);
 const reference = closedAfterEach(startReferenceServer);
+const scripted = closedAfterEach(startScriptedServer);
 
 /** Every file of a directory with its bytes. */
 function snapshot(dir: string): Record<string, string> {
@@ -74,28 +81,52 @@ describe('run lock (item 5)', () => {
   });
 });
 
-describe('run lock taken by the steps that write (item 5)', () => {
-  it('a collector that takes the lock while we verify: our commit is refused with the same line, exit 1, nothing committed', async () => {
-    const rs = await reference({ latencyMs: 1500 });
-    const dir = tempDir();
-    const d = await sampleRun(dir, rs.port, { tasks: 2, repeats: 1 });
-    const lock = join(dir, 'out_run.lock');
-    const running = runReverify({ inputs: d.inputsPath, rollouts: d.rolloutsPath, output: d.output, configs: [d.config] });
-    // openOutputs made the outputs holding the lock; take it as soon as that step lets go.
-    let holder: Awaited<ReturnType<typeof holdLockElsewhere>> | undefined;
-    while (!holder) {
-      if (existsSync(d.output)) holder = await holdLockElsewhere(lock).catch(() => undefined);
-      if (!holder) await new Promise((r) => setTimeout(r, 20));
-    }
+describe('run lock held for the whole run (issue 31 item 4)', () => {
+  /** A run of `gated + 4` tasks whose tasks from `gated` on wait at a gate: the rows before them are committed, then the run idles. */
+  async function gatedRun(gated: number) {
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((r) => (release = r));
+    const s = await scripted({
+      verify: async (row): Promise<Reply> => {
+        if ((row._ng_task_index as number) >= gated) await gate;
+        return reward(1.0);
+      },
+    });
+    const f = writeFixture(tempDir(), { inputs: tasks([...Array(gated + 4).keys()]) });
+    const opts = { inputs: f.inputs, rollouts: f.rollouts, output: f.output, servers: [s.flag('rs')], batchSize: 2, concurrency: 4 };
+    return { f, opts, release, lock: join(f.dir, 'out_run.lock') };
+  }
+  const committed = (path: string) => (existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter(Boolean).length : 0);
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+  it("a collector's fcntl.flock is refused all through a live run, between commits too; after the run it succeeds", async () => {
+    const g = await gatedRun(2);
+    const running = runReverify({ ...g.opts, maxAttempts: 1 });
+    // Tasks 0-1 committed, the others waiting at the gate: no step writes now, the run is between commits.
+    while (committed(g.f.output) < 2) await sleep(20);
+    expect(lockFreeElsewhere(g.lock)).toBe(false);
+    g.release();
+    const run = await running;
+    expect(run.error).toBeNull();
+    expect(committed(g.f.output)).toBe(6);
+    expect(lockFreeElsewhere(g.lock)).toBe(true);
+  });
+
+  it("--no-worker: the run's steps on a `reverify worker` process write under the driver's hold; a collector is refused meanwhile", async () => {
+    const g = await gatedRun(2);
+    const worker = await startWorkerProcess(temporal.env);
     try {
-      const run = await running;
-      expect(run.error).toEqual({
-        code: 1,
-        line: `Error: Another collector owns this run (${lock}). Wait for it to stop before resuming.`,
-      });
-      expect(readFileSync(d.output, 'utf8')).toBe('');
+      const io = captureIo();
+      const running = runCommand({ ...g.opts, maxAttempts: 1 }, { worker: false, heartbeatTimeoutMs: 10_000 }, io);
+      while (committed(g.f.output) < 2) await sleep(20);
+      expect(lockFreeElsewhere(g.lock)).toBe(false);
+      g.release();
+      const result = await running;
+      expect(result.done).toBe(6);
+      expect(committed(g.f.output)).toBe(6);
+      expect(lockFreeElsewhere(g.lock)).toBe(true);
     } finally {
-      await holder.release();
+      await sigkill(worker);
     }
   });
 });
