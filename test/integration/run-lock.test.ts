@@ -7,6 +7,7 @@
  * Issue 31 item 4: the `reverify run` that drives a run holds the lock for the whole run, with its
  * in-process worker or with `reverify worker` processes (which write under its driver lease).
  */
+import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -18,7 +19,8 @@ import { runCli } from '../helpers/cli-process.js';
 import { captureIo, runArgs, runReverify, sampleRun } from '../helpers/run-fixtures.js';
 import { reward, startScriptedServer, type Reply } from '../helpers/scripted-server.js';
 import { tasks, writeFixture } from '../helpers/spec-fixtures.js';
-import { sigkill, startWorkerProcess } from '../helpers/worker-process.js';
+import { reverifyBin, sigkill, startWorkerProcess } from '../helpers/worker-process.js';
+import { workflowIdForOutput } from '../../src/temporal/workflow-id.js';
 import { runCommand } from '../../src/cli/run-command.js';
 import { tempDir, useSharedTemporal, useTemporalClient, runExists } from '../helpers/temporal-env.js';
 
@@ -124,6 +126,31 @@ describe('run lock held for the whole run (issue 31 item 4)', () => {
       const result = await running;
       expect(result.done).toBe(6);
       expect(committed(g.f.output)).toBe(6);
+      expect(lockFreeElsewhere(g.lock)).toBe(true);
+    } finally {
+      await sigkill(worker);
+    }
+  });
+
+  it("the driver Ctrl-C'd (--no-worker): its hold goes with it; the run goes on on its worker, which takes the lock per step", async () => {
+    const g = await gatedRun(2);
+    const worker = await startWorkerProcess(temporal.env);
+    const args = ['run', '--inputs', g.f.inputs, '--rollouts', g.f.rollouts, '-o', g.f.output, '--server', g.opts.servers[0]];
+    const driver = spawn(process.execPath, [reverifyBin, ...args, '--no-worker', '--batch-size', '2', '--max-attempts', '1'], {
+      env: { ...process.env, ...temporal.env },
+      stdio: 'ignore',
+    });
+    const exited = new Promise<number | null>((r) => driver.once('exit', (code) => r(code)));
+    try {
+      while (committed(g.f.output) < 2) await sleep(20);
+      expect(lockFreeElsewhere(g.lock)).toBe(false);
+      driver.kill('SIGINT');
+      expect(await exited).toBe(130);
+      // Between two steps, with no driver: free (a collector could take the run now).
+      expect(lockFreeElsewhere(g.lock)).toBe(true);
+      g.release();
+      while (committed(g.f.output) < 6) await sleep(20);
+      await client().workflow.getHandle(workflowIdForOutput(g.f.output)).result();
       expect(lockFreeElsewhere(g.lock)).toBe(true);
     } finally {
       await sigkill(worker);
