@@ -130,49 +130,10 @@ async function writeAtifPlan(
   const before = { manifest: await fileNow(req.manifestPath), inputs: await fileNow(req.inputsPath) };
   const place = (line: number) => `${req.manifestPath}:${line}`;
   try {
-    const inputProblem = await addAtifInputs(req.inputsPath, req.routing, joined, agents, servers);
-    const problems = { entries: new FirstProblem(), inputs: new FirstProblem() };
-    const counts = await addEntries(req, joined, repeats, problems.entries, refuseAlias);
-    if (counts.entries === 0) throw new InputError(emptyManifest(req.manifestPath).message);
-    if (inputProblem) problems.inputs.offer(inputProblem.line, 0, inputProblem.message);
-    await joinEntries(joined, place, req.inputsPath, problems, async (row) => {
-      await kept.add({ key: '', nums: [row.ordinal], text: JSON.stringify(row) });
-    });
-    await findRepeats(repeats, place, problems.entries);
-    for (const p of [problems.inputs, problems.entries]) if (p.message !== null) throw new InputError(p.message);
-
+    const counts = await joinChecked(req, { joined, repeats, kept }, { agents, servers }, place, refuseAlias);
     const planPath = join(workDir, 'plan.bin');
-    const writer = await PlanWriter.create(`${planPath}.tmp`, ATIF_PLAN_RECORD_BYTES);
-    const selected = new Set<string>();
-    const calling: string[] = [];
-    let unroutable: string | null = null;
-    const rowsPerAgent: Record<string, number> = {};
-    try {
-      for await (const r of kept.sorted()) {
-        const row = JSON.parse(r.text!) as JoinedRow;
-        await writer.add(row.record);
-        const agent = agents.list[row.record.agent];
-        rowsPerAgent[agent] = (rowsPerAgent[agent] ?? 0) + 1;
-        if (row.unroutable !== null) unroutable ??= `${place(row.record.sourceLine)}: ${row.unroutable}`;
-        if (row.unroutable !== null) continue;
-        const server = servers.list[row.record.server];
-        selected.add(server);
-        if (row.functionCalls && !calling.includes(server)) calling.push(server);
-      }
-    } finally {
-      await writer.close();
-    }
-    const files: FileIdentity[] = [
-      { path: req.manifestPath, ...before.manifest! },
-      { path: req.inputsPath, ...before.inputs! },
-    ];
-    for (const f of files) {
-      if (!sameIdentity(f, await fileNow(f.path))) {
-        throw new InputError(
-          `'${f.path}' changed while the run was planning: wait until whatever writes it has finished, then run the same command again`,
-        );
-      }
-    }
+    const written = await writeKeptRows(`${planPath}.tmp`, kept, { agents, servers }, place);
+    const files = await unchangedSince(req, before);
     await rename(`${planPath}.tmp`, planPath);
     const summary: PlanSummary = {
       planPath,
@@ -180,23 +141,106 @@ async function writeAtifPlan(
       files,
       sourcePath: req.manifestPath,
       inputFormat: 'atif',
-      rows: writer.count,
+      rows: written.rows,
       // A manifest's keys are distinct (a repeat stops the plan): every row is one expected rollout.
-      keys: writer.count,
+      keys: written.rows,
       agents: agents.list,
       servers: servers.list,
-      rowsPerAgent,
+      rowsPerAgent: written.rowsPerAgent,
     };
     await writeFileAtomic(join(workDir, 'plan.json'), JSON.stringify(summary));
     const messages = counts.unpinned > 0 ? [unpinnedWarning(req.manifestPath, counts.unpinned, counts.entries)] : [];
-    return {
-      ...summary,
-      messages,
-      preflight: { servers: [...selected].sort(compareCodePoints), functionCallServers: calling, unroutable },
-    };
+    return { ...summary, messages, preflight: written.preflight };
   } finally {
     for (const s of [joined, repeats, kept]) await s.dispose();
   }
+}
+
+/** The plan's three sorters: entries and inputs joined by key, the entries' repeat checks, the joined rows kept. */
+interface AtifSorters {
+  joined: ExternalSorter<KeyedRecord>;
+  repeats: ExternalSorter<KeyedRecord>;
+  kept: ExternalSorter<KeyedRecord>;
+}
+
+/** The run's agents and servers, numbered as the plan's records name them. */
+interface AtifNames {
+  agents: Names;
+  servers: Names;
+}
+
+/**
+ * Adds the inputs and the manifest's entries, joins them one-to-one into `kept`, and checks the
+ * repeats; the first problem of the inputs, then of the entries, stops the run.
+ */
+async function joinChecked(
+  req: AtifPlanRequest,
+  { joined, repeats, kept }: AtifSorters,
+  { agents, servers }: AtifNames,
+  place: (line: number) => string,
+  refuseAlias: AliasCheck,
+): Promise<{ entries: number; unpinned: number }> {
+  const inputProblem = await addAtifInputs(req.inputsPath, req.routing, joined, agents, servers);
+  const problems = { entries: new FirstProblem(), inputs: new FirstProblem() };
+  const counts = await addEntries(req, joined, repeats, problems.entries, refuseAlias);
+  if (counts.entries === 0) throw new InputError(emptyManifest(req.manifestPath).message);
+  if (inputProblem) problems.inputs.offer(inputProblem.line, 0, inputProblem.message);
+  await joinEntries(joined, place, req.inputsPath, problems, async (row) => {
+    await kept.add({ key: '', nums: [row.ordinal], text: JSON.stringify(row) });
+  });
+  await findRepeats(repeats, place, problems.entries);
+  for (const p of [problems.inputs, problems.entries]) if (p.message !== null) throw new InputError(p.message);
+  return counts;
+}
+
+/** Writes the kept rows' plan records to `path`; returns their count, rows per agent, and what the preflight needs. */
+async function writeKeptRows(
+  path: string,
+  kept: ExternalSorter<KeyedRecord>,
+  { agents, servers }: AtifNames,
+  place: (line: number) => string,
+): Promise<{ rows: number; rowsPerAgent: Record<string, number>; preflight: AtifPreflightFacts }> {
+  const writer = await PlanWriter.create(path, ATIF_PLAN_RECORD_BYTES);
+  const selected = new Set<string>();
+  const calling: string[] = [];
+  let unroutable: string | null = null;
+  const rowsPerAgent: Record<string, number> = {};
+  try {
+    for await (const r of kept.sorted()) {
+      const row = JSON.parse(r.text!) as JoinedRow;
+      await writer.add(row.record);
+      const agent = agents.list[row.record.agent];
+      rowsPerAgent[agent] = (rowsPerAgent[agent] ?? 0) + 1;
+      if (row.unroutable !== null) unroutable ??= `${place(row.record.sourceLine)}: ${row.unroutable}`;
+      if (row.unroutable !== null) continue;
+      const server = servers.list[row.record.server];
+      selected.add(server);
+      if (row.functionCalls && !calling.includes(server)) calling.push(server);
+    }
+  } finally {
+    await writer.close();
+  }
+  const preflight = { servers: [...selected].sort(compareCodePoints), functionCallServers: calling, unroutable };
+  return { rows: writer.count, rowsPerAgent, preflight };
+}
+
+/** The manifest's and the inputs' identities, checked unchanged since `before` (the plan's start). */
+async function unchangedSince(
+  req: AtifPlanRequest,
+  before: Record<'manifest' | 'inputs', Awaited<ReturnType<typeof fileNow>>>,
+): Promise<FileIdentity[]> {
+  const files: FileIdentity[] = [
+    { path: req.manifestPath, ...before.manifest! },
+    { path: req.inputsPath, ...before.inputs! },
+  ];
+  for (const f of files) {
+    if (!sameIdentity(f, await fileNow(f.path))) {
+      throw new InputError(
+        `'${f.path}' changed while the run was planning: wait until whatever writes it has finished, then run the same command again`,
+      );
+    }
+  }
+  return files;
 }
 
 /**

@@ -19,12 +19,10 @@ export function sidecarPathOf(req: Pick<VerifyBatchRequest, 'outputSidecar'>): s
 /** A plan checksum to prove a read by, or undefined for a legacy plan's record (unchecked). */
 const proofOf = (sum: number) => (sum === UNCHECKED ? undefined : sum);
 
-/** The rows read: the k-th requested row's source and input, as bytes or as texts decoded when asked for. */
+/** The rows read: the k-th requested row's source and input texts, decoded when asked for. */
 export interface PlannedRows {
   source(k: number): string;
   input(k: number): string;
-  sourceBytes(k: number): Buffer;
-  inputBytes(k: number): Buffer;
 }
 
 /**
@@ -95,7 +93,5 @@ export async function readPlannedRows(
   return {
     source: (k) => src[k].toString('utf8'),
     input: (k) => inp[k].toString('utf8'),
-    sourceBytes: (k) => src[k],
-    inputBytes: (k) => inp[k],
   };
 }

@@ -28,12 +28,10 @@ export interface WindowLimits {
   firstRows?: number;
 }
 
-/** One row of a window: its source (rollout) and input, as bytes or decoded. */
+/** One row of a window: its source (rollout) and input, decoded when asked for. */
 export interface PlannedRow {
   source(): string;
   input(): string;
-  sourceBytes(): Buffer;
-  inputBytes(): Buffer;
 }
 
 export class RowWindows {
@@ -107,8 +105,6 @@ export class RowWindows {
     return {
       source: () => read.source(j),
       input: () => read.input(j),
-      sourceBytes: () => read.sourceBytes(j),
-      inputBytes: () => read.inputBytes(j),
     };
   }
 

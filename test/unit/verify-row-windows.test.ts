@@ -76,7 +76,7 @@ describe('RowWindows', () => {
     for (let k = 0; k < todo.length; k++) {
       const row = await windows.row(k);
       expect(row.source()).toBe(f.sourceLines[todo[k]]);
-      expect(row.inputBytes().toString('utf8')).toBe(f.inputLines[todo[k]]);
+      expect(row.input()).toBe(f.inputLines[todo[k]]);
       expect(windows.held()).toBeLessThanOrEqual(2);
     }
     expect(windows.held()).toBe(0);
