@@ -181,29 +181,41 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
   let announced = false;
   let attached = true;
   try {
-    const existing = await client.workflow
-      .getHandle(workflowId)
-      .describe()
-      .then((d) => d.status.name === 'RUNNING')
-      .catch(() => false);
+    const running = () =>
+      client.workflow
+        .getHandle(workflowId)
+        .describe()
+        .then((d) => d.status.name === 'RUNNING')
+        .catch(() => false);
+    let live = await running();
     trace('described');
-    // Attached: the live run planned long ago.
-    if (existing) await dropPlansAhead();
-    if (!existing) {
-      spec = await precheckRun(spec, { worker: proc.worker });
+    if (!live) {
+      try {
+        spec = await precheckRun(spec, { worker: proc.worker });
+      } catch (err) {
+        // Refused because another terminal's run, started meanwhile, holds the output: attach to it.
+        if (!(live = await running())) throw err;
+      }
+    }
+    if (!live) {
       const capped = await withAttemptCap(spec, opts, process.env);
       spec = capped.spec;
       capped.notices.forEach((line) => io.out(line));
     }
+    // Attached: the live run planned long ago.
+    if (live) await dropPlansAhead();
     trace('prechecked');
-    attached = existing;
     let handle;
+    // Another terminal may start the same run between the describe above and this start: `FAIL`
+    // says so (USE_EXISTING would hand back the same handle without telling), and this command
+    // attaches to that run, as it does to one found live above.
+    let existing = live;
     try {
       handle = await client.workflow.start<typeof reverifyRun>('reverifyRun', {
         workflowId,
         taskQueue: taskQueue(),
         args: [spec],
-        workflowIdConflictPolicy: 'USE_EXISTING',
+        workflowIdConflictPolicy: 'FAIL',
         staticSummary: `reverify ${spec.outputPath}`,
         // Shown in the UI's list and `describe()`; no registration needed (a search attribute would be).
         memo: { output: spec.outputPath, inputs: spec.inputsPath, rollouts: spec.rolloutsPath },
@@ -212,7 +224,10 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
     } catch (err) {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
       handle = client.workflow.getHandle(workflowId);
+      if (!existing) await dropPlansAhead();
+      existing = true;
     }
+    attached = existing;
     trace('workflow started');
     const ui = runUiUrl(target, workflowId);
     if (existing) {
