@@ -298,6 +298,11 @@ export interface RunResult {
   missingAfterCap?: number;
   /** Length of the sidecar when this run opened it. */
   sidecarOpenedAt?: number | null;
+  /**
+   * Length of the main output when this run's first re-judgment round began: only rows past it can
+   * score a key this run routed to the sidecar (null or absent: no round began, or earlier versions).
+   */
+  mainAtRejudge?: number | null;
   keyMetrics: AgentKeyMetrics[];
   /**
    * Why the aggregate phase cannot succeed (what the server answered); null when it succeeded or
