@@ -1,6 +1,6 @@
 import { sleep } from '@temporalio/workflow';
 import { rejudgeDelayMs } from '../src/config/run-defaults.js';
-import type { RunSpec } from '../src/contract/run-spec.js';
+import { rejudgesInRounds, type RunSpec } from '../src/contract/run-spec.js';
 import { long } from './activity-proxies.js';
 import type { RunState } from './run-state.js';
 import { enterPhase } from './details.js';
@@ -14,8 +14,7 @@ import { enterPhase } from './details.js';
  * files end up as a NeMo Gym run followed by repeated `--resume` runs would leave them.
  */
 export async function nextRound(spec: RunSpec, st: RunState): Promise<boolean> {
-  // `rejudge` absent (a spec from before the flag existed) means on, so recorded runs replay the same.
-  if (spec.rejudge === false || st.roundJudgeFailed === 0 || st.round + 1 >= (spec.maxAttempts ?? 1)) return false;
+  if (!rejudgesInRounds(spec) || st.roundJudgeFailed === 0 || st.round + 1 >= (spec.maxAttempts ?? 1)) return false;
   const next = await long.planRound.executeWithOptions({ summary: `plan re-judgment round ${st.round + 2}` }, [
     {
       workDir: st.outputs!.workDir,

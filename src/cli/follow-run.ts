@@ -4,6 +4,7 @@ import { liveBatches, NO_LIVE_BATCHES, type LiveBatches } from './live-batches.j
 import { progressLine, RateMeter, rowsFinished } from './progress-view.js';
 import { queryProgress } from './query-progress.js';
 import { pendingActivities, RetryNotices } from './retry-notices.js';
+import { missingAlarms } from './missing-alarms.js';
 import { SidecarWatch } from './sidecar-watch.js';
 
 /** How often the run's running and retried activities are looked at (a `describe` call). */
@@ -19,6 +20,11 @@ export interface FollowOptions {
   bar: (text: string) => void;
   /** This terminal attached to a run another one started: rows dropped before now were shown there. */
   attached?: boolean;
+  /**
+   * The run re-judges its judge failures in later rounds: no `🚨` line as a row reaches the sidecar
+   * (a later round may score it), but one per rollout still missing at the end (missing-alarms.ts).
+   */
+  deferred?: boolean;
   /** Called once, when the run has opened its outputs (its plan is done and proven), or at its end. */
   onOutputsOpen?: () => void;
 }
@@ -31,8 +37,9 @@ export interface Followed {
 
 /**
  * Follows a run until it ends: prints the workflow's messages as they appear, a line for each row
- * committed to the sidecar (dropped from the score), its progress, and why activities are being
- * retried (a verifier outage), then returns the result (or throws the run's failure).
+ * committed to the sidecar (dropped from the score; `deferred`: for each rollout still missing at
+ * the end), its progress, and why activities are being retried (a verifier outage), then returns
+ * the result (or throws the run's failure).
  */
 export async function followRun(handle: WorkflowHandle, opts: FollowOptions): Promise<Followed> {
   let printed = 0;
@@ -44,8 +51,9 @@ export async function followRun(handle: WorkflowHandle, opts: FollowOptions): Pr
     for (; printed < messages.length; printed++) opts.out(messages[printed]);
   };
   let watch: SidecarWatch | null = null;
+  const deferred = opts.deferred === true;
   const watchFrom = (sidecar: string, openedAt: number, committed: number) =>
-    new SidecarWatch(sidecar, openedAt, opts.attached ? committed : openedAt);
+    new SidecarWatch(sidecar, openedAt, opts.attached ? committed : openedAt, deferred);
   const printDropped = async (upTo?: number) => {
     const lines = (await watch?.take(upTo)) ?? [];
     if (lines.length > 0 && opts.tty) opts.bar('\r\x1b[K');
@@ -129,11 +137,13 @@ export async function followRun(handle: WorkflowHandle, opts: FollowOptions): Pr
     if (watch === null && typeof result.sidecarOpenedAt === 'number') {
       // The run ended before a progress answer showed its outputs: every row of it is new here,
       // unless this terminal attached (then the other one showed them).
-      watch = new SidecarWatch(result.outputs.sidecar, result.sidecarOpenedAt, opts.attached ? Infinity : result.sidecarOpenedAt);
+      watch = new SidecarWatch(result.outputs.sidecar, result.sidecarOpenedAt, opts.attached ? Infinity : result.sidecarOpenedAt, deferred);
     }
     await printDropped();
     outputsOpen();
     printMessages(result.messages);
+    // After every message of the run (its rounds), before the summary: the rollouts it leaves missing.
+    if (watch?.deferred) (await missingAlarms(watch, result.outputs.output, result.mainAtRejudge)).forEach((line) => opts.out(line));
     return { result, routed: watch?.routed ?? null };
   } finally {
     // Also when the run failed: the poll in flight ends before the caller closes the connection

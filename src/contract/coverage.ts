@@ -223,6 +223,20 @@ export function coverageBlock(cov: Coverage, path: string): string[] {
       `${cov.unknown} unknown, ${cov.never_dispatched} never dispatched`,
     `  ${cov.attempts} attempts, ${cov.counted_failures} counted failures; ${cov.attempts_exhausted} at the attempt cap, ${cov.retryable} retryable; ` +
       `attempt cap ${cov.attempt_cap} (${cov.max_rollout_attempts} saved + ${cov.attempt_extension} extension)`,
-    `  ${pct} complete${cov.complete ? '' : ' (not complete: run the same command with --resume)'}; ${cov.outcomes_recorded} outcome row(s) recorded by this run`,
+    `  ${completeText(cov, pct)}; ${cov.outcomes_recorded} outcome row(s) recorded by this run`,
   ];
+}
+
+/**
+ * The block's verdict, in the words of the `Incomplete:` lines and the exit status: "complete"
+ * only when no rollout is missing from the score. The seed's `complete` (nothing pending) is also
+ * true when every missing rollout is at the attempt cap: then the block says what is missing.
+ */
+function completeText(cov: Coverage, pct: string): string {
+  if (!cov.complete) return `${pct} complete (not complete: run the same command with --resume)`;
+  if (cov.attempts_exhausted === 0) return `${pct} complete`;
+  return (
+    `not complete: ${cov.attempts_exhausted} rollout(s) at the attempt cap are missing from the score ` +
+    '(nothing is pending below it; run the same command with --resume --extend-attempts N)'
+  );
 }

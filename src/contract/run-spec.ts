@@ -317,3 +317,12 @@ export interface RunResult {
   /** The coverage written at the end (`<out stem>_coverage.json`); absent in runs started before it. */
   coverage?: Coverage | null;
 }
+
+/**
+ * Whether judge failures may be re-judged in later rounds of the same run (`--no-rejudge` and
+ * `--max-attempts 1` make a single pass, NeMo Gym's behaviour). `rejudge` absent (a spec from
+ * before the flag existed) means on.
+ */
+export function rejudgesInRounds(spec: Pick<RunSpec, 'rejudge' | 'maxAttempts'>): boolean {
+  return spec.rejudge !== false && (spec.maxAttempts ?? 1) > 1;
+}
