@@ -6,7 +6,7 @@ import { outputExists } from '../src/contract/messages.js';
 import { refuseOverlongNames } from '../src/contract/name-limits.js';
 import type { OutputPaths } from '../src/contract/run-spec.js';
 import { exists } from '../src/io/file-exists.js';
-import { dataFiles, refuseInputAliases, type InputFiles } from './input-aliases.js';
+import { dataFiles, refuseInputAliases, type InputFiles, type ReadFile } from './input-aliases.js';
 import { outputPathsFor, type OutputRules } from './output-paths.js';
 import { refuseManagedRuns } from './refuse-managed-runs.js';
 import { refuseMultiStageRecovery } from './refuse-multi-stage.js';
@@ -22,7 +22,8 @@ export type { InputFiles } from './input-aliases.js';
  * (src/contract/name-limits.ts); create the output's parent directories, check that they are
  * writable, refuse existing outputs unless --overwrite/--resume/--append (NeMo Gym's rule and
  * message first, so `--output` equal to `--rollouts` on a fresh run says "already exists" as NeMo
- * Gym does), then refuse any written path that is also an input (input-aliases.ts). Before all
+ * Gym does; a written path that is `--inputs` or another file read is refused before it), then
+ * refuse any written path that is also an input (input-aliases.ts). Before all
  * that, refuse NeMo Gym managed runs (refuse-managed-runs.ts), and a run lock another process
  * holds (src/io/run-lock.ts; only checked here: the steps that write take it). Deletes
  * nothing: with --overwrite the old files are deleted only after the plan has validated every
@@ -62,12 +63,25 @@ export async function checkOutputPaths(outputPath: string, prefix: string, rules
   // Another process (a NeMo Gym collector) writing this run: NeMo Gym takes the lock first, so it is checked first.
   await checkRunLockFree(paths.output);
   if (inputs.judgeFailedOnly && inputs.retryInvalidJudgeResponses) await checkRunLockFree(inputs.rolloutsPath);
+  // An output that is the inputs (or another file read but --rollouts) is refused at once: the
+  // "already exists" line would suggest --overwrite, which this check then refuses.
+  const reads = dataFiles(inputs);
+  await refuseInputAliases([paths], reads.filter(notRollouts), rules);
   if (!rules.overwrite && !rules.resume && !rules.append) {
     for (const p of [paths.output, paths.sidecar]) {
       if (await exists(p)) throw new ConfigError(outputExists(p));
     }
   }
   // mkdir above created nothing if this throws: an input can only alias a path in an existing directory.
-  await refuseInputAliases([paths], dataFiles(inputs), rules);
+  await refuseInputAliases(
+    [paths],
+    reads.filter((r) => !notRollouts(r)),
+    rules,
+  );
   return paths;
+}
+
+/** Every file read but --rollouts and its sidecar (for which NeMo Gym's "already exists" comes first). */
+function notRollouts(r: ReadFile): boolean {
+  return r.role !== 'rollouts' && r.role !== 'recovery';
 }

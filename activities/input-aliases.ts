@@ -89,7 +89,9 @@ function aliasMessage(w: WrittenFile, r: ReadFile, rules: OutputRules): string {
     return `${r.flag} '${r.path}' is inside ${w.what}${where}, which it deletes when it ends: ${fix}, or move the file`;
   }
   const clears = rules.overwrite && !rules.resume && !rules.append;
-  const verb = w.role === 'output' || w.role === 'sidecar' ? (clears ? 'delete (--overwrite)' : 'append to') : 'overwrite';
+  const appends = rules.resume || rules.append;
+  const verb =
+    w.role === 'output' || w.role === 'sidecar' ? (clears ? 'delete (--overwrite)' : appends ? 'append to' : 'write') : 'overwrite';
   const hint =
     w.role === 'output' && r.role === 'rollouts' ? " (to write into the run's own rollouts file, use --judge-failed-only --append)" : '';
   return `${r.flag} '${r.path}' is also ${w.what}${where}, which it would ${verb}: ${fix}${hint}`;

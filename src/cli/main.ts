@@ -12,6 +12,7 @@ import { gymOverrideHint } from '../config/gym-overrides.js';
 import { describeFailure, EXIT_OK, EXIT_USER_ERROR } from './exit-codes.js';
 import { handleInterrupts } from './interrupt.js';
 import { runCommand } from './run-command.js';
+import { shortHintsAfterErrors } from './error-hints.js';
 import { trace } from './trace.js';
 // Every command but `run` is imported when it runs: loading (and transpiling) the modules of all
 // commands took seconds of every command's start.
@@ -45,7 +46,6 @@ async function main(argv: string[]): Promise<number> {
   const program = new Command('reverify')
     .description('Re-verify stored NeMo Gym rollouts as a durable Temporal workflow')
     .version(packageVersion(), '-V, --version', 'print the version of reverify')
-    .showHelpAfterError()
     .exitOverride();
   let code = EXIT_OK;
 
@@ -260,6 +260,8 @@ async function main(argv: string[]): Promise<number> {
   server.command('status').action(async () => {
     console.log(JSON.stringify(await devServerStatus(), null, 2));
   });
+
+  shortHintsAfterErrors(program);
 
   // Gym-style `++key=value` arguments: one line each naming the matching flag.
   const hints = argv

@@ -3,11 +3,8 @@ import { startLocalWorkers, type LocalWorkers } from './local-workers.js';
 import { ConfigError } from '../contract/errors.js';
 import { trace } from './trace.js';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import { coverageReport } from '../contract/coverage-report.js';
-import { coverageBlock } from '../contract/coverage.js';
-import { coveragePath } from '../contract/file-names.js';
-import { catchAllWarning, keyMetricsFor } from '../contract/messages.js';
-import type { RunResult, RunSpec } from '../contract/run-spec.js';
+import { catchAllWarning } from '../contract/messages.js';
+import { rejudgesInRounds, type RunResult, type RunSpec } from '../contract/run-spec.js';
 import { parseRunOptions } from '../config/run-options.js';
 import { connectClient, resolveTemporal, runUiUrl, taskQueue } from '../temporal/connection.js';
 import { TemporalUnreachable, unreachableReason } from '../temporal/server-unreachable.js';
@@ -16,8 +13,8 @@ import type { reverifyRun } from '../../workflows/reverify-run.js';
 import { attemptCap, buildRunSpec } from './build-spec.js';
 import { withAttemptCap } from './attempt-cap.js';
 import { differingOptionsLine, liveRunSpec } from './attach-options.js';
-import { endSummary, incompleteLines, perAgentLines } from './end-summary.js';
-import { followRun, type Followed } from './follow-run.js';
+import { endSummary, incompleteLines } from './end-summary.js';
+import { followRun } from './follow-run.js';
 import { onInterrupt } from './interrupt.js';
 import { precheckRun } from './precheck.js';
 import { startPlanAhead } from './plan-ahead-start.js';
@@ -27,7 +24,7 @@ import { aggregateCommandLine, isCancelledRun, MetricsMissingError, RunCancelled
 import { outputSearchAttributes } from '../temporal/search-attributes.js';
 import { isUserError, removeRunWithoutEffect } from './user-error-runs.js';
 import { loadUploadConfig, wandbRefusal } from '../upload/upload-config.js';
-import { uploadedLine } from './upload-command.js';
+import { printSummary } from './run-summary.js';
 import { writeHistoryAfterFailure, writeHistoryBeside } from './history-file.js';
 
 export interface RunCommandIo {
@@ -55,48 +52,6 @@ export interface RunProcessOptions {
   heartbeatTimeoutMs: number;
   /** `--json`: the end summary as one JSON object on stdout; every other line on stderr. */
   json?: boolean;
-}
-
-/**
- * What this run did, counted in rollouts (keys), not attempts: scored, still missing from the score
- * after every round (their last attempt is in the sidecar), not persisted; then the attempts.
- */
-export function rolloutsLine(result: RunResult): string {
-  const seeded = result.seeded > 0 ? `; ${result.seeded} successes seeded` : '';
-  const rounds = result.rounds > 1 ? ` after ${result.rounds} rounds` : '';
-  if (result.keys === undefined || result.missing === undefined) {
-    // A run of an earlier version: attempts only.
-    return `Rows: ${result.planned} verified${rounds}: ${result.done} to the main output, ${result.failed} to the failures sidecar, ${result.dropped} not persisted${seeded}`;
-  }
-  return (
-    `Rollouts: ${result.keys} planned: ${result.done} scored, ${result.missing} still missing from the score${rounds}, ` +
-    `${result.dropped} not persisted (${result.planned} attempts, ${result.failed} of them in the failures sidecar)${seeded}`
-  );
-}
-
-/** Prints the end-of-run summary (spec §4.13, §4.14), NeMo Gym 0.7.0's coverage report and the UI link. */
-export function printSummary({ result, routed }: Followed, uiUrl: string | null, io: RunCommandIo, reportLine: string | null = null): void {
-  for (const { agent, keyMetrics } of result.keyMetrics) {
-    io.out(keyMetricsFor(agent));
-    io.out(JSON.stringify(keyMetrics, null, 2));
-  }
-  io.out(rolloutsLine(result));
-  perAgentLines(result).forEach((line) => io.out(line));
-  io.out(`Re-verified rollouts: ${result.outputs.output}`);
-  io.out(`Failures: ${result.outputs.sidecar}`);
-  io.out(`Aggregate metrics: ${result.metricsPath ?? 'None'}`);
-  if (typeof result.scored === 'number' && result.missing !== undefined)
-    coverageReport(result.scored, result.missing, routed, result.outputs.sidecar).forEach((line) => io.out(line));
-  const upload = result.upload;
-  if (upload?.warning)
-    io.out(
-      `Warning: ${upload.warning}; the outputs are complete: \`reverify upload -o ${result.outputs.output} --config ...\` uploads them later`,
-    );
-  else if (upload?.runId) io.out(uploadedLine(upload.runId, upload.rows, upload.metrics));
-  if (result.coverage) coverageBlock(result.coverage, coveragePath(result.outputs.output)).forEach((line) => io.out(line));
-  if (uiUrl) io.out(`Temporal UI: ${uiUrl}`);
-  if (reportLine) io.out(reportLine);
-  if (result.forceWarning) io.out(result.forceWarning);
 }
 
 /**
@@ -181,29 +136,41 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
   let announced = false;
   let attached = true;
   try {
-    const existing = await client.workflow
-      .getHandle(workflowId)
-      .describe()
-      .then((d) => d.status.name === 'RUNNING')
-      .catch(() => false);
+    const running = () =>
+      client.workflow
+        .getHandle(workflowId)
+        .describe()
+        .then((d) => d.status.name === 'RUNNING')
+        .catch(() => false);
+    let live = await running();
     trace('described');
-    // Attached: the live run planned long ago.
-    if (existing) await dropPlansAhead();
-    if (!existing) {
-      spec = await precheckRun(spec, { worker: proc.worker });
+    if (!live) {
+      try {
+        spec = await precheckRun(spec, { worker: proc.worker });
+      } catch (err) {
+        // Refused because another terminal's run, started meanwhile, holds the output: attach to it.
+        if (!(live = await running())) throw err;
+      }
+    }
+    if (!live) {
       const capped = await withAttemptCap(spec, opts, process.env);
       spec = capped.spec;
       capped.notices.forEach((line) => io.out(line));
     }
+    // Attached: the live run planned long ago.
+    if (live) await dropPlansAhead();
     trace('prechecked');
-    attached = existing;
     let handle;
+    // Another terminal may start the same run between the describe above and this start: `FAIL`
+    // says so (USE_EXISTING would hand back the same handle without telling), and this command
+    // attaches to that run, as it does to one found live above.
+    let existing = live;
     try {
       handle = await client.workflow.start<typeof reverifyRun>('reverifyRun', {
         workflowId,
         taskQueue: taskQueue(),
         args: [spec],
-        workflowIdConflictPolicy: 'USE_EXISTING',
+        workflowIdConflictPolicy: 'FAIL',
         staticSummary: `reverify ${spec.outputPath}`,
         // Shown in the UI's list and `describe()`; no registration needed (a search attribute would be).
         memo: { output: spec.outputPath, inputs: spec.inputsPath, rollouts: spec.rolloutsPath },
@@ -212,14 +179,20 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
     } catch (err) {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
       handle = client.workflow.getHandle(workflowId);
+      if (!existing) await dropPlansAhead();
+      existing = true;
     }
+    attached = existing;
     trace('workflow started');
     const ui = runUiUrl(target, workflowId);
+    // The options in force: the live run's own when attaching.
+    let runSpec = spec;
     if (existing) {
       io.out(`Attached to the live run for ${spec.outputPath} (workflow ${workflowId}); its own options apply.`);
       const own = await liveRunSpec(handle);
       const differ = own && differingOptionsLine(spec, own);
       if (differ) io.out(differ);
+      if (own) runSpec = own;
     }
     // Said once the run has proven its plan and opened its outputs: a user error found while
     // planning (a bad line, an ATIF refusal) ends with its one line and no run left (below).
@@ -248,6 +221,7 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
       out: io.out,
       bar: io.bar,
       attached: existing,
+      deferred: rejudgesInRounds(runSpec),
       onOutputsOpen: announce,
     });
     trace('run ended');

@@ -219,7 +219,6 @@ export function missingFromScore(cov: Coverage): MissingFromScore {
  * still writing the files (`status` of a running run): nothing to resume.
  */
 export function coverageBlock(cov: Coverage, path: string, live = false): string[] {
-  const remedy = cov.complete ? '' : live ? ' so far (the run is still writing)' : ' (not complete: run the same command with --resume)';
   const pct = `${Math.round(cov.completion_fraction * 1000) / 10}%`;
   return [
     `Coverage (${path}):`,
@@ -227,6 +226,21 @@ export function coverageBlock(cov: Coverage, path: string, live = false): string
       `${cov.unknown} unknown, ${cov.never_dispatched} never dispatched`,
     `  ${cov.attempts} attempts, ${cov.counted_failures} counted failures; ${cov.attempts_exhausted} at the attempt cap, ${cov.retryable} retryable; ` +
       `attempt cap ${cov.attempt_cap} (${cov.max_rollout_attempts} saved + ${cov.attempt_extension} extension)`,
-    `  ${pct} complete${remedy}; ${cov.outcomes_recorded} outcome row(s) recorded by this run`,
+    `  ${completeText(cov, pct, live)}; ${cov.outcomes_recorded} outcome row(s) recorded by this run`,
   ];
+}
+
+/**
+ * The block's verdict, in the words of the `Incomplete:` lines and the exit status: "complete"
+ * only when no rollout is missing from the score. The seed's `complete` (nothing pending) is also
+ * true when every missing rollout is at the attempt cap: then the block says what is missing.
+ */
+function completeText(cov: Coverage, pct: string, live: boolean): string {
+  if (!cov.complete)
+    return `${pct} complete${live ? ' so far (the run is still writing)' : ' (not complete: run the same command with --resume)'}`;
+  if (cov.attempts_exhausted === 0) return `${pct} complete`;
+  return (
+    `not complete: ${cov.attempts_exhausted} rollout(s) at the attempt cap are missing from the score ` +
+    '(nothing is pending below it; run the same command with --resume --extend-attempts N)'
+  );
 }

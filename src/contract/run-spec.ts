@@ -302,6 +302,11 @@ export interface RunResult {
   missingAfterCap?: number;
   /** Length of the sidecar when this run opened it. */
   sidecarOpenedAt?: number | null;
+  /**
+   * Length of the main output when this run's first re-judgment round began: only rows past it can
+   * score a key this run routed to the sidecar (null or absent: no round began, or earlier versions).
+   */
+  mainAtRejudge?: number | null;
   keyMetrics: AgentKeyMetrics[];
   /**
    * Why the aggregate phase cannot succeed (what the server answered); null when it succeeded or
@@ -315,4 +320,13 @@ export interface RunResult {
   forceWarning: string | null;
   /** The coverage written at the end (`<out stem>_coverage.json`); absent in runs started before it. */
   coverage?: Coverage | null;
+}
+
+/**
+ * Whether judge failures may be re-judged in later rounds of the same run (`--no-rejudge` and
+ * `--max-attempts 1` make a single pass, NeMo Gym's behaviour). `rejudge` absent (a spec from
+ * before the flag existed) means on.
+ */
+export function rejudgesInRounds(spec: Pick<RunSpec, 'rejudge' | 'maxAttempts'>): boolean {
+  return spec.rejudge !== false && (spec.maxAttempts ?? 1) > 1;
 }
