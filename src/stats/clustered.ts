@@ -32,11 +32,7 @@ export interface ClusteredMean {
  * The mean of `values` with Miller's clustered standard error, rows grouped by `clusters` (same
  * index; equal ids are one task), and the interval at `confidence`. `null` for fewer than 2 rows.
  */
-export function clusteredMean(
-  values: ArrayLike<number>,
-  clusters: ArrayLike<string | number>,
-  confidence = 0.95,
-): ClusteredMean | null {
+export function clusteredMean(values: ArrayLike<number>, clusters: ArrayLike<string | number>, confidence = 0.95): ClusteredMean | null {
   const n = values.length;
   if (clusters.length !== n) throw new RangeError(`clustered mean: ${n} values but ${clusters.length} cluster ids`);
   if (n < 2) return null;

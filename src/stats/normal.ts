@@ -19,7 +19,9 @@ export function erfc(x: number): number {
       (1.00002368 +
         t *
           (0.37409196 +
-            t * (0.09678418 + t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277))))))));
+            t *
+              (0.09678418 +
+                t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277))))))));
   const r = t * Math.exp(poly);
   return x >= 0 ? r : 2 - r;
 }
@@ -44,9 +46,7 @@ const P_LOW = 0.02425;
 /** The tail of Acklam's approximation: the quantile of p < P_LOW. */
 function lowerTail(p: number): number {
   const q = Math.sqrt(-2 * Math.log(p));
-  return (
-    (((((C[0] * q + C[1]) * q + C[2]) * q + C[3]) * q + C[4]) * q + C[5]) / ((((D[0] * q + D[1]) * q + D[2]) * q + D[3]) * q + 1)
-  );
+  return (((((C[0] * q + C[1]) * q + C[2]) * q + C[3]) * q + C[4]) * q + C[5]) / ((((D[0] * q + D[1]) * q + D[2]) * q + D[3]) * q + 1);
 }
 
 /** The z with P(Z ≤ z) = p, for p in (0, 1). */
