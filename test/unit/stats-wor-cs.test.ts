@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { Mulberry32 } from '../../src/reference-server/prng.js';
-import { addPending, addValue, BET_CAP, createWorCs, interval, resolvePending, type WorCsState } from '../../src/stats/wor-cs.js';
+import {
+  addPending,
+  addValue,
+  BET_CAP,
+  createWorCs,
+  interval,
+  narrowPending,
+  resolvePending,
+  type WorCsState,
+} from '../../src/stats/wor-cs.js';
 import { currentBounds } from '../../src/stats/wor-cs-bounds.js';
 
 const seeded = (seed: number, n: number): number[] => {
@@ -149,6 +158,27 @@ describe('without-replacement confidence sequence (empirical Bernstein, Waudby-S
       expect(filled.pending).toBe(0);
     }
     expect(interval(s)).toMatchObject({ pending: 1, added: 61 });
+  });
+
+  it('a pending unit narrowed (some of its rows back) lies between its first range and its value', () => {
+    const xs = seeded(14, 50).map((u) => (u < 0.4 ? 1 : 0));
+    const s = createWorCs({ populationSize: 70, lower: 0, upper: 1, alpha: 0.05 });
+    xs.slice(0, 20).forEach((x) => addValue(s, x));
+    const token = addPending(s);
+    xs.slice(20).forEach((x) => addValue(s, x));
+    const wide = currentBounds(s);
+    const narrowed = clone(s);
+    const next = narrowPending(narrowed, token, 0.5, 1);
+    const mid = currentBounds(narrowed);
+    expect(mid.lo).toBeGreaterThanOrEqual(wide.lo);
+    expect(mid.hi).toBeLessThanOrEqual(wide.hi);
+    for (const fill of [0.5, 0.75, 1]) {
+      const now = currentBounds(resolvePending(clone(narrowed), next, fill));
+      expect(mid.lo).toBeLessThanOrEqual(now.lo + 1e-12);
+      expect(mid.hi).toBeGreaterThanOrEqual(now.hi - 1e-12);
+    }
+    expect(() => narrowPending(clone(narrowed), next, 0, 1)).toThrow(/not within the pending unit's range/);
+    expect(() => resolvePending(clone(narrowed), next, 0.25)).toThrow(/outside the range/);
   });
 
   it('a pending unit never resolved leaves the sure range at the end: its whole range, not dropped', () => {
