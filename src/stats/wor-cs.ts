@@ -4,7 +4,7 @@
  *
  * Method: the predictable-mixture empirical-Bernstein confidence sequence for sampling without
  * replacement of Waudby-Smith & Ramdas, "Confidence sequences for sampling without replacement"
- * (NeurIPS 2020, arXiv 2006.04347, the "PrPl-EB" CS of its Section 3), two-sided (α/2 per side),
+ * (NeurIPS 2020, arXiv 2006.04347; their predictable-mixture EB CS), two-sided (α/2 per side),
  * with their plug-ins (μ̂ and σ̂² regularised by one fake observation at 1/2 and 1/4) and their bet
  * λ_t = min(1/2, √(2 log(2/α) / (σ̂²_{t−1} t log(1+t)))), as in the authors' `confseq` package.
  * On values y ∈ [0, 1] (x is mapped from [a, b]), with S_{t−1} the sum of the values before t:
@@ -12,7 +12,8 @@
  *   E[y_t | past] = μ_t = (Nμ − S_{t−1}) / (N − t + 1)                       (the unseen mean)
  *   M_t = Π exp(λ_i (y_i − μ_i) − c(λ_i) (y_i − μ̂_{i−1})²),  c(λ) = −log(1−λ) − λ
  *
- * is a nonnegative supermartingale (Fan, Grama & Liu 2015, Lemma 4.1; Howard et al. 2021, Thm 4),
+ * is a nonnegative supermartingale (Fan, Grama & Liu 2015, Lemma 4.1; Howard et al. 2021, the
+ * empirical-Bernstein bound; checked numerically in test/unit/stats-wor-cs.test.ts),
  * so by Ville's inequality P(∃t: M_t ≥ 2/α) ≤ α/2. Solving M_t < 2/α for μ gives
  *
  *   μ ∈ [(A_t − V_t − log(2/α)) / B_t,  (A_t + V_t + log(2/α)) / B_t]
@@ -26,16 +27,20 @@
  *
  * Values not yet known (a task in flight, or a judge failure not yet re-judged) enter at their
  * place in the order as a range [lo, hi] (`addPending`; `narrowPending` when some of its rows come
- * back, `resolvePending` with the value): the interval is the union over every value in that range,
- * bounded above by taking each linear term at its worst end and each quadratic term at its largest,
+ * back, `resolvePending` with the value): the interval contains the union over every value in that
+ * range (each linear term at its worst end, each quadratic term at its largest: A and V separate),
  * so it holds whatever the value turns out to be, and failures that depend on the value (a judge
  * that fails more on wrong answers) cannot bias it. The plug-ins only use values known when added.
  *
  * Assumptions: the values are fed in a uniformly random order of the N planned units (a seeded
  * permutation) — in THAT order, not in the order results arrive (feed each unit as pending when it
  * is dispatched, or hold early results back until the units before them are in) — every value lies
- * in [a, b], and N is the number of units planned. The estimand is
- * the equal-weight mean of the N per-unit values (see task-values.ts for the row-weighted one).
+ * in [a, b], and N is the number of units planned. The estimand is the equal-weight mean of the N
+ * per-unit values (see task-values.ts for the row-weighted one).
+ * Why this one: O(1) running sums (the betting CS of the same authors is tighter but needs a grid
+ * of candidate means), and its width follows the values' spread (a Hoeffding CS does not shrink
+ * when most paired differences are 0). N and α are fixed when the sequence is created, not passed
+ * to `interval`: the weights depend on N, and the bets and the running intersection on α.
  * State: plain JSON numbers, O(1) in N plus nothing per pending unit (the caller keeps its token);
  * no randomness and no clock, so it is safe in Temporal workflow state.
  */
