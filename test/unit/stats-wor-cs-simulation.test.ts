@@ -8,6 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { Mulberry32 } from '../../src/reference-server/prng.js';
+import { rowWeightedRange, rowWeightedValue } from '../../src/stats/task-values.js';
 import { addPending, addValue, createWorCs, interval, resolvePending, type PendingToken } from '../../src/stats/wor-cs.js';
 
 const ALPHA = 0.05;
@@ -177,6 +178,26 @@ describe('the live interval over simulated random-order runs (2000 runs per popu
     expect(out.missRate).toBeLessThanOrEqual(ALLOWED);
     expect(out.missAtStopRate).toBeLessThanOrEqual(ALLOWED);
     expect(out.stopRate).toBe(1);
+  });
+
+  it('covers the mean over rows when tasks differ in size (1 to 8 rollouts), with row-weighted task values', () => {
+    const r = new Mulberry32(77);
+    const tasks = Array.from({ length: TASKS }, () => {
+      const size = 1 + Math.floor(r.next() * 8);
+      const p = r.next();
+      return Array.from({ length: size }, () => (r.next() < p ? 1 : 0));
+    });
+    const rows = tasks.flat();
+    const plan = { tasks: TASKS, rows: rows.length, minRows: 1, maxRows: 8 };
+    const values = tasks.map((t) =>
+      rowWeightedValue(
+        t.reduce((a, b) => a + b, 0),
+        plan,
+      ),
+    );
+    expect(meanOf(values)).toBeCloseTo(meanOf(rows), 12);
+    const range = rowWeightedRange(0, 1, plan);
+    expect(runMany(values, [range.lo, range.hi], 707).missRate).toBeLessThanOrEqual(ALLOWED);
   });
 
   it('the check can fail: a naive z-interval looked at after every task misses far more often than α', () => {
