@@ -185,7 +185,7 @@ describe('the live interval over simulated random-order runs (2000 runs per popu
     const tasks = Array.from({ length: TASKS }, () => {
       const size = 1 + Math.floor(r.next() * 8);
       const p = r.next();
-      return Array.from({ length: size }, () => (r.next() < p ? 1 : 0));
+      return Array.from({ length: size }, (): number => (r.next() < p ? 1 : 0));
     });
     const rows = tasks.flat();
     const plan = { tasks: TASKS, rows: rows.length, minRows: 1, maxRows: 8 };
