@@ -30,7 +30,9 @@
  * back, `resolvePending` with the value): the interval contains the union over every value in that
  * range (each linear term at its worst end, each quadratic term at its largest: A and V separate),
  * so it holds whatever the value turns out to be, and failures that depend on the value (a judge
- * that fails more on wrong answers) cannot bias it. The plug-ins only use values known when added.
+ * that fails more on wrong answers) cannot bias it. A unit's bet and centre are fixed when it is
+ * added, from the values known then (units resolved before it included): they stay predictable
+ * as long as what is known when unit k enters depends only on the units before k.
  *
  * Assumptions: the values are fed in a uniformly random order of the N planned units (a seeded
  * permutation) — in THAT order, not in the order results arrive (feed each unit as pending when it
@@ -59,7 +61,7 @@ export interface WorCsState {
   alpha: number;
   /** Units fed so far (known and pending): t. */
   added: number;
-  /** Plug-ins: count, sum and Σ(y − μ̂)² of values known when they were added. */
+  /** Plug-ins: count, sum and Σ(y − μ̂)² of the values known so far. */
   plugCount: number;
   plugSum: number;
   plugSquares: number;
@@ -170,11 +172,16 @@ function addKnown(s: WorCsState, step: Pick<PendingToken, 'bet' | 'harmonic' | '
 export function addValue(s: WorCsState, x: number): WorCsState {
   const y = unit(s, x);
   addKnown(s, nextStep(s), y);
+  addToPlugIns(s, y);
+  refreshInterval(s);
+  return s;
+}
+
+/** The plug-ins (mean and variance estimates that set the next bets) take in value `y`. */
+function addToPlugIns(s: WorCsState, y: number): void {
   s.plugCount += 1;
   s.plugSum += y;
   s.plugSquares += (y - (0.5 + s.plugSum) / (s.plugCount + 1)) ** 2;
-  refreshInterval(s);
-  return s;
 }
 
 /**
@@ -244,6 +251,7 @@ export function resolvePending(s: WorCsState, token: PendingToken, x: number): W
   }
   applyPending(s, token, -1);
   addKnown(s, token, y);
+  addToPlugIns(s, y);
   refreshInterval(s);
   return s;
 }
