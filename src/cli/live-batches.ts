@@ -1,4 +1,4 @@
-import type { Counts } from '../../activities/verify-batch/checkpoint.js';
+import type { BatchCounts } from '../contract/run-spec.js';
 import { lastHeartbeat, retryReason, type PendingActivity } from './retry-notices.js';
 
 /** What the running batches add to the committed counts, from their heartbeats. */
@@ -14,8 +14,8 @@ export interface LiveBatches {
 export const NO_LIVE_BATCHES: LiveBatches = { finished: 0, done: 0, failed: 0, outage: null };
 
 /** The counts of a batch's last heartbeat (its checkpoint), or null. */
-function heartbeatCounts(a: PendingActivity): Counts | null {
-  return (lastHeartbeat(a) as { counts?: Counts } | null | undefined)?.counts ?? null;
+function heartbeatCounts(a: PendingActivity): BatchCounts | null {
+  return (lastHeartbeat(a) as { counts?: BatchCounts } | null | undefined)?.counts ?? null;
 }
 
 /** Sums the checkpoints of the run's pending `verifyBatch` activities and finds an outage's reason. */

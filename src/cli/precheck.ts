@@ -1,7 +1,7 @@
 import type { RunSpec } from '../contract/run-spec.js';
 import { VerifierClient } from '../verifier/client.js';
-import { checkOutputPaths } from '../../activities/check-outputs.js';
-import { guardDecision } from '../../activities/guard-reverify-modes.js';
+import { checkOutputPaths } from '../run-checks/output-checks.js';
+import { guardDecision } from '../run-checks/guard-decision.js';
 
 /**
  * What `reverify run` checks before it starts a workflow, so that a user error prints its one line

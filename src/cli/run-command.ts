@@ -21,7 +21,7 @@ import { followRun, type Followed } from './follow-run.js';
 import { onInterrupt } from './interrupt.js';
 import { precheckRun } from './precheck.js';
 import { startPlanAhead } from './plan-ahead-start.js';
-import { dropPlansAhead } from '../../activities/plan-ahead.js';
+import { dropPlansAhead } from '../temporal/worker.js';
 import type { ReportTemporal } from './report-command.js';
 import { aggregateCommandLine, isCancelledRun, MetricsMissingError, RunCancelledError } from './run-endings.js';
 import { outputSearchAttributes } from '../temporal/search-attributes.js';

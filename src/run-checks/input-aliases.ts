@@ -6,11 +6,11 @@
  * Gym's own: `--judge-failed-only --append` writing into the run's rollouts file (and so into its
  * sidecar, the recovery source).
  */
-import { ConfigError } from '../src/contract/errors.js';
-import { derivedFiles, sidecarPath, type DerivedFile } from '../src/contract/file-names.js';
-import type { OutputPaths } from '../src/contract/run-spec.js';
-import { isInside, pathIdentity, sameFile, type PathIdentity } from '../src/io/same-file.js';
-import type { OutputRules } from './output-paths.js';
+import { ConfigError } from '../contract/errors.js';
+import { derivedFiles, sidecarPath, type DerivedFile } from '../contract/file-names.js';
+import type { OutputPaths } from '../contract/run-spec.js';
+import { isInside, pathIdentity, sameFile, type PathIdentity } from '../io/same-file.js';
+import type { OutputRules } from '../contract/output-paths.js';
 
 /** The files a run reads. */
 export interface InputFiles {

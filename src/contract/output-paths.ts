@@ -1,5 +1,5 @@
-import { aggregateMetricsPath, prefixedOutputPath, sidecarPath, workDirPath } from '../src/contract/file-names.js';
-import type { OutputPaths } from '../src/contract/run-spec.js';
+import { aggregateMetricsPath, prefixedOutputPath, sidecarPath, workDirPath } from './file-names.js';
+import type { OutputPaths } from './run-spec.js';
 
 export interface OutputRules {
   overwrite: boolean;
