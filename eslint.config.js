@@ -52,7 +52,7 @@ export default tseslint.config(
               group: ['**/workflows/**', '!**/workflows/definitions.js', '!**/workflows/plan-request.js'],
               allowTypeImports: true,
               message:
-                "src/ imports of workflows/ only definitions.js (the client API: task queue, queries, updates), plan-request.js (the plan request the plan made ahead must equal) and types",
+                'src/ imports of workflows/ only definitions.js (the client API: task queue, queries, updates), plan-request.js (the plan request the plan made ahead must equal) and types',
             },
           ],
         },

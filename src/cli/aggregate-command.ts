@@ -37,7 +37,7 @@ import { AggregateMetricsError } from '../verifier/errors.js';
 import { managedShardRefused } from '../contract/managed-run.js';
 import { managedCompanion, refuseRunTagged } from '../run-checks/managed-runs.js';
 import { VerifierClient } from '../verifier/client.js';
-import { routingFromFlags } from './build-spec.js';
+import { loadRunConfig } from './build-spec.js';
 import { refuseAliases, type ReadFile, type WrittenFile } from '../run-checks/input-aliases.js';
 
 /** Where the command prints its lines. */
@@ -148,7 +148,7 @@ export async function aggregateCommand(
     await refuseRunTagged(shard);
   }
 
-  const routing = await routingFromFlags(opts.configs, opts.servers);
+  const { routing } = await loadRunConfig(opts.configs, opts.servers);
   if (routing.catchAll !== null) io.out(catchAllWarning(routing.catchAll));
 
   const parent = existsSync(dirname(output)) ? dirname(output) : tmpdir();
