@@ -1,6 +1,5 @@
-import type { OutputRules } from '../src/contract/output-paths.js';
+import type { InputFiles, OutputRules } from '../src/contract/output-rules.js';
 import type { OutputPaths } from '../src/contract/run-spec.js';
-import type { InputFiles } from '../src/run-checks/input-aliases.js';
 import { checkOutputPaths } from '../src/run-checks/output-checks.js';
 import { whileHeartbeating } from './heartbeating.js';
 import { failFastOnUserError } from './user-errors.js';

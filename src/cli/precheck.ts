@@ -1,5 +1,6 @@
 import type { RunSpec } from '../contract/run-spec.js';
 import { VerifierClient } from '../verifier/client.js';
+import { inputFilesOf, outputRulesOf } from '../contract/output-rules.js';
 import { checkOutputPaths } from '../run-checks/output-checks.js';
 import { guardDecision } from '../run-checks/guard-decision.js';
 
@@ -30,12 +31,6 @@ export async function precheckRun(spec: RunSpec, opts: { worker: boolean }): Pro
   }
   // --force without the guard's answer (--no-worker): the prefix, hence the paths, are not known yet.
   if (!guarded && spec.force && !spec.judgeFailedOnly) return spec;
-  const rules = { overwrite: spec.overwrite, resume: spec.resume, append: spec.append, repairTruncated: spec.repairTruncated };
-  await checkOutputPaths(spec.outputPath, guarded?.prefix ?? '', rules, {
-    inputsPath: spec.inputsPath,
-    rolloutsPath: spec.rolloutsPath,
-    judgeFailedOnly: spec.judgeFailedOnly,
-    retryInvalidJudgeResponses: spec.retryInvalidJudgeResponses,
-  });
+  await checkOutputPaths(spec.outputPath, guarded?.prefix ?? '', outputRulesOf(spec), inputFilesOf(spec));
   return guarded ? { ...spec, guarded } : spec;
 }

@@ -10,19 +10,7 @@ import { ConfigError } from '../contract/errors.js';
 import { derivedFiles, sidecarPath, type DerivedFile } from '../contract/file-names.js';
 import type { OutputPaths } from '../contract/run-spec.js';
 import { isInside, pathIdentity, sameFile, type PathIdentity } from '../io/same-file.js';
-import type { OutputRules } from '../contract/output-paths.js';
-
-/** The files a run reads. */
-export interface InputFiles {
-  inputsPath: string;
-  rolloutsPath: string;
-  /** Recovery mode: the sidecar of --rollouts is read too. */
-  judgeFailedOnly: boolean;
-  /** With recovery: the invalid-judge rows of --rollouts are moved to its sidecar and recovered too. */
-  retryInvalidJudgeResponses?: boolean;
-  /** ATIF mode: the manifest is read instead of rollouts (and the trajectories it names, checked by the plan). */
-  atifManifestPath?: string;
-}
+import type { InputFiles, OutputRules } from '../contract/output-rules.js';
 
 /** A file the run reads, and how the user named it. */
 export interface ReadFile {

@@ -9,11 +9,12 @@ import { dirname, join } from 'node:path';
 import { ConfigError } from '../contract/errors.js';
 import { outputExists } from '../contract/messages.js';
 import { refuseOverlongNames } from '../contract/name-limits.js';
-import { outputPathsFor, type OutputRules } from '../contract/output-paths.js';
+import { outputPathsFor } from '../contract/output-paths.js';
+import type { InputFiles, OutputRules } from '../contract/output-rules.js';
 import type { OutputPaths } from '../contract/run-spec.js';
 import { exists } from '../io/file-exists.js';
 import { checkRunLockFree } from '../io/run-lock.js';
-import { dataFiles, refuseInputAliases, type InputFiles } from './input-aliases.js';
+import { dataFiles, refuseInputAliases } from './input-aliases.js';
 import { refuseManagedRuns } from './managed-runs.js';
 import { refuseMultiStageRecovery } from './multi-stage.js';
 
