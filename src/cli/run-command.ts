@@ -141,6 +141,21 @@ async function startRun(client: Client, workflowId: string, spec: RunSpec): Prom
   }
 }
 
+/** Says the command attached to the live run, and which of its own options the live run does not have. */
+async function sayAttached(handle: WorkflowHandle<typeof reverifyRun>, spec: RunSpec, workflowId: string, io: RunCommandIo): Promise<void> {
+  io.out(`Attached to the live run for ${spec.outputPath} (workflow ${workflowId}); its own options apply.`);
+  const own = await liveRunSpec(handle);
+  const differ = own && differingOptionsLine(spec, own);
+  if (differ) io.out(differ);
+}
+
+/** The report's modules, loading while the run goes on, not after it. */
+function loadReportModule(): Promise<typeof import('./report-command.js')> {
+  const reportModule = import('./report-command.js');
+  reportModule.catch(() => undefined);
+  return reportModule;
+}
+
 /** The workers this command runs: the in-process one (and `--workers N - 1` local ones), stopped on Ctrl-C. */
 interface CommandWorkers {
   worker: InProcessWorker | null;
@@ -221,16 +236,9 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
     const handle = await startRun(client, workflowId, spec);
     trace('workflow started');
     const ui = runUiUrl(target, workflowId);
-    if (existing) {
-      io.out(`Attached to the live run for ${spec.outputPath} (workflow ${workflowId}); its own options apply.`);
-      const own = await liveRunSpec(handle);
-      const differ = own && differingOptionsLine(spec, own);
-      if (differ) io.out(differ);
-    }
+    if (existing) await sayAttached(handle, spec, workflowId, io);
     running = startWorkers(workerReady && (await workerReady), workers, target, spec, io);
-    // The report's modules load while the run goes on, not after it.
-    const reportModule = import('./report-command.js');
-    reportModule.catch(() => undefined);
+    const reportModule = loadReportModule();
     // Said once the run has proven its plan and opened its outputs: a user error found while
     // planning (a bad line, an ATIF refusal) ends with its one line and no run left (runFailure).
     const onOutputsOpen = () => {
