@@ -1,6 +1,5 @@
 import { Context } from '@temporalio/activity';
 import { stripForAggregation } from '../src/contract/aggregate-request.js';
-import { InputError } from '../src/contract/errors.js';
 import { keyOf } from '../src/contract/row-key.js';
 import type { AgentKeyMetrics } from '../src/contract/run-spec.js';
 import { resolveServer } from '../src/config/resolve-server.js';
@@ -17,6 +16,7 @@ import { whileHeartbeating } from './heartbeating.js';
 import { outputPathsFor } from '../src/contract/output-paths.js';
 import { withRunLock } from '../src/io/run-lock.js';
 import { failFastOnUserError } from './user-errors.js';
+import { malformedJsonLine } from '../src/contract/line-errors.js';
 
 export interface AggregateRequest {
   output: string;
@@ -48,9 +48,7 @@ async function groupRows(output: string, routing: RoutingTable, dir: string, opt
     try {
       row = JSON.parse(line.text) as Record<string, unknown>;
     } catch (err) {
-      throw new InputError(
-        `${output}:${line.lineNo}: malformed JSON (${(err as Error).message}); fix or remove this line, then run \`reverify aggregate\``,
-      );
+      throw malformedJsonLine(output, line.lineNo, line.text, err, ', then run `reverify aggregate`');
     }
     const target = aggregationTargetOf(row);
     if (target === null) continue;

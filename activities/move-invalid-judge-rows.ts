@@ -14,7 +14,6 @@
  */
 import { copyFile, open, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { InputError } from '../src/contract/errors.js';
 import { sidecarPath } from '../src/contract/file-names.js';
 import { isFlaggedInvalidJudge, isMovedRow, moveIdentity, movedRow, RowFields } from '../src/contract/invalid-judge-move.js';
 import { DELIVERABLES_DIR_KEY } from '../src/contract/keys.js';
@@ -27,6 +26,7 @@ import { hasDeliverable } from './deliverables.js';
 import { withRunLock } from '../src/io/run-lock.js';
 import { whileHeartbeating } from './heartbeating.js';
 import { failFastOnUserError } from './user-errors.js';
+import { malformedJsonLine, notUtf8Line } from '../src/contract/line-errors.js';
 
 /** The moments of a move, in order: tests kill the process at each one. */
 export const MOVE_STEPS = ['scanned', 'row-moved', 'temps-written', 'sidecar-replaced', 'rollouts-replaced'] as const;
@@ -46,11 +46,11 @@ export function moveTempPath(path: string): string {
 
 /** The line's fields; a line that is not UTF-8 or not one JSON object stops the move with `file:line`. */
 function fieldsOf(path: string, line: JsonlLine): RowFields {
-  if (!line.utf8) throw new InputError(`${path}:${line.lineNo}: the line is not valid UTF-8; fix the file's encoding (JSON must be UTF-8)`);
+  if (!line.utf8) throw notUtf8Line(path, line.lineNo);
   try {
     return new RowFields(line.text);
   } catch (err) {
-    throw new InputError(`${path}:${line.lineNo}: malformed JSON (${(err as Error).message}); fix or remove this line`);
+    throw malformedJsonLine(path, line.lineNo, line.text, err);
   }
 }
 

@@ -113,7 +113,8 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
     await rows.close();
     throw err;
   });
-  const beat = () => ctx.heartbeat(recorder.snapshot());
+  // Which batch it is, for the live views (src/contract/run-view.ts).
+  const beat = () => ctx.heartbeat({ ...recorder.snapshot(), round: req.round, batch: req.batch });
   // Every second (the worker sends at most one in 2 s, see src/temporal/worker.ts): live progress.
   const beatTimer = setInterval(beat, Math.min(1000, (ctx.info.heartbeatTimeoutMs ?? 30000) / 3));
   // The first lane that fails stops the others: their requests are aborted and nothing more starts.

@@ -1,5 +1,9 @@
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
-import type { Progress } from '../src/contract/run-spec.js';
+import type { Progress, RunResult, RunSpec } from '../src/contract/run-spec.js';
+import type { RunState } from './run-state.js';
+
+/** The workflow's signature (reverify-run.ts), for continue-as-new without importing it. */
+export type ReverifyRunWorkflow = (spec: RunSpec, carried?: RunState) => Promise<RunResult>;
 
 /** Progress of a run: phase, counts per agent, messages for the user. */
 export const progressQuery = defineQuery<Progress>('progress');

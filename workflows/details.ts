@@ -6,7 +6,8 @@
  */
 import { setCurrentDetails } from '@temporalio/workflow';
 import type { Phase } from '../src/contract/run-spec.js';
-import type { InFlight, RunState } from './run-state.js';
+import { progressOf, type InFlight, type RunState } from './run-state.js';
+import { runView } from '../src/contract/run-view.js';
 import { requestsShown } from './budget.js';
 
 /** Sets the phase and shows it. */
@@ -15,15 +16,18 @@ export function enterPhase(st: RunState, phase: Phase): void {
   showDetails(st);
 }
 
-/** The details as Markdown (the UI renders it): phase, round, counts, concurrency, output. */
-export function detailsOf(st: RunState, inflight?: Map<number, InFlight>): string {
+/**
+ * The details as Markdown (the UI renders it): phase, round, counts (the same view as the terminal's
+ * and `reverify status`, run-view.ts, without the running batches' checkpoints), concurrency, output.
+ */
+export function detailsOf(st: RunState, inflight: Map<number, InFlight> = new Map()): string {
   const t = st.totals;
-  const inFlightRows = inflight ? [...inflight.values()].reduce((a, b) => a + b.rows, 0) : 0;
+  const v = runView(progressOf(st, inflight));
   const round = st.round > 0 ? ` (re-judge round ${st.round + 1})` : '';
   return [
     `**Phase:** ${st.phase}${round}${st.paused ? ' · **paused**' : ''}${st.budgetPaused ? ' · **paused: request budget spent**' : ''}`,
-    `**Rows:** ${t.main} scored · ${t.failed} failed (${t.judgeFailed} judge failures, ${t.rejected} rejected) · ` +
-      `${t.dropped} not persisted · ${inFlightRows} in flight · ${st.planned} planned`,
+    `**Rows:** ${v.scored} scored · ${v.failed} failed (${t.judgeFailed} judge failures, ${t.rejected} rejected) · ` +
+      `${v.notPersisted} not persisted · ${v.inFlight} in flight · ${v.answered}/${v.planned} answered`,
     `**Batches:** ${st.nextBatch} launched in this round · concurrency ${st.effective}/${st.concurrency} · generation ${st.generation}`,
     ...(st.maxRequests !== null ? [`**/verify requests:** ${requestsShown(st)}`] : []),
     ...(st.outputs ? [`**Output:** ${st.outputs.output}`] : []),

@@ -8,7 +8,7 @@ import type { UNSAFE_PREFIX } from '../src/contract/keys.js';
 import type { OutputPaths, PlanSummary, RunSpec } from '../src/contract/run-spec.js';
 import { long, quick } from './activity-proxies.js';
 import { setFirstPlan, type RunState } from './run-state.js';
-import { appendParts } from './verify-round.js';
+import { appendParts } from './commit.js';
 import { enterPhase } from './details.js';
 import { planRequestFor } from './plan-request.js';
 

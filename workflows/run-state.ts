@@ -12,6 +12,7 @@ import type {
   Progress,
   RunSpec,
 } from '../src/contract/run-spec.js';
+import { addRows, NO_ROWS, type RowCounts } from '../src/contract/run-view.js';
 
 /** A batch activity in flight: its rows and the `/verify` slots it holds. */
 export interface InFlight {
@@ -77,6 +78,11 @@ export interface RunState {
   coverageOpened: boolean;
   /** When the re-judgment timer fires (workflow time, epoch ms); set only while it runs (query-only). */
   rejudgeAt?: number | null;
+  /**
+   * Rows of batches that ended and wait for their commit, by batch (query-only: absent when none,
+   * as at every continue-as-new, which waits for the commits). See src/contract/run-view.ts.
+   */
+  landed?: Record<number, RowCounts>;
 }
 
 export function initialState(spec: RunSpec): RunState {
@@ -211,6 +217,8 @@ export function progressOf(st: RunState, inflight: Map<number, InFlight>): Progr
     rejected: st.totals.rejected,
     judgeFailed: st.totals.judgeFailed,
     inFlightRows: [...inflight.values()].reduce((a, b) => a + b.rows, 0),
+    running: [...inflight.entries()].map(([batch, f]) => ({ batch, rows: f.rows, slots: f.slots })),
+    landed: Object.values(st.landed ?? {}).reduce(addRows, NO_ROWS),
     perAgent: st.totals.perAgent,
     messages: st.messages,
     outputs: st.outputs,
@@ -225,4 +233,19 @@ export function progressOf(st: RunState, inflight: Map<number, InFlight>): Progr
     keys: st.keysPlanned,
     rejudgeAt: st.phase === 'rejudge-wait' ? (st.rejudgeAt ?? null) : null,
   };
+}
+
+/**
+ * A batch ended: its rows count as answered until its commit adds them to the totals (`committed`).
+ * Its requests are in `requestsUsed` already.
+ */
+export function landed(st: RunState, b: BatchResult): void {
+  (st.landed ??= {})[b.batch] = { main: b.main, failed: b.failed, dropped: b.dropped, requests: 0 };
+}
+
+/** A batch's commit added its rows to the totals. */
+export function committed(st: RunState, b: BatchResult): void {
+  if (!st.landed) return;
+  delete st.landed[b.batch];
+  if (Object.keys(st.landed).length === 0) delete st.landed;
 }

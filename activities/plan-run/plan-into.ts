@@ -31,6 +31,7 @@ import { scannedReads } from '../../src/io/scan-ahead.js';
 import { decideKey, Kind, type JoinProblem, type VerdictSink } from '../../src/planning/plan-keys.js';
 import { Names } from '../../src/planning/names.js';
 import { Verdict, VerdictFile } from '../../src/planning/plan-verdicts.js';
+import { malformedJsonLine, notUtf8Line } from '../../src/contract/line-errors.js';
 
 /** With the retry rules: recovery also recovers `judge_invalid`; resume retries terminal timeouts. */
 export interface PlanRequest extends RetryRules {
@@ -62,13 +63,13 @@ export interface PlanOutcome extends PlanSummary {
 function parseLine(path: string, line: JsonlLine): Record<string, unknown> {
   const { lineNo, text } = line;
   if (!line.utf8) {
-    throw new InputError(`${path}:${lineNo}: the line is not valid UTF-8; fix the file's encoding (JSON must be UTF-8)`);
+    throw notUtf8Line(path, lineNo);
   }
   let row: unknown;
   try {
     row = JSON.parse(text);
   } catch (err) {
-    throw new InputError(`${path}:${lineNo}: malformed JSON (${(err as Error).message}); fix or remove this line`);
+    throw malformedJsonLine(path, lineNo, text, err);
   }
   if (typeof row !== 'object' || row === null || Array.isArray(row)) {
     throw new InputError(`${path}:${lineNo}: not a JSON object; every line must be one row object`);

@@ -17,6 +17,9 @@ export interface Checkpoint {
   audit?: BatchAudit;
   /** `/verify` requests this activity made, every try and probe (allowance.ts); absent in earlier versions. */
   requestsUsed?: number;
+  /** The batch's round and number, for the live views (absent in checkpoints of earlier versions). */
+  round?: number;
+  batch?: number;
 }
 
 export function emptyCounts(): Counts {

@@ -178,17 +178,17 @@ export async function aggregateCommand(
  * one line, before anything is read, sent or written.
  */
 async function refuseClobbering(written: WrittenFile[], shards: string[], opts: AggregateOptions): Promise<void> {
+  const reads: ReadFile[] = [
+    ...shards.map((p) => ({ role: 'shard' as const, flag: '--input-glob', path: resolve(p) })),
+    ...opts.configs.map((c) => ({ role: 'config' as const, flag: '--config', path: resolve(c) })),
+  ];
+  await refuseAliases(written, reads, { overwrite: opts.overwrite, resume: false, append: false });
   if (!opts.overwrite) {
     for (const w of written) {
       if (existsSync(w.path))
         throw new ConfigError(`'${w.path}' already exists: pass --overwrite to replace it, or choose another --output`);
     }
   }
-  const reads: ReadFile[] = [
-    ...shards.map((p) => ({ role: 'shard' as const, flag: '--input-glob', path: resolve(p) })),
-    ...opts.configs.map((c) => ({ role: 'config' as const, flag: '--config', path: resolve(c) })),
-  ];
-  await refuseAliases(written, reads, { overwrite: opts.overwrite, resume: false, append: false });
 }
 
 /**

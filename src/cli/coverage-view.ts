@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { resolve } from 'node:path';
 import { capOf, coverageBlock, coverageOf, reopensWith, type AttemptCap, type Coverage } from '../contract/coverage.js';
 import { coveragePath, prefixedOutputPath, sidecarPath } from '../contract/file-names.js';
+import { ConfigError } from '../contract/errors.js';
 import { UNSAFE_PREFIX } from '../contract/keys.js';
 import { readCoverageFile } from '../io/coverage-file.js';
 import { countCoverage, scanKeys } from '../planning/coverage-scan.js';
@@ -33,6 +34,11 @@ export async function coverageNow(output: string): Promise<CoverageNow | null> {
   const { output: out, file } = located(output);
   const saved = await readCoverageFile(file);
   if (saved === null) return null;
+  // Counted from missing files, every rollout would read "never dispatched".
+  if (!existsSync(out))
+    throw new ConfigError(
+      `the output '${out}' does not exist (deleted or moved since the run?): its coverage cannot be counted from the files; ${file} holds what the run saved`,
+    );
   const rules = { retryTerminalTimeouts: saved.retry_terminal_timeouts === true };
   const counts = await countCoverage({ output: out, sidecar: sidecarPath(out) }, rules, capOf(saved), tmpdir());
   const coverage = coverageOf(counts, {
@@ -49,9 +55,9 @@ export async function coverageNow(output: string): Promise<CoverageNow | null> {
   return { file, coverage };
 }
 
-/** The coverage block of `reverify status`, or nothing when the run has no coverage file. */
-export function coverageLines(now: CoverageNow | null): string[] {
-  return now === null ? [] : coverageBlock(now.coverage, now.file);
+/** The coverage block of `reverify status`, or nothing when the run has no coverage file; `live`: the run is writing. */
+export function coverageLines(now: CoverageNow | null, live = false): string[] {
+  return now === null ? [] : coverageBlock(now.coverage, now.file, live);
 }
 
 /** A key id (`keyId`) as Python prints the key: `(3, 1)`, `('a', None)`. */

@@ -1,13 +1,13 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import type { RunResult } from '../contract/run-spec.js';
-import { liveBatches, NO_LIVE_BATCHES, type LiveBatches } from './live-batches.js';
-import { progressLine, RateMeter, rowsFinished } from './progress-view.js';
-import { queryProgress } from './query-progress.js';
-import { pendingActivities, RetryNotices } from './retry-notices.js';
+import { steadyView, type RunView } from '../contract/run-view.js';
+import { readLive } from './live-state.js';
+import { progressLine, RateMeter } from './progress-view.js';
+import { RetryNotices } from './retry-notices.js';
 import { SidecarWatch } from './sidecar-watch.js';
 
-/** How often the run's running and retried activities are looked at (a `describe` call). */
-const RETRY_CHECK_MS = 2000;
+/** How often the run is looked at (a `describe` and a progress query). */
+const POLL_MS = 1000;
 
 export interface FollowOptions {
   /** Print a progress bar (TTY) instead of periodic plain lines. */
@@ -52,24 +52,14 @@ export async function followRun(handle: WorkflowHandle, opts: FollowOptions): Pr
     lines.forEach((line) => opts.out(line));
   };
   const notices = new RetryNotices();
-  let lastRetryCheck = 0;
-  // Rows answered inside running batches (their heartbeated checkpoints), and an outage's reason.
-  let live: LiveBatches = NO_LIVE_BATCHES;
-  const lookAtActivities = async (now: number) => {
-    if (now - lastRetryCheck < RETRY_CHECK_MS) return;
-    lastRetryCheck = now;
-    const pending = await pendingActivities(handle);
-    live = liveBatches(pending);
-    notices.take(pending, now).forEach((line) => retryLines.push(line));
-  };
   // `Waiting:` lines come after the messages of the same poll (as the run wrote them, then why it waits).
   const retryLines: string[] = [];
   const printRetries = () => {
     if (retryLines.length > 0 && opts.tty) opts.bar('\r\x1b[K');
     retryLines.splice(0).forEach((line) => opts.out(line));
   };
-  // The count shown never goes back: a batch's rows leave its heartbeat before its commit is counted.
-  let shown = { round: -1, finished: 0 };
+  // The counts shown never go back (a view read later may lag one read earlier by a checkpoint).
+  let shown: RunView | null = null;
   let lastPrinted = 0;
   let opened = false;
   const outputsOpen = () => {
@@ -79,29 +69,27 @@ export async function followRun(handle: WorkflowHandle, opts: FollowOptions): Pr
   };
   const poll = async () => {
     while (!stop) {
-      // First the running batches, so that the first line (of an attached terminal too) counts their rows.
-      await lookAtActivities(Date.now());
-      const p = await queryProgress(handle);
-      if (p) {
+      // The running batches' checkpoints, then the progress: one view (run-view.ts), as `status` reads it.
+      const live = await readLive(handle);
+      const now = Date.now();
+      notices.take(live.pending, now).forEach((line) => retryLines.push(line));
+      const p = live.progress;
+      if (p && live.view) {
         // Rows committed to the sidecar come before the messages that follow their commit ("Re-judging: …").
         if (watch === null && p.outputs && typeof p.sidecarOpenedAt === 'number' && p.sidecarLength !== undefined)
           watch = watchFrom(p.outputs.sidecar, p.sidecarOpenedAt, p.sidecarLength);
         await printDropped(p.sidecarLength);
         if (typeof p.sidecarOpenedAt === 'number') outputsOpen();
         printMessages(p.messages);
-        const now = Date.now();
-        const finished = rowsFinished(p, live);
-        if (shown.round !== p.round) shown = { round: p.round, finished };
-        const steady = { ...live, finished: Math.max(0, Math.max(shown.finished, finished) - rowsFinished(p)) };
-        shown.finished = rowsFinished(p, steady);
-        rate.add(now, shown.finished);
+        shown = steadyView(shown, live.view);
+        rate.add(now, shown.answered);
         if (p.phase === 'verify' || p.phase === 'rejudge-wait') {
-          const line = progressLine(p, rate.perSecond(), undefined, { live: steady, now });
+          const line = progressLine(p, rate.perSecond(), undefined, { view: shown, outage: live.outage, now });
           if (opts.tty) opts.bar(`\r\x1b[K${line}`);
           // A plain line at most every interval, and one as soon as the first answers are in.
-          else if (now - lastLine >= opts.lineIntervalMs || (lastPrinted === 0 && shown.finished > 0)) {
+          else if (now - lastLine >= opts.lineIntervalMs || (lastPrinted === 0 && shown.answered > 0)) {
             lastLine = now;
-            lastPrinted = shown.finished;
+            lastPrinted = shown.answered;
             opts.out(line);
           }
         }
@@ -109,7 +97,7 @@ export async function followRun(handle: WorkflowHandle, opts: FollowOptions): Pr
       printRetries();
       // No answer: no worker has the run yet, or the run just closed. Ask again shortly (at once
       // when the run has ended: the caller waits for this loop).
-      if (!stop) await new Promise<void>((r) => (pause = { timer: setTimeout(r, 500), wake: r }));
+      if (!stop) await new Promise<void>((r) => (pause = { timer: setTimeout(r, POLL_MS), wake: r }));
     }
   };
   let pause: { timer: NodeJS.Timeout; wake: () => void } | null = null;

@@ -7,6 +7,7 @@
  * attempts journal beside OUT) is refused: its selection follows the manifest, not read here.
  */
 import { once } from 'node:events';
+import { stat } from 'node:fs/promises';
 import { ConfigError } from '../contract/errors.js';
 import { sidecarPath } from '../contract/file-names.js';
 import { DISPOSITIONS, type Disposition } from '../contract/outcome-selection.js';
@@ -40,14 +41,17 @@ function wanted(disposition: string | undefined): Set<Disposition> {
   return new Set([disposition as Disposition]);
 }
 
-/** The stderr summary line. */
-export function summaryLine(output: string, sidecar: string, s: SelectionSummary): string {
+/** The stderr summary line: it names only files that exist, and why a plain reader may not read them. */
+export function summaryLine(output: string, s: SelectionSummary): string {
   const c = s.counts;
   const counts = `${c.success} success, ${c.failure} failure, ${c.omitted} omitted, ${c.unknown} unknown`;
-  const raw = s.rawOutcomesAreSelected
-    ? `raw_outcomes_are_selected: true: a plain JSONL reader may read ${output} and ${sidecar} unfiltered`
-    : `raw_outcomes_are_selected: false: ${s.superseded} superseded row(s); read the selected outcomes with \`reverify read\`, not the raw files`;
-  return `Selected outcomes of ${output}: ${counts}. ${raw}.`;
+  if (s.rawOutcomesAreSelected)
+    return `Selected outcomes of ${output}: ${counts}. raw_outcomes_are_selected: true: a plain JSONL reader may read ${s.files.join(' and ')} unfiltered.`;
+  const why = [
+    ...(s.superseded > 0 ? [`${s.superseded} superseded row(s)`] : []),
+    ...s.cutOff.map((f) => `the last line of ${f} is cut off (an interrupted write; \`reverify run --resume\` repairs it)`),
+  ];
+  return `Selected outcomes of ${output}: ${counts}. raw_outcomes_are_selected: false: ${why.join('; ')}; read the selected outcomes with \`reverify read\`, not the raw files.`;
 }
 
 export async function readCommand(opts: ReadOptions, io: ReadIo = stdoutIo): Promise<SelectionSummary> {
@@ -60,6 +64,7 @@ export async function readCommand(opts: ReadOptions, io: ReadIo = stdoutIo): Pro
       `${output} belongs to a NeMo Gym managed run (${companion}): its selected outcomes follow the manifest, which reverify does not read; read it with NeMo Gym's RolloutStore.read`,
     );
   if (!(await exists(output))) throw new ConfigError(`no run output at '${output}': pass the --output of a finished or running run`);
+  if ((await stat(output)).isDirectory()) throw new ConfigError(`--output '${output}' is a directory: pass the --output file of a run`);
   await refuseRunTagged(output);
   const summary = await readSelectedOutcomes({ output, sidecar }, want, io.row);
   if (opts.json)
@@ -71,8 +76,9 @@ export async function readCommand(opts: ReadOptions, io: ReadIo = stdoutIo): Pro
         counts: summary.counts,
         superseded: summary.superseded,
         raw_outcomes_are_selected: summary.rawOutcomesAreSelected,
+        cut_off: summary.cutOff,
       }),
     );
-  else io.err(summaryLine(output, sidecar, summary));
+  else io.err(summaryLine(output, summary));
   return summary;
 }

@@ -247,7 +247,8 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
     };
     const followed = await followRun(handle, {
       tty: io.tty,
-      lineIntervalMs: 10_000,
+      // Test hook: plain lines more often (test/integration/live-view.test.ts); unset in real runs.
+      lineIntervalMs: Number(process.env.REVERIFY_TEST_PROGRESS_LINE_MS) || 10_000,
       out: io.out,
       bar: io.bar,
       attached: existing,

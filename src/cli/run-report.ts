@@ -9,19 +9,24 @@ import type { Coverage } from '../contract/coverage.js';
 import type { AgentCounts, Progress, RunResult } from '../contract/run-spec.js';
 import { endSummary, type EndSummary } from './end-summary.js';
 import { describeFailure } from './exit-codes.js';
-import { RateMeter, rowsFinished } from './progress-view.js';
-import { queryProgress } from './query-progress.js';
+import { etaSeconds, type RunView } from '../contract/run-view.js';
+import { readLive } from './live-state.js';
+import { RateMeter } from './progress-view.js';
 import { isCancelledRun } from './run-endings.js';
 
+/** A live run's state: the same view as the terminal's progress line (src/contract/run-view.ts). */
 export interface LiveReport {
   phase: Progress['phase'];
+  /** Round, from 1. */
   round: number;
-  /** Attempts planned over all rounds, and finished so far. */
+  /** Attempts planned over all rounds, and answered so far (in running batches too, by their checkpoints). */
   planned: number;
   finished: number;
+  /** Scored, routed to the failures sidecar, not persisted (in running batches too). */
   done: number;
   failed: number;
   dropped: number;
+  /** Rows whose `/verify` request may be in flight: at most the concurrency in force. */
   inFlight: number;
   /** Rows per second over the sampling window (null: not sampled, not verifying). */
   ratePerSecond: number | null;
@@ -31,8 +36,9 @@ export interface LiveReport {
   paused: boolean;
   /** Paused because its request budget is spent (`--max-requests`). */
   budgetPaused: boolean;
-  /** `/verify` requests made, and the budget (null: none); null: a run of an earlier version. */
+  /** `/verify` requests made (in running batches too), and the budget (null: none); null: a run of an earlier version. */
   requests: { used: number; max: number | null } | null;
+  /** Committed rows per agent. */
   perAgent: Record<string, AgentCounts>;
 }
 
@@ -65,8 +71,14 @@ export function outputOfSummary(summary: string | undefined): string | null {
   return summary?.startsWith('reverify ') ? summary.slice('reverify '.length) : null;
 }
 
-/** Distinct worker identities polling a task queue for workflow or activity tasks. */
-export async function workersPolling(client: Client, taskQueue: string): Promise<number> {
+/**
+ * A poller not seen for this long has gone (a worker's long poll is renewed at least every minute;
+ * the server keeps an exited worker in its list for minutes).
+ */
+export const POLLER_GONE_MS = 90_000;
+
+/** Distinct worker identities polling a task queue for workflow or activity tasks, seen recently. */
+export async function workersPolling(client: Client, taskQueue: string, now = Date.now()): Promise<number> {
   const ids = new Set<string>();
   // TaskQueueType: 1 workflow tasks, 2 activity tasks (temporal.api.enums.v1).
   for (const taskQueueType of [1, 2]) {
@@ -75,45 +87,54 @@ export async function workersPolling(client: Client, taskQueue: string): Promise
       taskQueue: { name: taskQueue },
       taskQueueType,
     });
-    for (const p of res.pollers ?? []) ids.add(p.identity ?? '');
+    for (const p of res.pollers ?? []) if (seenSince(p.lastAccessTime, now - POLLER_GONE_MS)) ids.add(p.identity ?? '');
   }
   return ids.size;
 }
 
-function liveReport(p: Progress, rate: number | null): LiveReport {
-  const finished = rowsFinished(p);
+/** True when a poller's last access (a protobuf timestamp; absent: unknown, counted) is at or after `since`. */
+export function seenSince(
+  at: { seconds?: { toNumber(): number } | number | null; nanos?: number | null } | null | undefined,
+  since: number,
+): boolean {
+  if (!at || at.seconds === null || at.seconds === undefined) return true;
+  const seconds = typeof at.seconds === 'number' ? at.seconds : at.seconds.toNumber();
+  return seconds * 1000 + Math.floor((at.nanos ?? 0) / 1e6) >= since;
+}
+
+function liveReport(p: Progress, v: RunView, rate: number | null): LiveReport {
   return {
     phase: p.phase,
     round: p.round + 1,
-    planned: p.planned,
-    finished,
-    done: p.done,
-    failed: p.failed,
-    dropped: p.dropped,
-    inFlight: p.inFlightRows,
+    planned: v.planned,
+    finished: v.answered,
+    done: v.scored,
+    failed: v.failed,
+    dropped: v.notPersisted,
+    inFlight: v.inFlight,
     ratePerSecond: rate === null ? null : Math.round(rate * 10) / 10,
-    etaSeconds: rate && rate > 0 ? Math.round((p.planned - finished) / rate) : null,
+    etaSeconds: rate === null ? null : etaSeconds(v, rate),
     concurrency: p.concurrency,
     effectiveConcurrency: p.effectiveConcurrency,
     paused: p.paused,
     budgetPaused: p.budgetPaused ?? false,
-    requests: p.requests ?? null,
+    requests: p.requests ? v.requests : null,
     perAgent: p.perAgent,
   };
 }
 
-/** The live run's progress, sampled twice `sampleMs` apart for its rate (once when not verifying). */
+/** The live run's view, read twice `sampleMs` apart for its rate (once when not verifying). */
 async function sampleLive(handle: WorkflowHandle, sampleMs: number): Promise<LiveReport | null> {
-  const first = await queryProgress(handle, 2000);
-  if (!first) return null;
-  if (first.phase !== 'verify' || sampleMs <= 0) return liveReport(first, null);
+  const first = await readLive(handle, 2000);
+  if (!first.progress || !first.view) return null;
+  if (first.progress.phase !== 'verify' || sampleMs <= 0) return liveReport(first.progress, first.view, null);
   const meter = new RateMeter();
-  meter.add(Date.now(), rowsFinished(first));
+  meter.add(Date.now(), first.view.answered);
   await new Promise((r) => setTimeout(r, sampleMs));
-  const second = await queryProgress(handle, 2000);
-  if (!second) return liveReport(first, null);
-  meter.add(Date.now(), rowsFinished(second));
-  return liveReport(second, meter.perSecond());
+  const second = await readLive(handle, 2000);
+  if (!second.progress || !second.view) return liveReport(first.progress, first.view, null);
+  meter.add(Date.now(), Math.max(first.view.answered, second.view.answered));
+  return liveReport(second.progress, second.view, meter.perSecond());
 }
 
 /**

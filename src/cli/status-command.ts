@@ -128,7 +128,10 @@ export async function statusCommand(
     statusLines(report).forEach((line) => out(line));
     unresolvedLines(report.unresolvedRejudgments ?? []).forEach((line) => out(line));
     if (report.coverage)
-      coverageLines({ file: coveragePath(report.coverage.reporting.output), coverage: report.coverage }).forEach((l) => out(l));
+      coverageLines(
+        { file: coveragePath(report.coverage.reporting.output), coverage: report.coverage },
+        report.state === 'RUNNING',
+      ).forEach((l) => out(l));
     if (coverageProblem) out(coverageProblem);
     if (report.state === 'RUNNING') {
       // Why activities are being retried (a verifier outage), each distinct failure once.

@@ -49,6 +49,7 @@ async function readConfigText(path: string): Promise<string> {
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
     if (e.code === 'ENOENT') throw new ConfigError(`config file not found: ${path} (check the --config path)`);
+    if (e.code === 'EISDIR') throw new ConfigError(`--config '${path}' is a directory: pass a NeMo Gym YAML config file`);
     throw new ConfigError(`cannot read config file ${path}: ${e.message}`);
   }
 }

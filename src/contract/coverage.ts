@@ -215,8 +215,12 @@ export function missingFromScore(cov: Coverage): MissingFromScore {
   return { resumable: cov.retryable + cov.unknown + cov.never_dispatched, atCap: cov.attempts_exhausted };
 }
 
-/** The coverage as one printed block (end of `reverify run`, `reverify status`). */
-export function coverageBlock(cov: Coverage, path: string): string[] {
+/**
+ * The coverage as one printed block (end of `reverify run`, `reverify status`). `live`: the run is
+ * still writing the files (`status` of a running run): nothing to resume.
+ */
+export function coverageBlock(cov: Coverage, path: string, live = false): string[] {
+  const remedy = cov.complete ? '' : live ? ' so far (the run is still writing)' : ' (not complete: run the same command with --resume)';
   const pct = `${Math.round(cov.completion_fraction * 1000) / 10}%`;
   return [
     `Coverage (${path}):`,
@@ -224,6 +228,6 @@ export function coverageBlock(cov: Coverage, path: string): string[] {
       `${cov.unknown} unknown, ${cov.never_dispatched} never dispatched`,
     `  ${cov.attempts} attempts, ${cov.counted_failures} counted failures; ${cov.attempts_exhausted} at the attempt cap, ${cov.retryable} retryable; ` +
       `attempt cap ${cov.attempt_cap} (${cov.max_rollout_attempts} saved + ${cov.attempt_extension} extension)`,
-    `  ${pct} complete${cov.complete ? '' : ' (not complete: run the same command with --resume)'}; ${cov.outcomes_recorded} outcome row(s) recorded by this run`,
+    `  ${pct} complete${remedy}; ${cov.outcomes_recorded} outcome row(s) recorded by this run`,
   ];
 }

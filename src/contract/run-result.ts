@@ -57,6 +57,10 @@ export interface Progress {
   keys?: number | null;
   /** When the re-judgment timer fires (epoch ms, workflow time), during `rejudge-wait`. */
   rejudgeAt?: number | null;
+  /** The current round's batches in flight: their rows and `/verify` slots (absent: earlier versions). */
+  running?: Array<{ batch: number; rows: number; slots: number }>;
+  /** Rows of batches that ended and wait for their commit (absent: earlier versions). See run-view.ts. */
+  landed?: { main: number; failed: number; dropped: number; requests: number };
 }
 
 /** Key metrics of one aggregate entry. */

@@ -9,7 +9,8 @@ import { basename, dirname, join, resolve, sep } from 'node:path';
 /** Where a path leads: its real path, and its device and inode when it exists. */
 export interface PathIdentity {
   real: string;
-  file: { dev: number; ino: number } | null;
+  /** Null when nothing exists at the path; `directory` for a directory (or a link to one). */
+  file: { dev: number; ino: number; directory: boolean } | null;
 }
 
 /** The identity of `path` (resolved against the working directory). */
@@ -17,7 +18,7 @@ export async function pathIdentity(path: string): Promise<PathIdentity> {
   const abs = resolve(path);
   try {
     const [real, st] = await Promise.all([realpath(abs), stat(abs)]);
-    return { real, file: { dev: st.dev, ino: st.ino } };
+    return { real, file: { dev: st.dev, ino: st.ino, directory: st.isDirectory() } };
   } catch {
     try {
       return { real: join(await realpath(dirname(abs)), basename(abs)), file: null };

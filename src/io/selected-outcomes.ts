@@ -23,8 +23,12 @@ export interface SelectionSummary {
   counts: Record<Disposition, number>;
   /** Saved rows no disposition selects (superseded by a later row of their rollout). */
   superseded: number;
-  /** NeMo Gym's `raw_outcomes_are_selected`: every saved row is selected, so a plain reader needs no filter. */
+  /** NeMo Gym's `raw_outcomes_are_selected`: every saved row is selected and every line whole, so a plain reader needs no filter. */
   rawOutcomesAreSelected: boolean;
+  /** The run's files that exist (the sidecar may not). */
+  files: string[];
+  /** Files whose last line is cut off (an interrupted write): not a row, and a plain reader would fail on it. */
+  cutOff: string[];
 }
 
 interface Rec extends SavedRow {
@@ -58,10 +62,13 @@ const pickCodec: RecordCodec<{ lineNo: number; omitted: boolean }> = {
 };
 
 /** The saved rows of a file: each whole, non-blank line with its key id (or a unique id when keyless). */
-async function* savedRows(path: string, file: SavedRow['file']): AsyncGenerator<Rec> {
-  if (!(await exists(path))) return;
+async function* savedRows(path: string, file: SavedRow['file'], cutOff: () => void): AsyncGenerator<Rec> {
   for await (const line of jsonlLines(path)) {
-    if (!line.terminated || isBlank(line.text)) continue;
+    if (isBlank(line.text)) continue;
+    if (!line.terminated) {
+      cutOff();
+      continue;
+    }
     try {
       const id = lineKeyId(line.text) ?? `\u0000${file}:${line.lineNo}`;
       const omitted = file === 'sidecar' && rawTruthy(rawField(line.text, OMITTED_KEY) ?? 'null');
@@ -87,11 +94,16 @@ export async function readSelectedOutcomes(
       maxRecords: opts.maxRecords,
       compare: (a, b) => compareCodePoints(a.id, b.id) || (a.file === b.file ? 0 : a.file === 'main' ? -1 : 1) || a.lineNo - b.lineNo,
     });
+    const files: string[] = [];
+    const cutOff: string[] = [];
     for (const [file, path] of [
       ['main', paths.output],
       ['sidecar', paths.sidecar],
-    ] as const)
-      for await (const r of savedRows(path, file)) await byKey.add(r);
+    ] as const) {
+      if (!(await exists(path))) continue;
+      files.push(path);
+      for await (const r of savedRows(path, file, () => cutOff.push(path))) await byKey.add(r);
+    }
     const picks = new ExternalSorter<{ lineNo: number; omitted: boolean }>({
       dir,
       name: 'picks',
@@ -122,6 +134,6 @@ export async function readSelectedOutcomes(
       }
       await next.return?.(undefined);
     }
-    return { counts, superseded: total - selected, rawOutcomesAreSelected: selected === total };
+    return { counts, superseded: total - selected, rawOutcomesAreSelected: selected === total && cutOff.length === 0, files, cutOff };
   });
 }

@@ -10,6 +10,7 @@ import { isBlank, type JsonlLine, type LineChunk } from '../io/jsonl-lines.js';
 import { scannedReads, type ScannedRead, type ScanOptions } from '../io/scan-ahead.js';
 import { ScannedLine } from '../io/scanned-lines.js';
 import { plainKeyId } from './fast-rows.js';
+import { malformedJsonLine } from '../contract/line-errors.js';
 
 /** How to treat an output whose last line was cut off (a crash in the middle of a write). */
 export interface TailPolicy {
@@ -43,7 +44,7 @@ function keyOfOutputLine(path: string, line: JsonlLine, policy: TailPolicy): str
   try {
     return lineKeyId(line.text);
   } catch (err) {
-    throw new InputError(`${path}:${line.lineNo}: malformed JSON (${(err as Error).message}); fix or remove this line`);
+    throw malformedJsonLine(path, line.lineNo, line.text, err);
   }
 }
 

@@ -4,7 +4,7 @@
  * and any run would overwrite an input named like its metrics file or its report (spec §7). The one
  * check for every command that writes (`run`, `report`, `aggregate`). The one exception is NeMo
  * Gym's own: `--judge-failed-only --append` writing into the run's rollouts file (and so into its
- * sidecar, the recovery source).
+ * sidecar, the recovery source). Nor may a file it writes be a directory: one line, not `EISDIR`.
  */
 import { ConfigError } from '../contract/errors.js';
 import { derivedFiles, sidecarPath, type DerivedFile } from '../contract/file-names.js';
@@ -111,6 +111,8 @@ export async function refuseAliases(written: WrittenFile[], reads: ReadFile[], r
   const readIds = await Promise.all(reads.map((r) => pathIdentity(r.path)));
   for (const w of written) {
     const wId = await pathIdentity(w.path);
+    if (w.role !== 'workDir' && wId.file?.directory === true)
+      throw new ConfigError(`'${w.path}' (${w.what}) is a directory, not a file: ${w.fix ?? 'choose another --output'}`);
     reads.forEach((r, i) => {
       const alias = sameFile(wId, readIds[i]) || (w.role === 'workDir' && isInside(readIds[i], wId));
       if (alias && !allowed(w, r, rules)) throw new ConfigError(aliasMessage(w, r, rules));

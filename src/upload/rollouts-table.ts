@@ -14,6 +14,7 @@ import { readRanges } from '../io/read-ranges.js';
 import { readRowKey, rowKeySize, writeRowKey } from '../io/row-key-codec.js';
 import { sanitizeForExport } from './sanitize-row.js';
 import { TABLE_HEAD, TABLE_TAIL, tableRow } from './table-json.js';
+import { malformedJsonLine } from '../contract/line-errors.js';
 
 interface RowPlace {
   key: RowKey;
@@ -63,9 +64,7 @@ export async function writeRolloutsTable(
     try {
       row = JSON.parse(line.text);
     } catch (err) {
-      throw new InputError(
-        `${output}:${line.lineNo}: malformed JSON (${(err as Error).message}); fix or remove this line, then run \`reverify upload\``,
-      );
+      throw malformedJsonLine(output, line.lineNo, line.text, err, ', then run `reverify upload`');
     }
     if (typeof row !== 'object' || row === null || Array.isArray(row))
       throw new InputError(`${output}:${line.lineNo}: a row must be a JSON object`);

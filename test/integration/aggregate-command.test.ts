@@ -242,6 +242,16 @@ describe('reverify aggregate (real reference server, real files)', () => {
       line: `Error: --input-glob '${d.shardPaths[0]}' is also the merged output of this command ('${link}'), which it would overwrite: choose another --output`,
     });
     expect(readFileSync(d.shardPaths[0]).equals(shard)).toBe(true);
+    // A directory in the way: one line, with or without --overwrite, not a raw EISDIR (issue 35).
+    const folder = join(dir, 'folder.jsonl');
+    mkdirSync(folder);
+    for (const overwrite of [false, true]) {
+      const inTheWay = await aggregate({ inputGlob: d.glob, output: folder, configs: [d.config], overwrite });
+      expect(inTheWay.error).toEqual({
+        code: 1,
+        line: `Error: '${folder}' (the merged output of this command) is a directory, not a file: choose another --output`,
+      });
+    }
     expect(rs.stats().requests.aggregate_metrics).toBe(sent);
 
     const replaced = await aggregate({ inputGlob: d.glob, output: d.output, configs: [d.config], overwrite: true });

@@ -10,7 +10,7 @@
  * - omissions (`_ng_omitted`) are never retried and count as intentionally omitted;
  * - rows a paused-then-cancelled run never reached count as never dispatched, and `--resume` runs them.
  */
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { controlCommand } from '../../src/cli/control-command.js';
@@ -138,6 +138,15 @@ describe('coverage file and saved attempt caps', () => {
     expect(fifth.error).toBeNull();
     expect(fifth.lines.join('\n')).toContain('Retry budget exhausted for 1 rollout(s) at the cap of 3 counted failures.');
     expect(s.verifyBodies.length).toBe(sent + 1);
+
+    // The output deleted since: status says so instead of counting every rollout "never dispatched".
+    rmSync(f.output);
+    const gone: string[] = [];
+    await statusCommand(f.output, (l) => gone.push(l));
+    expect(gone.join('\n')).not.toContain('never dispatched');
+    expect(gone).toContain(
+      `Coverage: the output '${f.output}' does not exist (deleted or moved since the run?): its coverage cannot be counted from the files; ${join(f.dir, 'out_coverage.json')} holds what the run saved`,
+    );
   });
 
   it('--extend-attempts without --resume is one clear line, and nothing is written', async () => {

@@ -80,6 +80,24 @@ describe('reverify read', () => {
     expect(bad.code).toBe(1);
     expect(bad.stderr.trim()).toBe("Error: --disposition must be one of success, failure, omitted, unknown, got 'failed'");
 
+    // No sidecar: only the files that exist are named. A cut-off last line: a plain reader would fail on it.
+    const alone = join(tempDir(), 'alone.jsonl');
+    writeFileSync(alone, '{"_ng_task_index": 0, "_ng_rollout_index": 0, "reward": 1.0}\n');
+    const whole = await runCli(['read', '-o', alone], {});
+    expect(whole.stderr.trim()).toBe(
+      `Selected outcomes of ${alone}: 1 success, 0 failure, 0 omitted, 0 unknown. raw_outcomes_are_selected: true: a plain JSONL reader may read ${alone} unfiltered.`,
+    );
+    writeFileSync(alone, '{"_ng_task_index": 0, "_ng_rollout_index": 0, "reward": 1.0}\n{"_ng_task_index": 1, "_ng_rol');
+    const cut = await runCli(['read', '-o', alone], {});
+    expect(cut.code).toBe(0);
+    expect(lines(cut.stdout)).toHaveLength(1);
+    expect(cut.stderr.trim()).toBe(
+      `Selected outcomes of ${alone}: 1 success, 0 failure, 0 omitted, 0 unknown. raw_outcomes_are_selected: false: the last line of ${alone} is cut off (an interrupted write; \`reverify run --resume\` repairs it); read the selected outcomes with \`reverify read\`, not the raw files.`,
+    );
+    const folder = await runCli(['read', '-o', dir], {});
+    expect(folder.code).toBe(1);
+    expect(folder.stderr.trim()).toBe(`Error: --output '${dir}' is a directory: pass the --output file of a run`);
+
     writeFileSync(join(dir, 'out_manifest.json'), '{"schema_version": 2}\n');
     const managed = await runCli(['read', '-o', out], {});
     expect(managed.code).toBe(1);

@@ -264,6 +264,10 @@ describe('reverify report', () => {
       code: 1,
     });
     expect(readFileSync(run.output).equals(output)).toBe(true);
+    // A directory in the way is one line too, not a raw EISDIR as "the run failed" (issue 35).
+    const dir = tempDir();
+    const inTheWay = await writeReport({ output: run.output, html: dir }).then(() => null, describeFailure);
+    expect(inTheWay).toEqual({ line: `Error: '${dir}' (the HTML report) is a directory, not a file: choose another --html`, code: 1 });
   });
 
   it("compares a --judge-failed-only run's recovered rows with the rewards of its input rows (the --rollouts sidecar)", async () => {

@@ -59,11 +59,13 @@ describe("the workflow's current details (Temporal UI)", () => {
     st.totals.main = 90;
     st.totals.failed = 10;
     st.totals.judgeFailed = 7;
+    st.planned = 200;
     st.outputs = { output: '/data/out.jsonl', sidecar: '', metrics: '', workDir: '' };
     const text = detailsOf(st, new Map([[3, { rows: 16, slots: 4 }]]));
     expect(text).toContain('**Phase:** verify (re-judge round 2)');
     expect(text).toContain('90 scored · 10 failed (7 judge failures, 0 rejected)');
-    expect(text).toContain('16 in flight');
+    // In rows, at most the batch's /verify slots; the answered rows never above the plan.
+    expect(text).toContain('4 in flight · 100/200 answered');
     expect(text).toContain('concurrency 8/8');
     expect(text).toContain('**Output:** /data/out.jsonl');
   });

@@ -49,6 +49,12 @@ describe('loadGymConfigs', () => {
     expect(err.message).toBe(`config file not found: ${fixture('nope.yaml')} (check the --config path)`);
   });
 
+  it('a directory is a ConfigError naming it, not a raw EISDIR', async () => {
+    const dir = fixture('');
+    const err = await loadError([dir]);
+    expect(err.message).toBe(`--config '${dir}' is a directory: pass a NeMo Gym YAML config file`);
+  });
+
   it('a top level that is not a mapping is a ConfigError', async () => {
     const err = await loadError([fixture('top-level-list.yaml')]);
     expect(err.message).toContain('a NeMo Gym config must be a mapping of server instance names to blocks, got a list');

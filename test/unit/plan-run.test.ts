@@ -140,6 +140,18 @@ describe('plan phase: the key join on disk equals the join in memory', () => {
   });
 });
 
+describe('plan phase: a byte order mark', () => {
+  it.each(['inputs', 'rollouts'] as const)('at the start of --%s is named as such, with what to do', async (which) => {
+    const dir = tmp.freshDir();
+    const files = scenario(dir, 3);
+    writeFileSync(files[which], '\uFEFF' + readFileSync(files[which], 'utf8'));
+    const message = await planError(request(files, join(dir, 'w'), {}));
+    expect(message).toBe(
+      `${files[which]}:1: the file starts with a UTF-8 byte order mark (BOM), which is not JSON; save it as UTF-8 without a BOM`,
+    );
+  });
+});
+
 describe('plan phase under the retry rules', () => {
   /** Keys 0..7 to verify; the output sidecar holds one terminal row of a different class for keys 1..5. */
   function terminalScenario(dir: string) {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Phase, Progress } from '../../src/contract/run-spec.js';
-import { liveBatches } from '../../src/cli/live-batches.js';
-import { progressLine, RateMeter, rowsFinished } from '../../src/cli/progress-view.js';
+import { batchBeats, outageOf } from '../../src/cli/live-state.js';
+import { progressLine, RateMeter } from '../../src/cli/progress-view.js';
+import { runView } from '../../src/contract/run-view.js';
 import { defaultPayloadConverter } from '@temporalio/common';
 
 function progress(over: Partial<Progress> = {}): Progress {
@@ -97,10 +98,10 @@ describe('RateMeter', () => {
   });
 });
 
-describe('rowsFinished', () => {
+describe('answered rows', () => {
   it('done + failed + dropped; rejected and judgeFailed are part of failed, not added again', () => {
-    expect(rowsFinished(progress({ done: 10, failed: 5, dropped: 2, rejected: 3, judgeFailed: 2, inFlightRows: 50 }))).toBe(17);
-    expect(rowsFinished(progress({ done: 0, failed: 0, dropped: 0 }))).toBe(0);
+    expect(runView(progress({ done: 10, failed: 5, dropped: 2, rejected: 3, judgeFailed: 2, inFlightRows: 50 })).answered).toBe(17);
+    expect(runView(progress({ done: 0, failed: 0, dropped: 0 })).answered).toBe(0);
   });
 });
 
@@ -186,35 +187,41 @@ describe('progressLine', () => {
   });
 });
 
-/** A pending verifyBatch as describe() shows it: its heartbeated checkpoint's counts, its last failure. */
-const pendingBatch = (main: number, failed: number, over: Record<string, unknown> = {}) => ({
-  activityId: String(main),
+/** A pending verifyBatch as describe() shows it: its heartbeated checkpoint (batch, counts), its last failure. */
+const pendingBatch = (batch: number, main: number, failed: number, over: Record<string, unknown> = {}) => ({
+  activityId: String(batch),
   activityType: { name: 'verifyBatch' },
   attempt: 1,
-  heartbeatDetails: { payloads: [defaultPayloadConverter.toPayload({ done: [], counts: { main, failed, dropped: 0 } })] },
+  heartbeatDetails: {
+    payloads: [
+      defaultPayloadConverter.toPayload({ done: [], round: 0, batch, counts: { main, failed, dropped: 0 }, requestsUsed: main + failed }),
+    ],
+  },
   ...over,
 });
+const running = (...batches: number[]) => batches.map((batch) => ({ batch, rows: 100, slots: 2 }));
 
 describe('live progress (rows answered inside running batches)', () => {
   it("adds the running batches' heartbeated counts to the committed ones", () => {
-    const live = liveBatches([pendingBatch(30, 2), pendingBatch(5, 0), { activityType: { name: 'commitBatches' } }]);
-    expect(live).toEqual({ finished: 37, done: 35, failed: 2, outage: null });
-    const line = progressLine(progress({ planned: 400, done: 0, failed: 0 }), 0, 24, { live });
+    const pending = [pendingBatch(0, 30, 2), pendingBatch(1, 5, 0), { activityType: { name: 'commitBatches' } }];
+    const p = progress({ planned: 400, done: 0, failed: 0, running: running(0, 1), effectiveConcurrency: 4, concurrency: 4 });
+    const line = progressLine(p, 0, 24, { view: runView(p, batchBeats(pending)) });
     expect(line).toContain('37/400 rollouts  35 ok  2 failed');
   });
 
   it('never exceeds the planned total', () => {
-    const live = liveBatches([pendingBatch(500, 0)]);
-    expect(rowsFinished(progress({ planned: 400, done: 100, failed: 0 }), live)).toBe(400);
-    expect(progressLine(progress({ planned: 400, done: 100, failed: 0 }), 1, 24, { live })).toContain('400/400 rollouts');
+    const p = progress({ planned: 400, done: 100, failed: 0, running: running(0), effectiveConcurrency: 4, concurrency: 4 });
+    const view = runView(p, batchBeats([pendingBatch(0, 500, 0)]));
+    expect(view.answered).toBe(400);
+    expect(progressLine(p, 1, 24, { view })).toContain('400/400 rollouts');
   });
 
   it('during an outage, the reason; not for an attempt that ended because its worker shut down', () => {
     const failure = (message: string, type?: string) => ({ message, applicationFailureInfo: type ? { type } : null });
-    const down = liveBatches([pendingBatch(3, 0, { attempt: 3, lastFailure: failure('resources server is unavailable: HTTP 503') })]);
-    expect(progressLine(progress(), 1, 24, { live: down })).toMatch(/ {2}waiting: resources server is unavailable: HTTP 503$/);
-    const shutdown = liveBatches([pendingBatch(3, 0, { attempt: 2, lastFailure: failure('the worker shut down', 'WorkerShutdown') })]);
-    expect(shutdown.outage).toBeNull();
+    const down = outageOf([pendingBatch(0, 3, 0, { attempt: 3, lastFailure: failure('resources server is unavailable: HTTP 503') })]);
+    expect(progressLine(progress(), 1, 24, { outage: down })).toMatch(/ {2}waiting: resources server is unavailable: HTTP 503$/);
+    const shutdown = outageOf([pendingBatch(0, 3, 0, { attempt: 2, lastFailure: failure('the worker shut down', 'WorkerShutdown') })]);
+    expect(shutdown).toBeNull();
   });
 
   it('rollouts (keys) and attempts apart in a re-judgment round', () => {
