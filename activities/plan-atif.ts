@@ -28,8 +28,8 @@ import { Names } from '../src/planning/names.js';
 import { ATIF_PLAN_RECORD_BYTES, PlanWriter } from '../src/planning/plan-file.js';
 import { discardPlan } from './discard-plan.js';
 import { whileHeartbeating } from './heartbeating.js';
-import { aliasChecker, dataFiles, refuseInputAliases } from './input-aliases.js';
-import { outputPathsFor } from './output-paths.js';
+import { aliasChecker, dataFiles, refuseInputAliases } from '../src/run-checks/input-aliases.js';
+import { outputPathsFor } from '../src/contract/output-paths.js';
 import { failFastOnUserError } from './user-errors.js';
 
 export interface AtifPlanRequest {

@@ -1,11 +1,12 @@
-/** The end of `reverify run` for people: key metrics, the rollouts line, the files, coverage, the UI link. */
+/** What `reverify run` prints when its run has ended: the summary, and the report written beside the outputs. */
 import { coverageReport } from '../contract/coverage-report.js';
 import { coverageBlock } from '../contract/coverage.js';
 import { coveragePath } from '../contract/file-names.js';
 import { keyMetricsFor } from '../contract/messages.js';
-import type { RunResult } from '../contract/run-spec.js';
+import type { RunResult, RunSpec } from '../contract/run-spec.js';
 import { perAgentLines } from './end-summary.js';
 import type { Followed } from './follow-run.js';
+import type { ReportTemporal } from './report-command.js';
 import type { RunCommandIo } from './run-command.js';
 import { uploadedLine } from './upload-command.js';
 
@@ -49,4 +50,26 @@ export function printSummary({ result, routed }: Followed, uiUrl: string | null,
   if (uiUrl) io.out(`Temporal UI: ${uiUrl}`);
   if (reportLine) io.out(reportLine);
   if (result.forceWarning) io.out(result.forceWarning);
+}
+
+/**
+ * The run report (`reverify report`) of a run that ended well, written next to the outputs: its
+ * line for the summary. A report that fails is a warning line, nothing more. ATIF inputs carry no
+ * old rewards: no report (`reverify report --rollouts` can make one).
+ */
+export async function endReport(
+  spec: RunSpec,
+  result: RunResult,
+  temporal: ReportTemporal,
+  reportModule: Promise<typeof import('./report-command.js')>,
+): Promise<string | null> {
+  if (spec.atif || result.aggregationError) return null;
+  const output = spec.outputPath;
+  try {
+    const { html } = await (await reportModule).writeReport({ output }, temporal);
+    return `Report: ${html}`;
+  } catch (err) {
+    const why = (err as Error).message.split('\n')[0];
+    return `Warning: the run report was not written (${why}); \`reverify report -o ${output}\` writes it`;
+  }
 }

@@ -12,8 +12,8 @@ import { verifyRequest } from '../contract/payload.js';
 import { operationId } from '../contract/rejudgment.js';
 import { decode } from './history-events.js';
 import { LEGACY_PLAN_RECORD_BYTES, readPlanRange } from '../planning/plan-file.js';
-import { readPlannedRows } from '../../activities/verify-batch/planned-rows.js';
-import type { VerifyBatchRequest } from '../../activities/verify-batch/request.js';
+import { readPlannedRows } from '../planning/planned-rows.js';
+import type { VerifyBatchRequest } from '../contract/verify-batch-request.js';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 

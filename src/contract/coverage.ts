@@ -21,10 +21,11 @@ export interface KeyTally {
   omitted: boolean;
 }
 
-export type Disposition = 'success' | 'omitted' | 'terminal' | 'exhausted' | 'retryable' | 'none';
+/** Where one key stands in the coverage: scored, omitted, or why it is still failed. */
+export type KeyCoverageClass = 'success' | 'omitted' | 'terminal' | 'exhausted' | 'retryable' | 'none';
 
 /** The seed's disposition of a key under an attempt cap, refined for failures by why they stay failed. */
-export function dispositionOf(t: KeyTally, cap: number): Disposition {
+export function dispositionOf(t: KeyTally, cap: number): KeyCoverageClass {
   if (t.main > 0) return 'success';
   if (t.omitted) return 'omitted';
   if (t.counted === 0) return t.terminal ? 'terminal' : 'none';
