@@ -9,7 +9,7 @@ import { stampsFromPayload, type Stamps } from '../src/contract/outcome.js';
 import { verifyRequest } from '../src/contract/payload.js';
 import { operationId } from '../src/contract/rejudgment.js';
 import type { BatchResult } from '../src/contract/run-spec.js';
-import { LEGACY_PLAN_RECORD_BYTES, readPlanRange, type PlanRecord } from '../src/planning/plan-file.js';
+import { readPlanRange, type PlanRecord } from '../src/planning/plan-file.js';
 import { settleReply } from '../src/verifier/client.js';
 import { VerifierUnavailableError } from '../src/verifier/errors.js';
 import { DEFAULT_VERIFY_RETRY } from '../src/verifier/retry-policy.js';
@@ -97,7 +97,7 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
   // Attempts that sent no report before they ended (their worker died, or they failed before the first heartbeat).
   if (audit.failedAttemptsMore === 0)
     for (let a = lastNotedAttempt(audit) + 1; a < ctx.info.attempt; a++) noteAttempt(audit, lostAttemptLine(a));
-  const records = await readPlanRange(req.plan.planPath, req.from, req.to, req.plan.recordBytes ?? LEGACY_PLAN_RECORD_BYTES);
+  const records = await readPlanRange(req.plan.planPath, req.from, req.to, req.plan.recordBytes);
   const doneSet = new Set(checkpoint.done);
   const todo = records.map((_, i) => i).filter((i) => !doneSet.has(i));
   // Read a window at a time ahead of the lanes, with a few large reads each (the batch's source

@@ -1,7 +1,8 @@
 /** Reading a batch's rows by plan offset, each proven to be the planned bytes; naming a row in messages. */
-import { plannedRowChanged } from '../../src/planning/changed-input.js';
+import { plannedFileChanged, plannedRowChanged } from '../../src/planning/changed-input.js';
 import type { Stamps } from '../../src/contract/outcome.js';
-import { UNCHECKED, type PlanRecord } from '../../src/planning/plan-file.js';
+import { sameStamp, stampOf } from '../../src/contract/file-stamp.js';
+import type { PlanRecord } from '../../src/planning/plan-file.js';
 import { open, type FileHandle } from 'node:fs/promises';
 import { ChangedRangeError, readRangesBytes, readRangesFrom, type ByteRange } from '../../src/io/read-ranges.js';
 import type { VerifyBatchRequest } from './request.js';
@@ -16,9 +17,6 @@ export function sidecarPathOf(req: Pick<VerifyBatchRequest, 'outputSidecar'>): s
   return req.outputSidecar ?? 'the sidecar';
 }
 
-/** A plan checksum to prove a read by, or undefined for a legacy plan's record (unchecked). */
-const proofOf = (sum: number) => (sum === UNCHECKED ? undefined : sum);
-
 /** The rows read: the k-th requested row's source and input, as bytes or as texts decoded when asked for. */
 export interface PlannedRows {
   source(k: number): string;
@@ -31,19 +29,35 @@ export interface PlannedRows {
  * The source and input files of a batch, each opened once (when first read) and kept open until
  * `close()`: a batch reads its rows a window at a time, and opening, checking and closing both files
  * for every window cost a dozen waits on the thread pool, the first of them before its first request.
+ * A file is proven when it is opened: its stamp (`FileStamp`: size, times to the nanosecond, inode)
+ * must be the one the plan recorded (`plan.files`), so a file written to since the plan — between
+ * an interruption and the run's next batch, even with the same bytes — stops the run
+ * (`InputChangedError`) before the batch reads a row of it, let alone sends one.
  */
 export class PlannedFiles {
   private readonly handles = new Map<string, Promise<FileHandle>>();
 
-  /** Reads `ranges` of `path` through its handle (opened now if it is not yet). */
+  constructor(private readonly plan: VerifyBatchRequest['plan']) {}
+
+  /** Reads `ranges` of `path` through its handle (opened and proven now if it is not yet). */
   async read(path: string, ranges: ByteRange[]): Promise<Buffer[]> {
     let fh = this.handles.get(path);
     if (fh === undefined) {
-      fh = open(path, 'r');
+      fh = this.openProven(path);
       fh.catch(() => undefined); // awaited below; close() skips a file that did not open
       this.handles.set(path, fh);
     }
     return readRangesFrom(await fh, path, ranges);
+  }
+
+  private async openProven(path: string): Promise<FileHandle> {
+    const fh = await open(path, 'r');
+    const planned = this.plan.files?.find((f) => f.path === path);
+    if (planned === undefined) return fh;
+    const now = stampOf(await fh.stat({ bigint: true }));
+    if (sameStamp(planned, now)) return fh;
+    await fh.close();
+    throw plannedFileChanged(this.plan, planned, now);
   }
 
   async close(): Promise<void> {
@@ -55,7 +69,7 @@ export class PlannedFiles {
 
 /**
  * The source and input rows of plan records `rows`, each proven to be the bytes the plan read
- * (its checksum): a file changed since planning stops the run (`InputChangedError`) before
+ * (its digest): a file changed since planning stops the run (`InputChangedError`) before
  * anything is sent or written. Kept as bytes (outside V8's heap) until a row is used: a batch holds
  * its rows for its whole life, and as strings they would be copied into the old generation. Both
  * files are read at once; through `files` when given (held open by the caller), else each opened
@@ -80,12 +94,12 @@ export async function readPlannedRows(
     read(
       req.plan.sourcePath,
       (rec) => `line ${rec.sourceLine}`,
-      (rec) => ({ offset: rec.sourceOffset, length: rec.sourceLength, sum: proofOf(rec.sourceSum) }),
+      (rec) => ({ offset: rec.sourceOffset, length: rec.sourceLength, digest: rec.sourceDigest }),
     ),
     read(
       req.inputsPath,
       (rec) => `the materialized input of ${req.plan.sourcePath}:${rec.sourceLine}`,
-      (rec) => ({ offset: rec.inputOffset, length: rec.inputLength, sum: proofOf(rec.inputSum) }),
+      (rec) => ({ offset: rec.inputOffset, length: rec.inputLength, digest: rec.inputDigest }),
     ),
   ]);
   if (sources.status === 'rejected') throw sources.reason;

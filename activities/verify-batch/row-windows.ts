@@ -44,7 +44,7 @@ export class RowWindows {
   private ahead = 0;
   /** Where each window starts in `todo`, and, last, `todo.length`. */
   private readonly starts: number[] = [];
-  private readonly files = new PlannedFiles();
+  private readonly files: PlannedFiles;
 
   /**
    * @param todo the batch's rows to send (indices into `records`), taken by `row(k)` for k in
@@ -56,6 +56,7 @@ export class RowWindows {
     private readonly todo: number[],
     limits: WindowLimits = {},
   ) {
+    this.files = new PlannedFiles(req.plan);
     const most = { rows: limits.rows ?? WINDOW_ROWS, bytes: limits.bytes ?? WINDOW_BYTES };
     const firstRows = Math.min(most.rows, limits.firstRows ?? most.rows);
     let rows = 0;

@@ -4,6 +4,7 @@
  */
 import type { BatchAudit } from './batch-audit.js';
 import type { AttemptCap, Coverage } from './coverage.js';
+import type { FileStamp } from './file-stamp.js';
 import type { RoutingTable } from './routing-table.js';
 
 /**
@@ -120,18 +121,16 @@ export interface OutputPaths {
 }
 
 /** What the plan phase found. Counts only. */
-/** What a file was when the plan read it: told in the message when a planned row has changed. */
-export interface FileIdentity {
+/** What a file was when the plan read it (`FileStamp`): a batch refuses the file if it differs now. */
+export interface FileIdentity extends FileStamp {
   path: string;
-  size: number;
-  mtimeMs: number;
 }
 
 export interface PlanSummary {
   planPath: string;
   /**
-   * Bytes per plan record (`PLAN_RECORD_BYTES`: records carry checksums). Absent in the plans of
-   * runs started before checksums (32-byte records whose reads are not proven).
+   * Bytes per plan record (`PLAN_RECORD_BYTES`, `ATIF_PLAN_RECORD_BYTES`: records carry digests).
+   * Another value, or none (plans of earlier versions), is refused (`checkPlanLayout`).
    */
   recordBytes?: number;
   /** The files the plan's offsets point into (source, inputs), as the plan read them. */

@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { lineSum } from '../../src/io/jsonl-lines.js';
+import { lineDigest } from '../../src/io/line-digest.js';
 import { ChangedRangeError, readRanges } from '../../src/io/read-ranges.js';
 
 describe('readRanges', () => {
@@ -30,7 +30,7 @@ describe('readRanges', () => {
     writeFileSync(path, lines.join('\n') + '\n');
     let offset = 0;
     const ranges = lines.map((l) => {
-      const r = { offset, length: l.length, sum: lineSum(Buffer.from(l)) };
+      const r = { offset, length: l.length, digest: lineDigest(Buffer.from(l)) };
       offset += l.length + 1;
       return r;
     });
@@ -39,7 +39,7 @@ describe('readRanges', () => {
     const changed = await readRanges(path, [ranges[2], ranges[1], ranges[0]]).catch((e: unknown) => e);
     expect(changed).toBeInstanceOf(ChangedRangeError);
     expect((changed as ChangedRangeError).index).toBe(1);
-    expect(await readRanges(path, [{ ...ranges[1], sum: undefined }])).toEqual(['{"b":23}']); // no sum: not checked
+    expect(await readRanges(path, [{ ...ranges[1], digest: undefined }])).toEqual(['{"b":23}']); // no digest: not checked
     writeFileSync(path, lines.join('\n').slice(0, 12));
     const short = await readRanges(path, [ranges[0], ranges[2]]).catch((e: unknown) => e);
     expect(short).toBeInstanceOf(ChangedRangeError);
