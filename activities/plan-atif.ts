@@ -33,6 +33,11 @@ import { aliasChecker, dataFiles, refuseInputAliases } from './input-aliases.js'
 import { outputPathsFor } from './output-paths.js';
 import { failFastOnUserError } from './user-errors.js';
 
+/** A kept row's plan record through JSON: its digests (bigints) as decimal text, and back. */
+const DIGEST_FIELDS = new Set(['sourceDigest', 'inputDigest', 'trajectoryDigest']);
+const digestsAsText = (_key: string, v: unknown): unknown => (typeof v === 'bigint' ? String(v) : v);
+const digestsFromText = (key: string, v: unknown): unknown => (DIGEST_FIELDS.has(key) && typeof v === 'string' ? BigInt(v) : v);
+
 export interface AtifPlanRequest {
   inputsPath: string;
   manifestPath: string;
@@ -137,7 +142,7 @@ async function writeAtifPlan(
     if (counts.entries === 0) throw new InputError(emptyManifest(req.manifestPath).message);
     if (inputProblem) problems.inputs.offer(inputProblem.line, 0, inputProblem.message);
     await joinEntries(joined, place, req.inputsPath, problems, async (row) => {
-      await kept.add({ key: '', nums: [row.ordinal], text: JSON.stringify(row) });
+      await kept.add({ key: '', nums: [row.ordinal], text: JSON.stringify(row, digestsAsText) });
     });
     await findRepeats(repeats, place, problems.entries);
     for (const p of [problems.inputs, problems.entries]) if (p.message !== null) throw new InputError(p.message);
@@ -150,7 +155,7 @@ async function writeAtifPlan(
     const rowsPerAgent: Record<string, number> = {};
     try {
       for await (const r of kept.sorted()) {
-        const row = JSON.parse(r.text!) as JoinedRow;
+        const row = JSON.parse(r.text!, digestsFromText) as JoinedRow;
         await writer.add(row.record);
         const agent = agents.list[row.record.agent];
         rowsPerAgent[agent] = (rowsPerAgent[agent] ?? 0) + 1;

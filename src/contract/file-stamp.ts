@@ -63,7 +63,8 @@ export function stampChanges(planned: Partial<FileStamp>, now: FileStamp): strin
     changes.push(`modified ${isoNs(planned.mtimeNs)} -> ${isoNs(now.mtimeNs)}`);
   if (planned.ino !== undefined && (planned.ino !== now.ino || planned.dev !== now.dev))
     changes.push(`replaced: inode ${planned.dev}:${planned.ino} -> ${now.dev}:${now.ino}`);
-  else if (planned.ctimeNs !== undefined && planned.ctimeNs !== now.ctimeNs)
+  // Nothing else tells (the same bytes written again, or the modification time put back): the status change does.
+  if (changes.length === 0 && planned.ctimeNs !== undefined && planned.ctimeNs !== now.ctimeNs)
     changes.push(`written to in place at ${isoNs(now.ctimeNs)}`);
   return changes;
 }
