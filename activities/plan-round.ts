@@ -8,12 +8,7 @@ import { ExternalSorter } from '../src/io/external-sort.js';
 import { digestAt, digestNums, lineDigest } from '../src/io/line-digest.js';
 import { compareKeyedRecords, keyedRecordCodec, type KeyedRecord } from '../src/planning/keyed-records.js';
 import { sidecarAttemptLines } from '../src/planning/output-cache.js';
-import {
-  checkPlanLayout,
-  PlanWriter,
-  withPlanReader,
-  type PlanRecord,
-} from '../src/planning/plan-file.js';
+import { checkPlanLayout, PlanWriter, withPlanReader, type PlanRecord } from '../src/planning/plan-file.js';
 import { readRangeBytes, ShortReadError } from '../src/io/read-range.js';
 import { withScratchDir } from '../src/io/scratch-dir.js';
 import { whileHeartbeating } from './heartbeating.js';

@@ -221,7 +221,11 @@ async function writePlan(req: PlanRequest): Promise<PlanOutcome> {
       }
       // Recovery keys rows with missing indices as null (§4.6.4); the row then fails its shape check.
       const key = req.judgeFailedOnly ? keyWithNullDefaults(row) : keyOf(row)!;
-      return { key: keyId(key), nums: [Kind.Source, ordinal, line.offset, line.length, line.lineNo, ...digestNums(line.digest)], text: shape };
+      return {
+        key: keyId(key),
+        nums: [Kind.Source, ordinal, line.offset, line.length, line.lineNo, ...digestNums(line.digest)],
+        text: shape,
+      };
     };
     // Outside recovery the scanner vouches for most lines (fast-rows.ts); recovery reads every row in full.
     const fast = req.judgeFailedOnly ? null : new FastSourceRows();

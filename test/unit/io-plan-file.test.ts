@@ -53,7 +53,17 @@ describe('encodePlanRecord / decodePlanRecord', () => {
 
   it('round trip of extreme values: offsets beyond 2^32 (up to 2^53 - 1), max uint32 lengths, max uint16 agent/server', () => {
     const cases: PlanRecord[] = [
-      { sourceOffset: 0, sourceLength: 0, sourceLine: 0, inputOffset: 0, inputLength: 0, agent: 0, server: 0, sourceDigest: 0n, inputDigest: 0n },
+      {
+        sourceOffset: 0,
+        sourceLength: 0,
+        sourceLine: 0,
+        inputOffset: 0,
+        inputLength: 0,
+        agent: 0,
+        server: 0,
+        sourceDigest: 0n,
+        inputDigest: 0n,
+      },
       {
         sourceOffset: 2 ** 32,
         sourceLength: 2 ** 32 - 1,

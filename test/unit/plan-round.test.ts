@@ -11,12 +11,7 @@ import { lineKeyId } from '../../src/contract/row-key.js';
 import type { PlanSummary } from '../../src/contract/run-spec.js';
 import { lineDigest } from '../../src/io/line-digest.js';
 import { InputChangedError } from '../../src/contract/errors.js';
-import {
-  PLAN_RECORD_BYTES,
-  PlanWriter,
-  readPlanRange,
-  type PlanRecord,
-} from '../../src/planning/plan-file.js';
+import { PLAN_RECORD_BYTES, PlanWriter, readPlanRange, type PlanRecord } from '../../src/planning/plan-file.js';
 import { useTempRoot } from '../helpers/temp-dirs.js';
 
 const tmp = useTempRoot('reverify-round-');
