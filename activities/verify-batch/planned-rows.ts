@@ -1,7 +1,8 @@
 /** Reading a batch's rows by plan offset, each proven to be the planned bytes; naming a row in messages. */
 import { plannedFileChanged, plannedRowChanged } from '../../src/planning/changed-input.js';
 import type { Stamps } from '../../src/contract/outcome.js';
-import { sameStamp, stampOf } from '../../src/contract/file-stamp.js';
+import { sameStamp, stampOf, type FileStamp } from '../../src/contract/file-stamp.js';
+import { fileNow } from '../../src/io/file-identity.js';
 import type { PlanRecord } from '../../src/planning/plan-file.js';
 import { open, type FileHandle } from 'node:fs/promises';
 import { ChangedRangeError, readRangesBytes, readRangesFrom, type ByteRange } from '../../src/io/read-ranges.js';
@@ -32,12 +33,17 @@ export interface PlannedRows {
  * A file is proven when it is opened: its stamp (`FileStamp`: size, times to the nanosecond, inode)
  * must be the one the plan recorded (`plan.files`), so a file written to since the plan — between
  * an interruption and the run's next batch, even with the same bytes — stops the run
- * (`InputChangedError`) before the batch reads a row of it, let alone sends one.
+ * (`InputChangedError`) before the batch reads a row of it, let alone sends one. Not the run's own
+ * sidecar (`ownSidecar`): `--judge-failed-only --append` into the run's own rollouts plans from the
+ * sidecar its commits append to (appends move no planned row; each row's digest still proves it).
  */
 export class PlannedFiles {
   private readonly handles = new Map<string, Promise<FileHandle>>();
 
-  constructor(private readonly plan: VerifyBatchRequest['plan']) {}
+  constructor(
+    private readonly plan: VerifyBatchRequest['plan'],
+    private readonly ownSidecar?: string,
+  ) {}
 
   /** Reads `ranges` of `path` through its handle (opened and proven now if it is not yet). */
   async read(path: string, ranges: ByteRange[]): Promise<Buffer[]> {
@@ -55,9 +61,15 @@ export class PlannedFiles {
     const planned = this.plan.files?.find((f) => f.path === path);
     if (planned === undefined) return fh;
     const now = stampOf(await fh.stat({ bigint: true }));
-    if (sameStamp(planned, now)) return fh;
+    if (sameStamp(planned, now) || (await this.isOwnSidecar(now))) return fh;
     await fh.close();
     throw plannedFileChanged(this.plan, planned, now);
+  }
+
+  private async isOwnSidecar(now: FileStamp): Promise<boolean> {
+    if (this.ownSidecar === undefined) return false;
+    const own = await fileNow(this.ownSidecar);
+    return own !== null && own.ino === now.ino && own.dev === now.dev;
   }
 
   async close(): Promise<void> {

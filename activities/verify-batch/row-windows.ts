@@ -51,12 +51,12 @@ export class RowWindows {
    *   0..todo.length-1, each once, in about increasing order (the lanes claim them so)
    */
   constructor(
-    private readonly req: Pick<VerifyBatchRequest, 'plan' | 'inputsPath'>,
+    private readonly req: Pick<VerifyBatchRequest, 'plan' | 'inputsPath' | 'outputSidecar'>,
     private readonly records: PlanRecord[],
     private readonly todo: number[],
     limits: WindowLimits = {},
   ) {
-    this.files = new PlannedFiles(req.plan);
+    this.files = new PlannedFiles(req.plan, req.outputSidecar);
     const most = { rows: limits.rows ?? WINDOW_ROWS, bytes: limits.bytes ?? WINDOW_BYTES };
     const firstRows = Math.min(most.rows, limits.firstRows ?? most.rows);
     let rows = 0;
