@@ -2,8 +2,8 @@
  * The plan phase of an ATIF run (`--input-format atif`, NeMo Gym 0.7.0's `_prepare_atif_payloads`):
  * every materialized input row and manifest entry checked, each entry's trajectory read once (one
  * at a time) and projected, the entries joined one-to-one with the inputs by key on disk, and the
- * plan written: per row, the manifest line and the input line by offset and checksum, and the
- * trajectory's length and checksum, so batches read and prove all three. It runs before the
+ * plan written: per row, the manifest line and the input line by offset and digest, and the
+ * trajectory's length and digest, so batches read and prove all three. It runs before the
  * outputs are prepared (the preflight comes between), so whatever it creates is removed when the
  * run is refused. Returns counts and what the preflight needs; never rows.
  */
@@ -17,7 +17,8 @@ import type { FileIdentity, PlanSummary } from '../src/contract/run-spec.js';
 import type { RoutingTable } from '../src/config/routing.js';
 import { writeFileAtomic } from '../src/io/atomic-file.js';
 import { ExternalSorter } from '../src/io/external-sort.js';
-import { fileNow, sameIdentity } from '../src/io/file-identity.js';
+import { sameStamp } from '../src/contract/file-stamp.js';
+import { fileNow } from '../src/io/file-identity.js';
 import { isBlank, jsonlLines } from '../src/io/jsonl-lines.js';
 import { isInside, pathIdentity } from '../src/io/same-file.js';
 import { checkEntry, Rank } from '../src/planning/atif-entry.js';
@@ -31,6 +32,11 @@ import { whileHeartbeating } from './heartbeating.js';
 import { aliasChecker, dataFiles, refuseInputAliases } from '../src/run-checks/input-aliases.js';
 import { outputPathsFor } from '../src/contract/output-paths.js';
 import { failFastOnUserError } from './user-errors.js';
+
+/** A kept row's plan record through JSON: its digests (bigints) as decimal text, and back. */
+const DIGEST_FIELDS = new Set(['sourceDigest', 'inputDigest', 'trajectoryDigest']);
+const digestsAsText = (_key: string, v: unknown): unknown => (typeof v === 'bigint' ? String(v) : v);
+const digestsFromText = (key: string, v: unknown): unknown => (DIGEST_FIELDS.has(key) && typeof v === 'string' ? BigInt(v) : v);
 
 export interface AtifPlanRequest {
   inputsPath: string;
@@ -186,7 +192,7 @@ async function joinChecked(
   if (counts.entries === 0) throw new InputError(emptyManifest(req.manifestPath).message);
   if (inputProblem) problems.inputs.offer(inputProblem.line, 0, inputProblem.message);
   await joinEntries(joined, place, req.inputsPath, problems, async (row) => {
-    await kept.add({ key: '', nums: [row.ordinal], text: JSON.stringify(row) });
+    await kept.add({ key: '', nums: [row.ordinal], text: JSON.stringify(row, digestsAsText) });
   });
   await findRepeats(repeats, place, problems.entries);
   for (const p of [problems.inputs, problems.entries]) if (p.message !== null) throw new InputError(p.message);
@@ -207,7 +213,7 @@ async function writeKeptRows(
   const rowsPerAgent: Record<string, number> = {};
   try {
     for await (const r of kept.sorted()) {
-      const row = JSON.parse(r.text!) as JoinedRow;
+      const row = JSON.parse(r.text!, digestsFromText) as JoinedRow;
       await writer.add(row.record);
       const agent = agents.list[row.record.agent];
       rowsPerAgent[agent] = (rowsPerAgent[agent] ?? 0) + 1;
@@ -234,7 +240,7 @@ async function unchangedSince(
     { path: req.inputsPath, ...before.inputs! },
   ];
   for (const f of files) {
-    if (!sameIdentity(f, await fileNow(f.path))) {
+    if (!sameStamp(f, await fileNow(f.path))) {
       throw new InputError(
         `'${f.path}' changed while the run was planning: wait until whatever writes it has finished, then run the same command again`,
       );
@@ -258,7 +264,7 @@ async function addEntries(
   let entries = 0;
   let unpinned = 0;
   let stopped = false;
-  for await (const line of jsonlLines(req.manifestPath, 0, { sums: true })) {
+  for await (const line of jsonlLines(req.manifestPath, 0, { digests: true })) {
     if (isBlank(line.text)) continue;
     let entry;
     try {
@@ -282,7 +288,7 @@ async function addEntries(
     }
     await joined.add({
       key,
-      nums: entryNums(ordinal, line, { length: facts.length, sum: facts.sum, calls: facts.functionCalls }),
+      nums: entryNums(ordinal, line, { length: facts.length, digest: facts.digest, calls: facts.functionCalls }),
       text: facts.id.real,
     });
     await repeats.add({ key: `p${facts.id.real}`, nums: [ordinal, Rank.RepeatedPath, line.lineNo], text: null });

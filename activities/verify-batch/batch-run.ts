@@ -8,7 +8,7 @@ import { Context } from '@temporalio/activity';
 import { auditKey, auditRow, lastNotedAttempt, lostAttemptLine, noteAttempt, noteRow } from '../../src/contract/batch-audit.js';
 import type { Stamps } from '../../src/contract/outcome.js';
 import type { BatchResult } from '../../src/contract/run-spec.js';
-import { LEGACY_PLAN_RECORD_BYTES, readPlanRange, type PlanRecord } from '../../src/planning/plan-file.js';
+import { readPlanRange, type PlanRecord } from '../../src/planning/plan-file.js';
 import { settleReply, type VerifierClient, type VerifyReply } from '../../src/verifier/client.js';
 import { DEFAULT_VERIFY_RETRY } from '../../src/verifier/retry-policy.js';
 import { verifyWithRetries } from '../../src/verifier/verify-with-retries.js';
@@ -100,7 +100,7 @@ export class BatchRun {
     const checkpoint = await resumeCheckpoint(details, files.mainPartial, files.sidecarPartial);
     checkpoint.requestsUsed = (details as Checkpoint | undefined)?.requestsUsed ?? 0;
     noteLostAttempts(checkpoint, info.attempt);
-    const records = await readPlanRange(req.plan.planPath, req.from, req.to, req.plan.recordBytes ?? LEGACY_PLAN_RECORD_BYTES);
+    const records = await readPlanRange(req.plan.planPath, req.from, req.to, req.plan.recordBytes);
     const doneSet = new Set(checkpoint.done);
     const todo = records.map((_, i) => i).filter((i) => !doneSet.has(i));
     const rows = new RowWindows(req, records, todo, { firstRows: req.parallelism });

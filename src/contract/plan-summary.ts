@@ -2,18 +2,18 @@
  * What the plan phase found, counts only, and the files it read. Types only: the workflow bundle imports
  * this file, so it must not contain runtime code.
  */
-/** What a file was when the plan read it: told in the message when a planned row has changed. */
-export interface FileIdentity {
+import type { FileStamp } from './file-stamp.js';
+
+/** What a file was when the plan read it (`FileStamp`): a batch refuses the file if it differs now. */
+export interface FileIdentity extends FileStamp {
   path: string;
-  size: number;
-  mtimeMs: number;
 }
 
 export interface PlanSummary {
   planPath: string;
   /**
-   * Bytes per plan record (`PLAN_RECORD_BYTES`: records carry checksums). Absent in the plans of
-   * runs started before checksums (32-byte records whose reads are not proven).
+   * Bytes per plan record (`PLAN_RECORD_BYTES`, `ATIF_PLAN_RECORD_BYTES`: records carry digests).
+   * Another value, or none (plans of earlier versions), is refused (`checkPlanLayout`).
    */
   recordBytes?: number;
   /** The files the plan's offsets point into (source, inputs), as the plan read them. */

@@ -6,11 +6,10 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import type { VerifyBatchRequest } from '../contract/verify-batch-request.js';
 import { ChangedRangeError, readRangesBytes, readRangesFrom, type ByteRange } from '../io/read-ranges.js';
-import { plannedRowChanged } from './changed-input.js';
-import { UNCHECKED, type PlanRecord } from './plan-file.js';
-
-/** A plan checksum to prove a read by, or undefined for a legacy plan's record (unchecked). */
-const proofOf = (sum: number) => (sum === UNCHECKED ? undefined : sum);
+import { sameStamp, stampOf, type FileStamp } from '../contract/file-stamp.js';
+import { fileNow } from '../io/file-identity.js';
+import { plannedFileChanged, plannedRowChanged } from './changed-input.js';
+import type { PlanRecord } from './plan-file.js';
 
 /** The rows read: the k-th requested row's source and input texts, decoded when asked for. */
 export interface PlannedRows {
@@ -22,19 +21,46 @@ export interface PlannedRows {
  * The source and input files of a batch, each opened once (when first read) and kept open until
  * `close()`: a batch reads its rows a window at a time, and opening, checking and closing both files
  * for every window cost a dozen waits on the thread pool, the first of them before its first request.
+ * A file is proven when it is opened: its stamp (`FileStamp`: size, times to the nanosecond, inode)
+ * must be the one the plan recorded (`plan.files`), so a file written to since the plan — between
+ * an interruption and the run's next batch, even with the same bytes — stops the run
+ * (`InputChangedError`) before the batch reads a row of it, let alone sends one. Not the run's own
+ * sidecar (`ownSidecar`): `--judge-failed-only --append` into the run's own rollouts plans from the
+ * sidecar its commits append to (appends move no planned row; each row's digest still proves it).
  */
 export class PlannedFiles {
   private readonly handles = new Map<string, Promise<FileHandle>>();
 
-  /** Reads `ranges` of `path` through its handle (opened now if it is not yet). */
+  constructor(
+    private readonly plan: VerifyBatchRequest['plan'],
+    private readonly ownSidecar?: string,
+  ) {}
+
+  /** Reads `ranges` of `path` through its handle (opened and proven now if it is not yet). */
   async read(path: string, ranges: ByteRange[]): Promise<Buffer[]> {
     let fh = this.handles.get(path);
     if (fh === undefined) {
-      fh = open(path, 'r');
+      fh = this.openProven(path);
       fh.catch(() => undefined); // awaited below; close() skips a file that did not open
       this.handles.set(path, fh);
     }
     return readRangesFrom(await fh, path, ranges);
+  }
+
+  private async openProven(path: string): Promise<FileHandle> {
+    const fh = await open(path, 'r');
+    const planned = this.plan.files?.find((f) => f.path === path);
+    if (planned === undefined) return fh;
+    const now = stampOf(await fh.stat({ bigint: true }));
+    if (sameStamp(planned, now) || (await this.isOwnSidecar(now))) return fh;
+    await fh.close();
+    throw plannedFileChanged(this.plan, planned, now);
+  }
+
+  private async isOwnSidecar(now: FileStamp): Promise<boolean> {
+    if (this.ownSidecar === undefined) return false;
+    const own = await fileNow(this.ownSidecar);
+    return own !== null && own.ino === now.ino && own.dev === now.dev;
   }
 
   async close(): Promise<void> {
@@ -46,7 +72,7 @@ export class PlannedFiles {
 
 /**
  * The source and input rows of plan records `rows`, each proven to be the bytes the plan read
- * (its checksum): a file changed since planning stops the run (`InputChangedError`) before
+ * (its digest): a file changed since planning stops the run (`InputChangedError`) before
  * anything is sent or written. Kept as bytes (outside V8's heap) until a row is used: a batch holds
  * its rows for its whole life, and as strings they would be copied into the old generation. Both
  * files are read at once; through `files` when given (held open by the caller), else each opened
@@ -71,12 +97,12 @@ export async function readPlannedRows(
     read(
       req.plan.sourcePath,
       (rec) => `line ${rec.sourceLine}`,
-      (rec) => ({ offset: rec.sourceOffset, length: rec.sourceLength, sum: proofOf(rec.sourceSum) }),
+      (rec) => ({ offset: rec.sourceOffset, length: rec.sourceLength, digest: rec.sourceDigest }),
     ),
     read(
       req.inputsPath,
       (rec) => `the materialized input of ${req.plan.sourcePath}:${rec.sourceLine}`,
-      (rec) => ({ offset: rec.inputOffset, length: rec.inputLength, sum: proofOf(rec.inputSum) }),
+      (rec) => ({ offset: rec.inputOffset, length: rec.inputLength, digest: rec.inputDigest }),
     ),
   ]);
   if (sources.status === 'rejected') throw sources.reason;

@@ -134,7 +134,7 @@ function stubActivities(o: StubOptions) {
         agents: ['agent_a'],
         servers: ['rs'],
         rowsPerAgent: { agent_a: o.rows },
-        recordBytes: 40,
+        recordBytes: 48,
         keys: o.rows,
       };
       return { ...firstPlan, messages: [] };
