@@ -35,6 +35,31 @@ export default tseslint.config(
     },
   },
   {
+    // src/ (the command, the libraries) sits under activities/ and workflows/: it reaches the workflow
+    // through its client API only, and the activities only through the worker module (below).
+    files: ['src/**/*.ts'],
+    ignores: ['src/contract/**', 'src/temporal/worker.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/activities/**'],
+              message: 'src/ does not import activities/: move the rule into src/ (a worker reaches them through src/temporal/worker.ts)',
+            },
+            {
+              group: ['**/workflows/**', '!**/workflows/definitions.js', '!**/workflows/plan-request.js'],
+              allowTypeImports: true,
+              message:
+                'src/ imports of workflows/ only definitions.js (the client API: task queue, queries, updates), plan-request.js (the plan request the plan made ahead must equal) and types',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // The contract layer (NeMo Gym's names, shapes, messages) is the bottom: it imports nothing above it.
     files: ['src/contract/**/*.ts'],
     rules: {

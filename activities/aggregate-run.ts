@@ -13,7 +13,7 @@ import { announcedPost } from './aggregate-wait.js';
 import { AGGREGATE_TIMEOUT_FLOOR_MS } from '../src/contract/aggregate-timeout.js';
 import type { ActivityDeps } from './deps.js';
 import { whileHeartbeating } from './heartbeating.js';
-import { outputPathsFor } from './output-paths.js';
+import { outputPathsFor } from '../src/contract/output-paths.js';
 import { withRunLock } from '../src/io/run-lock.js';
 import { failFastOnUserError } from './user-errors.js';
 import { malformedJsonLine } from '../src/contract/line-errors.js';

@@ -1,73 +1,14 @@
-import { constants } from 'node:fs';
-import { access, mkdir, stat } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import { ConfigError } from '../src/contract/errors.js';
-import { outputExists } from '../src/contract/messages.js';
-import { refuseOverlongNames } from '../src/contract/name-limits.js';
+import type { InputFiles, OutputRules } from '../src/contract/output-rules.js';
 import type { OutputPaths } from '../src/contract/run-spec.js';
-import { exists } from '../src/io/file-exists.js';
-import { dataFiles, refuseInputAliases, type InputFiles } from './input-aliases.js';
-import { outputPathsFor, type OutputRules } from './output-paths.js';
-import { refuseManagedRuns } from './refuse-managed-runs.js';
-import { refuseMultiStageRecovery } from './refuse-multi-stage.js';
-import { checkRunLockFree } from '../src/io/run-lock.js';
+import { checkOutputPaths } from '../src/run-checks/output-checks.js';
 import { whileHeartbeating } from './heartbeating.js';
 import { failFastOnUserError } from './user-errors.js';
 
-export type { InputFiles } from './input-aliases.js';
-
 /**
- * Prepare phase, first half (spec §4.4): in recovery, refuse multi-stage rows (NeMo Gym 0.7.0,
- * `refuse-multi-stage.ts`); refuse an output whose derived names exceed the file system's limits
- * (src/contract/name-limits.ts); create the output's parent directories, check that they are
- * writable, refuse existing outputs unless --overwrite/--resume/--append (NeMo Gym's rule and
- * message first, so `--output` equal to `--rollouts` on a fresh run says "already exists" as NeMo
- * Gym does), then refuse any written path that is also an input (input-aliases.ts). Before all
- * that, refuse NeMo Gym managed runs (refuse-managed-runs.ts), and a run lock another process
- * holds (src/io/run-lock.ts; only checked here: the steps that write take it). Deletes
- * nothing: with --overwrite the old files are deleted only after the plan has validated every
- * input row, so bad input never costs the previous results.
+ * Prepare phase, first half (spec §4.4): the output checks of src/run-checks/output-checks.ts, the
+ * same function `reverify run` runs before it starts the workflow, run again here for an attach and
+ * for workers that see another file system.
  */
 export function checkOutputs(outputPath: string, prefix: string, rules: OutputRules, inputs: InputFiles): Promise<OutputPaths> {
   return failFastOnUserError(() => whileHeartbeating(() => checkOutputPaths(outputPath, prefix, rules, inputs)));
-}
-
-/** The body of `checkOutputs`, also run by `reverify run` before it starts a workflow (precheck.ts). */
-export async function checkOutputPaths(outputPath: string, prefix: string, rules: OutputRules, inputs: InputFiles): Promise<OutputPaths> {
-  // NeMo Gym 0.7.0 refuses multi-stage recovery sources before it prepares the outputs.
-  if (inputs.judgeFailedOnly)
-    await refuseMultiStageRecovery(inputs.rolloutsPath, { retryInvalidJudgeResponses: inputs.retryInvalidJudgeResponses });
-  // Before anything, even a directory, is made: a derived name over the file system's limits.
-  refuseOverlongNames(outputPath, prefix);
-  const paths = outputPathsFor(outputPath, prefix);
-  // A run of newer NeMo Gym's run store is refused before anything, even a directory, is made.
-  await refuseManagedRuns(paths.output, inputs.atifManifestPath ? undefined : inputs.rolloutsPath, rules.overwrite);
-  const dir = dirname(paths.output);
-  try {
-    await mkdir(dir, { recursive: true });
-    await access(dir, constants.W_OK);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code ?? String(err);
-    const inTheWay = code === 'EEXIST' || code === 'ENOTDIR';
-    throw new ConfigError(
-      `cannot write the output directory '${dir}' (${inTheWay ? 'a file is in the way' : code}): ` +
-        `choose another --output${inTheWay ? '' : ' or fix its permissions'}`,
-    );
-  }
-  if ((await exists(paths.output)) && (await stat(paths.output)).isDirectory()) {
-    throw new ConfigError(
-      `--output '${paths.output}' is a directory: pass a file path such as '${join(paths.output, 'reverified.jsonl')}'`,
-    );
-  }
-  // Another process (a NeMo Gym collector) writing this run: NeMo Gym takes the lock first, so it is checked first.
-  await checkRunLockFree(paths.output);
-  if (inputs.judgeFailedOnly && inputs.retryInvalidJudgeResponses) await checkRunLockFree(inputs.rolloutsPath);
-  if (!rules.overwrite && !rules.resume && !rules.append) {
-    for (const p of [paths.output, paths.sidecar]) {
-      if (await exists(p)) throw new ConfigError(outputExists(p));
-    }
-  }
-  // mkdir above created nothing if this throws: an input can only alias a path in an existing directory.
-  await refuseInputAliases([paths], dataFiles(inputs), rules);
-  return paths;
 }

@@ -54,3 +54,7 @@ function failFastOnFsErrors<T extends Record<string, (...args: never[]) => Promi
 
 export type ReverifyActivities = ReturnType<typeof createActivities>;
 export { createActivityDeps, type ActivityDeps } from './deps.js';
+// What a process that hosts a worker (src/temporal/worker.ts, the one door from src/ into activities/)
+// needs besides the activities: the plan made ahead for its worker, and how long a cancelled batch drains.
+export { dropPlansAhead, planAhead } from './plan-ahead.js';
+export { CANCEL_GRACE_MS } from './verify-batch.js';

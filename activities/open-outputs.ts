@@ -5,7 +5,7 @@ import { countRows } from '../src/io/count-rows.js';
 import { exists } from '../src/io/file-exists.js';
 import { withRunLock } from '../src/io/run-lock.js';
 import { endWithWholeLine } from '../src/io/whole-line-tail.js';
-import type { OutputRules } from './output-paths.js';
+import type { OutputRules } from '../src/contract/output-rules.js';
 import { whileHeartbeating } from './heartbeating.js';
 import { failFastOnUserError } from './user-errors.js';
 

@@ -5,7 +5,7 @@
  * same process with exactly the same request, takes the finished plan over instead of planning
  * again. The plan is made in a private temporary directory (never the run's work directory, which a
  * worker of another process may be planning into), and taken over only if every file it read is
- * still the same file (`sameIdentity`); anything else (another request, a changed file, bad input
+ * still the same file (`sameStamp`); anything else (another request, a changed file, bad input
  * found ahead) and the activity plans as before, with its own messages and errors.
  */
 import { mkdtemp, copyFile, rm } from 'node:fs/promises';
@@ -13,7 +13,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { writeFileAtomic } from '../src/io/atomic-file.js';
-import { fileNow, sameIdentity } from '../src/io/file-identity.js';
+import { sameStamp } from '../src/contract/file-stamp.js';
+import { fileNow } from '../src/io/file-identity.js';
 import { startThread } from '../src/io/start-thread.js';
 import { freshWorkDir, type PlanOutcome, type PlanRequest } from './plan-run/plan-into.js';
 
@@ -69,7 +70,7 @@ export async function takePlanAhead(req: PlanRequest): Promise<PlanOutcome | nul
   try {
     const outcome = await ahead.outcome;
     if (outcome === null || outcome.files === undefined || ahead.request !== JSON.stringify(req)) return null;
-    for (const f of outcome.files) if (!sameIdentity(f, await fileNow(f.path))) return null;
+    for (const f of outcome.files) if (!sameStamp(f, await fileNow(f.path))) return null;
     await freshWorkDir(req.workDir);
     const planPath = join(req.workDir, 'plan.bin');
     await copyFile(outcome.planPath, planPath);

@@ -2,8 +2,8 @@
  * The plan phase of an ATIF run (`--input-format atif`, NeMo Gym 0.7.0's `_prepare_atif_payloads`):
  * every materialized input row and manifest entry checked, each entry's trajectory read once (one
  * at a time) and projected, the entries joined one-to-one with the inputs by key on disk, and the
- * plan written: per row, the manifest line and the input line by offset and checksum, and the
- * trajectory's length and checksum, so batches read and prove all three. It runs before the
+ * plan written: per row, the manifest line and the input line by offset and digest, and the
+ * trajectory's length and digest, so batches read and prove all three. It runs before the
  * outputs are prepared (the preflight comes between), so whatever it creates is removed when the
  * run is refused. Returns counts and what the preflight needs; never rows.
  */
@@ -17,7 +17,8 @@ import type { FileIdentity, PlanSummary } from '../src/contract/run-spec.js';
 import type { RoutingTable } from '../src/config/routing.js';
 import { writeFileAtomic } from '../src/io/atomic-file.js';
 import { ExternalSorter } from '../src/io/external-sort.js';
-import { fileNow, sameIdentity } from '../src/io/file-identity.js';
+import { sameStamp } from '../src/contract/file-stamp.js';
+import { fileNow } from '../src/io/file-identity.js';
 import { isBlank, jsonlLines } from '../src/io/jsonl-lines.js';
 import { isInside, pathIdentity } from '../src/io/same-file.js';
 import { checkEntry, Rank } from '../src/planning/atif-entry.js';
@@ -28,9 +29,14 @@ import { Names } from '../src/planning/names.js';
 import { ATIF_PLAN_RECORD_BYTES, PlanWriter } from '../src/planning/plan-file.js';
 import { discardPlan } from './discard-plan.js';
 import { whileHeartbeating } from './heartbeating.js';
-import { aliasChecker, dataFiles, refuseInputAliases } from './input-aliases.js';
-import { outputPathsFor } from './output-paths.js';
+import { aliasChecker, dataFiles, refuseInputAliases } from '../src/run-checks/input-aliases.js';
+import { outputPathsFor } from '../src/contract/output-paths.js';
 import { failFastOnUserError } from './user-errors.js';
+
+/** A kept row's plan record through JSON: its digests (bigints) as decimal text, and back. */
+const DIGEST_FIELDS = new Set(['sourceDigest', 'inputDigest', 'trajectoryDigest']);
+const digestsAsText = (_key: string, v: unknown): unknown => (typeof v === 'bigint' ? String(v) : v);
+const digestsFromText = (key: string, v: unknown): unknown => (DIGEST_FIELDS.has(key) && typeof v === 'string' ? BigInt(v) : v);
 
 export interface AtifPlanRequest {
   inputsPath: string;
@@ -130,49 +136,10 @@ async function writeAtifPlan(
   const before = { manifest: await fileNow(req.manifestPath), inputs: await fileNow(req.inputsPath) };
   const place = (line: number) => `${req.manifestPath}:${line}`;
   try {
-    const inputProblem = await addAtifInputs(req.inputsPath, req.routing, joined, agents, servers);
-    const problems = { entries: new FirstProblem(), inputs: new FirstProblem() };
-    const counts = await addEntries(req, joined, repeats, problems.entries, refuseAlias);
-    if (counts.entries === 0) throw new InputError(emptyManifest(req.manifestPath).message);
-    if (inputProblem) problems.inputs.offer(inputProblem.line, 0, inputProblem.message);
-    await joinEntries(joined, place, req.inputsPath, problems, async (row) => {
-      await kept.add({ key: '', nums: [row.ordinal], text: JSON.stringify(row) });
-    });
-    await findRepeats(repeats, place, problems.entries);
-    for (const p of [problems.inputs, problems.entries]) if (p.message !== null) throw new InputError(p.message);
-
+    const counts = await joinChecked(req, { joined, repeats, kept }, { agents, servers }, place, refuseAlias);
     const planPath = join(workDir, 'plan.bin');
-    const writer = await PlanWriter.create(`${planPath}.tmp`, ATIF_PLAN_RECORD_BYTES);
-    const selected = new Set<string>();
-    const calling: string[] = [];
-    let unroutable: string | null = null;
-    const rowsPerAgent: Record<string, number> = {};
-    try {
-      for await (const r of kept.sorted()) {
-        const row = JSON.parse(r.text!) as JoinedRow;
-        await writer.add(row.record);
-        const agent = agents.list[row.record.agent];
-        rowsPerAgent[agent] = (rowsPerAgent[agent] ?? 0) + 1;
-        if (row.unroutable !== null) unroutable ??= `${place(row.record.sourceLine)}: ${row.unroutable}`;
-        if (row.unroutable !== null) continue;
-        const server = servers.list[row.record.server];
-        selected.add(server);
-        if (row.functionCalls && !calling.includes(server)) calling.push(server);
-      }
-    } finally {
-      await writer.close();
-    }
-    const files: FileIdentity[] = [
-      { path: req.manifestPath, ...before.manifest! },
-      { path: req.inputsPath, ...before.inputs! },
-    ];
-    for (const f of files) {
-      if (!sameIdentity(f, await fileNow(f.path))) {
-        throw new InputError(
-          `'${f.path}' changed while the run was planning: wait until whatever writes it has finished, then run the same command again`,
-        );
-      }
-    }
+    const written = await writeKeptRows(`${planPath}.tmp`, kept, { agents, servers }, place);
+    const files = await unchangedSince(req, before);
     await rename(`${planPath}.tmp`, planPath);
     const summary: PlanSummary = {
       planPath,
@@ -180,23 +147,106 @@ async function writeAtifPlan(
       files,
       sourcePath: req.manifestPath,
       inputFormat: 'atif',
-      rows: writer.count,
+      rows: written.rows,
       // A manifest's keys are distinct (a repeat stops the plan): every row is one expected rollout.
-      keys: writer.count,
+      keys: written.rows,
       agents: agents.list,
       servers: servers.list,
-      rowsPerAgent,
+      rowsPerAgent: written.rowsPerAgent,
     };
     await writeFileAtomic(join(workDir, 'plan.json'), JSON.stringify(summary));
     const messages = counts.unpinned > 0 ? [unpinnedWarning(req.manifestPath, counts.unpinned, counts.entries)] : [];
-    return {
-      ...summary,
-      messages,
-      preflight: { servers: [...selected].sort(compareCodePoints), functionCallServers: calling, unroutable },
-    };
+    return { ...summary, messages, preflight: written.preflight };
   } finally {
     for (const s of [joined, repeats, kept]) await s.dispose();
   }
+}
+
+/** The plan's three sorters: entries and inputs joined by key, the entries' repeat checks, the joined rows kept. */
+interface AtifSorters {
+  joined: ExternalSorter<KeyedRecord>;
+  repeats: ExternalSorter<KeyedRecord>;
+  kept: ExternalSorter<KeyedRecord>;
+}
+
+/** The run's agents and servers, numbered as the plan's records name them. */
+interface AtifNames {
+  agents: Names;
+  servers: Names;
+}
+
+/**
+ * Adds the inputs and the manifest's entries, joins them one-to-one into `kept`, and checks the
+ * repeats; the first problem of the inputs, then of the entries, stops the run.
+ */
+async function joinChecked(
+  req: AtifPlanRequest,
+  { joined, repeats, kept }: AtifSorters,
+  { agents, servers }: AtifNames,
+  place: (line: number) => string,
+  refuseAlias: AliasCheck,
+): Promise<{ entries: number; unpinned: number }> {
+  const inputProblem = await addAtifInputs(req.inputsPath, req.routing, joined, agents, servers);
+  const problems = { entries: new FirstProblem(), inputs: new FirstProblem() };
+  const counts = await addEntries(req, joined, repeats, problems.entries, refuseAlias);
+  if (counts.entries === 0) throw new InputError(emptyManifest(req.manifestPath).message);
+  if (inputProblem) problems.inputs.offer(inputProblem.line, 0, inputProblem.message);
+  await joinEntries(joined, place, req.inputsPath, problems, async (row) => {
+    await kept.add({ key: '', nums: [row.ordinal], text: JSON.stringify(row, digestsAsText) });
+  });
+  await findRepeats(repeats, place, problems.entries);
+  for (const p of [problems.inputs, problems.entries]) if (p.message !== null) throw new InputError(p.message);
+  return counts;
+}
+
+/** Writes the kept rows' plan records to `path`; returns their count, rows per agent, and what the preflight needs. */
+async function writeKeptRows(
+  path: string,
+  kept: ExternalSorter<KeyedRecord>,
+  { agents, servers }: AtifNames,
+  place: (line: number) => string,
+): Promise<{ rows: number; rowsPerAgent: Record<string, number>; preflight: AtifPreflightFacts }> {
+  const writer = await PlanWriter.create(path, ATIF_PLAN_RECORD_BYTES);
+  const selected = new Set<string>();
+  const calling: string[] = [];
+  let unroutable: string | null = null;
+  const rowsPerAgent: Record<string, number> = {};
+  try {
+    for await (const r of kept.sorted()) {
+      const row = JSON.parse(r.text!, digestsFromText) as JoinedRow;
+      await writer.add(row.record);
+      const agent = agents.list[row.record.agent];
+      rowsPerAgent[agent] = (rowsPerAgent[agent] ?? 0) + 1;
+      if (row.unroutable !== null) unroutable ??= `${place(row.record.sourceLine)}: ${row.unroutable}`;
+      if (row.unroutable !== null) continue;
+      const server = servers.list[row.record.server];
+      selected.add(server);
+      if (row.functionCalls && !calling.includes(server)) calling.push(server);
+    }
+  } finally {
+    await writer.close();
+  }
+  const preflight = { servers: [...selected].sort(compareCodePoints), functionCallServers: calling, unroutable };
+  return { rows: writer.count, rowsPerAgent, preflight };
+}
+
+/** The manifest's and the inputs' identities, checked unchanged since `before` (the plan's start). */
+async function unchangedSince(
+  req: AtifPlanRequest,
+  before: Record<'manifest' | 'inputs', Awaited<ReturnType<typeof fileNow>>>,
+): Promise<FileIdentity[]> {
+  const files: FileIdentity[] = [
+    { path: req.manifestPath, ...before.manifest! },
+    { path: req.inputsPath, ...before.inputs! },
+  ];
+  for (const f of files) {
+    if (!sameStamp(f, await fileNow(f.path))) {
+      throw new InputError(
+        `'${f.path}' changed while the run was planning: wait until whatever writes it has finished, then run the same command again`,
+      );
+    }
+  }
+  return files;
 }
 
 /**
@@ -214,7 +264,7 @@ async function addEntries(
   let entries = 0;
   let unpinned = 0;
   let stopped = false;
-  for await (const line of jsonlLines(req.manifestPath, 0, { sums: true })) {
+  for await (const line of jsonlLines(req.manifestPath, 0, { digests: true })) {
     if (isBlank(line.text)) continue;
     let entry;
     try {
@@ -238,7 +288,7 @@ async function addEntries(
     }
     await joined.add({
       key,
-      nums: entryNums(ordinal, line, { length: facts.length, sum: facts.sum, calls: facts.functionCalls }),
+      nums: entryNums(ordinal, line, { length: facts.length, digest: facts.digest, calls: facts.functionCalls }),
       text: facts.id.real,
     });
     await repeats.add({ key: `p${facts.id.real}`, nums: [ordinal, Rank.RepeatedPath, line.lineNo], text: null });

@@ -5,18 +5,10 @@ import { plannedRowChanged } from '../src/planning/changed-input.js';
 import type { PlanSummary, RetryRules } from '../src/contract/run-spec.js';
 import { writeFileAtomic } from '../src/io/atomic-file.js';
 import { ExternalSorter } from '../src/io/external-sort.js';
-import { lineSum } from '../src/io/jsonl-lines.js';
+import { digestAt, digestNums, lineDigest } from '../src/io/line-digest.js';
 import { compareKeyedRecords, keyedRecordCodec, type KeyedRecord } from '../src/planning/keyed-records.js';
 import { sidecarAttemptLines } from '../src/planning/output-cache.js';
-import {
-  ATIF_PLAN_RECORD_BYTES,
-  LEGACY_PLAN_RECORD_BYTES,
-  PLAN_RECORD_BYTES,
-  PlanWriter,
-  UNCHECKED,
-  withPlanReader,
-  type PlanRecord,
-} from '../src/planning/plan-file.js';
+import { checkPlanLayout, PlanWriter, withPlanReader, type PlanRecord } from '../src/planning/plan-file.js';
 import { readRangeBytes, ShortReadError } from '../src/io/read-range.js';
 import { withScratchDir } from '../src/io/scratch-dir.js';
 import { whileHeartbeating } from './heartbeating.js';
@@ -61,34 +53,22 @@ function planFields(r: PlanRecord): number[] {
     r.inputLength,
     r.agent,
     r.server,
-    r.sourceSum,
-    r.inputSum,
+    ...digestNums(r.sourceDigest),
+    ...digestNums(r.inputDigest),
     r.trajectoryLength ?? -1,
-    r.trajectorySum ?? -1,
+    ...digestNums(r.trajectoryDigest ?? 0n),
   ];
 }
 
 function planRecordOf(n: readonly number[], at: number): PlanRecord {
-  const [
-    sourceOffset,
-    sourceLength,
-    sourceLine,
-    inputOffset,
-    inputLength,
-    agent,
-    server,
-    sourceSum,
-    inputSum,
-    trajectoryLength,
-    trajectorySum,
-  ] = n.slice(at, at + 11);
-  const rec: PlanRecord = { sourceOffset, sourceLength, sourceLine, inputOffset, inputLength, agent, server, sourceSum, inputSum };
-  return trajectoryLength < 0 ? rec : { ...rec, trajectoryLength, trajectorySum };
-}
-
-/** Round plans keep their first plan's record size: ATIF records carry their trajectory's proof. */
-function roundRecordBytes(plan: PlanSummary): number {
-  return plan.recordBytes === ATIF_PLAN_RECORD_BYTES ? ATIF_PLAN_RECORD_BYTES : PLAN_RECORD_BYTES;
+  const [sourceOffset, sourceLength, sourceLine, inputOffset, inputLength, agent, server] = n.slice(at, at + 7);
+  const rec: PlanRecord = {
+    ...{ sourceOffset, sourceLength, sourceLine, inputOffset, inputLength, agent, server },
+    sourceDigest: digestAt(n, at + 7),
+    inputDigest: digestAt(n, at + 9),
+  };
+  const trajectoryLength = n[at + 11];
+  return trajectoryLength < 0 ? rec : { ...rec, trajectoryLength, trajectoryDigest: digestAt(n, at + 12) };
 }
 
 /** The rejudge lists of round `round`, by file name (each is one batch's rows: small). */
@@ -103,7 +83,7 @@ async function readPlannedSource(plan: PlanSummary, source: FileHandle, rec: Pla
     if (err instanceof ShortReadError) return null;
     throw err;
   });
-  if (bytes === null || (rec.sourceSum !== UNCHECKED && lineSum(bytes) !== rec.sourceSum)) {
+  if (bytes === null || lineDigest(bytes) !== rec.sourceDigest) {
     throw await plannedRowChanged(plan, plan.sourcePath, `line ${rec.sourceLine}`);
   }
   return bytes.toString('utf8');
@@ -124,7 +104,7 @@ async function addRows(req: RoundRequest, lists: readonly string[], keys: Extern
           }
         }
       },
-      req.plan.recordBytes ?? LEGACY_PLAN_RECORD_BYTES,
+      req.plan.recordBytes,
     );
   } finally {
     await source.close();
@@ -179,7 +159,7 @@ export async function writeRoundPlan(
       }
       await addRows(req, lists, keys);
       await keepRetryable(keys, req.maxAttempts, kept);
-      writer = await PlanWriter.create(planPath, roundRecordBytes(req.plan));
+      writer = await PlanWriter.create(planPath, checkPlanLayout(req.plan.recordBytes));
       const rowsPerAgent: Record<string, number> = {};
       for await (const r of kept.sorted()) {
         const rec = planRecordOf(r.nums, 1);
@@ -208,7 +188,7 @@ export function planRound(req: RoundRequest): Promise<PlanSummary> {
       const planPath = join(req.workDir, `plan-r${req.round + 1}.bin`);
       const { rows, rowsPerAgent } = await writeRoundPlan(req, `${planPath}.tmp`);
       await rename(`${planPath}.tmp`, planPath);
-      const summary: PlanSummary = { ...req.plan, planPath, rows, rowsPerAgent, recordBytes: roundRecordBytes(req.plan) };
+      const summary: PlanSummary = { ...req.plan, planPath, rows, rowsPerAgent, recordBytes: checkPlanLayout(req.plan.recordBytes) };
       await writeFileAtomic(join(req.workDir, `plan-r${req.round + 1}.json`), JSON.stringify(summary));
       return summary;
     }),

@@ -6,7 +6,8 @@ import { lineKeyId } from '../src/contract/row-key.js';
 import type { FileIdentity } from '../src/contract/run-spec.js';
 import { publishFile } from '../src/io/atomic-file.js';
 import { ExternalSorter } from '../src/io/external-sort.js';
-import { fileNow, sameIdentity } from '../src/io/file-identity.js';
+import { sameStamp } from '../src/contract/file-stamp.js';
+import { fileNow } from '../src/io/file-identity.js';
 import { pathIdentity, sameFile } from '../src/io/same-file.js';
 import { isBlank, jsonlLines } from '../src/io/jsonl-lines.js';
 import { compareKeyedRecords, keyedRecordCodec, type KeyedRecord } from '../src/planning/keyed-records.js';
@@ -114,7 +115,7 @@ async function copyLines(source: FileHandle, out: FileHandle, outPath: string, c
 async function refuseChanged(req: SeedRequest): Promise<void> {
   if (!req.planned || sameFile(await pathIdentity(req.rolloutsPath), await pathIdentity(req.output))) return;
   const now = await fileNow(req.rolloutsPath);
-  if (!sameIdentity(req.planned, now)) {
+  if (!sameStamp(req.planned, now)) {
     throw new InputChangedError(inputChanged(req.rolloutsPath, 'the successful rollouts to copy', req.planned, now));
   }
 }

@@ -70,6 +70,7 @@ export async function finish(spec: RunSpec, st: RunState): Promise<RunResult> {
     rollouts: rolloutsPerAgent(st),
     missingAfterCap: st.roundJudgeFailed,
     sidecarOpenedAt: st.sidecarOpenedAt,
+    mainAtRejudge: st.mainAtRejudge,
     keyMetrics,
     aggregationError,
     ...(upload === undefined ? {} : { upload }),

@@ -1,28 +1,20 @@
 import { sleep } from '@temporalio/workflow';
-import type { RunSpec } from '../src/contract/run-spec.js';
+import { rejudgeDelayMs } from '../src/config/run-defaults.js';
+import { rejudgesInRounds, type RunSpec } from '../src/contract/run-spec.js';
 import { long } from './activity-proxies.js';
 import type { RunState } from './run-state.js';
 import { enterPhase } from './details.js';
 
 /**
  * Re-judgment (beyond NeMo Gym, which needs a human to run --resume again): after a round with
- * judge failures, wait on a durable timer (doubling each round), then plan the keys that may still
- * be attempted as the next round. Each failed attempt has left exactly one sidecar row, so the files
- * end up as a NeMo Gym run followed by repeated `--resume` runs would leave them.
+ * judge failures, plan the keys that may still be attempted as the next round, then (when there
+ * are any) announce it and wait on a durable timer (a few seconds, doubling each round up to a
+ * ceiling: `rejudgeDelayMs`). Planned first, so that no round is announced that will not run
+ * (every key at the attempt cap). Each failed attempt has left exactly one sidecar row, so the
+ * files end up as a NeMo Gym run followed by repeated `--resume` runs would leave them.
  */
 export async function nextRound(spec: RunSpec, st: RunState): Promise<boolean> {
-  // `rejudge` absent (a spec from before the flag existed) means on, so recorded runs replay the same.
-  if (spec.rejudge === false || st.roundJudgeFailed === 0 || st.round + 1 >= (spec.maxAttempts ?? 1)) return false;
-  const delayMs = spec.rejudgeDelayMs * 2 ** st.round;
-  st.messages.push(
-    `Re-judging: ${st.roundJudgeFailed} row(s) judge-failed in round ${st.round + 1}; ` +
-      `round ${st.round + 2} (of at most ${spec.maxAttempts}) starts in ${Math.round(delayMs / 1000)}s`,
-  );
-  enterPhase(st, 'rejudge-wait');
-  // Workflow time (deterministic): the progress query shows the time left; no command is added.
-  st.rejudgeAt = Date.now() + delayMs;
-  await sleep(delayMs);
-  st.rejudgeAt = undefined;
+  if (!rejudgesInRounds(spec) || st.roundJudgeFailed === 0 || st.round + 1 >= (spec.maxAttempts ?? 1)) return false;
   const next = await long.planRound.executeWithOptions({ summary: `plan re-judgment round ${st.round + 2}` }, [
     {
       workDir: st.outputs!.workDir,
@@ -33,7 +25,22 @@ export async function nextRound(spec: RunSpec, st: RunState): Promise<boolean> {
       retryTerminalTimeouts: spec.retryTerminalTimeouts,
     },
   ]);
-  if (next.rows === 0) return false;
+  const failed = `Re-judging: ${st.roundJudgeFailed} row(s) judge-failed in round ${st.round + 1}`;
+  if (next.rows === 0) {
+    st.messages.push(`${failed}, each at the attempt cap (${spec.maxAttempts}): no round ${st.round + 2}`);
+    return false;
+  }
+  const delayMs = rejudgeDelayMs(spec.rejudgeDelayMs, st.round);
+  const rows = next.rows === st.roundJudgeFailed ? '' : ` re-judges ${next.rows} of them and`;
+  st.messages.push(`${failed}; round ${st.round + 2} (of at most ${spec.maxAttempts})${rows} starts in ${Math.round(delayMs / 1000)}s`);
+  enterPhase(st, 'rejudge-wait');
+  // Workflow time (deterministic): the progress query shows the time left; no command is added.
+  st.rejudgeAt = Date.now() + delayMs;
+  await sleep(delayMs);
+  st.rejudgeAt = undefined;
+  // The main output's length before the first re-judged row: only rows past it can score a key
+  // that this run routed to the sidecar (the terminal's end-of-run alarms, src/cli/missing-alarms.ts).
+  st.mainAtRejudge ??= st.mainLength;
   st.round++;
   st.plan = next;
   st.nextBatch = 0;

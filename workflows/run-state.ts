@@ -65,6 +65,8 @@ export interface RunState {
   mainRows: number | null;
   /** Length of the sidecar when this run opened it: the rows past it were routed there by this run. */
   sidecarOpenedAt: number | null;
+  /** Length of the main output when the first re-judgment round began (null: none began). */
+  mainAtRejudge: number | null;
   /** Keys planned by the first round (later rounds plan some of them again). */
   keysPlanned: number | null;
   /** Keys per agent planned by the first round (null: not known, a run of an earlier version). */
@@ -111,6 +113,7 @@ export function initialState(spec: RunSpec): RunState {
     obsolete: [],
     mainRows: null,
     sidecarOpenedAt: null,
+    mainAtRejudge: null,
     keysPlanned: null,
     keysPerAgent: null,
     replannedPerAgent: {},
@@ -196,6 +199,7 @@ export function upgradeState(st: RunState): RunState {
   st.totals.latencyCount ??= 0;
   st.mainRows ??= null;
   st.sidecarOpenedAt ??= null;
+  st.mainAtRejudge ??= null;
   st.keysPlanned ??= null;
   // Known for a carried first round: its plan is the first plan, and nothing was planned again.
   st.keysPerAgent ??= st.round === 0 && st.plan ? { ...st.plan.rowsPerAgent } : null;

@@ -19,12 +19,14 @@ import type { FileIdentity, OutputPaths, PlanSummary, RetryRules } from '../../s
 import type { RoutingTable } from '../../src/config/routing.js';
 import { routeInputRow } from '../../src/planning/input-route.js';
 import { writeFileAtomic } from '../../src/io/atomic-file.js';
-import { chunkLine, isBlank, jsonlLines, lineSum, type JsonlLine } from '../../src/io/jsonl-lines.js';
+import { chunkLine, isBlank, jsonlLines, type JsonlLine } from '../../src/io/jsonl-lines.js';
+import { digestNums, lineDigest } from '../../src/io/line-digest.js';
 import { ExternalSorter, forEachGroup } from '../../src/io/external-sort.js';
 import { FastInputRows, FastSourceRows } from '../../src/planning/fast-rows.js';
 import { compareKeyedRecords, keyedRecordCodec, type KeyedRecord } from '../../src/planning/keyed-records.js';
 import { outputKeyIds, sidecarAttemptLines } from '../../src/planning/output-cache.js';
-import { fileNow, sameIdentity } from '../../src/io/file-identity.js';
+import { sameStamp } from '../../src/contract/file-stamp.js';
+import { fileNow } from '../../src/io/file-identity.js';
 import { PLAN_RECORD_BYTES, PlanWriter } from '../../src/planning/plan-file.js';
 import { readRange } from '../../src/io/read-range.js';
 import { scannedReads } from '../../src/io/scan-ahead.js';
@@ -111,7 +113,7 @@ export async function freshWorkDir(workDir: string): Promise<void> {
 async function addKeyFacts(req: PlanRequest, sorter: ExternalSorter<KeyedRecord>, agents: Names, servers: Names): Promise<void> {
   // Each line is checked by the scanner (fast-rows.ts); a line it does not vouch for takes the full path.
   const fast = new FastInputRows(req.routing, agents, servers);
-  const reads = scannedReads(req.inputsPath, FastInputRows.names, { sums: true, minBytes: req.scanAheadMinBytes });
+  const reads = scannedReads(req.inputsPath, FastInputRows.names, { digests: true, minBytes: req.scanAheadMinBytes });
   for await (const { chunk, read: scanned } of reads) {
     const { data } = chunk;
     for (let k = 0; k < chunk.count; k++) {
@@ -120,15 +122,15 @@ async function addKeyFacts(req: PlanRequest, sorter: ExternalSorter<KeyedRecord>
       const ok = fast.read(data, start, end, scanned, k);
       let record: KeyedRecord;
       if (ok !== null) {
-        const sum = scanned ? scanned.sums[k] : lineSum(data.subarray(start, end));
-        const nums = [Kind.Input, chunk.firstLineNo + k, chunk.offset + start, end - start, ok.agent, ok.server, sum];
+        const digest = scanned ? scanned.digests[k] : lineDigest(data.subarray(start, end));
+        const nums = [Kind.Input, chunk.firstLineNo + k, chunk.offset + start, end - start, ok.agent, ok.server, ...digestNums(digest)];
         record = { key: ok.key, nums, text: null };
       } else {
         const line = chunkLine(chunk, k, true);
         if (isBlank(line.text)) continue;
         const row = parseLine(req.inputsPath, line);
         const { agent, server } = routeInputRow(row, line.text, req.routing, `${req.inputsPath}:${line.lineNo}`);
-        const nums = [Kind.Input, line.lineNo, line.offset, line.length, agents.id(agent), servers.id(server), line.sum];
+        const nums = [Kind.Input, line.lineNo, line.offset, line.length, agents.id(agent), servers.id(server), ...digestNums(line.digest)];
         record = { key: keyId(keyOf(row)!), nums, text: null };
       }
       const adding = sorter.add(record);
@@ -220,13 +222,17 @@ async function writePlan(req: PlanRequest): Promise<PlanOutcome> {
       }
       // Recovery keys rows with missing indices as null (§4.6.4); the row then fails its shape check.
       const key = req.judgeFailedOnly ? keyWithNullDefaults(row) : keyOf(row)!;
-      return { key: keyId(key), nums: [Kind.Source, ordinal, line.offset, line.length, line.lineNo, line.sum], text: shape };
+      return {
+        key: keyId(key),
+        nums: [Kind.Source, ordinal, line.offset, line.length, line.lineNo, ...digestNums(line.digest)],
+        text: shape,
+      };
     };
     // Outside recovery the scanner vouches for most lines (fast-rows.ts); recovery reads every row in full.
     const fast = req.judgeFailedOnly ? null : new FastSourceRows();
     // Recovery reads every row in full: no thread scans for it.
     const minBytes = fast ? req.scanAheadMinBytes : Infinity;
-    const reads = scannedReads(sourcePath, FastSourceRows.names, { sums: true, minBytes });
+    const reads = scannedReads(sourcePath, FastSourceRows.names, { digests: true, minBytes });
     lines: for await (const { chunk, read: scanned } of reads) {
       const { data } = chunk;
       for (let k = 0; k < chunk.count; k++) {
@@ -237,8 +243,9 @@ async function writePlan(req: PlanRequest): Promise<PlanOutcome> {
         const key = fast?.keyId(data, start, end, scanned, k) ?? null;
         let record: KeyedRecord | null;
         if (key !== null) {
-          const sum = scanned ? scanned.sums[k] : lineSum(data.subarray(start, end));
-          record = { key, nums: [Kind.Source, ordinals++, chunk.offset + start, end - start, chunk.firstLineNo + k, sum], text: null };
+          const digest = scanned ? scanned.digests[k] : lineDigest(data.subarray(start, end));
+          const nums = [Kind.Source, ordinals++, chunk.offset + start, end - start, chunk.firstLineNo + k, ...digestNums(digest)];
+          record = { key, nums, text: null };
         } else {
           const line = chunkLine(chunk, k, true);
           if (isBlank(line.text)) continue;
@@ -301,7 +308,7 @@ async function writePlan(req: PlanRequest): Promise<PlanOutcome> {
       ...(req.judgeFailedOnly ? [{ path: req.rolloutsPath, ...before.rollouts! }] : []),
     ];
     for (const f of files) {
-      if (!sameIdentity(f, await fileNow(f.path))) {
+      if (!sameStamp(f, await fileNow(f.path))) {
         throw new InputError(
           `'${f.path}' changed while the run was planning: wait until whatever writes it has finished, then run the same command again`,
         );

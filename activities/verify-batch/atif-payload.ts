@@ -7,13 +7,13 @@ import { InputChangedError } from '../../src/contract/errors.js';
 import { inputChanged } from '../../src/contract/input-changed.js';
 import { buildPayload } from '../../src/contract/payload.js';
 import { fileNow } from '../../src/io/file-identity.js';
-import { lineSum } from '../../src/io/jsonl-lines.js';
+import { lineDigest } from '../../src/io/line-digest.js';
 import type { PlanRecord } from '../../src/planning/plan-file.js';
 
 /**
  * The payload (the materialized input with the projected `response`) and the provenance to stamp
  * on the result. `manifestLine` and `inputRaw` are already proven; the trajectory is proven here,
- * just before the row is sent: if its bytes are not the planned ones (length and checksum), the
+ * just before the row is sent: if its bytes are not the planned ones (length and digest), the
  * run stops (`InputChangedError`) before anything is sent for the row.
  */
 export async function atifPayload(
@@ -25,9 +25,8 @@ export async function atifPayload(
   const entry = parseManifestLine(manifestLine, rec.sourceLine, manifestPath);
   const file = trajectoryFile(manifestPath, entry.trajectoryPath);
   const bytes = await readTrajectoryFile(file).catch(() => null);
-  if (bytes === null || bytes.length !== rec.trajectoryLength || lineSum(bytes) !== rec.trajectorySum) {
-    const planned =
-      rec.trajectoryLength === undefined ? undefined : { size: rec.trajectoryLength, mtimeMs: (await fileNow(file))?.mtimeMs ?? 0 };
+  if (bytes === null || bytes.length !== rec.trajectoryLength || lineDigest(bytes) !== rec.trajectoryDigest) {
+    const planned = rec.trajectoryLength === undefined ? undefined : { size: rec.trajectoryLength };
     throw new InputChangedError(
       inputChanged(file, `the trajectory of ${manifestPath}:${rec.sourceLine}`, planned, await fileNow(file), true),
     );

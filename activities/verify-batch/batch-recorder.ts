@@ -2,19 +2,18 @@ import { existsSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { writeFully } from '../../src/io/write-fully.js';
 import type { Checkpoint, Counts } from './checkpoint.js';
-import type { RowLine } from './route-reply.js';
 
 /** A result waiting to be written: its line (if any) and how it counts. */
 interface PendingRow {
   row: number;
   target: 'main' | 'sidecar' | null;
-  line: RowLine | null;
+  line: string | null;
   count: (c: Counts, cp: Checkpoint) => void;
 }
 
 /**
  * The batch's two partial files plus its checkpoint. Rows are recorded in groups: whatever finished
- * within GROUP_MS (or up to GROUP_SIZE of lines) is written with one write per file, then counted
+ * within GROUP_MS (or up to GROUP_CHARS of lines) is written with one write per file, then counted
  * and marked done — so a checkpoint taken at any moment covers exactly the rows whose lines lie within
  * its recorded lengths, and a retry never repeats or loses one.
  *
@@ -25,8 +24,8 @@ interface PendingRow {
  */
 export class BatchRecorder {
   private pending: PendingRow[] = [];
-  /** Characters or bytes of the pending lines (about their bytes). */
-  private pendingSize = 0;
+  /** Characters of the pending lines (about their bytes). */
+  private pendingChars = 0;
   private writing: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
   private failure: { error: unknown } | null = null;
@@ -58,13 +57,12 @@ export class BatchRecorder {
    * Queues `line` for the main output or the sidecar (or nowhere); once it is written, `count` is
    * applied and the row marked done. Throws the error of a write that failed before.
    */
-  record(row: number, target: 'main' | 'sidecar' | null, line: RowLine | null, count: (c: Counts, cp: Checkpoint) => void): void {
+  record(row: number, target: 'main' | 'sidecar' | null, line: string | null, count: (c: Counts, cp: Checkpoint) => void): void {
     if (this.failure) throw this.failure.error;
     this.pending.push({ row, target, line, count });
-    if (typeof line === 'string') this.pendingSize += line.length;
-    else if (line !== null) for (const part of line) this.pendingSize += part.length;
+    if (line !== null) this.pendingChars += line.length;
     if (this.writing) return;
-    if (this.pendingSize >= GROUP_SIZE) this.startDrain();
+    if (this.pendingChars >= GROUP_CHARS) this.startDrain();
     else this.timer ??= setTimeout(() => this.startDrain(), GROUP_MS);
   }
 
@@ -94,7 +92,7 @@ export class BatchRecorder {
     while (this.pending.length > 0 && !this.failure) {
       const group = this.pending;
       this.pending = [];
-      this.pendingSize = 0;
+      this.pendingChars = 0;
       try {
         const cp = this.checkpoint;
         const main = encodeLines(group, 'main');
@@ -116,7 +114,7 @@ export class BatchRecorder {
         this.failure = { error: err };
       }
       // Rows that came during the write wait for more unless they fill a group already.
-      if (this.pendingSize < GROUP_SIZE) break;
+      if (this.pendingChars < GROUP_CHARS) break;
     }
   }
 
@@ -144,26 +142,15 @@ export class BatchRecorder {
   }
 }
 
-/** A group is written when its lines reach about this many bytes, or GROUP_MS after its first row. */
-const GROUP_SIZE = 512 * 1024;
+/** A group is written when its lines reach this many characters, or GROUP_MS after its first row. */
+const GROUP_CHARS = 512 * 1024;
 const GROUP_MS = 20;
 
 const EMPTY = Buffer.alloc(0);
-const NEWLINE = Buffer.from('\n');
 
-/** The group's lines bound for `target`, each ended by a newline, in one buffer (texts encoded once per run of them). */
+/** The group's lines bound for `target`, each ended by a newline, encoded once. */
 function encodeLines(group: PendingRow[], target: 'main' | 'sidecar'): Buffer {
-  const parts: Uint8Array[] = [];
   let text = '';
-  for (const p of group) {
-    if (p.target !== target || p.line === null) continue;
-    if (typeof p.line === 'string') text += p.line + '\n';
-    else {
-      if (text !== '') parts.push(Buffer.from(text, 'utf8'));
-      text = '';
-      parts.push(...p.line, NEWLINE);
-    }
-  }
-  if (text !== '') parts.push(Buffer.from(text, 'utf8'));
-  return parts.length === 0 ? EMPTY : Buffer.concat(parts);
+  for (const p of group) if (p.target === target && p.line !== null) text += p.line + '\n';
+  return text === '' ? EMPTY : Buffer.from(text, 'utf8');
 }

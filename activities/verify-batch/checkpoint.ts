@@ -1,7 +1,7 @@
 /** A batch's checkpoint (sent with its heartbeats) and the counts it carries. */
 import { stat } from 'node:fs/promises';
 import { emptyAudit, type BatchAudit } from '../../src/contract/batch-audit.js';
-import type { AgentCounts, BatchResult } from '../../src/contract/run-spec.js';
+import type { AgentCounts, BatchCounts } from '../../src/contract/run-spec.js';
 
 /** Checkpoint sent with heartbeats: which rows are in the partial files, and how long those are. */
 export interface Checkpoint {
@@ -10,7 +10,7 @@ export interface Checkpoint {
   judgeFailedRows: number[];
   mainBytes: number;
   sidecarBytes: number;
-  counts: Omit<BatchResult, 'batch' | 'mainPart' | 'sidecarPart' | 'audit'>;
+  counts: BatchCounts;
   /** Row index -> attempts in which the row failed with 5xx while the server answered another row. */
   strikes: Record<number, number>;
   /** The rows not routed to the main output and the failed attempts (absent in checkpoints of earlier versions). */

@@ -1,10 +1,10 @@
-/** Reading a batch's rows by plan offset, each proven to be the planned bytes; naming a row in messages. */
-import { plannedRowChanged } from '../../src/planning/changed-input.js';
+/** Naming a batch's row in messages; reading its rows (src/planning/planned-rows.ts). */
 import type { Stamps } from '../../src/contract/outcome.js';
-import { UNCHECKED, type PlanRecord } from '../../src/planning/plan-file.js';
-import { open, type FileHandle } from 'node:fs/promises';
-import { ChangedRangeError, readRangesBytes, readRangesFrom, type ByteRange } from '../../src/io/read-ranges.js';
+import type { PlanRecord } from '../../src/planning/plan-file.js';
 import type { VerifyBatchRequest } from './request.js';
+
+// The reading itself is the planning layer's (`reverify status` reads plan rows too).
+export { PlannedFiles, readPlannedRows, type PlannedRows } from '../../src/planning/planned-rows.js';
 
 /** A row for messages: `file:line (key (t, r))`, the key as its exact digits. */
 export function rowPlace(req: Pick<VerifyBatchRequest, 'plan'>, rec: PlanRecord, stamps: Stamps): string {
@@ -14,88 +14,4 @@ export function rowPlace(req: Pick<VerifyBatchRequest, 'plan'>, rec: PlanRecord,
 /** The sidecar this batch's failures are committed to, for messages. */
 export function sidecarPathOf(req: Pick<VerifyBatchRequest, 'outputSidecar'>): string {
   return req.outputSidecar ?? 'the sidecar';
-}
-
-/** A plan checksum to prove a read by, or undefined for a legacy plan's record (unchecked). */
-const proofOf = (sum: number) => (sum === UNCHECKED ? undefined : sum);
-
-/** The rows read: the k-th requested row's source and input, as bytes or as texts decoded when asked for. */
-export interface PlannedRows {
-  source(k: number): string;
-  input(k: number): string;
-  sourceBytes(k: number): Buffer;
-  inputBytes(k: number): Buffer;
-}
-
-/**
- * The source and input files of a batch, each opened once (when first read) and kept open until
- * `close()`: a batch reads its rows a window at a time, and opening, checking and closing both files
- * for every window cost a dozen waits on the thread pool, the first of them before its first request.
- */
-export class PlannedFiles {
-  private readonly handles = new Map<string, Promise<FileHandle>>();
-
-  /** Reads `ranges` of `path` through its handle (opened now if it is not yet). */
-  async read(path: string, ranges: ByteRange[]): Promise<Buffer[]> {
-    let fh = this.handles.get(path);
-    if (fh === undefined) {
-      fh = open(path, 'r');
-      fh.catch(() => undefined); // awaited below; close() skips a file that did not open
-      this.handles.set(path, fh);
-    }
-    return readRangesFrom(await fh, path, ranges);
-  }
-
-  async close(): Promise<void> {
-    const opened = [...this.handles.values()];
-    this.handles.clear();
-    await Promise.all(opened.map((fh) => fh.then((h) => h.close()).catch(() => undefined)));
-  }
-}
-
-/**
- * The source and input rows of plan records `rows`, each proven to be the bytes the plan read
- * (its checksum): a file changed since planning stops the run (`InputChangedError`) before
- * anything is sent or written. Kept as bytes (outside V8's heap) until a row is used: a batch holds
- * its rows for its whole life, and as strings they would be copied into the old generation. Both
- * files are read at once; through `files` when given (held open by the caller), else each opened
- * and closed here. When both have changed, the source is the one named.
- */
-export async function readPlannedRows(
-  req: Pick<VerifyBatchRequest, 'plan' | 'inputsPath'>,
-  records: PlanRecord[],
-  rows: number[],
-  files?: PlannedFiles,
-): Promise<PlannedRows> {
-  const read = async (path: string, where: (rec: PlanRecord) => string, range: (rec: PlanRecord) => ByteRange) => {
-    const ranges = rows.map((i) => range(records[i]));
-    try {
-      return await (files ? files.read(path, ranges) : readRangesBytes(path, ranges));
-    } catch (err) {
-      if (!(err instanceof ChangedRangeError)) throw err;
-      throw await plannedRowChanged(req.plan, path, where(records[rows[err.index]]));
-    }
-  };
-  const [sources, inputs] = await Promise.allSettled([
-    read(
-      req.plan.sourcePath,
-      (rec) => `line ${rec.sourceLine}`,
-      (rec) => ({ offset: rec.sourceOffset, length: rec.sourceLength, sum: proofOf(rec.sourceSum) }),
-    ),
-    read(
-      req.inputsPath,
-      (rec) => `the materialized input of ${req.plan.sourcePath}:${rec.sourceLine}`,
-      (rec) => ({ offset: rec.inputOffset, length: rec.inputLength, sum: proofOf(rec.inputSum) }),
-    ),
-  ]);
-  if (sources.status === 'rejected') throw sources.reason;
-  if (inputs.status === 'rejected') throw inputs.reason;
-  const src = sources.value;
-  const inp = inputs.value;
-  return {
-    source: (k) => src[k].toString('utf8'),
-    input: (k) => inp[k].toString('utf8'),
-    sourceBytes: (k) => src[k],
-    inputBytes: (k) => inp[k],
-  };
 }

@@ -6,7 +6,6 @@
 import { FAILURE_CLASS_KEY, KILL_SHAPED_CLASS, TRANSIENT_CLASS, VERIFY_REJECTED_CLASS } from '../../src/contract/keys.js';
 import {
   classifyResult,
-  type Outcome,
   stampAtifFailure,
   stampResult,
   verifyFailedRow,
@@ -25,13 +24,10 @@ import type { SettledReply } from '../../src/verifier/client.js';
 import type { VerifierUnavailableError } from '../../src/verifier/errors.js';
 import { agentCounts, type Checkpoint, type Counts } from './checkpoint.js';
 
-/** A row to write, without its line break: as text, or as the pieces of its bytes (`route-reply-bytes.ts`). */
-export type RowLine = string | Uint8Array[];
-
 /** A routed row: the line to write (if any), where, and how the checkpoint counts it once written. */
 export interface Routed {
   target: 'main' | 'sidecar' | null;
-  line: RowLine | null;
+  line: string | null;
   count: (c: Counts, cp: Checkpoint) => void;
   /** How the audit trail names a row that did not reach the main output (null: it did). */
   audit: { cls: string; status: number | null } | null;
@@ -55,17 +51,6 @@ export interface RowFacts {
    * a success settles from. A success without a grade is withdrawn: nothing is written.
    */
   rejudgment?: { opId: string; judged: string; saved: string };
-}
-
-/** What routing reads of an answered result: its outcome, two of its members, and the body stamped. */
-export interface ResultView {
-  outcome: Outcome;
-  /** `_ng_failure_class`, parsed (undefined when absent). */
-  failureClass: unknown;
-  /** `reward`, parsed (undefined when absent). */
-  reward: unknown;
-  /** The body with the payload's stamps (`stampResult`); called, if at all, before `routeResult` returns. */
-  stamped: () => RowLine;
 }
 
 /**
@@ -118,29 +103,24 @@ export function routeReply(reply: SettledReply, stamps: Stamps, row: RowFacts, r
       },
     };
   }
-  return routeResult(
-    { outcome, failureClass: result[FAILURE_CLASS_KEY], reward: result.reward, stamped: () => stampResult(body, stamps) },
-    row,
-    rules,
-  );
+  if (outcome === 'drop') return droppedRow(row);
+  const failureClass = result[FAILURE_CLASS_KEY];
+  if (outcome === 'failure') return sidecarRow(stampResult(body, stamps), String(failureClass), failureClass, row, rules);
+  return mainRow(stampResult(body, stamps), result.reward, row);
 }
 
-/** Routes a result by its outcome: nowhere (no-persist), the sidecar (a failure class), or the main output. */
-export function routeResult(view: ResultView, row: RowFacts, rules: RetryRules): Routed {
-  if (view.outcome === 'drop') {
-    return {
-      target: null,
-      line: null,
-      audit: { cls: 'dropped', status: null },
-      count: (c) => {
-        signalsCount(c, row);
-        c.dropped++;
-        agentCounts(c, row.agent).dropped++;
-      },
-    };
-  }
-  if (view.outcome === 'failure') return sidecarRow(view.stamped(), String(view.failureClass), view.failureClass, row, rules);
-  return mainRow(view.stamped(), view.reward, row);
+/** A no-persist result: nothing written, counted as dropped. */
+function droppedRow(row: RowFacts): Routed {
+  return {
+    target: null,
+    line: null,
+    audit: { cls: 'dropped', status: null },
+    count: (c) => {
+      signalsCount(c, row);
+      c.dropped++;
+      agentCounts(c, row.agent).dropped++;
+    },
+  };
 }
 
 /** The latency and throttling signals of an answered row (for the adaptive limit). */
@@ -153,7 +133,7 @@ function signalsCount(c: Counts, row: RowFacts): void {
 }
 
 /** A failure's sidecar row, audited as `cls`; listed for the next round when `failureClass` is one it retries. */
-function sidecarRow(line: RowLine, cls: string, failureClass: unknown, row: RowFacts, rules: RetryRules): Routed {
+function sidecarRow(line: string, cls: string, failureClass: unknown, row: RowFacts, rules: RetryRules): Routed {
   const judgeFailed = isRetriedNextRound(failureClass, rules);
   return {
     target: 'sidecar',
@@ -172,7 +152,7 @@ function sidecarRow(line: RowLine, cls: string, failureClass: unknown, row: RowF
 }
 
 /** A success's main-output row; a numeric `reward` adds to its agent's sum. */
-function mainRow(line: RowLine, reward: unknown, row: RowFacts): Routed {
+function mainRow(line: string, reward: unknown, row: RowFacts): Routed {
   return {
     target: 'main',
     line,

@@ -28,12 +28,10 @@ export interface WindowLimits {
   firstRows?: number;
 }
 
-/** One row of a window: its source (rollout) and input, as bytes or decoded. */
+/** One row of a window: its source (rollout) and input, decoded when asked for. */
 export interface PlannedRow {
   source(): string;
   input(): string;
-  sourceBytes(): Buffer;
-  inputBytes(): Buffer;
 }
 
 export class RowWindows {
@@ -44,18 +42,19 @@ export class RowWindows {
   private ahead = 0;
   /** Where each window starts in `todo`, and, last, `todo.length`. */
   private readonly starts: number[] = [];
-  private readonly files = new PlannedFiles();
+  private readonly files: PlannedFiles;
 
   /**
    * @param todo the batch's rows to send (indices into `records`), taken by `row(k)` for k in
    *   0..todo.length-1, each once, in about increasing order (the lanes claim them so)
    */
   constructor(
-    private readonly req: Pick<VerifyBatchRequest, 'plan' | 'inputsPath'>,
+    private readonly req: Pick<VerifyBatchRequest, 'plan' | 'inputsPath' | 'outputSidecar'>,
     private readonly records: PlanRecord[],
     private readonly todo: number[],
     limits: WindowLimits = {},
   ) {
+    this.files = new PlannedFiles(req.plan, req.outputSidecar);
     const most = { rows: limits.rows ?? WINDOW_ROWS, bytes: limits.bytes ?? WINDOW_BYTES };
     const firstRows = Math.min(most.rows, limits.firstRows ?? most.rows);
     let rows = 0;
@@ -107,8 +106,6 @@ export class RowWindows {
     return {
       source: () => read.source(j),
       input: () => read.input(j),
-      sourceBytes: () => read.sourceBytes(j),
-      inputBytes: () => read.inputBytes(j),
     };
   }
 

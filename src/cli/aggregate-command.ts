@@ -12,7 +12,7 @@
  *   anything is written or sent (NeMo Gym: the server's duplicate-key 500, or a sort crash).
  * - The merged file is written atomically with each row's bytes copied verbatim.
  * - An existing merged output or metrics file is replaced only with --overwrite, and never when
- *   it is a shard or a --config file under another name (input-aliases.ts).
+ *   it is a shard or a --config file under another name (src/run-checks/input-aliases.ts).
  */
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -35,10 +35,10 @@ import { isFailuresSidecar, matchShardGlobs } from '../aggregation/shard-glob.js
 import { readShardRows, shardRowSorter, writeMergedRows, type ShardSortOptions } from '../aggregation/shard-rows.js';
 import { AggregateMetricsError } from '../verifier/errors.js';
 import { managedShardRefused } from '../contract/managed-run.js';
-import { managedCompanion, refuseRunTagged } from '../../activities/refuse-managed-runs.js';
+import { managedCompanion, refuseRunTagged } from '../run-checks/managed-runs.js';
 import { VerifierClient } from '../verifier/client.js';
-import { routingFromFlags } from './build-spec.js';
-import { refuseAliases, type ReadFile, type WrittenFile } from '../../activities/input-aliases.js';
+import { loadRunConfig } from './build-spec.js';
+import { refuseAliases, type ReadFile, type WrittenFile } from '../run-checks/input-aliases.js';
 
 /** Where the command prints its lines. */
 export interface AggregateCommandIo {
@@ -148,7 +148,7 @@ export async function aggregateCommand(
     await refuseRunTagged(shard);
   }
 
-  const routing = await routingFromFlags(opts.configs, opts.servers);
+  const { routing } = await loadRunConfig(opts.configs, opts.servers);
   if (routing.catchAll !== null) io.out(catchAllWarning(routing.catchAll));
 
   const parent = existsSync(dirname(output)) ? dirname(output) : tmpdir();

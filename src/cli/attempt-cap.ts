@@ -13,7 +13,7 @@ import { savedTimeoutPolicyNotice } from '../contract/messages.js';
 import type { RunSpec } from '../contract/run-spec.js';
 import type { RunOptions } from '../config/run-options.js';
 import { readCoverageFile } from '../io/coverage-file.js';
-import { outputPathsFor } from '../../activities/output-paths.js';
+import { outputPathsFor } from '../contract/output-paths.js';
 
 /** The spec with the cap in force (`maxAttempts`) and as saved (`attemptCap`), and the lines to print. */
 export async function withAttemptCap(

@@ -7,24 +7,24 @@ import { refuseOverlongNames } from '../contract/name-limits.js';
 import { maxRolloutAttempts } from '../contract/attempts.js';
 import type { AtifSpec, RunSpec } from '../contract/run-spec.js';
 import { mcpExposure } from '../config/mcp-exposure.js';
-import { loadGymConfigs } from '../config/gym-config.js';
+import { loadGymConfigs, type GymConfig } from '../config/gym-config.js';
 import { guardServerNames, parseServerFlags, routingFromGymConfig, routingFromServerFlags, type RoutingTable } from '../config/routing.js';
 import type { RunOptions } from '../config/run-options.js';
 import { parseServerAuth, rememberCredentials, SERVER_AUTH_ENV, splitCredentials } from '../verifier/credentials.js';
-import { refuseInputAliases } from '../../activities/input-aliases.js';
-import { outputPathsFor } from '../../activities/output-paths.js';
+import { refuseInputAliases } from '../run-checks/input-aliases.js';
+import { outputPathsFor } from '../contract/output-paths.js';
 import { RUN_FLAG_LIST } from '../config/run-flags.js';
 import type { UploadSpec } from '../contract/run-spec.js';
-import { loadUploadConfig } from '../upload/upload-config.js';
+import { uploadConfigOf } from '../upload/upload-config.js';
 
 /**
  * The upload part of the spec (spec §4.12): set when the `--config` files configure MLflow and
  * `--no-upload` is not given. Only the config paths go in (the activity reads the token itself),
  * with the run's options under NeMo Gym's config keys for the exported config.
  */
-export async function uploadSpecOf(opts: RunOptions): Promise<UploadSpec | null> {
-  if (!opts.upload || opts.configs.length === 0) return null;
-  const config = await loadUploadConfig(opts.configs);
+export function uploadSpecOf(opts: RunOptions, gymConfig: GymConfig | null): UploadSpec | null {
+  if (!opts.upload || gymConfig === null) return null;
+  const config = uploadConfigOf(gymConfig);
   if (config.mlflow === null) return null;
   const options: Record<string, unknown> = {};
   for (const f of RUN_FLAG_LIST) {
@@ -51,20 +51,25 @@ export async function requireReadableFile(flag: string, path: string): Promise<s
   return abs;
 }
 
+/** A command's configuration: its `--config` files, read and merged once (null: none), and the routing. */
+export interface RunConfig {
+  config: GymConfig | null;
+  routing: RoutingTable;
+}
+
 /**
- * Routing from `--config` files and/or `--server NAME=URL` flags (spec §4.2), its URLs without
- * user and password: those are kept for this process's requests (`credentials.ts`), or refused
- * when no worker of this process will make them (`--no-worker`).
+ * Reads the `--config` files once (the one read of a command: the loaded config is passed on, to
+ * the routing, the upload spec, the ATIF exposure; never into the spec, as it may hold secrets) and
+ * makes the routing from them and/or `--server NAME=URL` flags (spec §4.2), its URLs without user
+ * and password: those are kept for this process's requests (`credentials.ts`), or refused when no
+ * worker of this process will make them (`--no-worker`).
  */
-export async function routingFromFlags(
-  configs: string[],
-  servers: string[],
-  urlCredentials: 'keep' | 'refuse' = 'keep',
-): Promise<RoutingTable> {
+export async function loadRunConfig(configs: string[], servers: string[], urlCredentials: 'keep' | 'refuse' = 'keep'): Promise<RunConfig> {
   parseServerAuth(process.env[SERVER_AUTH_ENV] ?? ''); // a malformed value stops here, not at the first request
   const overrides = parseServerFlags(servers);
+  const config = configs.length > 0 ? await loadGymConfigs(configs.map((c) => resolve(c))) : null;
   let routing: RoutingTable;
-  if (configs.length > 0) routing = routingFromGymConfig(await loadGymConfigs(configs.map((c) => resolve(c))), overrides);
+  if (config !== null) routing = routingFromGymConfig(config, overrides);
   else if (servers.length > 0) routing = routingFromServerFlags(overrides);
   else throw new ConfigError('no resources server given: pass --config <gym config.yaml> or --server NAME=URL');
   for (const [name, given] of Object.entries(routing.servers)) {
@@ -79,7 +84,7 @@ export async function routingFromFlags(
     }
     rememberCredentials(url, authorization);
   }
-  return routing;
+  return { config, routing };
 }
 
 /** The attempt cap: `--max-attempts`, else `NEMO_GYM_MAX_ROLLOUT_ATTEMPTS` (spec §1.0), else 3. */
@@ -104,18 +109,27 @@ async function refuseConfigAliases(opts: RunOptions, outputPath: string): Promis
   );
 }
 
-/** The ATIF part of the spec: the manifest, and each server's MCP exposure read from the config now. */
-async function atifSpec(opts: RunOptions, manifestPath: string, routing: RoutingTable): Promise<AtifSpec> {
-  const config = opts.configs.length > 0 ? await loadGymConfigs(opts.configs.map((c) => resolve(c))) : null;
+/** The ATIF part of the spec: the manifest, and each server's MCP exposure as the config says it. */
+function atifSpec(config: GymConfig | null, manifestPath: string, routing: RoutingTable): AtifSpec {
   const names = Object.keys(routing.servers);
   return { manifestPath, mcpExposure: Object.fromEntries(names.map((name) => [name, mcpExposure(config, name)])) };
 }
 
+/** What the spec needs besides the run's options. */
+export interface SpecExtras {
+  heartbeatTimeoutMs: number;
+  maxAttempts: number;
+  /** False with --no-worker. Default true. */
+  worker?: boolean;
+}
+
 /** Resolves the run's options into the workflow's spec: absolute paths, routing, guard list. */
-export async function buildRunSpec(
-  opts: RunOptions,
-  extra: { heartbeatTimeoutMs: number; maxAttempts: number; /** False with --no-worker. Default true. */ worker?: boolean },
-): Promise<RunSpec> {
+export async function buildRunSpec(opts: RunOptions, extra: SpecExtras): Promise<RunSpec> {
+  return (await buildRun(opts, extra)).spec;
+}
+
+/** The run's spec, and its `--config` as read for it (the command's one read; see `loadRunConfig`). */
+export async function buildRun(opts: RunOptions, extra: SpecExtras): Promise<{ spec: RunSpec; config: GymConfig | null }> {
   const inputsPath = await requireReadableFile('--inputs', opts.inputs);
   const atif = opts.inputFormat === 'atif';
   const rolloutsPath = atif ? '' : await requireReadableFile('--rollouts', opts.rollouts!);
@@ -124,13 +138,13 @@ export async function buildRunSpec(
   // Before anything is written or started: a name made from --output over the file system's limits.
   for (const prefix of possiblePrefixes(opts)) refuseOverlongNames(outputPath, prefix);
   await refuseConfigAliases(opts, outputPath);
-  const routing = await routingFromFlags(opts.configs, opts.servers, extra.worker === false ? 'refuse' : 'keep');
-  const upload = await uploadSpecOf(opts);
-  return {
+  const { config, routing } = await loadRunConfig(opts.configs, opts.servers, extra.worker === false ? 'refuse' : 'keep');
+  const upload = uploadSpecOf(opts, config);
+  const spec: RunSpec = {
     ...(upload === null ? {} : { upload }),
     inputsPath,
     rolloutsPath,
-    ...(manifestPath === null ? {} : { atif: await atifSpec(opts, manifestPath, routing) }),
+    ...(manifestPath === null ? {} : { atif: atifSpec(config, manifestPath, routing) }),
     outputPath,
     routing,
     guardServers: guardServerNames(routing).map((name) => ({ name, url: routing.servers[name] })),
@@ -153,4 +167,5 @@ export async function buildRunSpec(
     retryInvalidJudgeResponses: opts.retryInvalidJudgeResponses,
     retryTerminalTimeouts: opts.retryTerminalTimeouts,
   };
+  return { spec, config };
 }

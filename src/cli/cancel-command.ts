@@ -4,7 +4,7 @@ import { ConfigError } from '../contract/errors.js';
 import { connectClient, resolveTemporal } from '../temporal/connection.js';
 import { workflowIdForOutput } from '../temporal/workflow-id.js';
 import { isCancelledRun } from './run-endings.js';
-import { CANCEL_GRACE_MS } from '../../activities/verify-batch.js';
+import { CANCEL_GRACE_MS } from '../temporal/worker.js';
 
 export interface CancelOptions {
   output: string;

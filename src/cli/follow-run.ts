@@ -4,6 +4,7 @@ import { steadyView, type RunView } from '../contract/run-view.js';
 import { readLive } from './live-state.js';
 import { progressLine, RateMeter } from './progress-view.js';
 import { RetryNotices } from './retry-notices.js';
+import { missingAlarms } from './missing-alarms.js';
 import { SidecarWatch } from './sidecar-watch.js';
 
 /** How often the run is looked at (a `describe` and a progress query). */
@@ -19,6 +20,11 @@ export interface FollowOptions {
   bar: (text: string) => void;
   /** This terminal attached to a run another one started: rows dropped before now were shown there. */
   attached?: boolean;
+  /**
+   * The run re-judges its judge failures in later rounds: no `🚨` line as a row reaches the sidecar
+   * (a later round may score it), but one per rollout still missing at the end (missing-alarms.ts).
+   */
+  deferred?: boolean;
   /** Called once, when the run has opened its outputs (its plan is done and proven; `output`: its main output), or at its end. */
   onOutputsOpen?: (output?: string) => void;
 }
@@ -44,8 +50,9 @@ export async function followRun(handle: WorkflowHandle, opts: FollowOptions): Pr
     for (; printed < messages.length; printed++) opts.out(messages[printed]);
   };
   let watch: SidecarWatch | null = null;
+  const deferred = opts.deferred === true;
   const watchFrom = (sidecar: string, openedAt: number, committed: number) =>
-    new SidecarWatch(sidecar, openedAt, opts.attached ? committed : openedAt);
+    new SidecarWatch(sidecar, openedAt, opts.attached ? committed : openedAt, deferred);
   const printDropped = async (upTo?: number) => {
     const lines = (await watch?.take(upTo)) ?? [];
     if (lines.length > 0 && opts.tty) opts.bar('\r\x1b[K');
@@ -117,11 +124,13 @@ export async function followRun(handle: WorkflowHandle, opts: FollowOptions): Pr
     if (watch === null && typeof result.sidecarOpenedAt === 'number') {
       // The run ended before a progress answer showed its outputs: every row of it is new here,
       // unless this terminal attached (then the other one showed them).
-      watch = new SidecarWatch(result.outputs.sidecar, result.sidecarOpenedAt, opts.attached ? Infinity : result.sidecarOpenedAt);
+      watch = new SidecarWatch(result.outputs.sidecar, result.sidecarOpenedAt, opts.attached ? Infinity : result.sidecarOpenedAt, deferred);
     }
     await printDropped();
     outputsOpen();
     printMessages(result.messages);
+    // After every message of the run (its rounds), before the summary: the rollouts it leaves missing.
+    if (watch?.deferred) (await missingAlarms(watch, result.outputs.output, result.mainAtRejudge)).forEach((line) => opts.out(line));
     return { result, routed: watch?.routed ?? null };
   } finally {
     // Also when the run failed: the poll in flight ends before the caller closes the connection

@@ -10,7 +10,7 @@ import { historyPath } from '../contract/file-names.js';
 import type { RunSpec } from '../contract/run-spec.js';
 import { exists } from '../io/file-exists.js';
 import { writeRunHistory } from '../temporal/run-history.js';
-import { outputPathsFor } from '../../activities/output-paths.js';
+import { outputPathsFor } from '../contract/output-paths.js';
 import { describeFailure, EXIT_CANCELLED, EXIT_RUN_FAILED } from './exit-codes.js';
 
 /** Writes the history beside `output`; says where, or why it could not. */

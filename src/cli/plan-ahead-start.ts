@@ -1,5 +1,5 @@
 /**
- * Whether and what `reverify run` plans ahead (activities/plan-ahead.ts) for the run it starts with
+ * Whether and what `reverify run` plans ahead (activities/plan-ahead.ts, reached through src/temporal/worker.ts) for the run it starts with
  * its in-process worker, as soon as its spec is built: a fresh run (no --resume: its plan
  * reads the outputs, which the plan ahead would not prove unchanged; no recovery: it may move rows
  * of --rollouts first; no ATIF: another plan), whose output paths are known (without --force the
@@ -8,8 +8,8 @@
  * fails its checks or plans elsewhere is dropped when the command ends.
  */
 import { statSync } from 'node:fs';
-import { outputPathsFor } from '../../activities/output-paths.js';
-import { planAhead } from '../../activities/plan-ahead.js';
+import { outputPathsFor } from '../contract/output-paths.js';
+import { planAhead } from '../temporal/worker.js';
 import type { RunSpec } from '../contract/run-spec.js';
 import { planRequestFor } from '../../workflows/plan-request.js';
 

@@ -1,7 +1,8 @@
 import type { RunSpec } from '../contract/run-spec.js';
 import { VerifierClient } from '../verifier/client.js';
-import { checkOutputPaths } from '../../activities/check-outputs.js';
-import { guardDecision } from '../../activities/guard-reverify-modes.js';
+import { inputFilesOf, outputRulesOf } from '../contract/output-rules.js';
+import { checkOutputPaths } from '../run-checks/output-checks.js';
+import { guardDecision } from '../run-checks/guard-decision.js';
 
 /**
  * What `reverify run` checks before it starts a workflow, so that a user error prints its one line
@@ -30,12 +31,6 @@ export async function precheckRun(spec: RunSpec, opts: { worker: boolean }): Pro
   }
   // --force without the guard's answer (--no-worker): the prefix, hence the paths, are not known yet.
   if (!guarded && spec.force && !spec.judgeFailedOnly) return spec;
-  const rules = { overwrite: spec.overwrite, resume: spec.resume, append: spec.append, repairTruncated: spec.repairTruncated };
-  await checkOutputPaths(spec.outputPath, guarded?.prefix ?? '', rules, {
-    inputsPath: spec.inputsPath,
-    rolloutsPath: spec.rolloutsPath,
-    judgeFailedOnly: spec.judgeFailedOnly,
-    retryInvalidJudgeResponses: spec.retryInvalidJudgeResponses,
-  });
+  await checkOutputPaths(spec.outputPath, guarded?.prefix ?? '', outputRulesOf(spec), inputFilesOf(spec));
   return guarded ? { ...spec, guarded } : spec;
 }

@@ -13,7 +13,7 @@ import { sidecarPath } from '../contract/file-names.js';
 import { DISPOSITIONS, type Disposition } from '../contract/outcome-selection.js';
 import { exists } from '../io/file-exists.js';
 import { readSelectedOutcomes, type SelectionSummary } from '../io/selected-outcomes.js';
-import { managedCompanion, refuseRunTagged } from '../../activities/refuse-managed-runs.js';
+import { managedCompanion, refuseRunTagged } from '../run-checks/managed-runs.js';
 
 export interface ReadOptions {
   output: string;

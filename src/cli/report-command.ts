@@ -23,7 +23,7 @@ import { keyMetricsOf, runFiles, specAndResult, type RunFiles } from '../report/
 import { sidecarClasses } from '../report/sidecar-classes.js';
 import { joinVerdicts } from '../report/verdict-join.js';
 import { readHistory } from './history-events.js';
-import { refuseAliases, type ReadFile } from '../../activities/input-aliases.js';
+import { refuseAliases, type ReadFile } from '../run-checks/input-aliases.js';
 
 export interface ReportOptions {
   output: string;
@@ -90,7 +90,7 @@ function htmlPathOf(opts: ReportOptions, mainOutput: string): string {
   return opts.html ? resolve(opts.html) : reportHtmlPath(mainOutput);
 }
 
-/** The report must not overwrite a file it reads (input-aliases.ts): one line, nothing written. */
+/** The report must not overwrite a file it reads (src/run-checks/input-aliases.ts): one line, nothing written. */
 async function refuseReportAliases(html: string, files: RunFiles, opts: ReportOptions): Promise<void> {
   const reads: ReadFile[] = [
     { role: 'runFile', flag: "the run's main output", path: files.output },

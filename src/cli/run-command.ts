@@ -1,35 +1,31 @@
-import { createInProcessWorker, type InProcessWorker } from './in-process-worker.js';
-import { startLocalWorkers, type LocalWorkers } from './local-workers.js';
+import { WorkflowExecutionAlreadyStartedError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { ConfigError } from '../contract/errors.js';
-import { trace } from './trace.js';
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import { coverageReport } from '../contract/coverage-report.js';
-import { coverageBlock } from '../contract/coverage.js';
-import { coveragePath } from '../contract/file-names.js';
-import { catchAllWarning, keyMetricsFor } from '../contract/messages.js';
-import type { RunResult, RunSpec } from '../contract/run-spec.js';
-import { parseRunOptions } from '../config/run-options.js';
-import { connectClient, resolveTemporal, runUiUrl, taskQueue } from '../temporal/connection.js';
+import { catchAllWarning } from '../contract/messages.js';
+import { rejudgesInRounds, type RunResult, type RunSpec } from '../contract/run-spec.js';
+import { parseRunOptions, type RunOptions } from '../config/run-options.js';
+import { connectClient, resolveTemporal, runUiUrl, taskQueue, type TemporalTarget } from '../temporal/connection.js';
+import { outputSearchAttributes } from '../temporal/search-attributes.js';
 import { TemporalUnreachable, unreachableReason } from '../temporal/server-unreachable.js';
 import { workflowIdForOutput } from '../temporal/workflow-id.js';
+import { dropPlansAhead } from '../temporal/worker.js';
+import { uploadConfigOf, wandbRefusal } from '../upload/upload-config.js';
 import type { reverifyRun } from '../../workflows/reverify-run.js';
-import { attemptCap, buildRunSpec } from './build-spec.js';
-import { withAttemptCap } from './attempt-cap.js';
 import { differingOptionsLine, liveRunSpec } from './attach-options.js';
-import { endSummary, incompleteLines, perAgentLines } from './end-summary.js';
-import { followRun, type Followed } from './follow-run.js';
-import { onInterrupt } from './interrupt.js';
-import { precheckRun } from './precheck.js';
-import { startPlanAhead } from './plan-ahead-start.js';
-import { dropPlansAhead } from '../../activities/plan-ahead.js';
-import type { ReportTemporal } from './report-command.js';
-import { aggregateCommandLine, isCancelledRun, MetricsMissingError, RunCancelledError } from './run-endings.js';
-import { outputSearchAttributes } from '../temporal/search-attributes.js';
-import { isUserError, removeRunWithoutEffect } from './user-error-runs.js';
-import { loadUploadConfig, wandbRefusal } from '../upload/upload-config.js';
-import { uploadedLine } from './upload-command.js';
+import { withAttemptCap } from './attempt-cap.js';
+import { attemptCap, buildRun } from './build-spec.js';
+import { endSummary, incompleteLines } from './end-summary.js';
+import { followRun } from './follow-run.js';
 import { writeHistoryAfterFailure, writeHistoryBeside } from './history-file.js';
+import { createInProcessWorker, type InProcessWorker, type ReadyWorker } from './in-process-worker.js';
+import { onInterrupt } from './interrupt.js';
+import { startLocalWorkers, type LocalWorkers } from './local-workers.js';
+import { startPlanAhead } from './plan-ahead-start.js';
+import { precheckRun } from './precheck.js';
 import { DriverHold, outputBeforeStart } from './run-hold.js';
+import { aggregateCommandLine, isCancelledRun, MetricsMissingError, RunCancelledError } from './run-endings.js';
+import { endReport, printSummary } from './run-summary.js';
+import { trace } from './trace.js';
+import { isUserError, removeRunWithoutEffect } from './user-error-runs.js';
 
 export interface RunCommandIo {
   out: (line: string) => void;
@@ -58,78 +54,8 @@ export interface RunProcessOptions {
   json?: boolean;
 }
 
-/**
- * What this run did, counted in rollouts (keys), not attempts: scored, still missing from the score
- * after every round (their last attempt is in the sidecar), not persisted; then the attempts.
- */
-export function rolloutsLine(result: RunResult): string {
-  const seeded = result.seeded > 0 ? `; ${result.seeded} successes seeded` : '';
-  const rounds = result.rounds > 1 ? ` after ${result.rounds} rounds` : '';
-  if (result.keys === undefined || result.missing === undefined) {
-    // A run of an earlier version: attempts only.
-    return `Rows: ${result.planned} verified${rounds}: ${result.done} to the main output, ${result.failed} to the failures sidecar, ${result.dropped} not persisted${seeded}`;
-  }
-  return (
-    `Rollouts: ${result.keys} planned: ${result.done} scored, ${result.missing} still missing from the score${rounds}, ` +
-    `${result.dropped} not persisted (${result.planned} attempts, ${result.failed} of them in the failures sidecar)${seeded}`
-  );
-}
-
-/** Prints the end-of-run summary (spec §4.13, §4.14), NeMo Gym 0.7.0's coverage report and the UI link. */
-export function printSummary({ result, routed }: Followed, uiUrl: string | null, io: RunCommandIo, reportLine: string | null = null): void {
-  for (const { agent, keyMetrics } of result.keyMetrics) {
-    io.out(keyMetricsFor(agent));
-    io.out(JSON.stringify(keyMetrics, null, 2));
-  }
-  io.out(rolloutsLine(result));
-  perAgentLines(result).forEach((line) => io.out(line));
-  io.out(`Re-verified rollouts: ${result.outputs.output}`);
-  io.out(`Failures: ${result.outputs.sidecar}`);
-  io.out(`Aggregate metrics: ${result.metricsPath ?? 'None'}`);
-  if (typeof result.scored === 'number' && result.missing !== undefined)
-    coverageReport(result.scored, result.missing, routed, result.outputs.sidecar).forEach((line) => io.out(line));
-  const upload = result.upload;
-  if (upload?.warning)
-    io.out(
-      `Warning: ${upload.warning}; the outputs are complete: \`reverify upload -o ${result.outputs.output} --config ...\` uploads them later`,
-    );
-  else if (upload?.runId) io.out(uploadedLine(upload.runId, upload.rows, upload.metrics));
-  if (result.coverage) coverageBlock(result.coverage, coveragePath(result.outputs.output)).forEach((line) => io.out(line));
-  if (uiUrl) io.out(`Temporal UI: ${uiUrl}`);
-  if (reportLine) io.out(reportLine);
-  if (result.forceWarning) io.out(result.forceWarning);
-}
-
-/**
- * The run report (`reverify report`) of a run that ended well, written next to the outputs: its
- * line for the summary. A report that fails is a warning line, nothing more. ATIF inputs carry no
- * old rewards: no report (`reverify report --rollouts` can make one).
- */
-async function endReport(
-  spec: RunSpec,
-  result: RunResult,
-  temporal: ReportTemporal,
-  reportModule: Promise<typeof import('./report-command.js')>,
-): Promise<string | null> {
-  if (spec.atif || result.aggregationError) return null;
-  const output = spec.outputPath;
-  try {
-    const { html } = await (await reportModule).writeReport({ output }, temporal);
-    return `Report: ${html}`;
-  } catch (err) {
-    const why = (err as Error).message.split('\n')[0];
-    return `Warning: the run report was not written (${why}); \`reverify report -o ${output}\` writes it`;
-  }
-}
-
-/**
- * `reverify run`: validate everything that can be checked locally, start the workflow for this
- * output (or attach to the live one), run a worker unless told not to, follow progress, print
- * the summary (`exitStatusOf` its result: 0, or 3 with rollouts still missing from the score). Throws `MetricsMissingError` (exit 2) when the rows are complete but the aggregate
- * metrics could not be computed, `RunCancelledError` (exit 4) when the run was cancelled.
- */
-export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: RunCommandIo = defaultIo): Promise<RunResult> {
-  const io: RunCommandIo = proc.json ? { ...stdio, out: stdio.err ?? toStderr } : stdio;
+/** `--workers N`, checked against `--no-worker`. */
+function workerCount(proc: RunProcessOptions): number {
   const workers = proc.workers ?? 1;
   if (!Number.isInteger(workers) || workers < 1)
     throw new ConfigError(`--workers: Input should be greater than or equal to 1 (got ${workers})`);
@@ -137,16 +63,16 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
     throw new ConfigError(
       `--workers ${workers} starts workers beside this command's own, and --no-worker runs none here: drop one of them (or start \`reverify worker\` processes yourself)`,
     );
+  return workers;
+}
+
+/** The run's options and spec, its `--config` read once (the routing, the upload spec and the W&B refusal all come from that read). */
+async function specOf(raw: unknown, proc: RunProcessOptions, io: RunCommandIo): Promise<{ opts: RunOptions; spec: RunSpec }> {
   const opts = parseRunOptions(raw);
   const cap = attemptCap(opts, process.env);
   if (cap.warning) io.out(cap.warning);
-  let spec: RunSpec = await buildRunSpec(opts, {
-    heartbeatTimeoutMs: proc.heartbeatTimeoutMs,
-    maxAttempts: cap.value,
-    worker: proc.worker,
-  });
-  // One run per output file, under any name of it (a hard-linked output is refused here).
-  const workflowId = workflowIdForOutput(spec.outputPath);
+  const built = await buildRun(opts, { heartbeatTimeoutMs: proc.heartbeatTimeoutMs, maxAttempts: cap.value, worker: proc.worker });
+  let spec = built.spec;
   // Test hook: continue-as-new every N batches (test/integration/run-history.test.ts); unset in real runs.
   const casAfter = process.env.REVERIFY_TEST_CONTINUE_AS_NEW_AFTER_BATCHES;
   if (casAfter) spec = { ...spec, continueAsNewAfterBatches: Number(casAfter) };
@@ -154,20 +80,22 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
   const aggregateTimeout = process.env.REVERIFY_TEST_AGGREGATE_TIMEOUT_MS;
   if (aggregateTimeout) spec = { ...spec, aggregateTimeoutMs: Number(aggregateTimeout) };
   if (spec.routing.catchAll !== null) io.out(catchAllWarning(spec.routing.catchAll));
-  const wandbKeys = opts.upload && opts.configs.length > 0 ? (await loadUploadConfig(opts.configs)).wandbKeys : [];
+  const wandbKeys = opts.upload && built.config !== null ? uploadConfigOf(built.config).wandbKeys : [];
   if (wandbKeys.length > 0) io.out(wandbRefusal(wandbKeys));
-  trace('spec built');
-  // The plan is made while the command connects, checks and starts the run and the worker starts;
-  // the run's plan activity takes it over (activities/plan-ahead.ts). Dropped when the command ends
-  // without it (below: a server that cannot be reached, and `finally`).
-  if (proc.worker) startPlanAhead(spec);
+  return { opts, spec };
+}
+
+/** The server, the client and (unless --no-worker) the in-process worker, made while the plan is made ahead. */
+async function connect(
+  proc: RunProcessOptions,
+): Promise<{ target: TemporalTarget; client: Client; close: () => Promise<void>; workerReady: Promise<ReadyWorker> | null }> {
   const target = await resolveTemporal().catch(async (err: unknown) => {
     await dropPlansAhead();
     throw err;
   });
   trace('temporal resolved');
   // The in-process worker (its connection, the workflow bundle) is made while the client checks and
-  // starts the run: it is needed as soon as the run starts. It polls nothing until run() below.
+  // starts the run: it is needed as soon as the run starts. It polls nothing until it is started.
   const workerReady = proc.worker ? createInProcessWorker(target) : null;
   workerReady?.catch(() => undefined);
   const { client, close } = await connectClient(target).catch(async (err: unknown) => {
@@ -176,77 +104,191 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
     throw err;
   });
   trace('client connected');
-  let worker: InProcessWorker | null = null;
-  let locals: LocalWorkers | null = null;
-  let removeInterrupt = () => {};
-  let announced = false;
-  let attached = true;
+  return { target, client, close, workerReady };
+}
+
+/** True when this output's run is live (the command attaches to it). */
+function isLive(client: Client, workflowId: string): Promise<boolean> {
+  return client.workflow
+    .getHandle(workflowId)
+    .describe()
+    .then((d) => d.status.name === 'RUNNING')
+    .catch(() => false);
+}
+
+/** The spec after the checks made before the workflow starts (precheck.ts) and the attempt cap of a reused output. */
+async function prechecked(spec: RunSpec, opts: RunOptions, proc: RunProcessOptions, io: RunCommandIo): Promise<RunSpec> {
+  const capped = await withAttemptCap(await precheckRun(spec, { worker: proc.worker }), opts, process.env);
+  capped.notices.forEach((line) => io.out(line));
+  return capped.spec;
+}
+
+/**
+ * Starts the workflow for this output, or gives the handle of the one already running (`existing`).
+ * Another terminal may start the same run between the describe and this start: `FAIL` says so
+ * (USE_EXISTING would hand back the same handle without telling), and this command attaches.
+ */
+async function startRun(
+  client: Client,
+  workflowId: string,
+  spec: RunSpec,
+): Promise<{ handle: WorkflowHandle<typeof reverifyRun>; existing: boolean }> {
+  try {
+    const handle = await client.workflow.start<typeof reverifyRun>('reverifyRun', {
+      workflowId,
+      taskQueue: taskQueue(),
+      args: [spec],
+      workflowIdConflictPolicy: 'FAIL',
+      staticSummary: `reverify ${spec.outputPath}`,
+      // Shown in the UI's list and `describe()`; no registration needed (a search attribute would be).
+      memo: { output: spec.outputPath, inputs: spec.inputsPath, rollouts: spec.rolloutsPath },
+      typedSearchAttributes: await outputSearchAttributes(client, spec.outputPath),
+    });
+    return { handle, existing: false };
+  } catch (err) {
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    return { handle: client.workflow.getHandle(workflowId), existing: true };
+  }
+}
+
+/**
+ * Says the command attached to the live run, and which of its own options the live run does not
+ * have; returns the options in force (the live run's own).
+ */
+async function sayAttached(
+  handle: WorkflowHandle<typeof reverifyRun>,
+  spec: RunSpec,
+  workflowId: string,
+  io: RunCommandIo,
+): Promise<RunSpec> {
+  io.out(`Attached to the live run for ${spec.outputPath} (workflow ${workflowId}); its own options apply.`);
+  const own = await liveRunSpec(handle);
+  const differ = own && differingOptionsLine(spec, own);
+  if (differ) io.out(differ);
+  return own ?? spec;
+}
+
+/** The spec after the checks, unless the run is live: then null (this command attaches). Takes the run lock (run-hold.ts). */
+async function checkedUnlessLive(
+  client: Client,
+  workflowId: string,
+  spec: RunSpec,
+  opts: RunOptions,
+  proc: RunProcessOptions,
+  io: RunCommandIo,
+  hold: DriverHold,
+): Promise<RunSpec | null> {
+  if (await isLive(client, workflowId)) return null;
+  try {
+    const checked = await prechecked(spec, opts, proc, io);
+    // Held from here until the run has ended; an output named only by the run: when it opens.
+    const output = outputBeforeStart(checked);
+    if (output !== null) await hold.take(output);
+    return checked;
+  } catch (err) {
+    // Refused because another terminal's run, started meanwhile, holds the output: attach to it.
+    if (await isLive(client, workflowId)) return null;
+    throw err;
+  }
+}
+
+/** The report's modules, loading while the run goes on, not after it. */
+function loadReportModule(): Promise<typeof import('./report-command.js')> {
+  const reportModule = import('./report-command.js');
+  reportModule.catch(() => undefined);
+  return reportModule;
+}
+
+/** The workers this command runs: the in-process one (and `--workers N - 1` local ones), stopped on Ctrl-C. */
+interface CommandWorkers {
+  worker: InProcessWorker | null;
+  locals: LocalWorkers | null;
+  removeInterrupt: () => void;
+}
+
+function startWorkers(ready: ReadyWorker | null, workers: number, target: TemporalTarget, spec: RunSpec, io: RunCommandIo): CommandWorkers {
+  if (ready === null) {
+    io.out(`No in-process worker: waiting for \`reverify worker\` processes on task queue '${taskQueue()}'.`);
+    return { worker: null, locals: null, removeInterrupt: () => {} };
+  }
+  const worker = ready.start();
+  trace('worker started');
+  const locals = workers > 1 ? startLocalWorkers(workers - 1, target, io.out) : null;
+  const removeInterrupt = onInterrupt(async () => {
+    await Promise.all([worker.stop(), locals?.stop()]);
+    return `Stopped. The run waits for a worker: run the same command again to continue it, or \`reverify cancel -o ${spec.outputPath}\` to end it.`;
+  });
+  return { worker, locals, removeInterrupt };
+}
+
+/** What the command knows when the run fails: whether it started the run, and whether the run said it began. */
+interface RunFailureContext {
+  client: Client;
+  target: TemporalTarget;
+  workflowId: string;
+  spec: RunSpec;
+  attached: boolean;
+  announced: boolean;
+  io: RunCommandIo;
+}
+
+/** The error `reverify run` ends with when its run fails (the history is written first). */
+async function runFailure(err: unknown, c: RunFailureContext): Promise<unknown> {
+  await writeHistoryAfterFailure(c.client, c.workflowId, c.spec, err, c.io.out);
+  // Cancelled (`reverify cancel`, from this terminal or another): say so and how to go on (exit 4).
+  if (isCancelledRun(err)) return new RunCancelledError(c.spec.outputPath);
+  // A user error found before the run wrote anything: the run this command started is removed.
+  if (!c.announced && !c.attached && isUserError(err)) await removeRunWithoutEffect(c.client, c.workflowId);
+  // The server went away (killed, restarted): not a failed run. Say so, and how to go on.
+  const reason = unreachableReason(err);
+  if (reason !== null) return new TemporalUnreachable(c.target.address, reason, { output: c.spec.outputPath, embedded: c.target.embedded });
+  return err;
+}
+
+/**
+ * `reverify run`: validate everything that can be checked locally, start the workflow for this
+ * output (or attach to the live one), run a worker unless told not to, follow progress, print
+ * the summary (`exitStatusOf` its result: 0, or 3 with rollouts still missing from the score).
+ * Throws `MetricsMissingError` (exit 2) when the rows are complete but the aggregate metrics could
+ * not be computed, `RunCancelledError` (exit 4) when the run was cancelled.
+ */
+export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: RunCommandIo = defaultIo): Promise<RunResult> {
+  const io: RunCommandIo = proc.json ? { ...stdio, out: stdio.err ?? toStderr } : stdio;
+  const workers = workerCount(proc);
+  const built = await specOf(raw, proc, io);
+  const opts = built.opts;
+  let spec = built.spec;
+  // One run per output file, under any name of it (a hard-linked output is refused here).
+  const workflowId = workflowIdForOutput(spec.outputPath);
+  trace('spec built');
+  // The plan is made while the command connects, checks and starts the run and the worker starts;
+  // the run's plan activity takes it over (activities/plan-ahead.ts). Dropped when the command ends
+  // without it (a server that cannot be reached, and `finally`).
+  if (proc.worker) startPlanAhead(spec);
+  const { target, client, close, workerReady } = await connect(proc);
+  let running: CommandWorkers = { worker: null, locals: null, removeInterrupt: () => {} };
+  const state = { attached: true, announced: false };
   const hold = new DriverHold();
   try {
-    const existing = await client.workflow
-      .getHandle(workflowId)
-      .describe()
-      .then((d) => d.status.name === 'RUNNING')
-      .catch(() => false);
-    trace('described');
+    const checked = await checkedUnlessLive(client, workflowId, spec, opts, proc, io, hold);
+    trace('prechecked');
+    spec = checked ?? spec;
+    const { handle, existing } = await startRun(client, workflowId, spec);
     // Attached: the live run planned long ago.
     if (existing) await dropPlansAhead();
-    if (!existing) {
-      spec = await precheckRun(spec, { worker: proc.worker });
-      const capped = await withAttemptCap(spec, opts, process.env);
-      spec = capped.spec;
-      capped.notices.forEach((line) => io.out(line));
-      // The run lock, held from here until the run has ended (run-hold.ts).
-      const output = outputBeforeStart(spec);
-      if (output !== null) await hold.take(output);
-    }
-    trace('prechecked');
-    attached = existing;
-    let handle;
-    try {
-      handle = await client.workflow.start<typeof reverifyRun>('reverifyRun', {
-        workflowId,
-        taskQueue: taskQueue(),
-        args: [spec],
-        workflowIdConflictPolicy: 'USE_EXISTING',
-        staticSummary: `reverify ${spec.outputPath}`,
-        // Shown in the UI's list and `describe()`; no registration needed (a search attribute would be).
-        memo: { output: spec.outputPath, inputs: spec.inputsPath, rollouts: spec.rolloutsPath },
-        typedSearchAttributes: await outputSearchAttributes(client, spec.outputPath),
-      });
-    } catch (err) {
-      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-      handle = client.workflow.getHandle(workflowId);
-    }
+    state.attached = existing;
     trace('workflow started');
     const ui = runUiUrl(target, workflowId);
-    if (existing) {
-      io.out(`Attached to the live run for ${spec.outputPath} (workflow ${workflowId}); its own options apply.`);
-      const own = await liveRunSpec(handle);
-      const differ = own && differingOptionsLine(spec, own);
-      if (differ) io.out(differ);
-    }
+    const inForce = existing ? await sayAttached(handle, spec, workflowId, io) : spec;
+    running = startWorkers(workerReady && (await workerReady), workers, target, spec, io);
+    const reportModule = loadReportModule();
     // Said once the run has proven its plan and opened its outputs: a user error found while
-    // planning (a bad line, an ATIF refusal) ends with its one line and no run left (below).
-    const announce = (output?: string) => {
+    // planning (a bad line, an ATIF refusal) ends with its one line and no run left (runFailure).
+    const onOutputsOpen = (output?: string) => {
       if (output) hold.takeLate(output, io.out);
-      announced = true;
+      state.announced = true;
       if (!existing) io.out(`Started run ${workflowId}${ui ? ` — ${ui}` : ''}`);
     };
-    if (workerReady) {
-      const w = (worker = (await workerReady).start());
-      trace('worker started');
-      const others = workers > 1 ? (locals = startLocalWorkers(workers - 1, target, io.out)) : null;
-      removeInterrupt = onInterrupt(async () => {
-        await Promise.all([w.stop(), others?.stop()]);
-        return `Stopped. The run waits for a worker: run the same command again to continue it, or \`reverify cancel -o ${spec.outputPath}\` to end it.`;
-      });
-    } else {
-      io.out(`No in-process worker: waiting for \`reverify worker\` processes on task queue '${taskQueue()}'.`);
-    }
-    // The report's modules load while the run goes on, not after it.
-    const reportModule = import('./report-command.js');
-    reportModule.catch(() => undefined);
     const followed = await followRun(handle, {
       tty: io.tty,
       // Test hook: plain lines more often (test/integration/live-view.test.ts); unset in real runs.
@@ -254,13 +296,14 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
       out: io.out,
       bar: io.bar,
       attached: existing,
-      onOutputsOpen: announce,
+      deferred: rejudgesInRounds(inForce),
+      onOutputsOpen,
     });
     trace('run ended');
     // The run is over: the worker's threads, connection and heaps are released while the history
     // and the report are written, not after them. Awaited again in `finally`.
-    void worker?.stop().catch(() => undefined);
-    void locals?.stop();
+    void running.worker?.stop().catch(() => undefined);
+    void running.locals?.stop();
     // The report (which reads the history from the server, not from the file) is made while the
     // history file is written; its line is printed in the summary, after the history's.
     const report = endReport(spec, followed.result, { client, target }, reportModule);
@@ -276,19 +319,11 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
       throw new MetricsMissingError(result, aggregateCommandLine(result.outputs.output, opts.configs, opts.servers));
     return result;
   } catch (err) {
-    await writeHistoryAfterFailure(client, workflowId, spec, err, io.out);
-    // Cancelled (`reverify cancel`, from this terminal or another): say so and how to go on (exit 4).
-    if (isCancelledRun(err)) throw new RunCancelledError(spec.outputPath);
-    // A user error found before the run wrote anything: the run this command started is removed.
-    if (!announced && !attached && isUserError(err)) await removeRunWithoutEffect(client, workflowId);
-    // The server went away (killed, restarted): not a failed run. Say so, and how to go on.
-    const reason = unreachableReason(err);
-    if (reason !== null) throw new TemporalUnreachable(target.address, reason, { output: spec.outputPath, embedded: target.embedded });
-    throw err;
+    throw await runFailure(err, { client, target, workflowId, spec, io, ...state });
   } finally {
-    removeInterrupt();
+    running.removeInterrupt();
     // A worker made but never started (the run failed before it) is closed too.
-    await Promise.all([(worker ?? (await workerReady?.catch(() => null)))?.stop(), locals?.stop()]);
+    await Promise.all([(running.worker ?? (await workerReady?.catch(() => null)))?.stop(), running.locals?.stop()]);
     trace('worker stopped');
     await hold.release();
     await dropPlansAhead();

@@ -9,7 +9,7 @@
  */
 import type { RunSpec } from '../contract/run-spec.js';
 import { holdRunLock, RunLockHeldError, type RunHold } from '../io/run-lock.js';
-import { outputPathsFor } from '../../activities/output-paths.js';
+import { outputPathsFor } from '../contract/output-paths.js';
 
 /** The main output a fresh run writes, when known before it starts (after `precheckRun`); null otherwise. */
 export function outputBeforeStart(spec: RunSpec): string | null {

@@ -1,11 +1,14 @@
 /**
  * Reads the rows a run commits to its failures sidecar, as they are committed, for the lines NeMo
  * Gym prints for each rollout dropped from the score and for the end's count of the failure classes
- * routed by this run. A viewer only: a sidecar this process cannot read (a run on other machines)
- * just gives no lines.
+ * routed by this run. A run whose judge failures are re-judged in later rounds (`deferred`) prints
+ * no line as a row is committed: the watch keeps where each key's last row is, and the end prints
+ * the lines of the keys still missing (missing-alarms.ts). A viewer only: a sidecar this process
+ * cannot read (a run on other machines) just gives no lines.
  */
 import { open } from 'node:fs/promises';
 import { droppedFromScore } from '../contract/dropped-row.js';
+import { lineKeyId } from '../contract/row-key.js';
 
 const CHUNK = 1 << 20;
 
@@ -15,16 +18,20 @@ export class SidecarWatch {
   private readable = true;
   /** Rows of this run per failure class. */
   readonly routed = new Map<string, number>();
+  /** Deferred: the offset of each key's last row of this run (by `lineKeyId`). */
+  readonly lastRowOf = new Map<string, number>();
 
   /**
    * @param from the sidecar's length when the run opened it (rows past it are this run's)
    * @param printFrom rows that start before this offset are counted but not printed (already shown
    *   by the terminal that started the run, when this one attached later)
+   * @param deferred later rounds may score these rows: no line now, only `lastRowOf`
    */
   constructor(
     readonly path: string,
-    from: number,
+    readonly from: number,
     private readonly printFrom = from,
+    readonly deferred = false,
   ) {
     this.offset = from;
   }
@@ -65,9 +72,21 @@ export class SidecarWatch {
       const dropped = droppedFromScore(text);
       if (dropped === null) continue;
       this.routed.set(dropped.failureClass, (this.routed.get(dropped.failureClass) ?? 0) + 1);
-      if (rowOffset >= this.printFrom) lines.push(dropped.line);
+      if (this.deferred) {
+        const key = keyIdOf(text);
+        if (key !== null) this.lastRowOf.set(key, rowOffset);
+      } else if (rowOffset >= this.printFrom) lines.push(dropped.line);
     }
     this.offset += start;
     this.carry = Buffer.from(data.subarray(start));
+  }
+}
+
+/** The key id of a row, or null (no key, or not a JSON object). */
+export function keyIdOf(text: string): string | null {
+  try {
+    return lineKeyId(text);
+  } catch {
+    return null;
   }
 }

@@ -11,9 +11,9 @@ import { stampsFromPayload } from '../contract/outcome.js';
 import { verifyRequest } from '../contract/payload.js';
 import { operationId } from '../contract/rejudgment.js';
 import { decode } from './history-events.js';
-import { LEGACY_PLAN_RECORD_BYTES, readPlanRange } from '../planning/plan-file.js';
-import { readPlannedRows } from '../../activities/verify-batch/planned-rows.js';
-import type { VerifyBatchRequest } from '../../activities/verify-batch/request.js';
+import { readPlanRange } from '../planning/plan-file.js';
+import { readPlannedRows } from '../planning/planned-rows.js';
+import type { VerifyBatchRequest } from '../contract/verify-batch-request.js';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
@@ -82,7 +82,7 @@ export async function unresolvedRejudgments(batches: UnsettledBatch[]): Promise<
     const req = b.request;
     let stamps: Array<{ task: string; rollout: string }> | null = null;
     try {
-      const records = await readPlanRange(req.plan.planPath, b.from, b.to, req.plan.recordBytes ?? LEGACY_PLAN_RECORD_BYTES);
+      const records = await readPlanRange(req.plan.planPath, b.from, b.to, req.plan.recordBytes);
       const read = await readPlannedRows(
         req,
         records,

@@ -8,7 +8,7 @@
 import { resolve } from 'node:path';
 import { ConfigError } from '../contract/errors.js';
 import { redactUserinfo } from '../contract/secrets.js';
-import { outputPathsFor } from '../../activities/output-paths.js';
+import { outputPathsFor } from '../contract/output-paths.js';
 import { requireReadableFile } from './build-spec.js';
 import { coverageFromFiles } from '../upload/coverage-from-files.js';
 import { loadUploadConfig, wandbRefusal } from '../upload/upload-config.js';

@@ -4,8 +4,19 @@
 export const DEFAULT_CONCURRENCY = 32;
 /** Default of `--request-timeout` (held in ms): 10 minutes. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 600_000;
-/** Default delay before the first re-judgment round: a minute (doubling per round). */
-export const DEFAULT_REJUDGE_DELAY_MS = 60_000;
+/**
+ * Default delay before the first re-judgment round (`--rejudge-delay`): 3 s, so that a few judge
+ * failures are re-judged seconds after their round; it doubles every round, up to
+ * `REJUDGE_DELAY_CEILING_MS`, so that rounds back off while a judge is down.
+ */
+export const DEFAULT_REJUDGE_DELAY_MS = 3_000;
+/** The longest wait between re-judgment rounds (unless `--rejudge-delay` asks for a longer first one): 5 minutes. */
+export const REJUDGE_DELAY_CEILING_MS = 300_000;
+
+/** The wait before re-judgment round `round + 2` (after round `round + 1`, 0-based `round`). */
+export function rejudgeDelayMs(firstMs: number, round: number): number {
+  return Math.min(firstMs * 2 ** round, Math.max(firstMs, REJUDGE_DELAY_CEILING_MS));
+}
 /**
  * Default of `--batch-size`. Each batch costs a fixed time in which its `/verify` slots idle (its
  * first rows read and part files opened before its first request; its parts published, its

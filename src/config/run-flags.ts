@@ -5,7 +5,13 @@
  * compares them). Meanings are Markdown (the help shows them without backticks).
  */
 import { INPUT_FORMATS } from '../contract/atif-messages.js';
-import { DEFAULT_BATCH_SIZE, DEFAULT_CONCURRENCY, DEFAULT_REJUDGE_DELAY_MS, DEFAULT_REQUEST_TIMEOUT_MS } from './run-defaults.js';
+import {
+  DEFAULT_BATCH_SIZE,
+  DEFAULT_CONCURRENCY,
+  DEFAULT_REJUDGE_DELAY_MS,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  REJUDGE_DELAY_CEILING_MS,
+} from './run-defaults.js';
 
 /** How a flag's text becomes a value. */
 export type FlagKind = 'path' | 'list' | 'int' | 'seconds' | 'switch' | 'negated' | 'choice';
@@ -204,7 +210,7 @@ export const RUN_FLAG_LIST: readonly RunFlag[] = [
     usage: '--rejudge-delay S',
     key: 'rejudgeDelayMs',
     kind: 'seconds',
-    meaning: 'wait before the first re-judgment round; doubles every round',
+    meaning: `wait before the first re-judgment round; doubles every round, up to ${REJUDGE_DELAY_CEILING_MS / 60_000} min (or S when longer)`,
     shownDefault: seconds(DEFAULT_REJUDGE_DELAY_MS),
   },
   {

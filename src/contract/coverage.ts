@@ -23,10 +23,11 @@ export interface KeyTally {
   omitted: boolean;
 }
 
-export type Disposition = 'success' | 'omitted' | 'terminal' | 'exhausted' | 'retryable' | 'none';
+/** Where one key stands in the coverage: scored, omitted, or why it is still failed. */
+export type KeyCoverageClass = 'success' | 'omitted' | 'terminal' | 'exhausted' | 'retryable' | 'none';
 
 /** The seed's disposition of a key under an attempt cap, refined for failures by why they stay failed. */
-export function dispositionOf(t: KeyTally, cap: number): Disposition {
+export function dispositionOf(t: KeyTally, cap: number): KeyCoverageClass {
   if (t.main > 0) return 'success';
   if (t.omitted) return 'omitted';
   if (t.counted === 0) return t.terminal ? 'terminal' : 'none';
@@ -246,7 +247,6 @@ export function missingFromScore(cov: Coverage): MissingFromScore {
  * still writing the files (`status` of a running run): nothing to resume.
  */
 export function coverageBlock(cov: Coverage, path: string, live = false): string[] {
-  const remedy = cov.complete ? '' : live ? ' so far (the run is still writing)' : ' (not complete: run the same command with --resume)';
   const pct = `${Math.round(cov.completion_fraction * 1000) / 10}%`;
   return [
     `Coverage (${path}):`,
@@ -254,6 +254,21 @@ export function coverageBlock(cov: Coverage, path: string, live = false): string
       `${cov.unknown} unknown, ${cov.never_dispatched} never dispatched`,
     `  ${cov.attempts} attempts, ${cov.counted_failures} counted failures; ${cov.attempts_exhausted} at the attempt cap, ${cov.retryable} retryable; ` +
       `attempt cap ${cov.attempt_cap} (${cov.max_rollout_attempts} saved + ${cov.attempt_extension} extension)`,
-    `  ${pct} complete${remedy}; ${cov.outcomes_recorded} outcome row(s) recorded by this run`,
+    `  ${completeText(cov, pct, live)}; ${cov.outcomes_recorded} outcome row(s) recorded by this run`,
   ];
+}
+
+/**
+ * The block's verdict, in the words of the `Incomplete:` lines and the exit status: "complete"
+ * only when no rollout is missing from the score. The seed's `complete` (nothing pending) is also
+ * true when every missing rollout is at the attempt cap: then the block says what is missing.
+ */
+function completeText(cov: Coverage, pct: string, live: boolean): string {
+  if (!cov.complete)
+    return `${pct} complete${live ? ' so far (the run is still writing)' : ' (not complete: run the same command with --resume)'}`;
+  if (cov.attempts_exhausted === 0) return `${pct} complete`;
+  return (
+    `not complete: ${cov.attempts_exhausted} rollout(s) at the attempt cap are missing from the score ` +
+    '(nothing is pending below it; run the same command with --resume --extend-attempts N)'
+  );
 }

@@ -2,7 +2,7 @@
  * The file system's limits on the names a run makes from its `--output`: every derived name
  * (src/contract/file-names.ts `derivedFiles`, with the temporary name it is written under) must fit,
  * or the run would fail at its first write, with nothing to retry. Checked before anything starts
- * (src/cli/build-spec.ts, before the workflow; again in activities/check-outputs.ts). Pure: no file
+ * (src/cli/build-spec.ts, before the workflow; again in src/run-checks/output-checks.ts). Pure: no file
  * system access.
  */
 import { resolve, sep } from 'node:path';

@@ -2,9 +2,13 @@
  * Types shared by the CLI, the workflow and the activities. Types only: the workflow bundle
  * imports this file, so it must not contain runtime code.
  */
-import type { BatchAudit } from './batch-audit.js';
-import type { AttemptCap, Coverage } from './coverage.js';
+import type { AttemptCap } from './coverage.js';
 import type { RoutingTable } from './routing-table.js';
+
+// The other types the workflow exchanges, in named parts; re-exported so that one import names them.
+export type { FileIdentity, PlanSummary } from './plan-summary.js';
+export type { AgentCounts, BatchCounts, BatchResult } from './batch-result.js';
+export type { AgentKeyMetrics, AgentRollouts, Phase, Progress, RunResult } from './run-result.js';
 
 /**
  * NeMo Gym 0.7.0's opt-in retry rules (src/contract/retry-rules.ts). Absent in the specs of runs
@@ -119,200 +123,11 @@ export interface OutputPaths {
   workDir: string;
 }
 
-/** What the plan phase found. Counts only. */
-/** What a file was when the plan read it: told in the message when a planned row has changed. */
-export interface FileIdentity {
-  path: string;
-  size: number;
-  mtimeMs: number;
-}
-
-export interface PlanSummary {
-  planPath: string;
-  /**
-   * Bytes per plan record (`PLAN_RECORD_BYTES`: records carry checksums). Absent in the plans of
-   * runs started before checksums (32-byte records whose reads are not proven).
-   */
-  recordBytes?: number;
-  /** The files the plan's offsets point into (source, inputs), as the plan read them. */
-  files?: FileIdentity[];
-  /** The file the plan's source offsets point into: --rollouts, its sidecar in recovery mode, or the ATIF manifest. */
-  sourcePath: string;
-  /** `atif`: source rows are manifest entries whose trajectories the records prove (absent: NeMo Gym rollouts). */
-  inputFormat?: 'atif';
-  /** Rows to verify. */
-  rows: number;
-  /**
-   * Rollouts (distinct keys) the source holds within `--limit`, resume skips included: the run's
-   * expected rollouts in its coverage. Absent in recovery plans (the files' keys count) and runs started before it.
-   */
-  keys?: number;
-  /** Agent names, indexed by the plan's agent numbers. */
-  agents: string[];
-  /** Resources server names, indexed by the plan's server numbers. */
-  servers: string[];
-  /** Rows per agent name. */
-  rowsPerAgent: Record<string, number>;
-}
-
-/** Per-agent counts of committed results. */
-export interface AgentCounts {
-  done: number;
-  failed: number;
-  dropped: number;
-  rewardSum: number;
-  /** Re-judgments withdrawn (answered without a grade; absent: none). */
-  withdrawn?: number;
-}
-
-/** Per agent, what became of the rollouts (keys) a run planned, at its end. */
-export interface AgentRollouts {
-  /** Keys planned by the first round. */
-  planned: number;
-  /** Written to the main output by this run. */
-  scored: number;
-  /** Failed attempts written to the failures sidecar (a key re-judged later may have several). */
-  sidecar: number;
-  /** Results the server asked not to persist (`_ng_no_persist`). */
-  notPersisted: number;
-  /** Keys whose last attempt is in the sidecar: still missing from the score after all rounds. */
-  missing: number;
-}
-
-/** What one batch produced (written to its part files, not yet committed). */
-export interface BatchResult {
-  batch: number;
-  mainPart: string;
-  sidecarPart: string;
-  /** Results routed to the main output / the sidecar / nowhere (`_ng_no_persist`). */
-  main: number;
-  failed: number;
-  dropped: number;
-  /** Of `failed`: 4xx replies of /verify (`verify_rejected`). */
-  rejected: number;
-  /**
-   * Of `failed`: verdicts the next re-judgment round plans again: `judge_failed`; with the retry
-   * rules also `judge_invalid` and retried timeouts (`isRetriedNextRound`).
-   */
-  judgeFailed: number;
-  /**
-   * Re-judgments withdrawn: the verifier answered without a grade, nothing was written, the failure
-   * stays selected and the next round plans it again (absent: none, or earlier versions).
-   */
-  withdrawn?: number;
-  perAgent: Record<string, AgentCounts>;
-  /** Overload signals for adaptive concurrency: 429/503 answers met (and retried) in this batch. */
-  throttled: number;
-  /** Sum and count of the latencies of answered `/verify` requests, in ms. */
-  latencyMsSum: number;
-  latencyCount: number;
-  /** `/verify` requests this activity made, every try and probe counted (absent: earlier versions). */
-  requestsUsed?: number;
-  /**
-   * True: the batch spent its allowance before its last row. Its parts are not published (nothing
-   * to commit); its checkpoint is kept in the work directory and the batch is launched again.
-   */
-  held?: boolean;
-  /**
-   * The rows not in the main output (key, class, status, attempt) and the failed attempts of the
-   * batch, for the audit (src/contract/batch-audit.ts). Absent in results of earlier versions.
-   */
-  audit?: BatchAudit;
-  /** Rows the batch did not reach because the run was cancelled (absent when it finished them all). */
-  unfinished?: number;
-}
-
-export type Phase = 'guard' | 'prepare' | 'plan' | 'verify' | 'rejudge-wait' | 'upload' | 'aggregate' | 'done' | 'cancelling';
-
-/** The answer of the `progress` query. */
-export interface Progress {
-  phase: Phase;
-  /** Rows planned over all rounds (attempts). */
-  planned: number;
-  /** Re-judgment round (0: the first pass). */
-  round: number;
-  done: number;
-  failed: number;
-  dropped: number;
-  rejected: number;
-  judgeFailed: number;
-  inFlightRows: number;
-  perAgent: Record<string, AgentCounts>;
-  /** Lines for the user, in order; the CLI prints the ones it has not printed yet. */
-  messages: string[];
-  outputs: OutputPaths | null;
-  /** The `/verify` ceiling (`--concurrency`, or as changed by `reverify control`). */
-  concurrency: number;
-  /** The limit in force now: lowered when the verifier throttles or slows down. */
-  effectiveConcurrency: number;
-  /** Paused by an operator, or on the request budget (`budgetPaused`). */
-  paused: boolean;
-  /** Paused because the request budget is spent (absent: earlier versions). */
-  budgetPaused?: boolean;
-  /** `/verify` requests made and the budget (`max` null: none). Absent: earlier versions. */
-  requests?: { used: number; max: number | null };
-  /** Index of this run in the continue-as-new chain (0 for the first). */
-  generation: number;
-  /** The sidecar's committed length, and its length when this run opened it (absent: earlier versions). */
-  sidecarLength?: number;
-  sidecarOpenedAt?: number | null;
-  /** Rollouts (keys) planned by the first round; `planned` counts attempts (absent: earlier versions). */
-  keys?: number | null;
-  /** When the re-judgment timer fires (epoch ms, workflow time), during `rejudge-wait`. */
-  rejudgeAt?: number | null;
-  /** The current round's batches in flight: their rows and `/verify` slots (absent: earlier versions). */
-  running?: Array<{ batch: number; rows: number; slots: number }>;
-  /** Rows of batches that ended and wait for their commit (absent: earlier versions). See run-view.ts. */
-  landed?: { main: number; failed: number; dropped: number; requests: number };
-}
-
-/** Key metrics of one aggregate entry. */
-export interface AgentKeyMetrics {
-  agent: string;
-  keyMetrics: Record<string, unknown>;
-}
-
-/** The workflow's result. */
-export interface RunResult {
-  outputs: OutputPaths;
-  metricsPath: string | null;
-  planned: number;
-  /** Rounds run (1 + re-judgment rounds). */
-  rounds: number;
-  /** Successful rows copied from --rollouts (recovery mode). */
-  seeded: number;
-  done: number;
-  failed: number;
-  dropped: number;
-  rejected: number;
-  judgeFailed: number;
-  perAgent: Record<string, AgentCounts>;
-  /** Rollouts (keys) this run planned; `planned` counts attempts over all rounds. */
-  keys?: number;
-  /** Rows in the main output at the end (null: not known, a run of an earlier version). */
-  scored?: number | null;
-  /** Keys of this run still missing from the score after all rounds (their last attempt is in the sidecar). */
-  missing?: number;
-  /** Per agent: rollouts planned, scored, in the sidecar, not persisted, still missing (absent/null: earlier versions). */
-  rollouts?: Record<string, AgentRollouts> | null;
-  /**
-   * Of `missing`: keys whose last verdict is one a re-judgment round plans again (a judge failure),
-   * left so because the attempt cap was reached (or re-judgment is off). Absent: earlier versions.
-   */
-  missingAfterCap?: number;
-  /** Length of the sidecar when this run opened it. */
-  sidecarOpenedAt?: number | null;
-  keyMetrics: AgentKeyMetrics[];
-  /**
-   * Why the aggregate phase cannot succeed (what the server answered); null when it succeeded or
-   * was skipped. The rows are complete either way. Absent in runs of earlier versions.
-   */
-  aggregationError?: string | null;
-  /** The upload phase: the MLflow run it logged to, or the warning of the step that failed (the run's outcome is unchanged). */
-  upload?: { runId: string | null; rows: number | null; metrics: number | null; warning: string | null } | null;
-  messages: string[];
-  /** The `--force` warning, printed again at the very end. */
-  forceWarning: string | null;
-  /** The coverage written at the end (`<out stem>_coverage.json`); absent in runs started before it. */
-  coverage?: Coverage | null;
+/**
+ * Whether judge failures may be re-judged in later rounds of the same run (`--no-rejudge` and
+ * `--max-attempts 1` make a single pass, NeMo Gym's behaviour). `rejudge` absent (a spec from
+ * before the flag existed) means on.
+ */
+export function rejudgesInRounds(spec: Pick<RunSpec, 'rejudge' | 'maxAttempts'>): boolean {
+  return spec.rejudge !== false && (spec.maxAttempts ?? 1) > 1;
 }

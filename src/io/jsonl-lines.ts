@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import { open } from 'node:fs/promises';
-import { crc32 } from 'node:zlib';
+import { lineDigest, type LineDigest } from './line-digest.js';
 
 /** One line of a JSONL file, with where it sits in the file. */
 export interface JsonlLine {
@@ -18,24 +18,19 @@ export interface JsonlLine {
   terminated: boolean;
   /** False when the line's bytes are not valid UTF-8 (`text` then holds U+FFFD replacements). */
   utf8: boolean;
-  /** With `{ sums: true }`: CRC-32 of the line's `length` bytes (see `lineSum`); else 0. */
-  sum: number;
-}
-
-/** The checksum a plan records of a row's bytes, to prove later reads (CRC-32, as zlib computes it). */
-export function lineSum(bytes: Uint8Array): number {
-  return crc32(bytes);
+  /** With `{ digests: true }`: `lineDigest` of the line's `length` bytes (the plan records it); else 0n. */
+  digest: LineDigest;
 }
 
 const CHUNK = 1 << 20;
 
 /**
  * Streams a file line by line with byte offsets, in bounded memory (one chunk plus the longest
- * line). Blank lines are yielded too; callers decide what they mean. `sums`: compute each line's
- * checksum (the plan records it).
+ * line). Blank lines are yielded too; callers decide what they mean. `digests`: compute each line's
+ * digest (the plan records it).
  */
-export async function* jsonlLines(path: string, startOffset = 0, opts: { sums?: boolean } = {}): AsyncGenerator<JsonlLine> {
-  const sumOf = opts.sums ? lineSum : () => 0;
+export async function* jsonlLines(path: string, startOffset = 0, opts: { digests?: boolean } = {}): AsyncGenerator<JsonlLine> {
+  const digestOf = opts.digests ? lineDigest : () => 0n;
   const fh = await open(path, 'r');
   try {
     let carry: Buffer = Buffer.alloc(0);
@@ -62,7 +57,7 @@ export async function* jsonlLines(path: string, startOffset = 0, opts: { sums?: 
           rawLength: nl - start,
           terminated: true,
           utf8: isUtf8(data.subarray(start, end)),
-          sum: sumOf(data.subarray(start, end)),
+          digest: digestOf(data.subarray(start, end)),
         };
         start = nl + 1;
       }
@@ -80,7 +75,7 @@ export async function* jsonlLines(path: string, startOffset = 0, opts: { sums?: 
         rawLength: carry.length,
         terminated: false,
         utf8: isUtf8(carry),
-        sum: sumOf(carry),
+        digest: digestOf(carry),
       };
     }
   } finally {
@@ -190,7 +185,7 @@ export async function* jsonlLineChunks(path: string, startOffset = 0): AsyncGene
 }
 
 /** Line `k` of a chunk as `jsonlLines` yields it (for the rare line a hot loop handles in full). */
-export function chunkLine(chunk: LineChunk, k: number, sums: boolean): JsonlLine {
+export function chunkLine(chunk: LineChunk, k: number, digests: boolean): JsonlLine {
   const { data } = chunk;
   const start = chunk.start[k];
   const end = chunk.end[k];
@@ -204,6 +199,6 @@ export function chunkLine(chunk: LineChunk, k: number, sums: boolean): JsonlLine
     rawLength: chunk.nl[k] - start,
     terminated,
     utf8: isUtf8(bytes),
-    sum: sums ? lineSum(bytes) : 0,
+    digest: digests ? lineDigest(bytes) : 0n,
   };
 }

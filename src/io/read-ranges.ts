@@ -1,12 +1,12 @@
 import { open, type FileHandle } from 'node:fs/promises';
-import { lineSum } from './jsonl-lines.js';
+import { lineDigest, type LineDigest } from './line-digest.js';
 import { readRangeBytes, ShortReadError } from './read-range.js';
 
-/** A byte range of a file; with `sum`, the `lineSum` its bytes must have. */
+/** A byte range of a file; with `digest`, the `lineDigest` its bytes must have. */
 export interface ByteRange {
   offset: number;
   length: number;
-  sum?: number;
+  digest?: LineDigest;
 }
 
 /** A range whose bytes are not what was recorded (changed, moved, or past the end of the file). */
@@ -37,8 +37,8 @@ export async function readRanges(path: string, ranges: ByteRange[]): Promise<str
  * are coalesced into windows (a batch's rows sit next to each other in the source file), and each
  * window is read once. The bytes stay outside V8's heap until a caller decodes them, so a batch's
  * rows, held for the whole batch, are not copied into the old generation as strings; a window
- * mostly made of gaps is not kept (its ranges are copied out). A range with a `sum` is proven: if
- * its bytes' checksum differs, or the file ends before it, `ChangedRangeError`.
+ * mostly made of gaps is not kept (its ranges are copied out). A range with a `digest` is proven: if
+ * its bytes' digest differs, or the file ends before it, `ChangedRangeError`.
  */
 export async function readRangesBytes(path: string, ranges: ByteRange[]): Promise<Buffer[]> {
   const fh = await open(path, 'r');
@@ -78,7 +78,7 @@ export async function readRangesFrom(fh: FileHandle, path: string, ranges: ByteR
       for (let k = i; k < j; k++) {
         const r = ranges[order[k]];
         const bytes = window.subarray(r.offset - first.offset, r.offset - first.offset + r.length);
-        if (r.sum !== undefined && lineSum(bytes) !== r.sum) throw new ChangedRangeError(path, order[k]);
+        if (r.digest !== undefined && lineDigest(bytes) !== r.digest) throw new ChangedRangeError(path, order[k]);
         out[order[k]] = keep ? bytes : Buffer.from(bytes);
       }
       i = j;

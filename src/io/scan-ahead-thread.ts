@@ -1,13 +1,14 @@
 /**
  * The thread behind `ScanAhead` (scan-ahead.ts): reads a JSONL file in the same reads as
  * `jsonlLineChunks` and, for every second read, scans every line for the wanted members
- * (`isVouchedObject`), checksums the lines it vouches for (`lineSum`, when asked) and posts the
+ * (`isVouchedObject`), digests the lines it vouches for (`lineDigest`, when asked) and posts the
  * results. It stays at most `ahead` reads in front of the reads the other side has taken. Pure
  * bytes in, numbers out: every decision about a line stays with the caller.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { MemberNames } from './json-line-scan.js';
-import { jsonlLineChunks, lineSum } from './jsonl-lines.js';
+import { jsonlLineChunks } from './jsonl-lines.js';
+import { lineDigest } from './line-digest.js';
 import { isVouchedObject } from './scanned-lines.js';
 import type { ScanAheadRequest, ScannedRead } from './scan-ahead.js';
 
@@ -36,7 +37,7 @@ async function scanAll(): Promise<void> {
         count,
         vouched: new Uint8Array(count),
         slots: new Int32Array(count * width),
-        sums: new Uint32Array(count),
+        digests: new BigUint64Array(count),
       };
       for (let k = 0; k < count; k++) {
         const start = chunk.start[k];
@@ -44,9 +45,9 @@ async function scanAll(): Promise<void> {
         if (!isVouchedObject(data, start, end, names, slots)) continue;
         read.vouched[k] = 1;
         read.slots.set(slots, k * width);
-        if (req.sums) read.sums[k] = lineSum(data.subarray(start, end));
+        if (req.digests) read.digests[k] = lineDigest(data.subarray(start, end));
       }
-      port.postMessage(read, [read.vouched.buffer, read.slots.buffer, read.sums.buffer] as ArrayBuffer[]);
+      port.postMessage(read, [read.vouched.buffer, read.slots.buffer, read.digests.buffer] as ArrayBuffer[]);
       posted++;
       while (posted - taken >= req.ahead) await new Promise<void>((resolve) => (wake = resolve));
       wake = null;

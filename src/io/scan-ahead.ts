@@ -1,7 +1,7 @@
 /**
  * Scanning a big JSONL file on two threads: the byte scanner's work on each line
  * (`isVouchedObject`: is it a JSON object, valid UTF-8, where are the wanted members) and the
- * checksum of each line it vouches for are the bulk of a plan's CPU, and they depend on the bytes
+ * digest of each line it vouches for are the bulk of a plan's CPU, and they depend on the bytes
  * alone. The caller still reads the whole file itself (`jsonlLineChunks`, the same reads) and
  * scans every second read; a second thread scans the others, ahead of the caller, and the caller
  * takes its results and decides everything as before (a line not vouched for takes the caller's
@@ -19,8 +19,8 @@ export interface ScanAheadRequest {
   path: string;
   /** The top-level members whose value spans are wanted (`MemberNames`). */
   names: readonly string[];
-  /** Checksum the lines vouched for (`lineSum`: the plan records them). */
-  sums: boolean;
+  /** Digest the lines vouched for (`lineDigest`: the plan records them). */
+  digests: boolean;
   /** Reads the thread may be in front of the caller. */
   ahead: number;
 }
@@ -33,8 +33,8 @@ export interface ScannedRead {
   vouched: Uint8Array;
   /** Line k's member spans at [k × 2 × names, …) (set where vouched). */
   slots: Int32Array;
-  /** Line k's `lineSum` (set where vouched, when asked for). */
-  sums: Uint32Array;
+  /** Line k's `lineDigest` (set where vouched, when asked for). */
+  digests: BigUint64Array;
 }
 
 /**
@@ -48,8 +48,8 @@ export const SCAN_AHEAD_MIN_BYTES = 256 << 20;
 const AHEAD = 4;
 
 export interface ScanOptions {
-  /** Checksums too (`ScannedRead.sums`). */
-  sums?: boolean;
+  /** Digests too (`ScannedRead.digests`). */
+  digests?: boolean;
   /** Files at least this big get the thread (default `SCAN_AHEAD_MIN_BYTES`; tests make it small). */
   minBytes?: number;
 }
@@ -85,9 +85,9 @@ export class ScanAhead {
   private reads = 0;
   private worker: Worker | null;
 
-  private constructor(path: string, names: readonly string[], sums: boolean) {
+  private constructor(path: string, names: readonly string[], digests: boolean) {
     try {
-      const workerData: ScanAheadRequest = { path, names, sums, ahead: AHEAD };
+      const workerData: ScanAheadRequest = { path, names, digests, ahead: AHEAD };
       this.worker = startThread(import.meta.url, 'scan-ahead-thread', { workerData, stdout: true, stderr: true });
     } catch {
       this.worker = null;
@@ -106,7 +106,7 @@ export class ScanAhead {
 
   /** A scan of `path` for `names` on a second thread, or null when the file is small (or absent). */
   static start(path: string, names: readonly string[], size: number, opts: ScanOptions = {}): ScanAhead | null {
-    return size >= (opts.minBytes ?? SCAN_AHEAD_MIN_BYTES) ? new ScanAhead(path, names, opts.sums ?? false) : null;
+    return size >= (opts.minBytes ?? SCAN_AHEAD_MIN_BYTES) ? new ScanAhead(path, names, opts.digests ?? false) : null;
   }
 
   /**

@@ -2,14 +2,14 @@
  * One manifest entry's trajectory, checked in NeMo Gym 0.7.0's order: read it, validate it, compare
  * its SHA-256 with the pin, compare the Gym key it declares with the entry's, project it. What the
  * plan keeps of it: where it really is, its identity for the one-to-one checks, its length and
- * checksum (a batch proves its read by them), and whether its projection calls tools.
+ * digest (a batch proves its read by them), and whether its projection calls tools.
  */
 import { trajectoryFile, type ManifestEntry } from '../atif/manifest.js';
 import { projectTrajectory } from '../atif/project.js';
 import { AtifProjectionError } from '../atif/supported.js';
 import { readTrajectoryFile, TrajectoryFileRefused } from '../atif/trajectory-file.js';
 import { checkDeclaredSource, checkPinnedSha256, readTrajectory, trajectoryIdentity } from '../atif/trajectory.js';
-import { lineSum } from '../io/jsonl-lines.js';
+import { lineDigest, type LineDigest } from '../io/line-digest.js';
 import { pathIdentity, type PathIdentity } from '../io/same-file.js';
 
 /**
@@ -39,7 +39,7 @@ export interface EntryFacts {
   /** `('trajectory_id', ...)` or `('content_sha256', ...)`: two entries may not be one trajectory. */
   identity: string;
   length: number;
-  sum: number;
+  digest: LineDigest;
   functionCalls: boolean;
 }
 
@@ -79,7 +79,7 @@ export async function checkEntry(
       sha256: sourceSha256,
       identity: trajectoryIdentity(trajectory),
       length: bytes.length,
-      sum: lineSum(bytes),
+      digest: lineDigest(bytes),
       functionCalls: projection.hasFunctionCalls,
     };
   } catch (err) {

@@ -9,6 +9,7 @@ import { ConfigError, InputError } from '../contract/errors.js';
 import { keyId } from '../contract/row-key.js';
 import { rowRouteOf } from '../contract/row-route.js';
 import { isBlank, jsonlLines } from '../io/jsonl-lines.js';
+import { digestNums } from '../io/line-digest.js';
 import type { ExternalSorter } from '../io/external-sort.js';
 import { resolveServer } from '../config/resolve-server.js';
 import type { RoutingTable } from '../config/routing.js';
@@ -19,9 +20,9 @@ import type { Names } from './names.js';
 
 /** Record kinds of the ATIF key join (`nums[0]`): a key's input rows sort before its manifest entries. */
 export const AtifKind = {
-  /** `[Input, line, offset, length, agent, server (-1: unroutable), sum, has params 0|1]`, `text`: why it is unroutable. */
+  /** `[Input, line, offset, length, agent, server (-1: unroutable), digest hi, lo, has params 0|1]`, `text`: why it is unroutable. */
   Input: 0,
-  /** `[Entry, ordinal, offset, length, line, sum, trajectory length, trajectory sum, function calls 0|1]`. */
+  /** `[Entry, ordinal, offset, length, line, digest hi, lo, trajectory length, its digest hi, lo, function calls 0|1, broken]`. */
   Entry: 1,
 } as const;
 
@@ -69,7 +70,7 @@ export async function addAtifInputs(
   servers: Names,
 ): Promise<LineProblem | null> {
   let first: LineProblem | null = null;
-  for await (const line of jsonlLines(path, 0, { sums: true })) {
+  for await (const line of jsonlLines(path, 0, { digests: true })) {
     if (isBlank(line.text)) continue;
     if (!line.utf8) throw new InputError(`invalid materialized input row ${line.lineNo} in ${path}: the line is not valid UTF-8`);
     const row = parseRow(path, line.lineNo, line.text);
@@ -91,7 +92,7 @@ export async function addAtifInputs(
     const params = isJsonObject(row.responses_create_params) ? 1 : 0;
     await join.add({
       key,
-      nums: [AtifKind.Input, line.lineNo, line.offset, line.length, agents.id(agent), server, line.sum, params],
+      nums: [AtifKind.Input, line.lineNo, line.offset, line.length, agents.id(agent), server, ...digestNums(line.digest), params],
       text: unroutable,
     });
   }

@@ -8,6 +8,7 @@ import { formatKey } from '../contract/row-key.js';
 import { groupsOf, type ExternalSorter } from '../io/external-sort.js';
 import { Rank } from './atif-entry.js';
 import { AtifKind } from './atif-inputs.js';
+import { digestAt, digestNums, type LineDigest } from '../io/line-digest.js';
 import type { KeyedRecord } from './keyed-records.js';
 import type { PlanRecord } from './plan-file.js';
 
@@ -23,10 +24,13 @@ export class FirstProblem {
   }
 }
 
-/** Entry records (`AtifKind.Entry`): `[kind, ordinal, offset, length, line, sum, trajectory length, sum, calls, broken]`, text: the file. */
+/**
+ * Entry records (`AtifKind.Entry`): `[kind, ordinal, offset, length, line, digest hi, lo, trajectory length,
+ * its digest hi, lo, calls, broken]`, text: the file.
+ */
 export function entryNums(
   ordinal: number,
-  line: { offset: number; length: number; lineNo: number; sum: number },
+  line: { offset: number; length: number; lineNo: number; digest: LineDigest },
   t: TrajectoryPlace | null,
 ): number[] {
   return [
@@ -35,9 +39,9 @@ export function entryNums(
     line.offset,
     line.length,
     line.lineNo,
-    line.sum,
+    ...digestNums(line.digest),
     t?.length ?? 0,
-    t?.sum ?? 0,
+    ...digestNums(t?.digest ?? 0n),
     t?.calls ? 1 : 0,
     t ? 0 : 1,
   ];
@@ -45,7 +49,7 @@ export function entryNums(
 
 export interface TrajectoryPlace {
   length: number;
-  sum: number;
+  digest: LineDigest;
   calls: boolean;
 }
 
@@ -79,7 +83,7 @@ export async function joinEntries(
       problems.inputs.offer(line, 0, `${inputsPath}:${line}: duplicate materialized input key ${shown}`);
     }
     for (const [k, e] of entries.entries()) {
-      const [, ordinal, offset, length, line, sum, trajectoryLength, trajectorySum, calls, broken] = e.nums;
+      const [, ordinal, offset, length, line, , , trajectoryLength, , , calls, broken] = e.nums;
       if (k > 0) {
         problems.entries.offer(ordinal, Rank.RepeatedKey, `${place(line)}: manifest maps materialized rollout ${shown} more than once`);
         continue;
@@ -94,7 +98,7 @@ export async function joinEntries(
         continue;
       }
       if (broken === 1) continue;
-      const [, , inputOffset, inputLength, agent, server, inputSum, params] = input.nums;
+      const [, , inputOffset, inputLength, agent, server, , , params] = input.nums;
       if (params === 0) {
         problems.entries.offer(ordinal, Rank.NoParams, `${place(line)}: materialized input has no responses_create_params object`);
         continue;
@@ -107,10 +111,10 @@ export async function joinEntries(
         inputLength,
         agent,
         server: Math.max(server, 0),
-        sourceSum: sum,
-        inputSum,
+        sourceDigest: digestAt(e.nums, 5),
+        inputDigest: digestAt(input.nums, 6),
         trajectoryLength,
-        trajectorySum,
+        trajectoryDigest: digestAt(e.nums, 8),
       };
       await keep({ ordinal, record, functionCalls: calls === 1, unroutable: server < 0 ? input.text : null });
     }

@@ -1,5 +1,6 @@
 import { InputChangedError } from '../contract/errors.js';
 import { inputChanged } from '../contract/input-changed.js';
+import type { FileStamp } from '../contract/file-stamp.js';
 import type { FileIdentity } from '../contract/run-spec.js';
 import { fileNow } from '../io/file-identity.js';
 
@@ -15,4 +16,9 @@ export async function plannedRowChanged(
 ): Promise<InputChangedError> {
   const planned = plan.files?.find((f) => f.path === path);
   return new InputChangedError(inputChanged(path, where, planned, await fileNow(path), plan.inputFormat === 'atif'));
+}
+
+/** The error for a planned file whose stamp (`now`) is not the one the plan recorded (`planned`): written to since. */
+export function plannedFileChanged(plan: { inputFormat?: 'atif' }, planned: FileIdentity, now: FileStamp): InputChangedError {
+  return new InputChangedError(inputChanged(planned.path, null, planned, now, plan.inputFormat === 'atif'));
 }

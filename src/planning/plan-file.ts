@@ -1,8 +1,10 @@
 import { open, type FileHandle } from 'node:fs/promises';
+import { ConfigError } from '../contract/errors.js';
+import { DIGEST_BYTES, readDigest, writeDigest, type LineDigest } from '../io/line-digest.js';
 
 /**
  * The plan: one fixed-size record per row to verify, in source order. It holds where each row's
- * source line and materialized input line are (byte offsets), the checksums of their bytes (so a
+ * source line and materialized input line are (byte offsets), the digests of their bytes (so a
  * later read proves it got the planned row: DESIGN.md "Every read is proven"), and which agent
  * and resources server it belongs to (indexes into the plan's meta file). Fixed records make
  * batch `i` a byte range, so a batch activity on any worker reads exactly its rows and nothing else.
@@ -16,33 +18,36 @@ export interface PlanRecord {
   inputLength: number;
   agent: number;
   server: number;
-  /** `lineSum` of the source line's bytes, or `UNCHECKED` (a plan written before checksums). */
-  sourceSum: number;
-  /** `lineSum` of the materialized input line's bytes, or `UNCHECKED`. */
-  inputSum: number;
+  /** `lineDigest` of the source line's bytes. */
+  sourceDigest: LineDigest;
+  /** `lineDigest` of the materialized input line's bytes. */
+  inputDigest: LineDigest;
   /**
-   * ATIF plans only: the byte length and `lineSum` of the whole trajectory file the source line (a
-   * manifest entry) names, so a batch proves it reads the trajectory that was planned.
+   * ATIF plans only: the byte length and `lineDigest` of the whole trajectory file the source line
+   * (a manifest entry) names, so a batch proves it reads the trajectory that was planned.
    */
   trajectoryLength?: number;
-  trajectorySum?: number;
+  trajectoryDigest?: LineDigest;
 }
 
-/**
- * The checksum of a record read from a plan written before checksums existed: nothing to check.
- * (A row whose CRC-32 happens to be this value goes unchecked too: one row in 2^32.)
- */
-export const UNCHECKED = 0xffffffff;
+/** Records of NeMo Gym plans: places (32 bytes), then the source and input digests. */
+export const PLAN_RECORD_BYTES = 32 + 2 * DIGEST_BYTES;
+/** Records of ATIF plans: today's layout plus the trajectory's length (f64) and digest. */
+export const ATIF_PLAN_RECORD_BYTES = PLAN_RECORD_BYTES + 8 + DIGEST_BYTES;
 
-export const PLAN_RECORD_BYTES = 40;
-/** Records of ATIF plans: today's layout plus the trajectory's length (f64) and checksum (u32). */
-export const ATIF_PLAN_RECORD_BYTES = 52;
 /**
- * Records of plans written before checksums (the first 32 bytes of today's layout). A run in
- * flight when its workers were upgraded still has such a plan; its `PlanSummary` has no
- * `recordBytes`, and its reads are not proven.
+ * Refuses a plan whose records are not of this version's layout (`recordBytes`): a run in flight
+ * when its workers were upgraded has a plan written by another version (before digests: 32-, 40-
+ * or 52-byte records), which these workers would misread. Re-planning it is the way on.
  */
-export const LEGACY_PLAN_RECORD_BYTES = 32;
+export function checkPlanLayout(recordBytes: number | undefined): number {
+  if (recordBytes === PLAN_RECORD_BYTES || recordBytes === ATIF_PLAN_RECORD_BYTES) return recordBytes;
+  throw new ConfigError(
+    `this run's plan was written by another version of reverify (${recordBytes ?? 32}-byte records, this version writes ` +
+      `${PLAN_RECORD_BYTES} or ${ATIF_PLAN_RECORD_BYTES}): its rows cannot be proven. End it with \`reverify cancel -o <output>\`, ` +
+      'then run the same command with --resume: it plans again from the files as they are now',
+  );
+}
 
 export function encodePlanRecord(r: PlanRecord, buf: Buffer, at: number): void {
   buf.writeDoubleLE(r.sourceOffset, at);
@@ -52,16 +57,15 @@ export function encodePlanRecord(r: PlanRecord, buf: Buffer, at: number): void {
   buf.writeUInt32LE(r.inputLength, at + 24);
   buf.writeUInt16LE(r.agent, at + 28);
   buf.writeUInt16LE(r.server, at + 30);
-  buf.writeUInt32LE(r.sourceSum, at + 32);
-  buf.writeUInt32LE(r.inputSum, at + 36);
+  writeDigest(r.sourceDigest, buf, at + 32);
+  writeDigest(r.inputDigest, buf, at + 40);
   if (r.trajectoryLength !== undefined) {
-    buf.writeDoubleLE(r.trajectoryLength, at + 40);
-    buf.writeUInt32LE(r.trajectorySum ?? UNCHECKED, at + 48);
+    buf.writeDoubleLE(r.trajectoryLength, at + 48);
+    writeDigest(r.trajectoryDigest ?? 0n, buf, at + 56);
   }
 }
 
 export function decodePlanRecord(buf: Buffer, at: number, recordBytes = PLAN_RECORD_BYTES): PlanRecord {
-  const checked = recordBytes >= PLAN_RECORD_BYTES;
   return {
     sourceOffset: buf.readDoubleLE(at),
     sourceLength: buf.readUInt32LE(at + 8),
@@ -70,15 +74,15 @@ export function decodePlanRecord(buf: Buffer, at: number, recordBytes = PLAN_REC
     inputLength: buf.readUInt32LE(at + 24),
     agent: buf.readUInt16LE(at + 28),
     server: buf.readUInt16LE(at + 30),
-    sourceSum: checked ? buf.readUInt32LE(at + 32) : UNCHECKED,
-    inputSum: checked ? buf.readUInt32LE(at + 36) : UNCHECKED,
+    sourceDigest: readDigest(buf, at + 32),
+    inputDigest: readDigest(buf, at + 40),
     ...(recordBytes >= ATIF_PLAN_RECORD_BYTES
-      ? { trajectoryLength: buf.readDoubleLE(at + 40), trajectorySum: buf.readUInt32LE(at + 48) }
+      ? { trajectoryLength: buf.readDoubleLE(at + 48), trajectoryDigest: readDigest(buf, at + 56) }
       : {}),
   };
 }
 
-/** Appends records to a plan file through a buffer (the plan of 10^6 rows is 32 MB on disk). */
+/** Appends records to a plan file through a buffer (the plan of 10^6 rows is 48 MB on disk). */
 export class PlanWriter {
   private readonly buf: Buffer;
   private used = 0;
@@ -116,8 +120,9 @@ export class PlanWriter {
   }
 }
 
-/** Reads records [from, to) of a plan file (`recordBytes`: a legacy plan's record size). */
-export async function readPlanRange(path: string, from: number, to: number, recordBytes = PLAN_RECORD_BYTES): Promise<PlanRecord[]> {
+/** Reads records [from, to) of a plan file (`recordBytes`: the plan summary's; another version's is refused). */
+export async function readPlanRange(path: string, from: number, to: number, recordBytes: number | undefined): Promise<PlanRecord[]> {
+  recordBytes = checkPlanLayout(recordBytes);
   const fh = await open(path, 'r');
   try {
     const n = to - from;
@@ -136,8 +141,9 @@ export async function readPlanRange(path: string, from: number, to: number, reco
 export async function withPlanReader<T>(
   path: string,
   body: (read: (i: number) => Promise<PlanRecord>) => Promise<T>,
-  recordBytes = PLAN_RECORD_BYTES,
+  layout: number | undefined,
 ): Promise<T> {
+  const recordBytes = checkPlanLayout(layout);
   const fh = await open(path, 'r');
   const buf = Buffer.allocUnsafe(recordBytes);
   try {

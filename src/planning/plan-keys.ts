@@ -4,6 +4,7 @@
  * does (recovery), its sidecar attempts, its materialized input rows, and its source rows in file
  * order — and this decides each source row's verdict. Pure: no I/O.
  */
+import { digestAt } from '../io/line-digest.js';
 import type { KeyedRecord } from './keyed-records.js';
 import type { PlanRecord } from './plan-file.js';
 import { Verdict } from './plan-verdicts.js';
@@ -16,9 +17,9 @@ export const Kind = {
   Rollouts: 1,
   /** A sidecar line (a failed attempt): `[Sidecar, terminal 0|1]`. */
   Sidecar: 2,
-  /** A materialized input row: `[Input, line, offset, length, agent, server, sum]`; the last one wins. */
+  /** A materialized input row: `[Input, line, offset, length, agent, server, digest hi, lo]`; the last one wins. */
   Input: 3,
-  /** A source row: `[Source, ordinal, offset, length, line, sum]`, `text` = its shape problem or null. */
+  /** A source row: `[Source, ordinal, offset, length, line, digest hi, lo]`, `text` = its shape problem or null. */
   Source: 4,
 } as const;
 
@@ -65,7 +66,7 @@ export function decideKey(group: readonly KeyedRecord[], policy: KeyPolicy, sink
         input = n;
         break;
       case Kind.Source: {
-        const [, ordinal, offset, length, line, sourceSum] = n;
+        const [, ordinal, offset, length, line] = n;
         if (policy.recovery && (output || rollouts || first !== null)) break; // not yielded
         if (r.text !== null) {
           sink.verdict(ordinal, Verdict.Error);
@@ -83,7 +84,7 @@ export function decideKey(group: readonly KeyedRecord[], policy: KeyPolicy, sink
         } else if (policy.resume && attempts >= policy.maxAttempts) {
           sink.verdict(ordinal, Verdict.SkipMaxed);
         } else {
-          const [, , inputOffset, inputLength, agent, server, inputSum] = input;
+          const [, , inputOffset, inputLength, agent, server] = input;
           const plan = {
             sourceOffset: offset,
             sourceLength: length,
@@ -92,8 +93,8 @@ export function decideKey(group: readonly KeyedRecord[], policy: KeyPolicy, sink
             inputLength,
             agent,
             server,
-            sourceSum,
-            inputSum,
+            sourceDigest: digestAt(n, 5),
+            inputDigest: digestAt(input, 6),
           };
           sink.verdict(ordinal, Verdict.Plan, plan);
         }

@@ -28,11 +28,11 @@ const NO_PLAN: PlanRecord = {
   inputLength: 0,
   agent: 0,
   server: 0,
-  sourceSum: 0,
-  inputSum: 0,
+  sourceDigest: 0n,
+  inputDigest: 0n,
 };
 
-/** Ordinals per bucket file (the read-back window: 32,768 × 41 bytes ≈ 1.3 MiB). */
+/** Ordinals per bucket file (the read-back window: 32,768 × 49 bytes ≈ 1.6 MiB). */
 const BUCKET_ORDINALS = 1 << 15;
 /** Records buffered per bucket before they are appended to its file (≈ 10 KiB a bucket). */
 const BUCKET_BUFFER_RECORDS = 256;

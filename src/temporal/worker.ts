@@ -4,6 +4,10 @@ import { createActivities, createActivityDeps } from '../../activities/index.js'
 import { taskQueue } from './connection.js';
 import { workflowBundlePath } from './workflow-bundle.js';
 
+// The one module of src/ that imports activities/ (eslint.config.js): a worker runs them, and the
+// command that hosts one plans ahead for it (src/cli/plan-ahead-start.ts) and says how its batches drain.
+export { CANCEL_GRACE_MS, dropPlansAhead, planAhead } from '../../activities/index.js';
+
 export interface WorkerOptions {
   address: string;
   namespace: string;

@@ -1,16 +1,16 @@
-import { isReverifyMode, type ReverifyMode } from '../contract/reverify-mode.js';
+import type { ReverifyMode } from '../contract/reverify-mode.js';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { open, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import { Pool } from 'undici';
 import { ConfigError } from '../contract/errors.js';
-import { AggregateReplyProblem, readAggregateReply, type AggregateReplyFile } from '../aggregation/aggregate-reply.js';
+import type { AggregateReplyFile } from '../aggregation/aggregate-reply.js';
 import { describeTransportError, isUsageError } from './transport-errors.js';
 import { classifyVerifyReply, type VerifyReply } from './verify-reply.js';
 import { AggregateMetricsError } from './errors.js';
-import { bodyExcerpt, truncateOneLine } from './excerpt.js';
-import { DeadlineExceeded, Deadlines, formatMs } from './deadlines.js';
+import { DeadlineExceeded, Deadlines } from './deadlines.js';
 import { dispatchWhole } from './whole-reply.js';
+import { checkedAggregateReply, modeProbeNames, reverifyModeOf, unanswered } from './probe-replies.js';
 import { redactUserinfo } from '../contract/secrets.js';
 import { authorizationFor } from './credentials.js';
 
@@ -97,8 +97,7 @@ export class VerifierClient {
    * names the server, its URL and what to do.
    */
   async reverifyMode(serverName: string, serverUrl: string): Promise<ReverifyMode> {
-    const who = `resources server '${serverName}' at ${serverUrl}`;
-    const fix = `fix its host/port in the config or pass --server ${serverName}=URL`;
+    const { who, fix } = modeProbeNames(serverName, serverUrl);
     const { pool, path, authorization } = this.target(serverUrl, 'reverify_mode', serverName);
     let status: number;
     let text: string;
@@ -115,37 +114,9 @@ export class VerifierClient {
         return { status: res.statusCode, text: await res.body.text() };
       }));
     } catch (err) {
-      if (err instanceof DeadlineExceeded) {
-        throw new ConfigError(
-          `${who} did not answer GET /reverify_mode within ${formatMs(err.timeoutMs)}: check that it is running and not overloaded, or ${fix}`,
-        );
-      }
-      if (isUsageError(err)) throw err;
-      throw new ConfigError(`${who} is not reachable (${describeTransportError(err)}): start it, or ${fix}`);
+      throw unanswered(err, who, fix);
     }
-    if (status === 404) {
-      throw new ConfigError(
-        `${who} has no GET /reverify_mode route (HTTP 404): is it a NeMo Gym resources server? Check the URL, or ${fix}`,
-      );
-    }
-    if (status < 200 || status > 299) {
-      throw new ConfigError(
-        `${who} answered GET /reverify_mode with HTTP ${status}: ${bodyExcerpt(text)}; fix the server (see its log) and try again`,
-      );
-    }
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      value = undefined;
-    }
-    if (isReverifyMode(value)) {
-      return value;
-    }
-    const shown = typeof value === 'string' ? JSON.stringify(value) : truncateOneLine(text, 120) || '(empty body)';
-    throw new ConfigError(
-      `${who} answered GET /reverify_mode with ${shown}, expected one of "stateless", "unsupported", "unknown": update the resources server to a NeMo Gym version with reverify support`,
-    );
+    return reverifyModeOf(status, text, who, fix);
   }
 
   /**
@@ -194,19 +165,7 @@ export class VerifierClient {
     } finally {
       body.destroy();
     }
-    if (status < 200 || status > 299) {
-      throw new AggregateMetricsError(serverName, serverUrl, `HTTP ${status}: ${bodyExcerpt(await fileHead(replyPath))}`, status);
-    }
-    try {
-      return await readAggregateReply(replyPath);
-    } catch (err) {
-      if (!(err instanceof AggregateReplyProblem)) throw err;
-      const detail =
-        err.kind === 'syntax'
-          ? `reply is not JSON (${err.message}): ${bodyExcerpt(await fileHead(replyPath))}`
-          : `unexpected reply (${err.message})`;
-      throw new AggregateMetricsError(serverName, serverUrl, detail, status);
-    }
+    return checkedAggregateReply(serverName, serverUrl, replyPath, status);
   }
 
   /**
@@ -295,16 +254,4 @@ function positiveInt(name: string, value: number): number {
     throw new TypeError(`VerifierClient: ${name} must be a positive number, got ${value}`);
   }
   return Math.ceil(value);
-}
-
-/** The first KiB of a file, as text (for an excerpt of an error reply). */
-async function fileHead(path: string): Promise<string> {
-  const fh = await open(path, 'r');
-  try {
-    const buf = Buffer.alloc(1024);
-    const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
-    return buf.toString('utf8', 0, bytesRead);
-  } finally {
-    await fh.close();
-  }
 }

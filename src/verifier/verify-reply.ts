@@ -6,8 +6,8 @@ import { replyText } from './whole-reply.js';
 /**
  * The outcome of one `POST /verify`, as the wire says it (no body parsed yet: `settleReply`).
  *
- * - `ok`: a 2xx; `body` is its body as received (bytes: `settleReply` decodes it, the batch's
- *   common path never does, `activities/verify-batch/route-reply-bytes.ts`).
+ * - `ok`: a 2xx; `body` is its body as received (bytes: `settleReply` decodes it, off the path
+ *   between a reply and the next request).
  * - `rejected`: the server answered and retrying the same request will not help: a 4xx other than
  *   408/429, or a 3xx. `excerpt` is one line, at most 300 characters.
  * - `retryable`: transport errors (refused, reset, socket closed, DNS), the request timeout,

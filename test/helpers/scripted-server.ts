@@ -25,8 +25,8 @@ export interface Reply {
 export type VerifyScript = (row: Row, attempt: number) => Reply | Promise<Reply>;
 
 export interface ScriptedServerOptions {
-  /** Answer of `GET /reverify_mode` (default `stateless`), or the whole reply (any status, e.g. `raw` text). */
-  mode?: 'stateless' | 'unknown' | 'unsupported' | Reply;
+  /** Answer of `GET /reverify_mode` (default `stateless`), or the whole reply (any status, e.g. `raw` text), or a script of it. */
+  mode?: 'stateless' | 'unknown' | 'unsupported' | Reply | (() => Reply | Promise<Reply>);
   /** `/verify` replies (default: `{"reward": 1.0}` for every row). */
   verify?: VerifyScript;
   /** `/aggregate_metrics` replies (default: `key_metrics` with the mean reward and the row count). */
@@ -160,7 +160,7 @@ export async function startScriptedServer(opts: ScriptedServerOptions = {}): Pro
       const unsized = req.headers['transfer-encoding'] !== undefined || req.headers['content-length'] === undefined;
       if (opts.requireContentLength && req.method === 'POST' && unsized) return send(res, { status: 411, body: 'Length Required' });
       if (req.method === 'GET' && path === '/reverify_mode')
-        return send(res, typeof mode === 'string' ? { status: 200, body: mode } : mode);
+        return send(res, typeof mode === 'string' ? { status: 200, body: mode } : typeof mode === 'function' ? await mode() : mode);
       if (req.method === 'GET' && path === '/') return send(res, { status: 200, body: { status: 'ok' } });
       if (req.method === 'POST' && path === '/aggregate_metrics') return send(res, aggregate(body as { verify_responses: Row[] }));
       if (req.method === 'POST' && path === '/verify') {

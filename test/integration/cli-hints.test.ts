@@ -26,6 +26,24 @@ describe('reverify about itself', () => {
     ]);
   });
 
+  it('a flag typo: the error, the suggestion and one line naming the help (not the whole help)', async () => {
+    const r = await runCli(['run', '--inputs', 'a', '--rollouts', 'b', '-o', 'c', '--concurency', '4'], {});
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr.trim().split('\n')).toEqual([
+      "error: unknown option '--concurency'",
+      '(Did you mean --concurrency?)',
+      '(`reverify run --help` lists the options)',
+    ]);
+    const cmd = await runCli(['server', 'stat'], {});
+    expect(cmd.code).toBe(1);
+    expect(cmd.stderr.trim().split('\n')).toEqual([
+      "error: unknown command 'stat'",
+      '(Did you mean start?)',
+      '(`reverify server --help` lists the commands)',
+    ]);
+  });
+
   it('run --help shows every declared flag with its default', async () => {
     const r = await runCli(['run', '--help'], {});
     expect(r.code).toBe(0);

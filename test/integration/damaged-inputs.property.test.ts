@@ -1,17 +1,21 @@
 /**
  * Property: whatever damage an input file takes — truncation, swapped or moved lines, changed
- * bytes, a duplicated line, invalid UTF-8 — before the run or between its plan and the batches
+ * bytes, a duplicated line, invalid UTF-8, a line replaced by another key's line of the same length
+ * and the same CRC-32 (its padding forged) — before the run or between its plan and the batches
  * that read the rows, `reverify run` either stops with one clear line (exit 1, naming the file)
  * having written nothing wrong, or writes exactly the rows the files call for: before the run,
- * those of the damaged files; after the plan, those of the undamaged files.
+ * those of the damaged files; after the plan, those of the undamaged files. And an `-o` whose base
+ * name is near the file system's limit of 255 bytes either runs or is refused with one line naming
+ * the path and the limit, having written nothing.
  *
  * Seed and case count: `REVERIFY_DAMAGE_SEED` (default 20261201), `REVERIFY_DAMAGE_RUNS` (default
  * 24 here; `npm run test:damage` runs 300). A failure prints the seed and the shrunk case.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { damageArb, damaged, FORGE_PAD } from '../helpers/damage.js';
 import { openForFile } from '../helpers/hooks.js';
 import { runInProcess } from '../helpers/run-fixtures.js';
 import { startScriptedServer, type Reply, type Row } from '../helpers/scripted-server.js';
@@ -57,66 +61,6 @@ const server = openForFile(
     }),
   (s) => s.close(),
 );
-
-type Damage =
-  | { kind: 'truncate'; at: number }
-  | { kind: 'swap'; a: number; b: number }
-  | { kind: 'move'; from: number; to: number }
-  | { kind: 'flip'; at: number; byte: number }
-  | { kind: 'duplicate'; line: number }
-  | { kind: 'invalid-utf8'; at: number };
-
-const damageArb: fc.Arbitrary<Damage> = fc.oneof(
-  fc.record({ kind: fc.constant('truncate' as const), at: fc.double({ min: 0, max: 1, noNaN: true }) }),
-  fc.record({ kind: fc.constant('swap' as const), a: fc.nat(), b: fc.nat() }),
-  fc.record({ kind: fc.constant('move' as const), from: fc.nat(), to: fc.nat() }),
-  fc.record({
-    kind: fc.constant('flip' as const),
-    at: fc.double({ min: 0, max: 1, noNaN: true }),
-    byte: fc.integer({ min: 0x20, max: 0x7e }),
-  }),
-  fc.record({ kind: fc.constant('duplicate' as const), line: fc.nat() }),
-  fc.record({ kind: fc.constant('invalid-utf8' as const), at: fc.double({ min: 0, max: 1, noNaN: true }) }),
-);
-
-/** The damaged bytes of a JSONL file. */
-function damaged(bytes: Buffer, d: Damage): Buffer {
-  const lines = bytes.toString('latin1').split('\n').slice(0, -1); // latin1: bytes kept one to one
-  const n = lines.length;
-  const joined = (ls: string[]) => Buffer.from(ls.join('\n') + '\n', 'latin1');
-  const place = (x: number) => Math.min(bytes.length - 1, Math.floor(x * bytes.length));
-  switch (d.kind) {
-    case 'truncate':
-      return bytes.subarray(0, place(d.at));
-    case 'swap': {
-      const ls = [...lines];
-      const [a, b] = [d.a % n, d.b % n];
-      [ls[a], ls[b]] = [ls[b], ls[a]];
-      return joined(ls);
-    }
-    case 'move': {
-      const ls = [...lines];
-      const [line] = ls.splice(d.from % n, 1);
-      ls.splice(d.to % n, 0, line);
-      return joined(ls);
-    }
-    case 'flip': {
-      const out = Buffer.from(bytes);
-      const at = place(d.at);
-      if (out[at] !== 10) out[at] = d.byte; // keep the line structure; change the content
-      return out;
-    }
-    case 'duplicate': {
-      const ls = [...lines];
-      ls.splice(d.line % n, 0, ls[d.line % n]);
-      return joined(ls);
-    }
-    case 'invalid-utf8': {
-      const at = place(d.at);
-      return Buffer.concat([bytes.subarray(0, at), Buffer.from([0xff]), bytes.subarray(at)]);
-    }
-  }
-}
 
 const keyOfRow = (r: Row) => `${r._ng_task_index}:${r._ng_rollout_index}`;
 
@@ -191,9 +135,10 @@ describe('damaged input files (property)', () => {
               .map((s, i) => ({ s, k: (i * 7919 + order) % 104_729 }))
               .sort((a, b) => a.k - b.k)
               .map((x) => x.s);
+            const pad = damage.kind === 'forged-crc' ? FORGE_PAD : '';
             const original = {
-              inputs: Buffer.from(specs.map((s) => inputLine(s)).join('\n') + '\n'),
-              rollouts: Buffer.from(rolled.map((s) => successLine(s)).join('\n') + '\n'),
+              inputs: Buffer.from(specs.map((s) => inputLine(s) + pad).join('\n') + '\n'),
+              rollouts: Buffer.from(rolled.map((s) => successLine(s) + pad).join('\n') + '\n'),
             };
             const paths = { inputs: join(dir, 'inputs.jsonl'), rollouts: join(dir, 'rollouts.jsonl') };
             const output = join(dir, 'out.jsonl');
@@ -242,7 +187,57 @@ describe('damaged input files (property)', () => {
             }
           },
         ),
-        { seed: SEED, numRuns: RUNS, endOnFailure: true },
+        {
+          seed: SEED,
+          numRuns: RUNS,
+          endOnFailure: true,
+          // Always: a forged line in a batch not yet started when the file changes (CRC-32 alone takes it).
+          examples: [[12, 'rollouts', 'after-plan', { kind: 'forged-crc', a: 10, b: 11 }, 0, 2]],
+        },
+      );
+    },
+  );
+
+  it(
+    `an -o whose base name is near 255 bytes: it runs, or one line names the path and the limit and nothing is written (seed ${SEED})`,
+    { timeout: 60_000 + 8 * CASE_LIMIT_MS },
+    async () => {
+      const rs = server();
+      await fc.assert(
+        fc.asyncProperty(fc.integer({ min: 200, max: 255 }), fc.constantFrom('x', 'é'), async (size, letter) => {
+          const dir = tempDir('reverify-name-');
+          const specs = [
+            { t: 10, r: 0 },
+            { t: 10, r: 1 },
+          ];
+          writeFileSync(join(dir, 'inputs.jsonl'), specs.map((s) => inputLine(s)).join('\n') + '\n');
+          writeFileSync(join(dir, 'rollouts.jsonl'), specs.map((s) => successLine(s)).join('\n') + '\n');
+          // A base name of `size` bytes (UTF-8: 'é' is two), ending in .jsonl.
+          const stem = letter.repeat(Math.floor((size - 6) / Buffer.byteLength(letter)));
+          const output = join(dir, `${stem}.jsonl`);
+          const before = readdirSync(dir).sort();
+          arm(Infinity);
+          const { error } = await runInProcess({
+            inputs: join(dir, 'inputs.jsonl'),
+            rollouts: join(dir, 'rollouts.jsonl'),
+            output,
+            servers: [`rs=${rs.url}`],
+            maxAttempts: 1,
+            disableAggregation: true,
+          });
+          // The work directory `.<name>.reverify` alone is 10 bytes longer than the name.
+          if (Buffer.byteLength(stem) + 6 + 10 > 255) expect(error).not.toBeNull();
+          if (error) {
+            expect(error.code).toBe(1);
+            expect(error.line).not.toContain('\n');
+            expect(error.line).toContain(dir); // names the path
+            expect(error.line).toContain('limit of 255 bytes per name');
+            expect(readdirSync(dir).sort()).toEqual(before); // nothing written
+          } else {
+            expect(readOutput(output).map(keyOfRow).sort()).toEqual(['10:0', '10:1']);
+          }
+        }),
+        { seed: SEED, numRuns: 8, endOnFailure: true },
       );
     },
   );

@@ -48,6 +48,17 @@ describe('an input that is also a file the run writes', () => {
     expect(outcome.error?.line).toContain('aggregate metrics');
   });
 
+  it('-o equal to --inputs on a fresh run: refused at once as the inputs, not first "already exists … --overwrite"', async () => {
+    const rs = await server();
+    const f = writeFixture(tempDir(), { inputs: tasks([0, 1]) });
+    const before = readFileSync(f.inputs);
+    const outcome = await runReverify({ inputs: f.inputs, rollouts: f.rollouts, output: f.inputs, servers: [rs.flag('rs')] });
+    expectRefused(outcome, rs, '--inputs', f.inputs, f.inputs, before, [join(f.dir, 'inputs_failures.jsonl')]);
+    expect(outcome.error?.line).toBe(
+      `Error: --inputs '${f.inputs}' is also the output of this run, which it would write: choose another --output`,
+    );
+  });
+
   it('the sidecar of --output is a symlink to --rollouts (--resume): refused, the rollouts untouched', async () => {
     const rs = await server();
     const f = writeFixture(tempDir(), { inputs: tasks([0, 1]) });

@@ -134,7 +134,7 @@ function stubActivities(o: StubOptions) {
         agents: ['agent_a'],
         servers: ['rs'],
         rowsPerAgent: { agent_a: o.rows },
-        recordBytes: 40,
+        recordBytes: 48,
         keys: o.rows,
       };
       return { ...firstPlan, messages: [] };
@@ -563,12 +563,12 @@ describe('workflow logic with stub activities', () => {
       expect(batchesOf(rec.verify, round).every((r) => r.plan.planPath === rec.roundPlans[round - 1].planPath)).toBe(true);
     }
     expect(rec.verify).toHaveLength(4 + 2 + 2);
-    // The wait: planRound comes at least the round's delay (doubling) after the round's last commit.
-    const lastCommitOf = (round: number) =>
-      Math.max(...rec.commits.filter((c) => c.req.mainParts.some((p) => p.includes(`/r${round}-b`))).map((c) => c.at));
-    expect(rec.planRounds[0].at - lastCommitOf(0)).toBeGreaterThanOrEqual(delay);
-    expect(rec.planRounds[1].at - lastCommitOf(1)).toBeGreaterThanOrEqual(2 * delay);
-    // ...on durable timers of the history, each fired before its round's plan was scheduled.
+    // The wait: a round's first batch starts at least the round's delay (doubling) after its plan.
+    const firstBatchOf = (round: number) => Math.min(...rec.verify.filter((c) => c.req.round === round).map((c) => c.startedAt));
+    expect(firstBatchOf(1) - rec.planRounds[0].at).toBeGreaterThanOrEqual(delay);
+    expect(firstBatchOf(2) - rec.planRounds[1].at).toBeGreaterThanOrEqual(2 * delay);
+    // ...on durable timers of the history, each started once its round was planned (a round is
+    // announced only once it is known to run).
     const events = (await handle.fetchHistory()).events ?? [];
     expect(
       events.flatMap((e) => (e.timerStartedEventAttributes ? [tsToMs(e.timerStartedEventAttributes.startToFireTimeout)] : [])),
@@ -580,11 +580,26 @@ describe('workflow logic with stub activities', () => {
           ? ['planRound']
           : [],
     );
-    expect(kinds).toEqual(['fired', 'planRound', 'fired', 'planRound']);
+    expect(kinds).toEqual(['planRound', 'fired', 'planRound', 'fired']);
 
     expect(result).toMatchObject({ rounds: 3, planned: 20 + 6 + 6, done: 16 + 4 + 4, failed: 4 + 2 + 2, judgeFailed: 8 });
     expect(result.messages.filter((m) => m.startsWith('Re-judging:'))).toHaveLength(2);
     expectLengthsThreaded(rec.commits);
+  });
+
+  it('announces no round that will not run: every judge failure at the attempt cap ends the run without a timer', async () => {
+    const spec = specFor('rejudge-none-left', { batchSize: 5, maxAttempts: 3, rejudgeDelayMs: 60_000 });
+    // Round 1 has judge failures, but each key is at the cap already (a --resume): the next plan is empty.
+    const { activities, rec } = stubActivities({ rows: 10, judgeFailed: () => 1, nextRoundRows: () => 0 });
+    const { handle, result } = await withRun(spec, activities, async (handle) => ({ handle, ...(await finished(handle)) }));
+    expect(rec.planRounds).toHaveLength(1);
+    expect(result.rounds).toBe(1);
+    expect(result.messages.filter((m) => m.startsWith('Re-judging:'))).toEqual([
+      'Re-judging: 2 row(s) judge-failed in round 1, each at the attempt cap (3): no round 2',
+    ]);
+    expect(result.messages.some((m) => m.includes('starts in'))).toBe(false);
+    const events = (await handle.fetchHistory()).events ?? [];
+    expect(events.some((e) => e.timerStartedEventAttributes)).toBe(false);
   });
 
   it('counts rollouts, not attempts: keys scored and still missing after the re-judgment rounds', async () => {

@@ -8,7 +8,7 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { aggregateOutput, type AggregateRequest } from '../../activities/aggregate-run.js';
-import { outputPathsFor } from '../../activities/output-paths.js';
+import { outputPathsFor } from '../../src/contract/output-paths.js';
 import { aggregateRequestBody, stripForAggregation } from '../../src/contract/aggregate-request.js';
 import { compareKeys, keyOf } from '../../src/contract/row-key.js';
 import type { PostAggregateMetrics } from '../../src/aggregation/aggregate-metrics-file.js';

@@ -95,7 +95,7 @@ describe('run options: defaults and other fields', () => {
       repairTruncated: false,
       rejudge: true,
       upload: true,
-      rejudgeDelayMs: 60_000,
+      rejudgeDelayMs: 3_000,
       requestTimeoutMs: 600_000,
       batchSize: 1000,
     });

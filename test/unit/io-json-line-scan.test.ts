@@ -166,7 +166,7 @@ describe('jsonlLineChunks', () => {
       const p = tmp.unique('f', '.jsonl');
       writeFileSync(p, content);
       const want: JsonlLine[] = [];
-      for await (const l of jsonlLines(p, 0, { sums: true })) want.push(l);
+      for await (const l of jsonlLines(p, 0, { digests: true })) want.push(l);
       const got: JsonlLine[] = [];
       for await (const c of jsonlLineChunks(p)) for (let k = 0; k < c.count; k++) got.push(chunkLine(c, k, true));
       expect(got.length).toBe(want.length);

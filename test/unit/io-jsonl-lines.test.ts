@@ -1,9 +1,9 @@
 import { isUtf8 } from 'node:buffer';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { crc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { isBlank, jsonlLines, type JsonlLine } from '../../src/io/jsonl-lines.js';
+import { lineDigest } from '../../src/io/line-digest.js';
 import { tempDir, useTempRoot } from '../helpers/temp-dirs.js';
 
 const MiB = 1 << 20;
@@ -17,16 +17,16 @@ function file(content: string | Buffer): string {
 }
 
 /**
- * The lines of a file. `rawLength` (the bytes up to the `\n`, a `\r` included), `utf8` and `sum`
+ * The lines of a file. `rawLength` (the bytes up to the `\n`, a `\r` included), `utf8` and `digest`
  * are checked here against the file, for every line of every test, then left out of the compared objects.
  */
-async function collect(path: string, startOffset?: number): Promise<Array<Omit<JsonlLine, 'rawLength' | 'utf8' | 'sum'>>> {
-  const out: Array<Omit<JsonlLine, 'rawLength' | 'utf8' | 'sum'>> = [];
+async function collect(path: string, startOffset?: number): Promise<Array<Omit<JsonlLine, 'rawLength' | 'utf8' | 'digest'>>> {
+  const out: Array<Omit<JsonlLine, 'rawLength' | 'utf8' | 'digest'>> = [];
   const bytes = readFileSync(path);
-  for await (const line of jsonlLines(path, startOffset, { sums: true })) {
-    const { rawLength, utf8, sum, ...rest } = line;
+  for await (const line of jsonlLines(path, startOffset, { digests: true })) {
+    const { rawLength, utf8, digest, ...rest } = line;
     expect(utf8).toBe(isUtf8(bytes.subarray(line.offset, line.offset + line.length)));
-    expect(sum).toBe(crc32(bytes.subarray(line.offset, line.offset + line.length)));
+    expect(digest).toBe(lineDigest(bytes.subarray(line.offset, line.offset + line.length)));
     const raw = bytes.subarray(line.offset, line.offset + rawLength).toString('utf8');
     expect(raw === line.text || (line.terminated && raw === line.text + '\r')).toBe(true);
     if (line.terminated) expect(bytes[line.offset + rawLength]).toBe(10);
@@ -36,16 +36,16 @@ async function collect(path: string, startOffset?: number): Promise<Array<Omit<J
 }
 
 /** The bytes `[offset, offset + length)` of the file, decoded: must give back the line's text. */
-function bytesAt(path: string, line: Omit<JsonlLine, 'rawLength' | 'utf8' | 'sum'>): string {
+function bytesAt(path: string, line: Omit<JsonlLine, 'rawLength' | 'utf8' | 'digest'>): string {
   return readFileSync(path)
     .subarray(line.offset, line.offset + line.length)
     .toString('utf8');
 }
 
 /** An independent model of the expected lines of a file (LF-terminated only, no CR handling). */
-function modelLines(content: string, startOffset = 0): Array<Omit<JsonlLine, 'rawLength' | 'utf8' | 'sum'>> {
+function modelLines(content: string, startOffset = 0): Array<Omit<JsonlLine, 'rawLength' | 'utf8' | 'digest'>> {
   const buf = Buffer.from(content, 'utf8');
-  const out: Array<Omit<JsonlLine, 'rawLength' | 'utf8' | 'sum'>> = [];
+  const out: Array<Omit<JsonlLine, 'rawLength' | 'utf8' | 'digest'>> = [];
   let start = startOffset;
   let lineNo = 0;
   while (start < buf.length) {

@@ -7,7 +7,8 @@
 import { writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { MemberNames } from '../../src/io/json-line-scan.js';
-import { jsonlLineChunks, lineSum, type LineChunk } from '../../src/io/jsonl-lines.js';
+import { jsonlLineChunks, type LineChunk } from '../../src/io/jsonl-lines.js';
+import { lineDigest } from '../../src/io/line-digest.js';
 import { ScanAhead } from '../../src/io/scan-ahead.js';
 import { forEachScannedLine, isVouchedObject, ScannedLine } from '../../src/io/scanned-lines.js';
 import { FastSourceRows } from '../../src/planning/fast-rows.js';
@@ -46,7 +47,7 @@ describe('ScanAhead', () => {
     const names = new MemberNames(FastSourceRows.names);
     const slots = names.slots();
     const width = slots.length;
-    const ahead = ScanAhead.start(path, FastSourceRows.names, 1, { sums: true, minBytes: 0 })!;
+    const ahead = ScanAhead.start(path, FastSourceRows.names, 1, { digests: true, minBytes: 0 })!;
     let reads = 0;
     let fromThread = 0;
     let vouched = 0;
@@ -63,7 +64,7 @@ describe('ScanAhead', () => {
           if (!mine) continue;
           vouched++;
           expect([...read.slots.subarray(k * width, (k + 1) * width)]).toEqual([...slots]);
-          expect(read.sums[k]).toBe(lineSum(chunk.data.subarray(chunk.start[k], chunk.end[k])));
+          expect(read.digests[k]).toBe(lineDigest(chunk.data.subarray(chunk.start[k], chunk.end[k])));
         }
       }
     } finally {
@@ -111,7 +112,7 @@ describe('ScanAhead', () => {
 
   it('gives nothing for a read that does not match, nor for any read after it', async () => {
     const path = mixedFile();
-    const ahead = ScanAhead.start(path, FastSourceRows.names, 1, { sums: true, minBytes: 0 })!;
+    const ahead = ScanAhead.start(path, FastSourceRows.names, 1, { digests: true, minBytes: 0 })!;
     try {
       const reads: Array<{ offset: number; count: number }> = [];
       for await (const chunk of jsonlLineChunks(path)) reads.push({ offset: chunk.offset, count: chunk.count });

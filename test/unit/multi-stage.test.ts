@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { recoverySources, refuseMultiStageRecovery } from '../../activities/refuse-multi-stage.js';
+import { recoverySources, refuseMultiStageRecovery } from '../../src/run-checks/multi-stage.js';
 import { ConfigError } from '../../src/contract/errors.js';
 import { refusesRecovery } from '../../src/contract/multi-stage.js';
 import { useTempRoot } from '../helpers/temp-dirs.js';

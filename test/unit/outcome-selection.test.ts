@@ -1,5 +1,5 @@
 import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { selectRows, type Disposition, type SavedRow } from '../../src/contract/outcome-selection.js';
 import { readSelectedOutcomes } from '../../src/io/selected-outcomes.js';
@@ -78,6 +78,8 @@ describe('readSelectedOutcomes (streamed, keys joined by an external sort)', () 
         counts: { success: 2, failure: 2, omitted: 1, unknown: 0 },
         superseded: 2,
         rawOutcomesAreSelected: false,
+        files: [out, join(dirname(out), 'out_failures.jsonl')],
+        cutOff: [out], // its last line is cut off: a plain reader would fail on it
       });
     }
   });
@@ -91,6 +93,8 @@ describe('readSelectedOutcomes (streamed, keys joined by an external sort)', () 
       counts: { success: 1, failure: 1, omitted: 0, unknown: 0 },
       superseded: 0,
       rawOutcomesAreSelected: true,
+      files: [out, join(d, 'out_failures.jsonl')],
+      cutOff: [],
     });
   });
 

@@ -9,16 +9,9 @@ import { describe, expect, it } from 'vitest';
 import { rejudgeListPath, writeRoundPlan, type RoundRequest } from '../../activities/plan-round.js';
 import { lineKeyId } from '../../src/contract/row-key.js';
 import type { PlanSummary } from '../../src/contract/run-spec.js';
-import { lineSum } from '../../src/io/jsonl-lines.js';
+import { lineDigest } from '../../src/io/line-digest.js';
 import { InputChangedError } from '../../src/contract/errors.js';
-import {
-  LEGACY_PLAN_RECORD_BYTES,
-  PLAN_RECORD_BYTES,
-  PlanWriter,
-  readPlanRange,
-  UNCHECKED,
-  type PlanRecord,
-} from '../../src/planning/plan-file.js';
+import { PLAN_RECORD_BYTES, PlanWriter, readPlanRange, type PlanRecord } from '../../src/planning/plan-file.js';
 import { useTempRoot } from '../helpers/temp-dirs.js';
 
 const tmp = useTempRoot('reverify-round-');
@@ -48,8 +41,8 @@ async function finishedRound(
       inputLength: 7 + i,
       agent: i % AGENTS.length,
       server: i % 2,
-      sourceSum: lineSum(Buffer.from(line)),
-      inputSum: i,
+      sourceDigest: lineDigest(Buffer.from(line)),
+      inputDigest: BigInt(i),
     });
     offset += Buffer.byteLength(line) + 1;
   }
@@ -113,7 +106,7 @@ describe('writeRoundPlan (re-judgment) in flat memory', () => {
     const planPath = join(round.req.workDir, 'plan-r2.bin.tmp');
     const got = await writeRoundPlan(round.req, planPath, { maxRecords });
     expect(got.rows).toBe(want.length);
-    expect(await readPlanRange(planPath, 0, got.rows)).toEqual(want);
+    expect(await readPlanRange(planPath, 0, got.rows, PLAN_RECORD_BYTES)).toEqual(want);
     const perAgent: Record<string, number> = {};
     for (const r of want) perAgent[AGENTS[r.agent]] = (perAgent[AGENTS[r.agent]] ?? 0) + 1;
     expect(Object.entries(got.rowsPerAgent)).toEqual(Object.entries(perAgent)); // same counts, same key order
@@ -135,19 +128,13 @@ describe('writeRoundPlan (re-judgment) in flat memory', () => {
     );
   });
 
-  it('a legacy plan (32-byte records, before checksums) is read and re-planned unchecked', async () => {
+  it('a plan of another version (before digests: no record size, or 40-byte CRC-32 records) is refused, not misread', async () => {
     const round = await finishedRound(60, 3);
-    const legacy = join(round.req.workDir, 'plan-legacy.bin');
-    const raw = readFileSync(round.req.plan.planPath);
-    const records = Array.from({ length: 60 }, (_, k) =>
-      raw.subarray(k * PLAN_RECORD_BYTES, k * PLAN_RECORD_BYTES + LEGACY_PLAN_RECORD_BYTES),
-    );
-    writeFileSync(legacy, Buffer.concat(records));
-    const req = { ...round.req, plan: { ...round.req.plan, planPath: legacy, recordBytes: undefined } };
-    const planPath = join(round.req.workDir, 'plan-r2.bin.tmp');
-    const got = await writeRoundPlan(req, planPath);
-    const want = expectedPlan(round).map((r) => ({ ...r, sourceSum: UNCHECKED, inputSum: UNCHECKED }));
-    expect(await readPlanRange(planPath, 0, got.rows)).toEqual(want);
+    for (const recordBytes of [undefined, 40]) {
+      const req = { ...round.req, plan: { ...round.req.plan, recordBytes } };
+      const err = await writeRoundPlan(req, join(round.req.workDir, 'plan-r2.bin.tmp')).catch((e: unknown) => e);
+      expect((err as Error).message).toMatch(/^this run's plan was written by another version of reverify .*--resume/);
+    }
   });
 
   it('--retry-terminal-timeouts: a key whose terminal row is a timeout (or a repairable fault) is re-judged, a skipped one is not', async () => {
@@ -169,7 +156,7 @@ describe('writeRoundPlan (re-judgment) in flat memory', () => {
     const planned = async (retryTerminalTimeouts: boolean) => {
       const planPath = join(round.req.workDir, `plan-r2-${retryTerminalTimeouts}.bin.tmp`);
       const got = await writeRoundPlan({ ...round.req, retryTerminalTimeouts }, planPath);
-      return (await readPlanRange(planPath, 0, got.rows)).map((r) => r.sourceLine - 1);
+      return (await readPlanRange(planPath, 0, got.rows, PLAN_RECORD_BYTES)).map((r) => r.sourceLine - 1);
     };
     const without = await planned(false);
     const withFlag = await planned(true);

@@ -2,7 +2,7 @@
  * Seeding (spec §4.6.3) in flat memory: `writeSeedPart` against a plain in-memory reference (the
  * present-set algorithm of the spec), with its sorts in memory and forced to spill to disk.
  */
-import { readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { writeSeedPart } from '../../activities/seed-successes.js';
@@ -104,15 +104,16 @@ describe('writeSeedPart (spec §4.6.3) in flat memory', () => {
 });
 
 describe('writeSeedPart refuses a --rollouts file changed since the plan', () => {
-  it('a changed size or modification time stops seeding with InputChangedError naming the file; the planned identity seeds', async () => {
+  it('a changed size, modification or status-change time stops seeding with InputChangedError naming the file; the planned identity seeds', async () => {
     const workDir = tmp.freshDir();
     const rolloutsPath = join(workDir, 'rollouts.jsonl');
     writeFileSync(rolloutsPath, [row('1', '0'), row('2', '0')].join('\n') + '\n');
     const planned = { path: rolloutsPath, ...(await fileNow(rolloutsPath))! };
     const req = { rolloutsPath, output: join(workDir, 'out.jsonl'), workDir, planned };
     expect(await writeSeedPart(req, join(workDir, 'a.part'))).toBe(2);
+    const mtime = statSync(rolloutsPath).mtime;
     writeFileSync(rolloutsPath, [row('2', '0'), row('1', '0')].join('\n') + '\n'); // same size, lines swapped
-    utimesSync(rolloutsPath, new Date(), new Date(planned.mtimeMs + 5_000));
+    utimesSync(rolloutsPath, new Date(), mtime); // the modification time put back: the status-change time still tells
     const err = await writeSeedPart(req, join(workDir, 'b.part')).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(InputChangedError);
     expect((err as Error).message).toContain(`'${rolloutsPath}' changed after this run planned it: the successful rollouts to copy`);

@@ -3,6 +3,7 @@ import { appendFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { coverageReport } from '../../src/contract/coverage-report.js';
+import { missingAlarms } from '../../src/cli/missing-alarms.js';
 import { SidecarWatch } from '../../src/cli/sidecar-watch.js';
 import { useTempRoot } from '../helpers/temp-dirs.js';
 
@@ -72,5 +73,28 @@ describe('coverageReport', () => {
       'Metrics cover: 8 of 10 rollouts',
     ]);
     expect(coverageReport(8, 2, null, 's.jsonl')[0]).toBe('Rollouts missing from the score: 2 of 10 materialized (see s.jsonl)');
+  });
+
+  it('deferred (re-judgment rounds): no line as rows come; at the end one per key still missing, from its last row', async () => {
+    const dir = freshDir();
+    const sidecar = join(dir, 'out_failures.jsonl');
+    const output = join(dir, 'out.jsonl');
+    const earlier = row(9, 'judge_failed'); // an earlier run's row: not this run's
+    writeFileSync(sidecar, earlier);
+    const scoredBefore = JSON.stringify({ _ng_task_index: 5, _ng_rollout_index: 0, reward: 1 }) + '\n';
+    writeFileSync(output, scoredBefore);
+    const watch = new SidecarWatch(sidecar, earlier.length, earlier.length, true);
+    // Round 1: keys 1, 2, 3 fail; round 2 scores 1, fails 2 (transient) and 3 again.
+    appendFileSync(sidecar, row(1, 'judge_failed') + row(2, 'judge_failed') + row(3, 'judge_failed'));
+    expect(await watch.take()).toEqual([]);
+    const mainAtRejudge = scoredBefore.length;
+    appendFileSync(output, JSON.stringify({ _ng_task_index: 1, _ng_rollout_index: 0, reward: 1 }) + '\n');
+    appendFileSync(sidecar, row(2, 'transient') + row(3, 'judge_failed'));
+    expect(await watch.take()).toEqual([]);
+    expect(watch.routed.get('judge_failed')).toBe(4);
+    const lines = await missingAlarms(watch, output, mainAtRejudge);
+    expect(lines.map((l) => /"_ng_task_index": (\d+)} class=(\w+)/.exec(l)!.slice(1).join(' '))).toEqual(['2 transient', '3 judge_failed']);
+    // No round began: every key of this run's rows is missing.
+    expect(await missingAlarms(watch, output, null)).toHaveLength(3);
   });
 });

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { readPlannedRows } from '../../activities/verify-batch/planned-rows.js';
 import { RowWindows } from '../../activities/verify-batch/row-windows.js';
 import type { VerifyBatchRequest } from '../../activities/verify-batch/request.js';
-import { lineSum } from '../../src/io/jsonl-lines.js';
+import { lineDigest } from '../../src/io/line-digest.js';
 import type { PlanRecord } from '../../src/planning/plan-file.js';
 import { tempDir } from '../helpers/temporal-env.js';
 
@@ -37,8 +37,8 @@ function fixture(rows: number) {
       inputLength: i.length,
       agent: 0,
       server: 0,
-      sourceSum: lineSum(s),
-      inputSum: lineSum(i),
+      sourceDigest: lineDigest(s),
+      inputDigest: lineDigest(i),
     });
     so += s.length + 1;
     io += i.length + 1;
@@ -76,7 +76,7 @@ describe('RowWindows', () => {
     for (let k = 0; k < todo.length; k++) {
       const row = await windows.row(k);
       expect(row.source()).toBe(f.sourceLines[todo[k]]);
-      expect(row.inputBytes().toString('utf8')).toBe(f.inputLines[todo[k]]);
+      expect(row.input()).toBe(f.inputLines[todo[k]]);
       expect(windows.held()).toBeLessThanOrEqual(2);
     }
     expect(windows.held()).toBe(0);

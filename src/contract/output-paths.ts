@@ -1,13 +1,5 @@
-import { aggregateMetricsPath, prefixedOutputPath, sidecarPath, workDirPath } from '../src/contract/file-names.js';
-import type { OutputPaths } from '../src/contract/run-spec.js';
-
-export interface OutputRules {
-  overwrite: boolean;
-  resume: boolean;
-  append: boolean;
-  /** Cut a cut-off last line of a reused output (`--repair-truncated`). */
-  repairTruncated?: boolean;
-}
+import { aggregateMetricsPath, prefixedOutputPath, sidecarPath, workDirPath } from './file-names.js';
+import type { OutputPaths } from './run-spec.js';
 
 /** The output paths of a run, with the guard's prefix applied to the basename (spec §1.1, §4.4). */
 export function outputPathsFor(outputPath: string, prefix: string): OutputPaths {

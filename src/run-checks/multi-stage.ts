@@ -1,9 +1,9 @@
-import { ConfigError } from '../src/contract/errors.js';
-import { sidecarPath } from '../src/contract/file-names.js';
-import { multiStageRecovery } from '../src/contract/messages.js';
-import { refusesRecovery, type RecoverySource } from '../src/contract/multi-stage.js';
-import { exists } from '../src/io/file-exists.js';
-import { isBlank, jsonlLines } from '../src/io/jsonl-lines.js';
+import { ConfigError } from '../contract/errors.js';
+import { sidecarPath } from '../contract/file-names.js';
+import { multiStageRecovery } from '../contract/messages.js';
+import { refusesRecovery, type RecoverySource } from '../contract/multi-stage.js';
+import { exists } from '../io/file-exists.js';
+import { isBlank, jsonlLines } from '../io/jsonl-lines.js';
 
 /** What else recovery reads, as NeMo Gym 0.7.0's options say. */
 export interface RecoveryOptions {

@@ -6,23 +6,11 @@
  * Gym's own: `--judge-failed-only --append` writing into the run's rollouts file (and so into its
  * sidecar, the recovery source). Nor may a file it writes be a directory: one line, not `EISDIR`.
  */
-import { ConfigError } from '../src/contract/errors.js';
-import { derivedFiles, sidecarPath, type DerivedFile } from '../src/contract/file-names.js';
-import type { OutputPaths } from '../src/contract/run-spec.js';
-import { isInside, pathIdentity, sameFile, type PathIdentity } from '../src/io/same-file.js';
-import type { OutputRules } from './output-paths.js';
-
-/** The files a run reads. */
-export interface InputFiles {
-  inputsPath: string;
-  rolloutsPath: string;
-  /** Recovery mode: the sidecar of --rollouts is read too. */
-  judgeFailedOnly: boolean;
-  /** With recovery: the invalid-judge rows of --rollouts are moved to its sidecar and recovered too. */
-  retryInvalidJudgeResponses?: boolean;
-  /** ATIF mode: the manifest is read instead of rollouts (and the trajectories it names, checked by the plan). */
-  atifManifestPath?: string;
-}
+import { ConfigError } from '../contract/errors.js';
+import { derivedFiles, sidecarPath, type DerivedFile } from '../contract/file-names.js';
+import type { OutputPaths } from '../contract/run-spec.js';
+import { isInside, pathIdentity, sameFile, type PathIdentity } from '../io/same-file.js';
+import type { InputFiles, OutputRules } from '../contract/output-rules.js';
 
 /** A file the run reads, and how the user named it. */
 export interface ReadFile {
@@ -89,7 +77,9 @@ function aliasMessage(w: WrittenFile, r: ReadFile, rules: OutputRules): string {
     return `${r.flag} '${r.path}' is inside ${w.what}${where}, which it deletes when it ends: ${fix}, or move the file`;
   }
   const clears = rules.overwrite && !rules.resume && !rules.append;
-  const verb = w.role === 'output' || w.role === 'sidecar' ? (clears ? 'delete (--overwrite)' : 'append to') : 'overwrite';
+  const appends = rules.resume || rules.append;
+  const verb =
+    w.role === 'output' || w.role === 'sidecar' ? (clears ? 'delete (--overwrite)' : appends ? 'append to' : 'write') : 'overwrite';
   const hint =
     w.role === 'output' && r.role === 'rollouts' ? " (to write into the run's own rollouts file, use --judge-failed-only --append)" : '';
   return `${r.flag} '${r.path}' is also ${w.what}${where}, which it would ${verb}: ${fix}${hint}`;

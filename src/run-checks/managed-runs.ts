@@ -1,12 +1,12 @@
-import { ConfigError } from '../src/contract/errors.js';
-import { attemptsJournalPath, manifestPath } from '../src/contract/file-names.js';
-import { managedOverwriteRefused, managedRunRefused, runTaggedWithoutManifest } from '../src/contract/managed-run.js';
-import { topLevelSpans } from '../src/contract/json-spans.js';
-import { RUN_ID_KEY } from '../src/contract/keys.js';
-import { sidecarPath } from '../src/contract/file-names.js';
-import { firstRow } from '../src/io/first-row.js';
-import { exists } from '../src/io/file-exists.js';
-import { resolvePath } from '../src/io/resolve-path.js';
+import { ConfigError } from '../contract/errors.js';
+import { attemptsJournalPath, manifestPath } from '../contract/file-names.js';
+import { managedOverwriteRefused, managedRunRefused, runTaggedWithoutManifest } from '../contract/managed-run.js';
+import { topLevelSpans } from '../contract/json-spans.js';
+import { RUN_ID_KEY } from '../contract/keys.js';
+import { sidecarPath } from '../contract/file-names.js';
+import { firstRow } from '../io/first-row.js';
+import { exists } from '../io/file-exists.js';
+import { resolvePath } from '../io/resolve-path.js';
 
 /** The manifest or attempts journal beside `path` (resolved as NeMo Gym resolves it), if any. */
 export async function managedCompanion(path: string): Promise<string | null> {

@@ -1,0 +1,262 @@
+/**
+ * The commands of `reverify`, declared on commander, by kind: running and working, watching and
+ * reading a run, files without a server, changing a live run, the demo and servers (in `--help`'s order). Every command but `run` is
+ * imported when it runs: loading (and transpiling) the modules of all commands took seconds of
+ * every command's start.
+ */
+import { Command, Option } from 'commander';
+import { makeTelemetryFilterString, Runtime } from '@temporalio/worker';
+import { INPUT_FORMATS, type InputFormat } from '../contract/atif-messages.js';
+import { REVERIFY_MODES } from '../contract/reverify-mode.js';
+import type { runReferenceServerCli } from '../reference-server/main.js';
+import { devServerStatus, ensureDevServer, stopDevServer } from '../temporal/dev-server/index.js';
+import { QuietLogger } from '../temporal/quiet-logger.js';
+import type { controlCommand } from './control-command.js';
+import { exitStatusOf } from './end-summary.js';
+import { handleInterrupts } from './interrupt.js';
+import { runCommand } from './run-command.js';
+import { collect, float, heartbeatFlag, int, optionOf, runOptions, toRaw } from './run-flag-options.js';
+
+/**
+ * Installs Temporal's runtime once, before any connection. A worker process shuts down cleanly on
+ * SIGINT/SIGTERM; a `run` handles them itself (interrupt.ts: its worker stops gracefully, the run waits for one).
+ */
+function installRuntime(workerOwnsSignals: boolean): void {
+  // A `run` reports failures itself in one line; its in-process worker only logs errors.
+  // `REVERIFY_LOG_LEVEL` (TRACE, DEBUG, INFO, WARN, ERROR) overrides.
+  const level = (process.env.REVERIFY_LOG_LEVEL as 'WARN' | undefined) ?? (workerOwnsSignals ? 'WARN' : 'ERROR');
+  Runtime.install({
+    logger: new QuietLogger(level),
+    // The SDK core logs on its own (WARN by default): at the same level, so a lost Temporal server is
+    // one line of ours (exit-codes.ts), not pages of gRPC retries.
+    telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: level, other: level }) } },
+    shutdownSignals: workerOwnsSignals ? ['SIGINT', 'SIGTERM'] : [],
+  });
+}
+
+/** `run` (its exit status through `setCode`) and `worker`. */
+export function addRunCommands(program: Command, setCode: (code: number) => void): void {
+  runOptions(program.command('run').description('re-verify rollouts against resources servers')).action(
+    async (o: Record<string, unknown> & { worker: boolean; workers: number; heartbeatTimeout: number; json?: boolean }) => {
+      installRuntime(false);
+      handleInterrupts();
+      const proc = {
+        worker: o.worker,
+        workers: o.workers,
+        heartbeatTimeoutMs: Math.round(o.heartbeatTimeout * 1000),
+        json: o.json === true,
+      };
+      setCode(exitStatusOf(await runCommand(toRaw(o), proc)));
+    },
+  );
+
+  program
+    .command('worker')
+    .description('run a worker for the reverify task queue (TEMPORAL_ADDRESS names the cluster)')
+    .option('--max-activities <n>', 'batch activities run at once by this worker', int('--max-activities'), 64)
+    .action(async (o: { maxActivities: number }) => {
+      installRuntime(true);
+      await (await import('./worker-command.js')).workerCommand({ maxConcurrentActivities: o.maxActivities });
+    });
+}
+
+/** What shows a run: `status`, `list`, `history`, `report`, `read`. */
+export function addRunViews(program: Command): void {
+  program
+    .command('status')
+    .description('show the state of the run writing an output')
+    .requiredOption('-o, --output <path>', "the run's --output")
+    .option('--json', 'print the state as one JSON object')
+    .option(
+      '--extend-attempts <n>',
+      'preview, writing nothing, which rollouts `run --resume --extend-attempts N` would reopen',
+      int('--extend-attempts'),
+    )
+    .action(async (o: { output: string; json?: boolean; extendAttempts?: number }) => {
+      installRuntime(false);
+      await (
+        await import('./status-command.js')
+      ).statusCommand(o.output, (l) => console.log(l), { json: o.json === true, extendAttempts: o.extendAttempts });
+    });
+
+  program
+    .command('list')
+    .description('show the runs on the Temporal server: output path, state, progress, start, duration')
+    .option('--json', 'print the runs as one JSON array')
+    .action(async (o: { json?: boolean }) => {
+      installRuntime(false);
+      await (await import('./list-command.js')).listCommand((l) => console.log(l), { json: o.json === true });
+    });
+
+  program
+    .command('history')
+    .description("the run's audit trail from its Temporal history: its timeline, or every attempt of one rollout")
+    .requiredOption('-o, --output <path>', "the run's --output")
+    .option('--key <T:R>', 'one rollout: _ng_task_index:_ng_rollout_index, e.g. 12:3')
+    .option('--json', 'print JSON')
+    .action(async (o: { output: string; key?: string; json?: boolean }) => {
+      installRuntime(false);
+      await (await import('./history-command.js')).historyCommand(o, (l) => console.log(l));
+    });
+
+  program
+    .command('report')
+    .description('what changed against the original run: flips, metric deltas, agreement, failures, throughput (HTML, or JSON)')
+    .requiredOption('-o, --output <path>', "the run's --output")
+    .option('--html <path>', 'where to write the HTML report (default <stem>_report.html next to the output)')
+    .option('--json', 'also print the numbers as one JSON object on stdout')
+    .option('--rollouts <path>', "the old verdicts, when the Temporal server no longer has the run (default: the run's --rollouts)")
+    .action(async (o: { output: string; html?: string; json?: boolean; rollouts?: string }) => {
+      installRuntime(false);
+      await (
+        await import('./report-command.js')
+      ).reportCommand(
+        o,
+        (l) => console.log(l),
+        (l) => console.error(l),
+      );
+    });
+
+  program
+    .command('read')
+    .description(
+      "a run's selected outcomes as JSONL (rows verbatim; no lock, nothing written), then on stderr whether a plain reader may read its files unfiltered (needs no Temporal server)",
+    )
+    .requiredOption('-o, --output <path>', "the run's --output")
+    .option(
+      '--disposition <d>',
+      'only these: success (main rows), failure (latest sidecar row of rollouts not in main), omitted (_ng_omitted), unknown',
+    )
+    .option('--json', 'the stderr summary as one JSON object')
+    .action(async (o: { output: string; disposition?: string; json?: boolean }) => {
+      await (await import('./read-command.js')).readCommand(o);
+    });
+}
+
+/** Commands on files that need no Temporal server: `aggregate`, `upload`. */
+export function addFileCommands(program: Command): void {
+  program
+    .command('aggregate')
+    .description('merge the shards of runs made with --disable-aggregation and compute their aggregate metrics (needs no Temporal server)')
+    .requiredOption(
+      '-i, --input-glob <globs>',
+      "shard JSONL glob(s), comma-separated, e.g. 'shards/*.jsonl'; *_failures.jsonl files are excluded",
+    )
+    .requiredOption('-o, --output <path>', 'merged JSONL, sorted by key; <stem>_aggregate_metrics.json goes next to it')
+    .option('--config <path>', 'NeMo Gym YAML config (repeatable): agent -> resources server routing, host/port', collect, [])
+    .option('--server <name=url>', 'resources server URL by instance name (repeatable); overrides the config', collect, [])
+    .option('--no-merge', 'only compute the metrics; do not write --output')
+    .option('--overwrite', 'replace an existing --output and its metrics file (never a shard)')
+    .action(async (o: { inputGlob: string; output: string; config: string[]; server: string[]; merge: boolean; overwrite?: boolean }) => {
+      await (
+        await import('./aggregate-command.js')
+      ).aggregateCommand({
+        inputGlob: o.inputGlob,
+        output: o.output,
+        configs: o.config,
+        servers: o.server,
+        merge: o.merge,
+        overwrite: o.overwrite ?? false,
+      });
+    });
+
+  program
+    .command('upload')
+    .description(
+      'upload a finished run to the MLflow tracker its --config names (rollouts.json, metrics), e.g. after a failed upload (needs no Temporal server)',
+    )
+    .requiredOption('-o, --output <path>', "the run's --output")
+    .option('--config <path>', 'NeMo Gym YAML config with the mlflow_* keys (repeatable, merged in order)', collect, [])
+    .action(async (o: { output: string; config: string[] }) => {
+      await (await import('./upload-command.js')).uploadCommand({ output: o.output, configs: o.config }, (l) => console.log(l));
+    });
+}
+
+/** Changing a live run: `control`, `cancel`. */
+export function addRunControls(program: Command): void {
+  program
+    .command('control')
+    .description('change a live run from any machine: its concurrency ceiling, request budget, pause, unpause')
+    .requiredOption('-o, --output <path>', "the run's --output")
+    .option('--concurrency <n>', 'new ceiling of /verify requests in flight', int('--concurrency'))
+    .option('--pause', 'start no new batch (those in flight finish)')
+    .option('--unpause', 'continue a paused run')
+    .option(
+      '--max-requests <n>',
+      'new budget of /verify requests of the whole run (raising a spent one continues the run)',
+      int('--max-requests'),
+    )
+    .action(async (o: Parameters<typeof controlCommand>[0]) => {
+      installRuntime(false);
+      await (await import('./control-command.js')).controlCommand(o, (l) => console.log(l));
+    });
+
+  program
+    .command('cancel')
+    .description('end the run writing an output, whatever it waits on: committed rows stay; continue later with --resume')
+    .requiredOption('-o, --output <path>', "the run's --output")
+    .option('--no-worker', "do not run a worker in this process: the run's own workers carry out the cancellation")
+    .action(async (o: { output: string; worker: boolean }) => {
+      installRuntime(false);
+      await (await import('./cancel-command.js')).cancelCommand({ output: o.output, worker: o.worker }, (l) => console.log(l));
+    });
+}
+
+/** `demo`, `reference-server`, and `server` for the embedded Temporal dev server. */
+export function addDemoAndServers(program: Command): void {
+  program
+    .command('demo')
+    .description('generate a sample run, start the reference server, and re-verify it')
+    .option('--dir <path>', 'where to write the demo files', 'demo-output')
+    .option('--tasks <n>', 'tasks', int('--tasks'), 100)
+    .option('--repeats <n>', 'rollouts per task', int('--repeats'), 4)
+    .addOption(optionOf(heartbeatFlag))
+    .addOption(
+      new Option('--input-format <format>', 're-verify the rollouts (gym) or the same rollouts written as ATIF v1.7 trajectories (atif)')
+        .choices(INPUT_FORMATS)
+        .default('gym'),
+    )
+    .action(async (o: { dir: string; tasks: number; repeats: number; heartbeatTimeout: number; inputFormat: InputFormat }) => {
+      installRuntime(false);
+      handleInterrupts();
+      await (await import('./demo-command.js')).demoCommand(o, { worker: true, heartbeatTimeoutMs: Math.round(o.heartbeatTimeout * 1000) });
+    });
+
+  program
+    .command('reference-server')
+    .description('a small, fast NeMo Gym-compatible resources server (mcqa grading)')
+    .option('--port <n>', 'port (0: any free port)', int('--port'), 8000)
+    .option('--host <host>', 'bind address', '127.0.0.1')
+    .addOption(new Option('--mode <mode>', 'what GET /reverify_mode answers').choices(REVERIFY_MODES).default('stateless'))
+    .option('--latency-ms <n>', 'delay before each /verify answer', float('--latency-ms'), 0)
+    .option(
+      '--latency-spread <sigma>',
+      'log-normal spread of that delay around it, as judges answer (1: the slowest in 100 wait 10 x)',
+      float('--latency-spread'),
+      0,
+    )
+    .option('--judge-fail-rate <p>', 'share of /verify answered as judge failures', float('--judge-fail-rate'), 0)
+    .option('--error-rate <p>', 'share of /verify answered with HTTP 500', float('--error-rate'), 0)
+    .option('--reset-rate <p>', 'share of /verify whose connection is reset', float('--reset-rate'), 0)
+    .option('--hang-rate <p>', 'share of /verify never answered', float('--hang-rate'), 0)
+    .option('--invalid-judge <keys>', 'rows (TASK:ROLLOUT[@N],...) whose verdict is flagged invalid_judge_response (first N gradings)')
+    .option('--permanent-invalid-judge <keys>', 'like --invalid-judge, with invalid_judge_retryable: false')
+    .option('--pretty', 'answer /verify with indented JSON, as servers that pretty-print do')
+    .option('--seed <n>', 'seed of the simulated failures', int('--seed'), 1)
+    .action(async (o: Parameters<typeof runReferenceServerCli>[0]) =>
+      (await import('../reference-server/main.js')).runReferenceServerCli(o),
+    );
+
+  const server = program.command('server').description('the embedded Temporal dev server (used when TEMPORAL_ADDRESS is unset)');
+  server.command('start').action(async () => {
+    const s = await ensureDevServer();
+    console.log(`Temporal dev server ${s.started ? 'started' : 'already running'} at ${s.address}; UI ${s.uiUrl} (pid ${s.pid})`);
+  });
+  server.command('stop').action(async () => {
+    const { stopped, pid } = await stopDevServer();
+    console.log(stopped ? `Temporal dev server stopped (pid ${pid})` : 'No Temporal dev server was running');
+  });
+  server.command('status').action(async () => {
+    console.log(JSON.stringify(await devServerStatus(), null, 2));
+  });
+}

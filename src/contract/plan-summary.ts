@@ -1,0 +1,38 @@
+/**
+ * What the plan phase found, counts only, and the files it read. Types only: the workflow bundle imports
+ * this file, so it must not contain runtime code.
+ */
+import type { FileStamp } from './file-stamp.js';
+
+/** What a file was when the plan read it (`FileStamp`): a batch refuses the file if it differs now. */
+export interface FileIdentity extends FileStamp {
+  path: string;
+}
+
+export interface PlanSummary {
+  planPath: string;
+  /**
+   * Bytes per plan record (`PLAN_RECORD_BYTES`, `ATIF_PLAN_RECORD_BYTES`: records carry digests).
+   * Another value, or none (plans of earlier versions), is refused (`checkPlanLayout`).
+   */
+  recordBytes?: number;
+  /** The files the plan's offsets point into (source, inputs), as the plan read them. */
+  files?: FileIdentity[];
+  /** The file the plan's source offsets point into: --rollouts, its sidecar in recovery mode, or the ATIF manifest. */
+  sourcePath: string;
+  /** `atif`: source rows are manifest entries whose trajectories the records prove (absent: NeMo Gym rollouts). */
+  inputFormat?: 'atif';
+  /** Rows to verify. */
+  rows: number;
+  /**
+   * Rollouts (distinct keys) the source holds within `--limit`, resume skips included: the run's
+   * expected rollouts in its coverage. Absent in recovery plans (the files' keys count) and runs started before it.
+   */
+  keys?: number;
+  /** Agent names, indexed by the plan's agent numbers. */
+  agents: string[];
+  /** Resources server names, indexed by the plan's server numbers. */
+  servers: string[];
+  /** Rows per agent name. */
+  rowsPerAgent: Record<string, number>;
+}
