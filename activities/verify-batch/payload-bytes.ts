@@ -20,7 +20,7 @@ import {
 } from '../../src/contract/keys.js';
 import type { Stamps } from '../../src/contract/outcome.js';
 import { assignMembers, AssignableNames, type Assignment } from '../../src/io/json-line-assign.js';
-import { scanJsonObjectLine, SCAN_NO } from '../../src/io/json-line-scan.js';
+import { scanJsonObjectLine, SCAN_NO } from '../../src/contract/json-line-scan.js';
 
 /** Members of the input row: where the body's members go, and its stamps (`stampsFromSpans`). */
 const INPUT = new AssignableNames([

@@ -25,7 +25,7 @@ import { stampFields, type Stamps } from '../../src/contract/outcome.js';
 import { rawTruthy } from '../../src/contract/python-truthiness.js';
 import type { RetryRules } from '../../src/contract/retry-rules.js';
 import { assignMembers, AssignableNames, type Assignment } from '../../src/io/json-line-assign.js';
-import { scanJsonObjectLine, SCAN_NO } from '../../src/io/json-line-scan.js';
+import { scanJsonObjectLine, SCAN_NO } from '../../src/contract/json-line-scan.js';
 import { routeResult, type RowFacts, type Routed } from './route-reply.js';
 
 /** The stamps' keys first, in `stampFields` order, then what routing reads. */

@@ -2,11 +2,15 @@
  * Raw-text access to the top level of ONE JSON object, so rows can be edited without
  * `JSON.parse` + `JSON.stringify` (which would round integers above 2^53 and rewrite `1.0` as `1`).
  *
- * The text is scanned by the one row scanner (src/io/json-line-scan.ts, on its UTF-8 bytes), which
- * checks it as strictly as `JSON.parse`; its byte offsets are turned into string offsets here.
+ * The text is scanned by the one row scanner (src/contract/json-line-scan.ts, on its UTF-16 code
+ * units, so offsets are the string's), in its loose reading: the top-level structure strictly (one
+ * object, string keys, `:` and `,` in the right places, valid top-level scalars, nothing after the
+ * closing brace), nested values only as far as needed to find where they end (strings with
+ * escapes, balanced and matching brackets). Callers that need full validation of nested content
+ * parse the row with `JSON.parse` separately.
  */
 
-import { scanArrayElements, scanObjectMembers } from '../io/json-line-scan.js';
+import { scanArrayElements, scanObjectMembers } from './json-line-scan.js';
 
 /** `[start, end)` offsets of a raw value inside the scanned text. */
 export interface Span {
@@ -36,19 +40,31 @@ function fail(reason: string, text: string, i: number): never {
   throw new SyntaxError(`not a single JSON object: ${reason} at offset ${i} (found ${found})`);
 }
 
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+/** Reused for each text (no allocation per text): its bytes when it is ASCII, else its UTF-16 code units. */
+let scratch = Buffer.from(new ArrayBuffer(1 << 16));
+let scratchUnits = new Uint16Array(scratch.buffer);
+
 /**
- * String offsets of byte offsets of `text`'s UTF-8 bytes `b`, asked in increasing order (one pass
- * over the bytes; none when the text is ASCII).
+ * `text` as the scanner reads it, offsets being the string's: its bytes when it is ASCII (the
+ * common case, and `Buffer.indexOf` finds a string's end fast), else its UTF-16 code units. Valid
+ * until the next call.
  */
-function charOffsets(text: string, b: Buffer): (byteOffset: number) => number {
-  if (b.length === text.length) return (at) => at;
-  let byte = 0;
-  let char = 0;
-  return (at) => {
-    if (at < byte) [byte, char] = [0, 0];
-    for (; byte < at; byte++) if ((b[byte] & 0xc0) !== 0x80) char += b[byte] >= 0xf0 ? 2 : 1;
-    return char;
-  };
+function unitsOf(text: string): Buffer | Uint16Array {
+  if (2 * text.length > scratch.length) {
+    scratch = Buffer.from(new ArrayBuffer(2 * text.length + (1 << 16)));
+    scratchUnits = new Uint16Array(scratch.buffer);
+  }
+  if (Buffer.byteLength(text, 'utf8') === text.length) return scratch.subarray(0, scratch.write(text, 0, 'latin1'));
+  const n = scratch.write(text, 0, 'utf16le');
+  if (!LITTLE_ENDIAN) scratch.subarray(0, n).swap16();
+  return scratchUnits.subarray(0, text.length);
+}
+
+function decodeKey(text: string, start: number, end: number): string {
+  // `start`/`end` include the quotes.
+  const inner = text.slice(start + 1, end - 1);
+  return inner.indexOf('\\') < 0 ? inner : (JSON.parse(text.slice(start, end)) as string);
 }
 
 /**
@@ -57,18 +73,14 @@ function charOffsets(text: string, b: Buffer): (byteOffset: number) => number {
  * with `spansOf` / `setFieldsScanned` to scan a large row once for several operations.
  */
 export function scanObject(text: string): ObjectScan {
-  const b = Buffer.from(text, 'utf8');
-  const scan = scanObjectMembers(b);
-  const at = charOffsets(text, b);
-  if ('reason' in scan) fail(scan.reason, text, at(scan.at));
-  const open = at(scan.open);
-  const members = scan.members.map((m) => ({
-    key: m.key,
-    keyStart: at(m.keyStart),
-    valueStart: at(m.valueStart),
-    valueEnd: at(m.valueEnd),
-  }));
-  return { open, close: at(scan.close), members };
+  const scan = scanObjectMembers(unitsOf(text));
+  if ('reason' in scan) fail(scan.reason, text, scan.at);
+  const m = scan.members;
+  const members: Member[] = [];
+  for (let k = 0; k < m.length; k += 4) {
+    members.push({ key: decodeKey(text, m[k], m[k + 1]), keyStart: m[k], valueStart: m[k + 2], valueEnd: m[k + 3] });
+  }
+  return { open: scan.open, close: scan.close, members };
 }
 
 /**
@@ -155,9 +167,7 @@ export function setFieldsScanned(
  * Throws `SyntaxError` like `scanObject`.
  */
 export function arrayElementSpans(text: string): Span[] {
-  const b = Buffer.from(text, 'utf8');
-  const spans = scanArrayElements(b);
-  const at = charOffsets(text, b);
-  if (!Array.isArray(spans)) return fail(spans.reason, text, at(spans.at));
-  return spans.map((s) => ({ start: at(s.start), end: at(s.end) }));
+  const spans = scanArrayElements(unitsOf(text));
+  if (!Array.isArray(spans)) return fail(spans.reason, text, spans.at);
+  return spans;
 }

@@ -6,7 +6,7 @@
  * member as `,"key":value`; everything else, whitespace included, is kept.
  */
 import { isJsonWhitespace } from '../contract/json-chars.js';
-import { MemberNames } from './json-line-scan.js';
+import { MemberNames } from '../contract/json-line-scan.js';
 
 /** One member to assign: its slot in the scan's `MemberNames`, and its new raw value. */
 export interface Assignment {

@@ -4,10 +4,17 @@
  * whitespace bytes, no control bytes in strings, only the JSON escapes). Bytes ≥ 0x80 are allowed
  * in strings only; the caller checks the bytes are valid UTF-8 where it matters (`isUtf8`).
  *
- * A function here that finds a fault returns -1 and leaves what and where in `failure` (read by
- * `lastFailure`), so that the hot path pays nothing for messages it does not use.
+ * Two readings: this strict one (`skipValue`) for the hot path says only "no" (-1) where a value
+ * is not JSON; the loose one for raw-text edits (json-loose-value.ts) leaves what and where it
+ * broke for `lastFailure`.
  */
-import { BACKSLASH, COLON, COMMA, LBRACE, LBRACKET, QUOTE, RBRACE, RBRACKET } from '../contract/json-chars.js';
+import { BACKSLASH, QUOTE } from './json-chars.js';
+
+/**
+ * What the scanner reads: a row's UTF-8 bytes, or for raw-text edits a string's UTF-16 code units
+ * (JSON's structure is ASCII, the same number in both).
+ */
+export type Units = Uint8Array | Uint16Array;
 
 let failAt = -1;
 let failReason = '';
@@ -24,8 +31,10 @@ export function lastFailure(): { at: number; reason: string } {
   return { at: failAt, reason: failReason };
 }
 
-/** Object or array nesting: 0 for an object, 1 for an array (grows for deeper values). */
-let stack: Uint8Array = new Uint8Array(512);
+/** Deeper values are not vouched for (the caller falls back to `JSON.parse`). */
+const MAX_DEPTH = 512;
+/** Object or array nesting: 0 for an object, 1 for an array. */
+const stack = new Uint8Array(MAX_DEPTH);
 
 export function isWs(c: number): boolean {
   return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
@@ -36,7 +45,7 @@ function isHex(c: number): boolean {
 }
 
 /** Bytes a string's content may hold as they are (0), and those that need a look (1). */
-export const PLAIN = new Uint8Array(256);
+const PLAIN = new Uint8Array(256);
 for (let c = 0; c < 0x20; c++) PLAIN[c] = 1;
 PLAIN[QUOTE] = 1;
 PLAIN[BACKSLASH] = 1;
@@ -106,39 +115,38 @@ function skipPlain(b: Uint8Array, i: number, end: number): number {
   }
 }
 
-/** Index just past the string whose opening quote is at `start`, or -1. */
-export function skipString(b: Uint8Array, start: number, end: number): number {
-  let i = start + 1;
+/**
+ * Index just past the string whose opening quote is at `i`, or -1. Bytes ≥ 0x80 pass (the caller
+ * checks the line's UTF-8 with `isUtf8`).
+ */
+function skipString(b: Uint8Array, i: number, end: number): number {
+  i++;
   for (;;) {
     i = skipPlain(b, i, end);
-    if (i >= end) return no(start, 'unterminated string');
+    if (i >= end) return -1;
     const c = b[i];
     if (c === QUOTE) return i + 1;
-    if (c !== BACKSLASH) return no(i, 'control character in a string');
-    if (i + 1 >= end) return no(start, 'unterminated string');
+    if (c !== BACKSLASH) return -1; // a control byte
+    if (i + 1 >= end) return -1;
     const e = b[i + 1];
     if (e === 0x75) {
-      if (i + 5 >= end || !isHex(b[i + 2]) || !isHex(b[i + 3]) || !isHex(b[i + 4]) || !isHex(b[i + 5])) {
-        return no(i, 'invalid escape in a string');
-      }
+      if (i + 5 >= end || !isHex(b[i + 2]) || !isHex(b[i + 3]) || !isHex(b[i + 4]) || !isHex(b[i + 5])) return -1;
       i += 6;
       continue;
     }
     // " \ / b f n r t
-    if (e !== QUOTE && e !== BACKSLASH && e !== 0x2f && e !== 0x62 && e !== 0x66 && e !== 0x6e && e !== 0x72 && e !== 0x74) {
-      return no(i, 'invalid escape in a string');
-    }
+    if (e !== QUOTE && e !== BACKSLASH && e !== 0x2f && e !== 0x62 && e !== 0x66 && e !== 0x6e && e !== 0x72 && e !== 0x74) return -1;
     i += 2;
   }
 }
 
-function digits(b: Uint8Array, i: number, end: number): number {
+function digits(b: Units, i: number, end: number): number {
   while (i < end && b[i] >= 0x30 && b[i] <= 0x39) i++;
   return i;
 }
 
 /** Index just past the number starting at `i`, or -1. */
-function skipNumber(b: Uint8Array, i: number, end: number): number {
+export function skipNumber(b: Units, i: number, end: number): number {
   if (b[i] === 0x2d) i++;
   if (i >= end) return -1;
   if (b[i] === 0x30) i++;
@@ -159,102 +167,97 @@ function skipNumber(b: Uint8Array, i: number, end: number): number {
   return i;
 }
 
-function literal(b: Uint8Array, i: number, end: number, word: string): number {
+export function literal(b: Units, i: number, end: number, word: string): number {
   if (i + word.length > end) return -1;
   for (let k = 0; k < word.length; k++) if (b[i + k] !== word.charCodeAt(k)) return -1;
   return i + word.length;
 }
 
-export function ws(b: Uint8Array, i: number, end: number): number {
+export function ws(b: Units, i: number, end: number): number {
   while (i < end && isWs(b[i])) i++;
   return i;
 }
 
 /** After `"key"` in an object: whitespace, `:`, whitespace; the index of the value, or -1. */
-export function colon(b: Uint8Array, i: number, end: number): number {
+function colon(b: Uint8Array, i: number, end: number): number {
   i = ws(b, i, end);
-  if (i >= end || b[i] !== COLON) return no(i, "expected ':'");
+  if (i >= end || b[i] !== 0x3a) return -1;
   return ws(b, i + 1, end);
-}
-
-/** A member name and its colon at `i` inside a nested object: the index of the value, or -1. */
-function memberName(b: Uint8Array, i: number, end: number): number {
-  if (i >= end || b[i] !== QUOTE) return no(i, 'expected a string key');
-  i = skipString(b, i, end);
-  return i < 0 ? -1 : colon(b, i, end);
-}
-
-/** The scalar (number or literal) at `i`: the index just past it, or -1. */
-function skipScalar(b: Uint8Array, i: number, end: number, c: number): number {
-  let j = -1;
-  if (c === 0x74) j = literal(b, i, end, 'true');
-  else if (c === 0x66) j = literal(b, i, end, 'false');
-  else if (c === 0x6e) j = literal(b, i, end, 'null');
-  else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) j = skipNumber(b, i, end);
-  return j < 0 ? no(i, 'invalid value') : j;
-}
-
-/**
- * The fault after a value that `b[at]` does not follow as it should: a scalar running into other
- * text (`01`, `tru e`) is an invalid value at its start, anything else is `expected`.
- */
-export function afterValueFault(b: Uint8Array, valueStart: number, valueEnd: number, at: number, expected: string): -1 {
-  const c = b[valueStart];
-  const scalar = c !== QUOTE && c !== LBRACE && c !== LBRACKET;
-  const next = b[valueEnd];
-  const runsOn = valueEnd < b.length && !isWs(next) && next !== COMMA && next !== RBRACE && next !== RBRACKET;
-  return scalar && runsOn ? no(valueStart, 'invalid value') : no(at, expected);
 }
 
 /** Index just past the JSON value starting at `i` (no leading whitespace), or -1. */
 export function skipValue(b: Uint8Array, i: number, end: number): number {
-  const top = i;
   let depth = 0;
-  let valueStart = i;
   for (;;) {
     // A value starts at i.
-    if (i >= end) return depth > 0 ? no(top, 'unterminated object or array') : no(i, 'expected a value');
-    valueStart = i;
+    if (i >= end) return -1;
     const c = b[i];
     let opened = false;
-    if (c === LBRACE || c === LBRACKET) {
+    if (c === 0x7b) {
       i = ws(b, i + 1, end);
-      if (i < end && b[i] === (c === LBRACE ? RBRACE : RBRACKET)) i++;
+      if (i < end && b[i] === 0x7d) i++;
       else {
-        if (depth === stack.length) stack = grown(stack);
-        stack[depth++] = c === LBRACE ? 0 : 1;
-        if (c === LBRACE) i = memberName(b, i, end);
+        if (depth >= MAX_DEPTH) return -1;
+        stack[depth++] = 0;
+        if (i >= end || b[i] !== QUOTE) return -1;
+        i = skipString(b, i, end);
+        if (i < 0) return -1;
+        i = colon(b, i, end);
+        if (i < 0) return -1;
+        opened = true;
+      }
+    } else if (c === 0x5b) {
+      i = ws(b, i + 1, end);
+      if (i < end && b[i] === 0x5d) i++;
+      else {
+        if (depth >= MAX_DEPTH) return -1;
+        stack[depth++] = 1;
         opened = true;
       }
     } else if (c === QUOTE) i = skipString(b, i, end);
-    else i = skipScalar(b, i, end, c);
+    else if (c === 0x74) i = literal(b, i, end, 'true');
+    else if (c === 0x66) i = literal(b, i, end, 'false');
+    else if (c === 0x6e) i = literal(b, i, end, 'null');
+    else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) i = skipNumber(b, i, end);
+    else return -1;
     if (i < 0) return -1;
     if (opened) continue;
     // After a value: close containers until one wants another value.
-    const valueEnd = i;
     for (;;) {
       if (depth === 0) return i;
       i = ws(b, i, end);
-      if (i >= end) return no(top, 'unterminated object or array');
+      if (i >= end) return -1;
       const d = b[i];
-      const inObject = stack[depth - 1] === 0;
-      if (d === (inObject ? RBRACE : RBRACKET)) {
+      if (stack[depth - 1] === 0) {
+        if (d === 0x7d) {
+          depth--;
+          i++;
+          continue;
+        }
+        if (d !== 0x2c) return -1;
+        i = ws(b, i + 1, end);
+        if (i >= end || b[i] !== QUOTE) return -1;
+        i = skipString(b, i, end);
+        if (i < 0) return -1;
+        i = colon(b, i, end);
+        if (i < 0) return -1;
+        break;
+      }
+      if (d === 0x5d) {
         depth--;
         i++;
         continue;
       }
-      if (d === RBRACE || d === RBRACKET) return no(i, 'mismatched bracket');
-      if (d !== COMMA) return afterValueFault(b, valueStart, valueEnd, i, inObject ? "expected ',' or '}'" : "expected ',' or ']'");
+      if (d !== 0x2c) return -1;
       i = ws(b, i + 1, end);
-      if (inObject) i = memberName(b, i, end);
-      if (i < 0) return -1;
       break;
     }
   }
 }
 
-function grown(s: Uint8Array): Uint8Array {
-  const next = new Uint8Array(s.length * 2);
-  next.set(s);
-  return next;
+/** Index of the quote ending the string at `i` when its content is plain (`PLAIN`), else -1. */
+export function plainStringEnd(b: Units, i: number, end: number): number {
+  let j = i + 1;
+  while (j < end && PLAIN[b[j]] === 0) j++;
+  return j < end && b[j] === QUOTE ? j : -1;
 }

@@ -16,8 +16,9 @@
  * It accepts exactly what `JSON.parse` accepts or says no (values are checked by json-value-bytes.ts);
  * bytes ≥ 0x80 are allowed in strings only, so a caller that needs it checks UTF-8 (`isUtf8`).
  */
-import { QUOTE, RBRACE, COMMA, LBRACE, LBRACKET, RBRACKET } from '../contract/json-chars.js';
-import { afterValueFault, beginScan, colon, endScan, lastFailure, no, PLAIN, skipString, skipValue, ws } from './json-value-bytes.js';
+import { COLON, COMMA, LBRACE, LBRACKET, QUOTE, RBRACE, RBRACKET } from './json-chars.js';
+import { beginScan, endScan, lastFailure, no, plainStringEnd, skipValue, ws, type Units } from './json-value-bytes.js';
+import { skipValueLoose, stringEndLoose } from './json-loose-value.js';
 
 /** Not a JSON object (or not one this scanner vouches for): use `JSON.parse`. */
 export const SCAN_NO = 0;
@@ -38,15 +39,15 @@ export class MemberNames {
 
 /**
  * The members of the last object scanned, `STRIDE` numbers each: the key's opening quote, the byte
- * after its closing quote, the value's start and end, and 1 when the key has an escape. Reused.
+ * after its closing quote, the value's start and end. Reused from row to row.
  */
-const STRIDE = 5;
+const STRIDE = 4;
 let found = new Int32Array(STRIDE * 64);
 let count = 0;
 let openAt = -1;
 let closeAt = -1;
 
-function addMember(ks: number, ke: number, vs: number, ve: number, escaped: number): void {
+function addMember(ks: number, ke: number, vs: number, ve: number): void {
   if ((count + 1) * STRIDE > found.length) {
     const next = new Int32Array(found.length * 2);
     next.set(found);
@@ -57,21 +58,17 @@ function addMember(ks: number, ke: number, vs: number, ve: number, escaped: numb
   found[at + 1] = ke;
   found[at + 2] = vs;
   found[at + 3] = ve;
-  found[at + 4] = escaped;
 }
 
-/** The key at `i` (a quote): index just past it, noting in `keyEscaped` whether it has an escape; or -1. */
-let keyEscaped = 0;
-function skipKey(b: Uint8Array, i: number, end: number): number {
+/**
+ * Index just past the key whose quote is at `i`, or -1. Strict, a key with an escape is not vouched
+ * for (it could spell a wanted name: `JSON.parse` decides); loose, it is read as `stringEndLoose` reads.
+ */
+function skipKey(b: Units, i: number, end: number, loose: boolean): number {
   if (i >= end || b[i] !== QUOTE) return no(i, 'expected a string key');
-  let j = i + 1;
-  while (j < end && PLAIN[b[j]] === 0) j++;
-  if (j < end && b[j] === QUOTE) {
-    keyEscaped = 0;
-    return j + 1;
-  }
-  keyEscaped = 1;
-  return skipString(b, i, end);
+  const j = plainStringEnd(b, i, end);
+  if (j >= 0) return j + 1;
+  return loose ? stringEndLoose(b, i, end) : -1;
 }
 
 /** Records a fault (`no`) and answers false. */
@@ -80,8 +77,12 @@ function fault(at: number, reason: string): false {
   return false;
 }
 
-/** Scans the object in `b[start, end)` into `found` (whitespace around it allowed). False on a fault (`lastFailure`). */
-function scanTop(b: Uint8Array, start: number, end: number): boolean {
+/**
+ * Scans the object in `b[start, end)` into `found` (whitespace around it allowed), its values
+ * checked strictly (`skipValue`) or, when `loose`, as `skipValueLoose` does. False when it is not
+ * such an object (loose: what and where for `lastFailure`).
+ */
+function scanTop(b: Units, start: number, end: number, loose: boolean): boolean {
   count = 0;
   let i = ws(b, start, end);
   if (i >= end || b[i] !== LBRACE) return fault(i, "expected '{'");
@@ -91,27 +92,23 @@ function scanTop(b: Uint8Array, start: number, end: number): boolean {
   else {
     for (;;) {
       const ks = i;
-      i = skipKey(b, i, end);
+      i = skipKey(b, i, end, loose);
       if (i < 0) return false;
       const ke = i;
-      const escaped = keyEscaped;
-      i = colon(b, i, end);
-      if (i < 0) return false;
+      i = ws(b, i, end);
+      if (i >= end || b[i] !== COLON) return fault(i, "expected ':'");
+      i = ws(b, i + 1, end);
       if (i >= end) return fault(i, 'expected a value');
       const vs = i;
-      i = skipValue(b, i, end);
+      i = loose ? skipValueLoose(b, i, end) : skipValue(b as Uint8Array, i, end);
       if (i < 0) return false;
-      addMember(ks, ke, vs, i, escaped);
-      const ve = i;
+      addMember(ks, ke, vs, i);
       i = ws(b, i, end);
       if (i < end && b[i] === RBRACE) {
         closeAt = i;
         break;
       }
-      if (i >= end || b[i] !== COMMA) {
-        afterValueFault(b, vs, ve, i, "expected ',' or '}'");
-        return false;
-      }
+      if (i >= end || b[i] !== COMMA) return fault(i, "expected ',' or '}'");
       i = ws(b, i + 1, end);
     }
   }
@@ -135,12 +132,11 @@ function sameBytes(b: Uint8Array, ks: number, ke: number, name: Buffer): boolean
 export function scanJsonObjectLine(b: Uint8Array, start: number, end: number, names: MemberNames, out: Int32Array): number {
   out.fill(-1);
   beginScan(b);
-  const ok = scanTop(b, start, end);
+  const ok = scanTop(b, start, end, false);
   endScan();
   if (!ok) return SCAN_NO;
   const wanted = names.bytes;
   for (let m = 0; m < count * STRIDE; m += STRIDE) {
-    if (found[m + 4] !== 0) return SCAN_NO;
     for (let w = 0; w < wanted.length; w++) {
       if (sameBytes(b, found[m] + 1, found[m + 1] - 1, wanted[w])) {
         out[2 * w] = found[m + 2];
@@ -151,30 +147,17 @@ export function scanJsonObjectLine(b: Uint8Array, start: number, end: number, na
   return SCAN_OK;
 }
 
-/** One top-level member of a scanned object (byte offsets). */
-export interface ByteMember {
-  key: string;
-  keyStart: number;
-  valueStart: number;
-  valueEnd: number;
-}
+/**
+ * A scanned object, for raw-text edits: its braces and its members in text order (duplicates
+ * included), four offsets each (the key's opening quote, just past its closing quote, the value's
+ * start and end; valid until the next scan); or what and where it breaks.
+ */
+export type ObjectOffsets = { open: number; close: number; members: Int32Array } | { at: number; reason: string };
 
-/** A scanned object: its braces and its members in text order (duplicates included); or where it breaks. */
-export type ByteObjectScan = { open: number; close: number; members: ByteMember[] } | { at: number; reason: string };
-
-/** Every top-level member of the JSON object in `b` (whitespace around it allowed), keys decoded. */
-export function scanObjectMembers(b: Buffer): ByteObjectScan {
-  beginScan(b);
-  const ok = scanTop(b, 0, b.length);
-  endScan();
-  if (!ok) return lastFailure();
-  const members: ByteMember[] = [];
-  for (let m = 0; m < count * STRIDE; m += STRIDE) {
-    const [ks, ke] = [found[m], found[m + 1]];
-    const key = found[m + 4] === 0 ? b.toString('utf8', ks + 1, ke - 1) : (JSON.parse(b.toString('utf8', ks, ke)) as string);
-    members.push({ key, keyStart: ks, valueStart: found[m + 2], valueEnd: found[m + 3] });
-  }
-  return { open: openAt, close: closeAt, members };
+/** The top-level members of the JSON object in `u` (whitespace around it allowed), read loosely (`skipValueLoose`). */
+export function scanObjectMembers(u: Units): ObjectOffsets {
+  if (!scanTop(u, 0, u.length, true)) return lastFailure();
+  return { open: openAt, close: closeAt, members: found.subarray(0, count * STRIDE) };
 }
 
 /** A fault recorded now (`no`), as `lastFailure` gives it. */
@@ -183,39 +166,32 @@ function failure(at: number, reason: string): { at: number; reason: string } {
   return lastFailure();
 }
 
-/** Byte spans of the elements of the JSON array in `b` (whitespace around it allowed); or where it breaks. */
-export function scanArrayElements(b: Buffer): Array<{ start: number; end: number }> | { at: number; reason: string } {
+/** Spans of the elements of the JSON array in `b` (whitespace around it allowed); or where it breaks. */
+export function scanArrayElements(b: Units): Array<{ start: number; end: number }> | { at: number; reason: string } {
   const end = b.length;
   const spans: Array<{ start: number; end: number }> = [];
-  beginScan(b);
-  try {
-    let i = ws(b, 0, end);
-    if (i >= end || b[i] !== LBRACKET) return failure(i, "expected '['");
-    i = ws(b, i + 1, end);
-    if (i < end && b[i] === RBRACKET) i++;
-    else {
-      for (;;) {
-        const start = i;
-        i = skipValue(b, i, end);
-        if (i < 0) return lastFailure();
-        spans.push({ start, end: i });
-        i = ws(b, i, end);
-        if (i < end && b[i] === RBRACKET) {
-          i++;
-          break;
-        }
-        if (i >= end || b[i] !== COMMA) {
-          afterValueFault(b, start, spans[spans.length - 1].end, i, "expected ',' or ']'");
-          return lastFailure();
-        }
-        i = ws(b, i + 1, end);
+  let i = ws(b, 0, end);
+  if (i >= end || b[i] !== LBRACKET) return failure(i, "expected '['");
+  i = ws(b, i + 1, end);
+  if (i < end && b[i] === RBRACKET) i++;
+  else {
+    for (;;) {
+      if (i >= end) return failure(i, 'expected a value');
+      const start = i;
+      i = skipValueLoose(b, i, end);
+      if (i < 0) return lastFailure();
+      spans.push({ start, end: i });
+      i = ws(b, i, end);
+      if (i < end && b[i] === RBRACKET) {
+        i++;
+        break;
       }
+      if (i >= end || b[i] !== COMMA) return failure(i, "expected ',' or ']'");
+      i = ws(b, i + 1, end);
     }
-    if (ws(b, i, end) !== end) return failure(i, 'unexpected text after the array');
-    return spans;
-  } finally {
-    endScan();
   }
+  if (ws(b, i, end) !== end) return failure(i, 'unexpected text after the array');
+  return spans;
 }
 
 const MAX_SAFE_DIGITS = 15;
