@@ -41,9 +41,12 @@ function fail(reason: string, text: string, i: number): never {
 }
 
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
-/** Reused for each text (no allocation per text): its bytes when it is ASCII, else its UTF-16 code units. */
-let scratch = Buffer.from(new ArrayBuffer(1 << 16));
-let scratchUnits = new Uint16Array(scratch.buffer);
+/**
+ * Reused for each text (no allocation per text): its bytes when it is ASCII, else its UTF-16 code
+ * units. Made on first use (the workflow sandbox, which loads this module, has no `Buffer`).
+ */
+let scratch: Buffer | undefined;
+let scratchUnits: Uint16Array = new Uint16Array(0);
 
 /**
  * `text` as the scanner reads it, offsets being the string's: its bytes when it is ASCII (the
@@ -51,7 +54,7 @@ let scratchUnits = new Uint16Array(scratch.buffer);
  * until the next call.
  */
 function unitsOf(text: string): Buffer | Uint16Array {
-  if (2 * text.length > scratch.length) {
+  if (scratch === undefined || 2 * text.length > scratch.length) {
     scratch = Buffer.from(new ArrayBuffer(2 * text.length + (1 << 16)));
     scratchUnits = new Uint16Array(scratch.buffer);
   }
