@@ -19,7 +19,7 @@ import { isFlaggedInvalidJudge, isMovedRow, moveIdentity, movedRow, RowFields } 
 import { DELIVERABLES_DIR_KEY } from '../src/contract/keys.js';
 import { movedInvalidJudgeRows } from '../src/contract/messages.js';
 import { fsyncDir } from '../src/io/atomic-file.js';
-import { OutputBuffer } from '../src/io/json-file-members.js';
+import { OutputBuffer } from '../src/io/output-buffer.js';
 import { isBlank, jsonlLines, type JsonlLine } from '../src/io/jsonl-lines.js';
 import { writingTo } from '../src/io/write-errors.js';
 import { hasDeliverable } from './deliverables.js';

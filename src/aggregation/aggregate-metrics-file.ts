@@ -14,7 +14,8 @@ import type { AgentKeyMetrics } from '../contract/run-spec.js';
 import type { SortedGroup } from './aggregate-groups.js';
 import { AGGREGATE_FIELD_DEFAULTS, AGGREGATE_FIELDS, type AggregateReplyFile } from './aggregate-reply.js';
 import { publishFile } from '../io/atomic-file.js';
-import { copyJsonIndented, OutputBuffer } from '../io/json-file-members.js';
+import { copyJsonIndented } from '../io/json-indent-copy.js';
+import { OutputBuffer } from '../io/output-buffer.js';
 import { readPlaceFile, type Place } from './place-file.js';
 import { writeAggregateRequestBody } from './request-body-file.js';
 

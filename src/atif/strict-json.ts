@@ -3,6 +3,10 @@
  * `bigint` beyond 2^53), floats stay floats (`PyFloat`, so `1.0` and `1` differ as they do in
  * Python), a repeated object key, `NaN`/`Infinity`, and a number that a double cannot hold exactly
  * are errors. Error texts follow Python's `json` module (`Expecting value: line 1 column 5 (char 4)`).
+ *
+ * A parser of its own, not `JSON.parse` (which keeps the last of repeated keys, and reads `1.0`
+ * as `1` and big integers rounded) nor the row scanner (src/contract/json-line-scan.ts, which
+ * locates a row's members but builds no values): an ATIF file must read as NeMo Gym reads it.
  */
 
 /** A JSON number written with a fraction or an exponent: a Python float. */

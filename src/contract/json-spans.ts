@@ -2,13 +2,15 @@
  * Raw-text access to the top level of ONE JSON object, so rows can be edited without
  * `JSON.parse` + `JSON.stringify` (which would round integers above 2^53 and rewrite `1.0` as `1`).
  *
- * The scanner checks the top-level structure strictly (one object, string keys, `:` and `,` in the
- * right places, valid top-level scalars, nothing after the closing brace) and nested values only as
- * far as needed to find where they end: strings with escapes, balanced and matching brackets.
- * Callers that need full validation of nested content parse the row with `JSON.parse` separately.
+ * The text is scanned by the one row scanner (src/contract/json-line-scan.ts, on its UTF-16 code
+ * units, so offsets are the string's), in its loose reading: the top-level structure strictly (one
+ * object, string keys, `:` and `,` in the right places, valid top-level scalars, nothing after the
+ * closing brace), nested values only as far as needed to find where they end (strings with
+ * escapes, balanced and matching brackets). Callers that need full validation of nested content
+ * parse the row with `JSON.parse` separately.
  */
 
-import { BACKSLASH, COLON, COMMA, isJsonWhitespace, LBRACE, LBRACKET, QUOTE, RBRACE, RBRACKET } from './json-chars.js';
+import { scanArrayElements, scanObjectMembers } from './json-line-scan.js';
 
 /** `[start, end)` offsets of a raw value inside the scanned text. */
 export interface Span {
@@ -33,72 +35,33 @@ export interface ObjectScan {
   members: Member[];
 }
 
-const SCALAR = /^(?:-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null)$/;
-
-function skipWs(text: string, i: number): number {
-  const n = text.length;
-  while (i < n && isJsonWhitespace(text.charCodeAt(i))) i++;
-  return i;
-}
-
-function describeAt(text: string, i: number): string {
-  return i >= text.length ? 'end of text' : `${JSON.stringify(text[i])}`;
-}
-
 function fail(reason: string, text: string, i: number): never {
-  throw new SyntaxError(`not a single JSON object: ${reason} at offset ${i} (found ${describeAt(text, i)})`);
+  const found = i >= text.length ? 'end of text' : `${JSON.stringify(text[i])}`;
+  throw new SyntaxError(`not a single JSON object: ${reason} at offset ${i} (found ${found})`);
 }
 
-/** Offset just past the closing quote of the string whose opening quote is at `i`. */
-function stringEnd(text: string, i: number): number {
-  let from = i + 1;
-  for (;;) {
-    const q = text.indexOf('"', from);
-    if (q < 0) fail('unterminated string', text, i);
-    let b = q - 1;
-    while (b > i && text.charCodeAt(b) === BACKSLASH) b--;
-    // An even number of backslashes before the quote: it is not escaped.
-    if (((q - 1 - b) & 1) === 0) return q + 1;
-    from = q + 1;
-  }
-}
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+/**
+ * Reused for each text (no allocation per text): its bytes when it is ASCII, else its UTF-16 code
+ * units. Made on first use (the workflow sandbox, which loads this module, has no `Buffer`).
+ */
+let scratch: Buffer | undefined;
+let scratchUnits: Uint16Array = new Uint16Array(0);
 
-/** Offset just past the bracket closing the object or array that opens at `i`. */
-function containerEnd(text: string, i: number): number {
-  const n = text.length;
-  const closers: number[] = [text.charCodeAt(i) === LBRACE ? RBRACE : RBRACKET];
-  let j = i + 1;
-  while (j < n) {
-    const c = text.charCodeAt(j);
-    if (c === QUOTE) {
-      j = stringEnd(text, j);
-      continue;
-    }
-    if (c === LBRACE) closers.push(RBRACE);
-    else if (c === LBRACKET) closers.push(RBRACKET);
-    else if (c === RBRACE || c === RBRACKET) {
-      if (closers.pop() !== c) fail('mismatched bracket', text, j);
-      if (closers.length === 0) return j + 1;
-    }
-    j++;
+/**
+ * `text` as the scanner reads it, offsets being the string's: its bytes when it is ASCII (the
+ * common case, and `Buffer.indexOf` finds a string's end fast), else its UTF-16 code units. Valid
+ * until the next call.
+ */
+function unitsOf(text: string): Buffer | Uint16Array {
+  if (scratch === undefined || 2 * text.length > scratch.length) {
+    scratch = Buffer.from(new ArrayBuffer(2 * text.length + (1 << 16)));
+    scratchUnits = new Uint16Array(scratch.buffer);
   }
-  return fail('unterminated object or array', text, i);
-}
-
-/** Offset just past the value that starts at `i` (which is not whitespace). */
-function valueEnd(text: string, i: number): number {
-  const c = text.charCodeAt(i);
-  if (c === QUOTE) return stringEnd(text, i);
-  if (c === LBRACE || c === LBRACKET) return containerEnd(text, i);
-  const n = text.length;
-  let j = i;
-  while (j < n) {
-    const d = text.charCodeAt(j);
-    if (d === COMMA || d === RBRACE || d === RBRACKET || isJsonWhitespace(d)) break;
-    j++;
-  }
-  if (j === i || !SCALAR.test(text.slice(i, j))) fail('invalid value', text, i);
-  return j;
+  if (Buffer.byteLength(text, 'utf8') === text.length) return scratch.subarray(0, scratch.write(text, 0, 'latin1'));
+  const n = scratch.write(text, 0, 'utf16le');
+  if (!LITTLE_ENDIAN) scratch.subarray(0, n).swap16();
+  return scratchUnits.subarray(0, text.length);
 }
 
 function decodeKey(text: string, start: number, end: number): string {
@@ -113,36 +76,14 @@ function decodeKey(text: string, start: number, end: number): string {
  * with `spansOf` / `setFieldsScanned` to scan a large row once for several operations.
  */
 export function scanObject(text: string): ObjectScan {
-  const n = text.length;
-  const open = skipWs(text, 0);
-  if (open >= n || text.charCodeAt(open) !== LBRACE) fail("expected '{'", text, open);
+  const scan = scanObjectMembers(unitsOf(text));
+  if ('reason' in scan) fail(scan.reason, text, scan.at);
+  const m = scan.members;
   const members: Member[] = [];
-  let i = skipWs(text, open + 1);
-  if (text.charCodeAt(i) !== RBRACE) {
-    for (;;) {
-      if (text.charCodeAt(i) !== QUOTE) fail('expected a string key', text, i);
-      const keyStart = i;
-      const keyEnd = stringEnd(text, i);
-      i = skipWs(text, keyEnd);
-      if (text.charCodeAt(i) !== COLON) fail("expected ':'", text, i);
-      const valueStart = skipWs(text, i + 1);
-      if (valueStart >= n) fail('expected a value', text, valueStart);
-      const end = valueEnd(text, valueStart);
-      members.push({ key: decodeKey(text, keyStart, keyEnd), keyStart, valueStart, valueEnd: end });
-      i = skipWs(text, end);
-      const c = text.charCodeAt(i);
-      if (c === COMMA) {
-        i = skipWs(text, i + 1);
-        continue;
-      }
-      if (c === RBRACE) break;
-      fail("expected ',' or '}'", text, i);
-    }
+  for (let k = 0; k < m.length; k += 4) {
+    members.push({ key: decodeKey(text, m[k], m[k + 1]), keyStart: m[k], valueStart: m[k + 2], valueEnd: m[k + 3] });
   }
-  const close = i;
-  const after = skipWs(text, close + 1);
-  if (after !== n) fail('unexpected text after the object', text, after);
-  return { open, close, members };
+  return { open: scan.open, close: scan.close, members };
 }
 
 /**
@@ -226,29 +167,10 @@ export function setFieldsScanned(
 
 /**
  * Raw spans of the elements of the JSON array in `text` (surrounding whitespace allowed), in order.
- * Elements are checked only as far as `scanObject` checks nested values. Throws `SyntaxError`.
+ * Throws `SyntaxError` like `scanObject`.
  */
 export function arrayElementSpans(text: string): Span[] {
-  const n = text.length;
-  const open = skipWs(text, 0);
-  if (open >= n || text.charCodeAt(open) !== LBRACKET) fail("expected '['", text, open);
-  const spans: Span[] = [];
-  let i = skipWs(text, open + 1);
-  if (text.charCodeAt(i) !== RBRACKET) {
-    for (;;) {
-      if (i >= n) fail('expected a value', text, i);
-      const end = valueEnd(text, i);
-      spans.push({ start: i, end });
-      i = skipWs(text, end);
-      const c = text.charCodeAt(i);
-      if (c === COMMA) {
-        i = skipWs(text, i + 1);
-        continue;
-      }
-      if (c === RBRACKET) break;
-      fail("expected ',' or ']'", text, i);
-    }
-  }
-  if (skipWs(text, i + 1) !== n) fail('unexpected text after the array', text, i + 1);
+  const spans = scanArrayElements(unitsOf(text));
+  if (!Array.isArray(spans)) return fail(spans.reason, text, spans.at);
   return spans;
 }

@@ -1,17 +1,15 @@
 /**
- * A JSON object held in a file, handled in bounded memory: where each top-level member's value
- * sits (byte ranges, found by one streaming pass), and a copy of one value re-indented the way
- * `JSON.stringify(value, null, 2)` lays it out. `/aggregate_metrics` replies carry one
+ * A JSON object held in a file, read in bounded memory: where each top-level member's value sits
+ * (byte ranges, found by one streaming pass). `/aggregate_metrics` replies carry one
  * `group_level_metrics` entry per task (hundreds of MB at 10^6 rows), so they go to disk and are
- * copied from there into `<out>_aggregate_metrics.json` instead of being parsed.
+ * read from there (json-indent-copy.ts copies a member out) instead of being parsed whole.
  *
- * Values are copied byte for byte inside strings and scalars (the server's `1.0` stays `1.0`);
- * only whitespace between tokens changes.
+ * Not the row scanner (src/contract/json-line-scan.ts) nor `JSON.parse`: both need the whole text
+ * in memory, and the dependencies hold no streaming JSON reader. This pass checks only the
+ * structure (brackets, strings); a member's bytes are parsed with `JSON.parse` by whoever needs it.
  */
 import { open, type FileHandle } from 'node:fs/promises';
 import { BACKSLASH, COLON, COMMA, isJsonWhitespace, LBRACE, LBRACKET, QUOTE, RBRACE, RBRACKET } from '../contract/json-chars.js';
-import { writeFully } from './write-fully.js';
-import { MAX_NON_FINITE_TOKEN, scalarToken } from '../contract/json-non-finite.js';
 
 /** Bytes `[start, end)` of a file. */
 export interface ByteSpan {
@@ -20,18 +18,127 @@ export interface ByteSpan {
 }
 
 const CHUNK = 1 << 20;
-const COLON_SPACE = Buffer.from(': ');
 /** Top-level keys longer than this are not kept (no reply we read has them). */
 const MAX_KEY_BYTES = 4096;
 
 /** The bytes of `span` of a file, a chunk at a time (the buffer is reused: use it before the next). */
-async function* chunks(fh: FileHandle, span: ByteSpan): AsyncGenerator<{ buf: Buffer; n: number; pos: number }> {
+export async function* chunks(fh: FileHandle, span: ByteSpan): AsyncGenerator<{ buf: Buffer; n: number; pos: number }> {
   const buf = Buffer.allocUnsafe(CHUNK);
   for (let pos = span.start; pos < span.end;) {
     const { bytesRead } = await fh.read(buf, 0, Math.min(CHUNK, span.end - pos), pos);
     if (bytesRead === 0) throw new Error(`unexpected end of file at byte ${pos}`);
     yield { buf, n: bytesRead, pos };
     pos += bytesRead;
+  }
+}
+
+function fail(at: number, what: string): never {
+  throw new SyntaxError(`${what} at byte ${at}`);
+}
+
+/** The streaming pass of `jsonFileMembers`, fed a chunk at a time. */
+class MemberSpans {
+  readonly members = new Map<string, ByteSpan>();
+  private readonly stack: number[] = [];
+  private inString = false;
+  private escape = false;
+  private done = false;
+  /** At depth 1: what comes next, the key being read, and where the current value started. */
+  private expect: 'key' | 'colon' | 'value' | 'comma' = 'key';
+  private key: number[] = [];
+  private keyText = '';
+  private valueStart = -1;
+
+  /** The `n` bytes of `buf`, which sit at byte `pos` of the file. */
+  feed(buf: Buffer, n: number, pos: number): void {
+    for (let i = 0; i < n; i++) {
+      if (this.inString && this.stack.length > 1) {
+        // Inside a nested string (most of the bytes) only its end matters: no call per byte.
+        const c = buf[i];
+        if (this.escape) this.escape = false;
+        else if (c === BACKSLASH) this.escape = true;
+        else if (c === QUOTE) this.inString = false;
+        continue;
+      }
+      this.step(buf[i], pos + i);
+    }
+  }
+
+  /** Throws unless the object ended (`size`: the file's). */
+  finish(size: number): void {
+    if (!this.done) fail(size, this.inString ? 'unterminated string' : 'unexpected end of data');
+  }
+
+  private step(c: number, at: number): void {
+    if (this.inString) return this.stringByte(c, at);
+    if (isJsonWhitespace(c)) {
+      if (this.stack.length === 1 && this.valueStart >= 0 && this.expect === 'value') this.endValue(at);
+      return;
+    }
+    if (this.done) fail(at, 'unexpected data after the JSON value');
+    if (this.stack.length === 0) {
+      if (c !== LBRACE) fail(at, 'not a JSON object');
+      this.stack.push(c);
+      return;
+    }
+    if (this.stack.length === 1) return this.topByte(c, at);
+    // Nested: strings and brackets only.
+    if (c === QUOTE) this.inString = true;
+    else if (c === LBRACE || c === LBRACKET) this.stack.push(c);
+    else if (c === RBRACE || c === RBRACKET) {
+      const open = this.stack.pop();
+      if ((open === LBRACE) !== (c === RBRACE)) fail(at, 'mismatched bracket');
+      if (this.stack.length === 1) this.endValue(at + 1);
+    }
+  }
+
+  private stringByte(c: number, at: number): void {
+    const readingKey = this.stack.length === 1 && this.expect === 'colon';
+    if (readingKey && this.key.length <= MAX_KEY_BYTES) this.key.push(c);
+    if (this.escape) this.escape = false;
+    else if (c === BACKSLASH) this.escape = true;
+    else if (c === QUOTE) {
+      this.inString = false;
+      if (readingKey) this.keyText = JSON.parse(Buffer.from([QUOTE, ...this.key]).toString('utf8')) as string;
+      else if (this.stack.length === 1 && this.valueStart >= 0) this.endValue(at + 1);
+    }
+  }
+
+  /** A byte outside strings at depth 1 (between the object's members). */
+  private topByte(c: number, at: number): void {
+    // A scalar value ends at the first byte that cannot belong to it.
+    if (this.expect === 'value' && this.valueStart >= 0 && (c === COMMA || c === RBRACE)) this.endValue(at);
+    if (this.expect === 'key') {
+      if (c === QUOTE) {
+        this.inString = true;
+        this.key = [];
+        this.expect = 'colon';
+      } else if (c === RBRACE && this.members.size === 0) this.close();
+      else fail(at, 'expected a member name');
+    } else if (this.expect === 'colon') {
+      if (c !== COLON) fail(at, "expected ':'");
+      this.expect = 'value';
+    } else if (this.expect === 'comma') {
+      if (c === COMMA) this.expect = 'key';
+      else if (c === RBRACE) this.close();
+      else fail(at, "expected ',' or '}'");
+    } else if (this.valueStart < 0) {
+      if (c === RBRACE || c === RBRACKET || c === COMMA || c === COLON) fail(at, 'expected a value');
+      this.valueStart = at;
+      if (c === QUOTE) this.inString = true;
+      else if (c === LBRACE || c === LBRACKET) this.stack.push(c);
+    } // else: inside a scalar
+  }
+
+  private close(): void {
+    this.stack.pop();
+    this.done = true;
+  }
+
+  private endValue(at: number): void {
+    this.members.set(this.keyText, { start: this.valueStart, end: at });
+    this.valueStart = -1;
+    this.expect = 'comma';
   }
 }
 
@@ -46,255 +153,11 @@ export async function jsonFileMembers(path: string): Promise<Map<string, ByteSpa
   const fh = await open(path, 'r');
   try {
     const { size } = await fh.stat();
-    const members = new Map<string, ByteSpan>();
-    const stack: number[] = [];
-    let inString = false;
-    let escape = false;
-    let done = false;
-    // At depth 1: what comes next, the key being read, and where the current value started.
-    let expect: 'key' | 'colon' | 'value' | 'comma' = 'key';
-    let key: number[] = [];
-    let valueStart = -1;
-    let keyText = '';
-    const fail = (at: number, what: string): never => {
-      throw new SyntaxError(`${what} at byte ${at}`);
-    };
-    const endValue = (at: number): void => {
-      members.set(keyText, { start: valueStart, end: at });
-      valueStart = -1;
-      expect = 'comma';
-    };
-    const step = (c: number, at: number): void => {
-      if (inString) {
-        if (stack.length === 1 && expect === 'colon' && key.length <= MAX_KEY_BYTES) key.push(c);
-        if (escape) escape = false;
-        else if (c === BACKSLASH) escape = true;
-        else if (c === QUOTE) {
-          inString = false;
-          if (stack.length === 1 && expect === 'colon') keyText = JSON.parse(Buffer.from([QUOTE, ...key]).toString('utf8')) as string;
-          else if (stack.length === 1 && valueStart >= 0) endValue(at + 1);
-        }
-        return;
-      }
-      if (isJsonWhitespace(c)) {
-        if (stack.length === 1 && valueStart >= 0 && expect === 'value') endValue(at);
-        return;
-      }
-      if (done) fail(at, 'unexpected data after the JSON value');
-      if (stack.length === 0) {
-        if (c !== LBRACE) fail(at, 'not a JSON object');
-        stack.push(c);
-        return;
-      }
-      if (stack.length === 1) {
-        // A scalar value ends at the first byte that cannot belong to it.
-        if (expect === 'value' && valueStart >= 0 && (c === COMMA || c === RBRACE)) endValue(at);
-        if (expect === 'key') {
-          if (c === QUOTE) {
-            inString = true;
-            key = [];
-            expect = 'colon';
-            return;
-          }
-          if (c === RBRACE && members.size === 0) {
-            stack.pop();
-            done = true;
-            return;
-          }
-          fail(at, 'expected a member name');
-        }
-        if (expect === 'colon') {
-          if (c !== COLON) fail(at, "expected ':'");
-          expect = 'value';
-          return;
-        }
-        if (expect === 'comma') {
-          if (c === COMMA) expect = 'key';
-          else if (c === RBRACE) {
-            stack.pop();
-            done = true;
-          } else fail(at, "expected ',' or '}'");
-          return;
-        }
-        // expect === 'value'
-        if (valueStart < 0) {
-          if (c === RBRACE || c === RBRACKET || c === COMMA || c === COLON) fail(at, 'expected a value');
-          valueStart = at;
-          if (c === QUOTE) inString = true;
-          else if (c === LBRACE || c === LBRACKET) stack.push(c);
-          return;
-        }
-        return; // inside a scalar
-      }
-      // Nested: strings and brackets only.
-      if (c === QUOTE) inString = true;
-      else if (c === LBRACE || c === LBRACKET) stack.push(c);
-      else if (c === RBRACE || c === RBRACKET) {
-        const open = stack.pop();
-        if ((open === LBRACE) !== (c === RBRACE)) fail(at, 'mismatched bracket');
-        if (stack.length === 1) endValue(at + 1);
-      }
-    };
-    for await (const { buf, n, pos } of chunks(fh, { start: 0, end: size })) {
-      for (let i = 0; i < n; i++) {
-        if (inString && stack.length > 1) {
-          // Inside a nested string (most of the bytes) only its end matters: no call per byte.
-          const c = buf[i];
-          if (escape) escape = false;
-          else if (c === BACKSLASH) escape = true;
-          else if (c === QUOTE) inString = false;
-          continue;
-        }
-        step(buf[i], pos + i);
-      }
-    }
-    if (!done) fail(size, inString ? 'unterminated string' : 'unexpected end of data');
-    return members;
+    const scan = new MemberSpans();
+    for await (const { buf, n, pos } of chunks(fh, { start: 0, end: size })) scan.feed(buf, n, pos);
+    scan.finish(size);
+    return scan.members;
   } finally {
     await fh.close();
   }
-}
-
-/** Output collected synchronously in a growing buffer, written to a file when asked. */
-export class OutputBuffer {
-  private buf = Buffer.allocUnsafe(CHUNK);
-  private used = 0;
-
-  /** `path`: the file's name in a write error. */
-  constructor(
-    private readonly fh: FileHandle,
-    private readonly path: string,
-  ) {}
-
-  private room(n: number): void {
-    if (this.used + n <= this.buf.length) return;
-    const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.used + n));
-    this.buf.copy(next, 0, 0, this.used);
-    this.buf = next;
-  }
-
-  byte(c: number): void {
-    if (this.used === this.buf.length) this.room(1);
-    this.buf[this.used++] = c;
-  }
-
-  bytes(b: Buffer, start: number, end: number): void {
-    this.room(end - start);
-    this.used += b.copy(this.buf, this.used, start, end);
-  }
-
-  text(s: string): void {
-    this.room(Buffer.byteLength(s));
-    this.used += this.buf.write(s, this.used);
-  }
-
-  /** Writes what was collected (call it often: memory holds everything until then). */
-  async drain(): Promise<void> {
-    await writeFully(this.fh, this.buf.subarray(0, this.used), null, this.path);
-    this.used = 0;
-  }
-}
-
-/**
- * Copies the JSON value at `span` of `path` to `out`, laid out as `JSON.stringify(value, null, 2)`
- * would lay it out when the value starts on a line indented `depth` levels (two spaces each):
- * members and elements one per line, `": "` after names, `{}` and `[]` when empty.
- */
-export async function copyJsonIndented(path: string, span: ByteSpan, depth: number, out: OutputBuffer): Promise<void> {
-  const fh = await open(path, 'r');
-  try {
-    let inString = false;
-    let escape = false;
-    let pendingOpen = 0;
-    // A line break and the indentation of depth d, encoded once per depth (one per `,` otherwise).
-    const breaks: Buffer[] = [];
-    const newline = (d: number): void => {
-      const b = (breaks[d] ??= Buffer.from('\n' + '  '.repeat(d)));
-      out.bytes(b, 0, b.length);
-    };
-    // A scalar token is held until it ends, so that a non-finite number is written `null` (`scalarToken`).
-    // Longer than any non-finite token (or not ASCII): its bytes are copied as they come.
-    let token = '';
-    let copying = false;
-    const endToken = (): void => {
-      if (token) out.text(scalarToken(token));
-      token = '';
-      copying = false;
-    };
-    for await (const { buf, n } of chunks(fh, span)) {
-      for (let i = 0; i < n; i++) {
-        const c = buf[i];
-        if (inString) {
-          // Copy the run of string bytes up to the next quote or backslash in one piece.
-          let j = i;
-          while (j < n) {
-            const d = buf[j];
-            if (escape) escape = false;
-            else if (d === BACKSLASH) escape = true;
-            else if (d === QUOTE) {
-              inString = false;
-              break;
-            }
-            j++;
-          }
-          out.bytes(buf, i, Math.min(j + 1, n));
-          i = j;
-          continue;
-        }
-        if (isJsonWhitespace(c)) {
-          endToken();
-          continue;
-        }
-        if (pendingOpen !== 0) {
-          const closes = (pendingOpen === LBRACE && c === RBRACE) || (pendingOpen === LBRACKET && c === RBRACKET);
-          pendingOpen = 0;
-          if (closes) {
-            out.byte(c);
-            continue;
-          }
-          depth++;
-          newline(depth);
-        }
-        if (isScalarByte(c)) {
-          if (!copying && c < 0x80 && token.length < MAX_NON_FINITE_TOKEN) token += String.fromCharCode(c);
-          else {
-            if (token) out.text(token);
-            token = '';
-            copying = true;
-            out.byte(c);
-          }
-          continue;
-        }
-        endToken();
-        if (c === LBRACE || c === LBRACKET) {
-          out.byte(c);
-          pendingOpen = c;
-        } else if (c === RBRACE || c === RBRACKET) {
-          depth--;
-          newline(depth);
-          out.byte(c);
-        } else if (c === COMMA) {
-          out.byte(c);
-          newline(depth);
-        } else if (c === COLON) {
-          out.bytes(COLON_SPACE, 0, 2);
-        } else {
-          if (c === QUOTE) inString = true;
-          out.byte(c);
-        }
-      }
-      await out.drain();
-    }
-    endToken();
-    await out.drain();
-  } finally {
-    await fh.close();
-  }
-}
-
-/** A byte of a scalar token outside strings (a number, `true`, `NaN`…): not whitespace, structure or a quote. */
-function isScalarByte(c: number): boolean {
-  return (
-    !isJsonWhitespace(c) && c !== QUOTE && c !== LBRACE && c !== LBRACKET && c !== RBRACE && c !== RBRACKET && c !== COMMA && c !== COLON
-  );
 }

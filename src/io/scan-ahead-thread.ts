@@ -6,7 +6,7 @@
  * bytes in, numbers out: every decision about a line stays with the caller.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { MemberNames } from './json-line-scan.js';
+import { MemberNames } from '../contract/json-line-scan.js';
 import { jsonlLineChunks } from './jsonl-lines.js';
 import { lineDigest } from './line-digest.js';
 import { isVouchedObject } from './scanned-lines.js';

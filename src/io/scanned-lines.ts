@@ -7,7 +7,7 @@
  * reader's full path, which then decides and words its errors exactly as before.
  */
 import { isUtf8 } from 'node:buffer';
-import { MemberNames, scanJsonObjectLine, SCAN_NO } from './json-line-scan.js';
+import { MemberNames, scanJsonObjectLine, SCAN_NO } from '../contract/json-line-scan.js';
 import { chunkLine, type JsonlLine, type LineChunk } from './jsonl-lines.js';
 import { scannedReads, vouchedAt, type ScannedRead, type ScanOptions } from './scan-ahead.js';
 

@@ -16,7 +16,7 @@ import {
   TASK_SOURCE_KEY,
 } from '../contract/keys.js';
 import type { RoutingTable } from '../config/routing.js';
-import { MemberNames, smallIntAt } from '../io/json-line-scan.js';
+import { MemberNames, smallIntAt } from '../contract/json-line-scan.js';
 import { isVouchedLine } from '../io/scanned-lines.js';
 import type { ScannedRead } from '../io/scan-ahead.js';
 import { routeInputRow } from './input-route.js';

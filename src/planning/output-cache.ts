@@ -5,7 +5,7 @@ import { topLevelSpans, type Span } from '../contract/json-spans.js';
 import { rawTruthy } from '../contract/python-truthiness.js';
 import { isTerminalFailure, type RetryRules } from '../contract/retry-rules.js';
 import { lineKeyId } from '../contract/row-key.js';
-import { MemberNames } from '../io/json-line-scan.js';
+import { MemberNames } from '../contract/json-line-scan.js';
 import { isBlank, type JsonlLine, type LineChunk } from '../io/jsonl-lines.js';
 import { scannedReads, type ScannedRead, type ScanOptions } from '../io/scan-ahead.js';
 import { ScannedLine } from '../io/scanned-lines.js';

@@ -5,7 +5,7 @@
 import { topLevelSpans, type Span } from '../contract/json-spans.js';
 import { AGENT_REF_KEY, ROLLOUT_INDEX_KEY, TASK_INDEX_KEY } from '../contract/keys.js';
 import { rawPartId } from '../contract/row-key.js';
-import { MemberNames } from '../io/json-line-scan.js';
+import { MemberNames } from '../contract/json-line-scan.js';
 import { forEachScannedLine } from '../io/scanned-lines.js';
 
 /** The member holding a row's verdict. */

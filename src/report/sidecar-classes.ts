@@ -2,7 +2,7 @@
 import { rawField } from '../contract/json-spans.js';
 import { FAILURE_CLASS_KEY } from '../contract/keys.js';
 import { exists } from '../io/file-exists.js';
-import { MemberNames } from '../io/json-line-scan.js';
+import { MemberNames } from '../contract/json-line-scan.js';
 import { forEachScannedLine } from '../io/scanned-lines.js';
 
 export interface SidecarCounts {

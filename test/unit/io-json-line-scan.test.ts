@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MemberNames, scanJsonObjectLine, SCAN_NO, SCAN_OK, smallIntAt } from '../../src/io/json-line-scan.js';
+import { MemberNames, scanJsonObjectLine, SCAN_NO, SCAN_OK, smallIntAt } from '../../src/contract/json-line-scan.js';
 import { chunkLine, jsonlLineChunks, jsonlLines, type JsonlLine } from '../../src/io/jsonl-lines.js';
 import { useTempRoot } from '../helpers/temp-dirs.js';
 

@@ -6,7 +6,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { MemberNames } from '../../src/io/json-line-scan.js';
+import { MemberNames } from '../../src/contract/json-line-scan.js';
 import { jsonlLineChunks, type LineChunk } from '../../src/io/jsonl-lines.js';
 import { lineDigest } from '../../src/io/line-digest.js';
 import { ScanAhead } from '../../src/io/scan-ahead.js';

@@ -1,40 +1,42 @@
 /**
- * A fast check that one JSONL line's bytes are a JSON object `JSON.parse` accepts, finding where
- * chosen top-level members' values are, without building the row. The plan phase validates every
- * line of 10^6-row files with it; only a line it does not accept (or one it cannot speak for) goes
- * through `JSON.parse`, which then gives the exact error message.
+ * The value layer of the JSON row scanner (json-line-scan.ts): where one JSON value in UTF-8 bytes
+ * ends, checked as strictly as `JSON.parse` checks it (RFC 8259: strict numbers, the four
+ * whitespace bytes, no control bytes in strings, only the JSON escapes). Bytes ≥ 0x80 are allowed
+ * in strings only; the caller checks the bytes are valid UTF-8 where it matters (`isUtf8`).
  *
- * It is never more lenient than `JSON.parse` (RFC 8259: strict numbers, the four whitespace bytes,
- * no control bytes in strings, only the JSON escapes); where it is unsure it says "no" and the
- * caller falls back to the full parser: a top-level key with an escape (it could spell a wanted
- * name), nesting deeper than `MAX_DEPTH`. Bytes ≥ 0x80 are allowed in strings only; the caller
- * checks that the line is valid UTF-8 (`isUtf8`, native and fast).
+ * Two readings: this strict one (`skipValue`) for the hot path says only "no" (-1) where a value
+ * is not JSON; the loose one for raw-text edits (json-loose-value.ts) leaves what and where it
+ * broke for `lastFailure`.
  */
+import { BACKSLASH, QUOTE } from './json-chars.js';
 
-/** Not a JSON object (or not one this scanner vouches for): use `JSON.parse`. */
-export const SCAN_NO = 0;
-/** A JSON object, if its bytes are valid UTF-8 (bytes ≥ 0x80 are let through in strings: check with `isUtf8`). */
-export const SCAN_OK = 1;
+/**
+ * What the scanner reads: a row's UTF-8 bytes, or for raw-text edits a string's UTF-16 code units
+ * (JSON's structure is ASCII, the same number in both).
+ */
+export type Units = Uint8Array | Uint16Array;
 
-const MAX_DEPTH = 512;
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
+let failAt = -1;
+let failReason = '';
 
-/** A set of top-level member names to find (ASCII), in `out` slots `2i` (value start) and `2i + 1` (end). */
-export class MemberNames {
-  readonly bytes: Buffer[];
-  constructor(readonly names: readonly string[]) {
-    this.bytes = names.map((n) => Buffer.from(n, 'latin1'));
-  }
-  /** A fresh output array for `scanJsonObjectLine`. */
-  slots(): Int32Array {
-    return new Int32Array(2 * this.names.length);
-  }
+/** Records a fault at byte `at` and returns -1. */
+export function no(at: number, reason: string): -1 {
+  failAt = at;
+  failReason = reason;
+  return -1;
 }
 
+/** The last fault recorded by `no`. */
+export function lastFailure(): { at: number; reason: string } {
+  return { at: failAt, reason: failReason };
+}
+
+/** Deeper values are not vouched for (the caller falls back to `JSON.parse`). */
+const MAX_DEPTH = 512;
+/** Object or array nesting: 0 for an object, 1 for an array. */
 const stack = new Uint8Array(MAX_DEPTH);
 
-function isWs(c: number): boolean {
+export function isWs(c: number): boolean {
   return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 }
 
@@ -49,11 +51,11 @@ PLAIN[QUOTE] = 1;
 PLAIN[BACKSLASH] = 1;
 
 /**
- * The bytes of the line being scanned as 32-bit words, set by `scanJsonObjectLine`: the view starts
- * at the aligned address at or before the buffer's first byte, `delta` bytes before it (a buffer
- * cut out of a larger read starts anywhere). The view of a buffer is kept for the next line of the
- * same read; one above `KEEP_MAX` (a read grown for a huge line) is not kept, so that it is not
- * held after its read.
+ * The bytes of the buffer being scanned as 32-bit words, set by `beginScan`: the view starts at the
+ * aligned address at or before the buffer's first byte, `delta` bytes before it (a buffer cut out
+ * of a larger read starts anywhere). The view of a buffer is kept for the next line of the same
+ * read; one above `KEEP_MAX` (a read grown for a huge line) is not kept, so that it is not held
+ * after its read.
  */
 let words: Int32Array = new Int32Array(0);
 let delta = 0;
@@ -62,15 +64,22 @@ let kept: Int32Array = words;
 const KEEP_MAX = 8 << 20;
 const EMPTY_WORDS = words;
 
-function wordView(b: Uint8Array): Int32Array {
+/** Makes `b` the buffer the word-at-a-time string skip reads; call `endScan` after. */
+export function beginScan(b: Uint8Array): void {
   delta = b.byteOffset & 3;
-  if (b === keptFor) return kept;
-  const view = new Int32Array(b.buffer, b.byteOffset - delta, (b.length + delta) >> 2);
+  if (b === keptFor) {
+    words = kept;
+    return;
+  }
+  words = new Int32Array(b.buffer, b.byteOffset - delta, (b.length + delta) >> 2);
   if (b.length <= KEEP_MAX) {
     keptFor = b;
-    kept = view;
+    kept = words;
   }
-  return view;
+}
+
+export function endScan(): void {
+  words = EMPTY_WORDS;
 }
 
 /**
@@ -131,13 +140,13 @@ function skipString(b: Uint8Array, i: number, end: number): number {
   }
 }
 
-function digits(b: Uint8Array, i: number, end: number): number {
+function digits(b: Units, i: number, end: number): number {
   while (i < end && b[i] >= 0x30 && b[i] <= 0x39) i++;
   return i;
 }
 
 /** Index just past the number starting at `i`, or -1. */
-function skipNumber(b: Uint8Array, i: number, end: number): number {
+export function skipNumber(b: Units, i: number, end: number): number {
   if (b[i] === 0x2d) i++;
   if (i >= end) return -1;
   if (b[i] === 0x30) i++;
@@ -158,13 +167,13 @@ function skipNumber(b: Uint8Array, i: number, end: number): number {
   return i;
 }
 
-function literal(b: Uint8Array, i: number, end: number, word: string): number {
+export function literal(b: Units, i: number, end: number, word: string): number {
   if (i + word.length > end) return -1;
   for (let k = 0; k < word.length; k++) if (b[i + k] !== word.charCodeAt(k)) return -1;
   return i + word.length;
 }
 
-function ws(b: Uint8Array, i: number, end: number): number {
+export function ws(b: Units, i: number, end: number): number {
   while (i < end && isWs(b[i])) i++;
   return i;
 }
@@ -177,7 +186,7 @@ function colon(b: Uint8Array, i: number, end: number): number {
 }
 
 /** Index just past the JSON value starting at `i` (no leading whitespace), or -1. */
-function skipValue(b: Uint8Array, i: number, end: number): number {
+export function skipValue(b: Uint8Array, i: number, end: number): number {
   let depth = 0;
   for (;;) {
     // A value starts at i.
@@ -246,83 +255,9 @@ function skipValue(b: Uint8Array, i: number, end: number): number {
   }
 }
 
-/** True when `b[ks, ke)` spells `name`. */
-function sameBytes(b: Uint8Array, ks: number, ke: number, name: Buffer): boolean {
-  if (ke - ks !== name.length) return false;
-  for (let k = 0; k < name.length; k++) if (b[ks + k] !== name[k]) return false;
-  return true;
-}
-
-/**
- * Checks that `b[start, end)` is one JSON object (whitespace around it allowed) and finds the value
- * spans of `names`' members (the last one when a name repeats, as `JSON.parse` keeps the last):
- * `out[2i]`, `out[2i + 1]`, or -1 when absent. Returns `SCAN_NO` or `SCAN_OK`.
- */
-export function scanJsonObjectLine(b: Uint8Array, start: number, end: number, names: MemberNames, out: Int32Array): number {
-  words = wordView(b);
-  const result = scanObjectLine(b, start, end, names, out);
-  words = EMPTY_WORDS;
-  return result;
-}
-
-/** `scanJsonObjectLine` once `words` is set. */
-function scanObjectLine(b: Uint8Array, start: number, end: number, names: MemberNames, out: Int32Array): number {
-  out.fill(-1);
-  const wanted = names.bytes;
-  let i = ws(b, start, end);
-  if (i >= end || b[i] !== 0x7b) return SCAN_NO;
-  i = ws(b, i + 1, end);
-  if (i < end && b[i] === 0x7d) i++;
-  else {
-    for (;;) {
-      if (i >= end || b[i] !== QUOTE) return SCAN_NO;
-      // A key without escapes (one with an escape could spell a wanted name: the full parser decides).
-      const ks = i + 1;
-      i = ks;
-      while (i < end && PLAIN[b[i]] === 0) i++;
-      if (i >= end || b[i] !== QUOTE) return SCAN_NO;
-      const ke = i;
-      i = colon(b, i + 1, end);
-      if (i < 0) return SCAN_NO;
-      const vs = i;
-      i = skipValue(b, i, end);
-      if (i < 0) return SCAN_NO;
-      for (let w = 0; w < wanted.length; w++) {
-        if (sameBytes(b, ks, ke, wanted[w])) {
-          out[2 * w] = vs;
-          out[2 * w + 1] = i;
-        }
-      }
-      i = ws(b, i, end);
-      if (i >= end) return SCAN_NO;
-      if (b[i] === 0x7d) {
-        i++;
-        break;
-      }
-      if (b[i] !== 0x2c) return SCAN_NO;
-      i = ws(b, i + 1, end);
-    }
-  }
-  if (ws(b, i, end) !== end) return SCAN_NO;
-  return SCAN_OK;
-}
-
-const MAX_SAFE_DIGITS = 15;
-
-/**
- * The value of a plain non-negative integer literal `b[s, e)` of at most 15 digits (`0`, `42`), or
- * -1 for anything else (a sign, a fraction, an exponent, more digits): such values take the
- * general path.
- */
-export function smallIntAt(b: Uint8Array, s: number, e: number): number {
-  const n = e - s;
-  if (n < 1 || n > MAX_SAFE_DIGITS) return -1;
-  if (n > 1 && b[s] === 0x30) return -1;
-  let v = 0;
-  for (let k = s; k < e; k++) {
-    const c = b[k] - 0x30;
-    if (c < 0 || c > 9) return -1;
-    v = v * 10 + c;
-  }
-  return v;
+/** Index of the quote ending the string at `i` when its content is plain (`PLAIN`), else -1. */
+export function plainStringEnd(b: Units, i: number, end: number): number {
+  let j = i + 1;
+  while (j < end && PLAIN[b[j]] === 0) j++;
+  return j < end && b[j] === QUOTE ? j : -1;
 }
