@@ -17,6 +17,7 @@ import { attemptCap, buildRunSpec } from './build-spec.js';
 import { withAttemptCap } from './attempt-cap.js';
 import { differingOptionsLine, liveRunSpec } from './attach-options.js';
 import { endSummary, incompleteLines, perAgentLines } from './end-summary.js';
+import { outputScopeLine } from './output-scope.js';
 import { followRun, type Followed } from './follow-run.js';
 import { onInterrupt } from './interrupt.js';
 import { precheckRun } from './precheck.js';
@@ -81,6 +82,8 @@ export function printSummary({ result, routed }: Followed, uiUrl: string | null,
     io.out(JSON.stringify(keyMetrics, null, 2));
   }
   io.out(rolloutsLine(result));
+  // The output across every invocation that wrote it (a --resume plans only what was missing).
+  if (result.coverage) io.out(outputScopeLine(result.coverage, { planned: result.keys ?? null, scored: result.done, unit: 'rollouts' }));
   perAgentLines(result).forEach((line) => io.out(line));
   io.out(`Re-verified rollouts: ${result.outputs.output}`);
   io.out(`Failures: ${result.outputs.sidecar}`);
