@@ -18,10 +18,10 @@ import type { ActivityDeps } from './deps.js';
 import { failFastOnUserError } from './user-errors.js';
 import { AllowanceSpent, RequestAllowance } from './verify-batch/allowance.js';
 import { atifPayload } from './verify-batch/atif-payload.js';
-import { cancelledByRun, failedAttemptLine, shuttingDown, workerShutdown } from './verify-batch/attempt-ends.js';
+import { cancelledByRun, failedAttemptLine, shuttingDown } from './verify-batch/attempt-ends.js';
 import { batchFiles, killAfterPublishing, publish } from './verify-batch/batch-files.js';
 import { BatchRecorder } from './verify-batch/batch-recorder.js';
-import { resumeCheckpoint, type Checkpoint } from './verify-batch/checkpoint.js';
+import { resumeCheckpoint, rowsOf, type Checkpoint } from './verify-batch/checkpoint.js';
 import { heldCheckpoint, holdBatch } from './verify-batch/held.js';
 import { rowPlace, sidecarPathOf } from './verify-batch/planned-rows.js';
 import { RowWindows } from './verify-batch/row-windows.js';
@@ -94,6 +94,8 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
   const checkpoint = await resumeCheckpoint(details, files.mainPartial, files.sidecarPartial);
   checkpoint.requestsUsed = (details as Checkpoint | undefined)?.requestsUsed ?? 0;
   const audit = checkpoint.audit!;
+  // Rows answered by earlier attempts or launches: the report's throughput counts them where they were answered.
+  const carried = rowsOf(checkpoint.counts);
   // Attempts that sent no report before they ended (their worker died, or they failed before the first heartbeat).
   if (audit.failedAttemptsMore === 0)
     for (let a = lastNotedAttempt(audit) + 1; a < ctx.info.attempt; a++) noteAttempt(audit, lostAttemptLine(a));
@@ -288,18 +290,16 @@ async function runBatch(deps: ActivityDeps, req: VerifyBatchRequest): Promise<Ba
     await rows.close();
     await recorder.close();
   }
-  if (shuttingDown(ctx) && recorder.checkpoint.done.length < records.length) {
-    // Hand back what this attempt finished: core sends the last heartbeat with the failure, and the
-    // next attempt (on the next worker, at once) resumes from it instead of waiting for a timeout.
-    beat();
-    throw workerShutdown(recorder.checkpoint.done.length, records.length);
-  }
+  const parts = { mainPart: files.mainPart, sidecarPart: files.sidecarPart };
+  // Its worker stops (Ctrl-C, `reverify worker` ending): not a failure. The batch is held with what
+  // it finished, and launched again at once for the next worker, which goes on from there.
+  if (shuttingDown(ctx) && recorder.checkpoint.done.length < records.length)
+    return holdBatch(files.held, req.batch, parts, recorder.snapshot(), { stopped: true, carried });
   // A batch that spent its allowance waits for more budget, unless the run is being cancelled.
-  if (held && !cancelledByRun(ctx))
-    return holdBatch(files.held, req.batch, { mainPart: files.mainPart, sidecarPart: files.sidecarPart }, recorder.snapshot());
+  if (held && !cancelledByRun(ctx)) return holdBatch(files.held, req.batch, parts, recorder.snapshot(), { stopped: false, carried });
   // Cancelled by the run, or finished: either way the rows done are handed back to be committed
   // (the unfinished rows of a cancelled batch are planned again by --resume).
-  const result = await publish(req, files, recorder.checkpoint, records.length - recorder.checkpoint.done.length);
+  const result = await publish(req, files, recorder.checkpoint, records.length - recorder.checkpoint.done.length, carried);
   killAfterPublishing(req);
   return result;
 }

@@ -21,7 +21,7 @@ export async function nextRound(spec: RunSpec, st: RunState): Promise<boolean> {
   enterPhase(st, 'rejudge-wait');
   // Workflow time (deterministic): the progress query shows the time left; no command is added.
   st.rejudgeAt = Date.now() + delayMs;
-  await sleep(delayMs);
+  await sleep(delayMs, { summary: `wait ${Math.round(delayMs / 1000)}s before re-judgment round ${st.round + 2}` });
   st.rejudgeAt = undefined;
   const next = await long.planRound.executeWithOptions({ summary: `plan re-judgment round ${st.round + 2}` }, [
     {

@@ -20,7 +20,7 @@ import { batchAllowance, budgetSpentMessage, requestsLeft } from './budget.js';
 import { commitBatches, commitHandedBack } from './commit.js';
 import type { ReverifyRunWorkflow } from './definitions.js';
 import { showDetails } from './details.js';
-import { landed, type InFlight, type RunState } from './run-state.js';
+import { heldWith, landed, type InFlight, type RunState } from './run-state.js';
 import { windowShape } from './window.js';
 
 export class RoundWindow {
@@ -110,7 +110,7 @@ export class RoundWindow {
     );
   }
 
-  /** Launches batches while their shares fit under the ceiling; a held batch first (only with a budget: none is held without). */
+  /** Launches batches while their shares fit under the ceiling; a held batch first (out of budget, or stopped with its worker). */
   launchAll(): void {
     while (this.canLaunch()) {
       // The share is computed once per launch: the very value canLaunch() checked against the ceiling.
@@ -139,11 +139,13 @@ export class RoundWindow {
       .finally(() => this.finish(batch));
   }
 
-  /** A batch returned: ready for its commit, or held when it spent its allowance before its last row. */
+  /** A batch returned: ready for its commit, or held when it spent its allowance or its worker stopped before its last row. */
   private ended(batch: number, r: BatchResult): void {
     this.st.requestsUsed += r.requestsUsed ?? 0;
-    if (r.held) this.hold(batch);
-    else {
+    if (r.held) {
+      this.hold(batch);
+      heldWith(this.st, r);
+    } else {
       this.ready.push(r);
       landed(this.st, r);
     }

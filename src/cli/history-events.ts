@@ -127,7 +127,12 @@ export function readHistory(events: HistoryEvent[]): ReadHistory {
           result,
         };
         batches.push(rec);
-        if (result.held)
+        if (result.held && result.stopped)
+          add(
+            e,
+            `${s.summary}: stopped with its worker (Ctrl-C, or the worker ended) after ${heldRowsOf(result)} row(s); launched again, the next worker goes on from there (${rec.worker})`,
+          );
+        else if (result.held)
           add(
             e,
             `${s.summary}: held, its request allowance spent (${result.requestsUsed ?? '?'} requests); the rest waits for the budget${attempts} (${rec.worker})`,
@@ -173,6 +178,11 @@ export function readHistory(events: HistoryEvent[]): ReadHistory {
     }
   }
   return { timeline, batches };
+}
+
+/** Rows a held batch had answered (its checkpoint), counted since the start of the batch. */
+function heldRowsOf(r: BatchResult): number {
+  return r.sofar ? r.sofar.main + r.sofar.failed + r.sofar.dropped : 0;
 }
 
 /** The worker of attempt `n` of a batch: the completing attempt's, or the one its failed-attempt line names. */

@@ -18,6 +18,7 @@ import { withAttemptCap } from './attempt-cap.js';
 import { differingOptionsLine, liveRunSpec } from './attach-options.js';
 import { endSummary, incompleteLines, perAgentLines } from './end-summary.js';
 import { outputScopeLine } from './output-scope.js';
+import { staticDetailsOf } from './static-details.js';
 import { followRun, type Followed } from './follow-run.js';
 import { onInterrupt } from './interrupt.js';
 import { precheckRun } from './precheck.js';
@@ -208,6 +209,7 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
         args: [spec],
         workflowIdConflictPolicy: 'USE_EXISTING',
         staticSummary: `reverify ${spec.outputPath}`,
+        staticDetails: staticDetailsOf(spec.outputPath),
         // Shown in the UI's list and `describe()`; no registration needed (a search attribute would be).
         memo: { output: spec.outputPath, inputs: spec.inputsPath, rollouts: spec.rolloutsPath },
         typedSearchAttributes: await outputSearchAttributes(client, spec.outputPath),

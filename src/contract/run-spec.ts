@@ -213,6 +213,12 @@ export interface BatchResult {
    * to commit); its checkpoint is kept in the work directory and the batch is launched again.
    */
   held?: boolean;
+  /** Held: the rows answered so far (its checkpoint; the launch that goes on from it reports them again). */
+  sofar?: { main: number; failed: number; dropped: number };
+  /** Held because its worker stopped (Ctrl-C, `reverify worker` ending), not for the budget: a graceful stop, not a failure. */
+  stopped?: boolean;
+  /** Rows of the counts (or of `sofar`) answered by earlier attempts or launches of the batch (absent: none). */
+  carried?: number;
   /**
    * The rows not in the main output (key, class, status, attempt) and the failed attempts of the
    * batch, for the audit (src/contract/batch-audit.ts). Absent in results of earlier versions.
@@ -261,9 +267,16 @@ export interface Progress {
   /** When the re-judgment timer fires (epoch ms, workflow time), during `rejudge-wait`. */
   rejudgeAt?: number | null;
   /** The current round's batches in flight: their rows and `/verify` slots (absent: earlier versions). */
-  running?: Array<{ batch: number; rows: number; slots: number }>;
+  running?: Array<{
+    batch: number;
+    rows: number;
+    slots: number;
+    sofar?: { main: number; failed: number; dropped: number; requests: number };
+  }>;
   /** Rows of batches that ended and wait for their commit (absent: earlier versions). See run-view.ts. */
   landed?: { main: number; failed: number; dropped: number; requests: number };
+  /** Rows answered by held batches not running now (stopped with their worker, or out of budget). See run-view.ts. */
+  held?: { main: number; failed: number; dropped: number; requests: number };
 }
 
 /** Key metrics of one aggregate entry. */

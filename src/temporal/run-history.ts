@@ -97,8 +97,7 @@ export async function listedInvocations(
     if (found.length >= limit) break;
     if (info.status.name === 'CONTINUED_AS_NEW') continue;
     const chain = await runChain(client, info.workflowId, info.runId);
-    const started =
-      chain.length === 1 ? info.startTime : (await client.workflow.getHandle(info.workflowId, chain[0]).describe()).startTime;
+    const started = chain.length === 1 ? info.startTime : (await client.workflow.getHandle(info.workflowId, chain[0]).describe()).startTime;
     found.push({ workflowId: info.workflowId, runId: info.runId, started });
   }
   return found;
