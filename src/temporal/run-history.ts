@@ -108,12 +108,16 @@ export type RunEvents = NonNullable<Awaited<ReturnType<ReturnType<Client['workfl
 
 /**
  * The events of each run of the workflow's continue-as-new chain, one run at a time, from the
- * latest back to the first (each run names the one it continued from). With `collect`, a caller
+ * latest (or from `runId`) back to the first (each run names the one it continued from). With `collect`, a caller
  * that keeps nothing of a run's events has their garbage collected before the next run is
  * fetched (this generator holds them until then).
  */
-export async function* runsNewestFirst(client: Client, workflowId: string, opts: { collect?: boolean } = {}): AsyncGenerator<RunEvents> {
-  let runId: string | undefined = undefined;
+export async function* runsNewestFirst(
+  client: Client,
+  workflowId: string,
+  opts: { collect?: boolean; runId?: string } = {},
+): AsyncGenerator<RunEvents> {
+  let runId: string | undefined = opts.runId;
   for (;;) {
     let events: RunEvents = (await client.workflow.getHandle(workflowId, runId).fetchHistory()).events ?? [];
     const previous: string | null | undefined = events[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId;
