@@ -3,7 +3,6 @@ import { hostname } from 'node:os';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Context } from '@temporalio/activity';
 import { attemptLine } from '../../src/contract/batch-audit.js';
-import { FailureType } from '../../src/contract/failure-types.js';
 import { VerifierUnavailableError } from '../../src/verifier/errors.js';
 
 /** True when the workflow asked this attempt to stop (`reverify cancel`, or a failing run stopping its batches). */
