@@ -34,6 +34,8 @@ export class RoundWindow {
   private launched = 0;
   /** Loans in flight (their slots), by a number of their own. */
   private readonly loans = new Map<number, number>();
+  /** Batches that returned held and have not finished yet: held (relaunchable) only once their launch is out of `inflight`. */
+  private readonly holding = new Set<number>();
   private lent = 0;
   /** The round's batches and loans run in a scope of their own, so that a failing run can stop them. */
   private readonly scope = new CancellationScope();
@@ -143,7 +145,7 @@ export class RoundWindow {
   private ended(batch: number, r: BatchResult): void {
     this.st.requestsUsed += r.requestsUsed ?? 0;
     if (r.held) {
-      this.hold(batch);
+      this.holding.add(batch);
       heldWith(this.st, r);
     } else {
       this.ready.push(r);
@@ -163,6 +165,9 @@ export class RoundWindow {
   private finish(batch: number): void {
     const { slots: freed } = this.inflight.get(batch)!;
     this.inflight.delete(batch);
+    // Held now, not when it returned: a launch in between (another batch's end) must not start it
+    // again while this launch is still in flight (several batches stop at once on a Ctrl-C).
+    if (this.holding.delete(batch)) this.hold(batch);
     this.launchAll();
     this.lend(freed);
   }

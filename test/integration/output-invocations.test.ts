@@ -63,7 +63,15 @@ describe('an output written by several invocations', () => {
     const stoppedAt = Date.now();
     await new Promise((r) => setTimeout(r, 2000));
     const pauseMs = Date.now() - stoppedAt;
-    const attached = await runCli(args, temporal.env, 120_000);
+    const attached = await runCli(args, temporal.env, 40_000);
+    if (attached.code !== 0 && attached.code !== 3) {
+      console.log((await runCli(['history', '-o', d.output], temporal.env)).stdout);
+      const desc = await client().workflow.getHandle(workflowId).describe();
+      console.log(JSON.stringify(desc.raw.pendingActivities, null, 1).slice(0, 5000));
+      const evs = (await client().workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+      for (const e of evs.filter((x) => x.workflowTaskFailedEventAttributes))
+        console.log(JSON.stringify(e.workflowTaskFailedEventAttributes?.failure).slice(0, 3000));
+    }
     expect(attached.stdout).toContain('Attached to the live run');
     expect([0, 3], attached.stdout + attached.stderr).toContain(attached.code);
     const firstRunId = (await client().workflow.getHandle(workflowId).describe()).runId;
