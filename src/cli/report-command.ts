@@ -57,6 +57,7 @@ async function readRunChain(client: Client, workflowId: string): Promise<RunHist
   let spec: RunSpec | null = null;
   let result: RunResult | null = null;
   const invocations = await invocationsOf(client, workflowId);
+  if (invocations.length === 0) throw new Error(`no run ${workflowId}`);
   for (const [i, inv] of invocations.entries()) {
     const perRun: RecordedBatch[][] = [];
     const latest = i === invocations.length - 1;
