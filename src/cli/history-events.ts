@@ -96,7 +96,11 @@ export function readHistory(events: HistoryEvent[]): ReadHistory {
   for (const e of events) {
     const id = String(e.eventId);
     if (e.workflowExecutionStartedEventAttributes) {
-      if (generation++ === 0) add(e, `run started (attempt ${e.workflowExecutionStartedEventAttributes.attempt ?? 1})`);
+      const started = e.workflowExecutionStartedEventAttributes;
+      if (generation++ === 0) add(e, `run started (attempt ${started.attempt ?? 1})`);
+      // Not continued from a run: another invocation of the output (`--resume` after the run ended).
+      else if (!started.continuedExecutionRunId)
+        add(e, 'run started again: a new invocation for this output (the same command after the run ended)');
     } else if (e.activityTaskScheduledEventAttributes) {
       const a = e.activityTaskScheduledEventAttributes;
       const type = a.activityType?.name ?? '?';

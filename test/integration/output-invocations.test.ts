@@ -133,6 +133,12 @@ describe('an output written by several invocations', () => {
     expect(planned.planned).toBeLessThan(rows);
     console.log(status.stdout);
 
+    // history: every invocation, the Ctrl-C of the first among them.
+    const audit = await runCli(['history', '-o', d.output], temporal.env);
+    expect(audit.stdout).toContain('stopped with its worker');
+    expect(audit.stdout.match(/run started again: a new invocation/g)).toHaveLength(2);
+    expect(audit.stdout).not.toMatch(/\blost\b|FAILED/);
+
     // report: every invocation's batches; throughput over each one's own active time; missing keys listed.
     const report = await runCli(['report', '-o', d.output, '--json'], temporal.env);
     expect(report.code, report.stderr).toBe(0);
