@@ -32,7 +32,7 @@ const roundPrefix = (st: RunState) => (st.round > 0 ? `re-judge round ${st.round
 
 export function batchOptions(spec: RunSpec, st: RunState, b: BatchLaunch): ActivityOptions {
   return {
-    summary: `${roundPrefix(st)}verify rows ${b.from}..${b.to - 1} (batch ${b.batch + 1}/${b.of}${b.held ? ', held before' : ''})`,
+    summary: `${roundPrefix(st)}verify rows ${b.from}..${b.to - 1} (batch ${b.batch + 1}/${b.of}${b.held ? ', launched again from where it was held' : ''})`,
     heartbeatTimeout: spec.heartbeatTimeoutMs,
     // Through the task queue, never eagerly to the worker running the workflow: batches
     // spread over every `reverify worker` that polls the queue.

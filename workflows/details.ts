@@ -17,17 +17,18 @@ export function enterPhase(st: RunState, phase: Phase): void {
 }
 
 /**
- * The details as Markdown (the UI renders it): phase, round, counts (the same view as the terminal's
+ * The details as Markdown (the UI renders it): counts first, then phase, round (the same view as the terminal's
  * and `reverify status`, run-view.ts, without the running batches' checkpoints), concurrency, output.
  */
 export function detailsOf(st: RunState, inflight: Map<number, InFlight> = new Map()): string {
   const t = st.totals;
   const v = runView(progressOf(st, inflight));
   const round = st.round > 0 ? ` (re-judge round ${st.round + 1})` : '';
+  // The counts first: the line a user reads on the run's page.
   return [
+    `**Rows:** ${v.answered}/${v.planned} answered · ${v.scored} scored · ${v.failed} failed (${t.judgeFailed} judge failures, ${t.rejected} rejected) · ` +
+      `${v.notPersisted} not persisted · ${v.inFlight} in flight`,
     `**Phase:** ${st.phase}${round}${st.paused ? ' · **paused**' : ''}${st.budgetPaused ? ' · **paused: request budget spent**' : ''}`,
-    `**Rows:** ${v.scored} scored · ${v.failed} failed (${t.judgeFailed} judge failures, ${t.rejected} rejected) · ` +
-      `${v.notPersisted} not persisted · ${v.inFlight} in flight · ${v.answered}/${v.planned} answered`,
     `**Batches:** ${st.nextBatch} launched in this round · concurrency ${st.effective}/${st.concurrency} · generation ${st.generation}`,
     ...(st.maxRequests !== null ? [`**/verify requests:** ${requestsShown(st)}`] : []),
     ...(st.outputs ? [`**Output:** ${st.outputs.output}`] : []),

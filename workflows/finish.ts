@@ -50,7 +50,7 @@ export async function finish(spec: RunSpec, st: RunState): Promise<RunResult> {
   }
   const upload = await uploadMetrics(uploading, st, { scored: st.mainRows ?? 0, missing: keysMissing(st) });
   const coverage = await coverageAtEnd(spec, st);
-  await quick.removeWorkDir(outputs.workDir);
+  await quick.removeWorkDir.executeWithOptions({ summary: 'done: remove the work directory' }, [outputs.workDir]);
   enterPhase(st, 'done');
   return {
     outputs,

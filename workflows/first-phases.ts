@@ -40,13 +40,18 @@ export async function guard(spec: RunSpec, st: RunState): Promise<Prefix> {
 /** The output paths, checked (spec §4.4): writable, not existing unless allowed, never an input. */
 export async function prepare(spec: RunSpec, st: RunState, prefix: Prefix): Promise<OutputPaths> {
   enterPhase(st, 'prepare');
-  st.outputs = await quick.checkOutputs(spec.outputPath, prefix, rulesOf(spec), {
-    inputsPath: spec.inputsPath,
-    rolloutsPath: spec.rolloutsPath,
-    judgeFailedOnly: spec.judgeFailedOnly,
-    retryInvalidJudgeResponses: spec.retryInvalidJudgeResponses,
-    ...(spec.atif ? { atifManifestPath: spec.atif.manifestPath } : {}),
-  });
+  st.outputs = await quick.checkOutputs.executeWithOptions({ summary: 'prepare: check the output paths' }, [
+    spec.outputPath,
+    prefix,
+    rulesOf(spec),
+    {
+      inputsPath: spec.inputsPath,
+      rolloutsPath: spec.rolloutsPath,
+      judgeFailedOnly: spec.judgeFailedOnly,
+      retryInvalidJudgeResponses: spec.retryInvalidJudgeResponses,
+      ...(spec.atif ? { atifManifestPath: spec.atif.manifestPath } : {}),
+    },
+  ]);
   return st.outputs;
 }
 
@@ -80,7 +85,10 @@ export async function plan(spec: RunSpec, st: RunState, outputs: OutputPaths): P
 
 /** Opens the outputs (deleting them for --overwrite, repairing a cut-off line) and records their lengths. */
 export async function openOutputs(spec: RunSpec, st: RunState, outputs: OutputPaths): Promise<void> {
-  const opened = await quick.openOutputs(outputs, rulesOf(spec));
+  const opened = await quick.openOutputs.executeWithOptions({ summary: 'open the outputs (recorded lengths, a cut-off line repaired)' }, [
+    outputs,
+    rulesOf(spec),
+  ]);
   st.messages.push(...opened.messages);
   st.mainLength = opened.mainLength;
   st.sidecarLength = opened.sidecarLength;

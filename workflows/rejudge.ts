@@ -36,7 +36,7 @@ export async function nextRound(spec: RunSpec, st: RunState): Promise<boolean> {
   enterPhase(st, 'rejudge-wait');
   // Workflow time (deterministic): the progress query shows the time left; no command is added.
   st.rejudgeAt = Date.now() + delayMs;
-  await sleep(delayMs);
+  await sleep(delayMs, { summary: `wait ${Math.round(delayMs / 1000)}s before re-judgment round ${st.round + 2}` });
   st.rejudgeAt = undefined;
   // The main output's length before the first re-judged row: only rows past it can score a key
   // that this run routed to the sidecar (the terminal's end-of-run alarms, src/cli/missing-alarms.ts).

@@ -20,7 +20,7 @@ import { batchAllowance, budgetSpentMessage, requestsLeft } from './budget.js';
 import { commitBatches, commitHandedBack } from './commit.js';
 import type { ReverifyRunWorkflow } from './definitions.js';
 import { showDetails } from './details.js';
-import { landed, type InFlight, type RunState } from './run-state.js';
+import { heldWith, landed, type InFlight, type RunState } from './run-state.js';
 import { windowShape } from './window.js';
 
 export class RoundWindow {
@@ -34,6 +34,8 @@ export class RoundWindow {
   private launched = 0;
   /** Loans in flight (their slots), by a number of their own. */
   private readonly loans = new Map<number, number>();
+  /** Batches that returned held and have not finished yet: held (relaunchable) only once their launch is out of `inflight`. */
+  private readonly holding = new Set<number>();
   private lent = 0;
   /** The round's batches and loans run in a scope of their own, so that a failing run can stop them. */
   private readonly scope = new CancellationScope();
@@ -110,7 +112,7 @@ export class RoundWindow {
     );
   }
 
-  /** Launches batches while their shares fit under the ceiling; a held batch first (only with a budget: none is held without). */
+  /** Launches batches while their shares fit under the ceiling; a held batch first (out of budget, or stopped with its worker). */
   launchAll(): void {
     while (this.canLaunch()) {
       // The share is computed once per launch: the very value canLaunch() checked against the ceiling.
@@ -139,11 +141,13 @@ export class RoundWindow {
       .finally(() => this.finish(batch));
   }
 
-  /** A batch returned: ready for its commit, or held when it spent its allowance before its last row. */
+  /** A batch returned: ready for its commit, or held when it spent its allowance or its worker stopped before its last row. */
   private ended(batch: number, r: BatchResult): void {
     this.st.requestsUsed += r.requestsUsed ?? 0;
-    if (r.held) this.hold(batch);
-    else {
+    if (r.held) {
+      this.holding.add(batch);
+      heldWith(this.st, r);
+    } else {
       this.ready.push(r);
       landed(this.st, r);
     }
@@ -161,6 +165,9 @@ export class RoundWindow {
   private finish(batch: number): void {
     const { slots: freed } = this.inflight.get(batch)!;
     this.inflight.delete(batch);
+    // Held now, not when it returned: a launch in between (another batch's end) must not start it
+    // again while this launch is still in flight (several batches stop at once on a Ctrl-C).
+    if (this.holding.delete(batch)) this.hold(batch);
     this.launchAll();
     this.lend(freed);
   }

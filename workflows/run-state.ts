@@ -85,6 +85,11 @@ export interface RunState {
    * as at every continue-as-new, which waits for the commits). See src/contract/run-view.ts.
    */
   landed?: Record<number, RowCounts>;
+  /**
+   * Rows answered so far by held batches (stopped with their worker, or out of budget), by batch:
+   * counted by the live views until the launch that goes on from them reports them (query-only).
+   */
+  heldRows?: Record<number, RowCounts>;
 }
 
 export function initialState(spec: RunSpec): RunState {
@@ -221,8 +226,12 @@ export function progressOf(st: RunState, inflight: Map<number, InFlight>): Progr
     rejected: st.totals.rejected,
     judgeFailed: st.totals.judgeFailed,
     inFlightRows: [...inflight.values()].reduce((a, b) => a + b.rows, 0),
-    running: [...inflight.entries()].map(([batch, f]) => ({ batch, rows: f.rows, slots: f.slots })),
+    running: [...inflight.entries()].map(([batch, f]) => ({ batch, rows: f.rows, slots: f.slots, ...sofarOf(st, batch) })),
     landed: Object.values(st.landed ?? {}).reduce(addRows, NO_ROWS),
+    held: Object.entries(st.heldRows ?? {})
+      .filter(([batch]) => !inflight.has(Number(batch)))
+      .map(([, rows]) => rows)
+      .reduce(addRows, NO_ROWS),
     perAgent: st.totals.perAgent,
     messages: st.messages,
     outputs: st.outputs,
@@ -239,12 +248,27 @@ export function progressOf(st: RunState, inflight: Map<number, InFlight>): Progr
   };
 }
 
+/** A held batch's rows so far, while it runs again (its checkpoint counts them once it has one). */
+function sofarOf(st: RunState, batch: number): { sofar?: RowCounts } {
+  const rows = st.heldRows?.[batch];
+  return rows ? { sofar: rows } : {};
+}
+
 /**
  * A batch ended: its rows count as answered until its commit adds them to the totals (`committed`).
  * Its requests are in `requestsUsed` already.
  */
 export function landed(st: RunState, b: BatchResult): void {
   (st.landed ??= {})[b.batch] = { main: b.main, failed: b.failed, dropped: b.dropped, requests: 0 };
+  if (st.heldRows?.[b.batch]) {
+    delete st.heldRows[b.batch];
+    if (Object.keys(st.heldRows).length === 0) delete st.heldRows;
+  }
+}
+
+/** A batch was held: its rows so far count as answered until it lands. */
+export function heldWith(st: RunState, b: BatchResult): void {
+  if (b.sofar) (st.heldRows ??= {})[b.batch] = { ...b.sofar, requests: 0 };
 }
 
 /** A batch's commit added its rows to the totals. */

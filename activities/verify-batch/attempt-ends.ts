@@ -1,9 +1,8 @@
-/** How an attempt of a batch ends other than by finishing: cancelled, its worker shutting down, failed. */
+/** How an attempt of a batch ends other than by finishing: cancelled, its worker shutting down (held: activities/verify-batch/held.ts), failed. */
 import { hostname } from 'node:os';
-import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
+import { ApplicationFailure } from '@temporalio/common';
 import type { Context } from '@temporalio/activity';
 import { attemptLine } from '../../src/contract/batch-audit.js';
-import { FailureType } from '../../src/contract/failure-types.js';
 import { VerifierUnavailableError } from '../../src/verifier/errors.js';
 
 /** True when the workflow asked this attempt to stop (`reverify cancel`, or a failing run stopping its batches). */
@@ -22,13 +21,4 @@ export function failedAttemptLine(attempt: number, err: unknown, struck: Verifie
 export function shuttingDown(ctx: Context): boolean {
   const reason: unknown = ctx.cancellationSignal.reason;
   return ctx.cancellationSignal.aborted && reason instanceof Error && reason.message === 'WORKER_SHUTDOWN';
-}
-
-/** The attempt's failure when its worker shuts down: retryable, benign (logged at debug level only). */
-export function workerShutdown(done: number, rows: number): ApplicationFailure {
-  return ApplicationFailure.create({
-    message: `the worker shut down with ${done}/${rows} rows of the batch done; the next worker continues from there`,
-    type: FailureType.WorkerShutdown,
-    category: ApplicationFailureCategory.BENIGN,
-  });
 }

@@ -28,6 +28,7 @@ export async function publish(
   files: ReturnType<typeof batchFiles>,
   checkpoint: Checkpoint,
   unfinished: number,
+  carried = 0,
 ): Promise<BatchResult> {
   const result: BatchResult = {
     batch: req.batch,
@@ -37,6 +38,7 @@ export async function publish(
     requestsUsed: checkpoint.requestsUsed ?? 0,
     audit: checkpoint.audit,
     ...(unfinished > 0 ? { unfinished } : {}),
+    ...(carried > 0 ? { carried } : {}),
   };
   // The parts and the list are independent (their fsyncs overlap); the result comes last: it says all are published.
   await Promise.all([

@@ -14,11 +14,11 @@ import { DEFAULT_VERIFY_RETRY } from '../../src/verifier/retry-policy.js';
 import { verifyWithRetries } from '../../src/verifier/verify-with-retries.js';
 import type { ActivityDeps } from '../deps.js';
 import { AllowanceSpent, RequestAllowance } from './allowance.js';
-import { cancelledByRun, failedAttemptLine, shuttingDown, workerShutdown } from './attempt-ends.js';
+import { cancelledByRun, failedAttemptLine, shuttingDown } from './attempt-ends.js';
 import { batchFiles, killAfterPublishing, publish } from './batch-files.js';
 import { BatchRecorder } from './batch-recorder.js';
 import { BatchStops } from './batch-stops.js';
-import { resumeCheckpoint, type Checkpoint } from './checkpoint.js';
+import { resumeCheckpoint, rowsOf, type Checkpoint } from './checkpoint.js';
 import { heldCheckpoint, holdBatch } from './held.js';
 import { laneGroup } from './lane-pool.js';
 import { runPooledLanes, type Recording } from './lanes.js';
@@ -62,6 +62,8 @@ export class BatchRun {
   private readonly beatTimer: NodeJS.Timeout;
   /** The allowance was spent with rows unfinished: they wait for the next launch. */
   private held = false;
+  /** Rows answered by earlier attempts or launches: the report's throughput counts them where they were answered. */
+  private readonly carried: number;
 
   private constructor(
     private readonly deps: ActivityDeps,
@@ -70,6 +72,7 @@ export class BatchRun {
     opened: Opened,
   ) {
     ({ checkpoint: this.checkpoint, records: this.records, todo: this.todo, rows: this.rows, recorder: this.recorder } = opened);
+    this.carried = rowsOf(this.checkpoint.counts);
     this.allowance = new RequestAllowance(this.checkpoint, req.allowance);
     this.http = deps.verifier(req.requestTimeoutMs);
     this.client = deps.replies.client(this.allowance.client(this.http));
@@ -233,20 +236,18 @@ export class BatchRun {
 
   /** Hands the attempt back: unfinished at a worker shutdown, held, or published (finished or cancelled by the run). */
   private async end(): Promise<BatchResult> {
-    if (shuttingDown(this.ctx) && this.unfinished() > 0) {
-      // Core sends the last heartbeat with the failure, and the next attempt (on the next worker, at
-      // once) resumes from it instead of waiting for a timeout.
-      this.beat();
-      throw workerShutdown(this.recorder.checkpoint.done.length, this.records.length);
-    }
+    const parts = { mainPart: this.files.mainPart, sidecarPart: this.files.sidecarPart };
+    const carried = this.carried;
+    // Its worker stops (Ctrl-C, `reverify worker` ending): not a failure. The batch is held with what
+    // it finished, and launched again at once for the next worker, which goes on from there.
+    if (shuttingDown(this.ctx) && this.unfinished() > 0)
+      return holdBatch(this.files.held, this.req.batch, parts, this.recorder.snapshot(), { stopped: true, carried });
     // A batch that spent its allowance waits for more budget, unless the run is being cancelled.
-    if (this.held && !cancelledByRun(this.ctx)) {
-      const parts = { mainPart: this.files.mainPart, sidecarPart: this.files.sidecarPart };
-      return holdBatch(this.files.held, this.req.batch, parts, this.recorder.snapshot());
-    }
+    if (this.held && !cancelledByRun(this.ctx))
+      return holdBatch(this.files.held, this.req.batch, parts, this.recorder.snapshot(), { stopped: false, carried });
     // Cancelled by the run, or finished: either way the rows done are handed back to be committed
     // (the unfinished rows of a cancelled batch are planned again by --resume).
-    const result = await publish(this.req, this.files, this.recorder.checkpoint, this.unfinished());
+    const result = await publish(this.req, this.files, this.recorder.checkpoint, this.unfinished(), carried);
     killAfterPublishing(this.req);
     return result;
   }

@@ -30,6 +30,11 @@ export function agentCounts(c: Checkpoint['counts'], agent: string): AgentCounts
   return (c.perAgent[agent] ??= { done: 0, failed: 0, dropped: 0, rewardSum: 0 });
 }
 
+/** Rows answered (scored, failed or not persisted) in counts. */
+export function rowsOf(c: Pick<Counts, 'main' | 'failed' | 'dropped'>): number {
+  return c.main + c.failed + c.dropped;
+}
+
 /** Counts of a batch, as its result reports them. */
 export type Counts = Checkpoint['counts'];
 

@@ -20,23 +20,30 @@ export async function heldCheckpoint(path: string): Promise<Checkpoint | undefin
 
 /**
  * Keeps the checkpoint for the next launch and returns the held result: no counts (nothing is
- * committed), the requests made, and the failed attempts of this launch for the audit (the next
- * launch numbers its attempts from 1 again, so they are not carried).
+ * committed), the rows answered so far (`sofar`, for the live views until the next launch reports
+ * them), the requests made, and the failed attempts of this launch for the audit (the next launch
+ * numbers its attempts from 1 again, so they are not carried). `stopped`: held because its worker
+ * stopped (Ctrl-C), not for the budget; `carried`: rows of `sofar` answered by earlier launches.
  */
 export async function holdBatch(
   path: string,
   batch: number,
   parts: Pick<BatchResult, 'mainPart' | 'sidecarPart'>,
   cp: Checkpoint,
+  why: { stopped: boolean; carried: number },
 ): Promise<BatchResult> {
   const audit = cp.audit ?? emptyAudit();
   await writeFileAtomic(path, JSON.stringify({ ...cp, audit: { ...audit, failedAttempts: [], failedAttemptsMore: 0 } }));
+  const { main, failed, dropped } = cp.counts;
   return {
     batch,
     ...parts,
     ...emptyCounts(),
     requestsUsed: cp.requestsUsed ?? 0,
     held: true,
+    sofar: { main, failed, dropped },
+    ...(why.stopped ? { stopped: true } : {}),
+    ...(why.carried > 0 ? { carried: why.carried } : {}),
     audit: { ...emptyAudit(), failedAttempts: audit.failedAttempts, failedAttemptsMore: audit.failedAttemptsMore },
   };
 }

@@ -14,7 +14,7 @@ import { ConfigError } from '../contract/errors.js';
 import { topLevelSpans } from '../contract/json-spans.js';
 import { ROLLOUT_INDEX_KEY, TASK_INDEX_KEY } from '../contract/keys.js';
 import { connectClient, resolveTemporal } from '../temporal/connection.js';
-import { runsNewestFirst, type RunEvents } from '../temporal/run-history.js';
+import { invocationsOf, runsNewestFirst, type RunEvents } from '../temporal/run-history.js';
 import { workflowIdForOutput } from '../temporal/workflow-id.js';
 import { attemptsOfKey, readHistory, truncatedBatches, type KeyAttempt, type ReadHistory } from './history-events.js';
 
@@ -24,11 +24,21 @@ export interface HistoryOptions {
   json?: boolean;
 }
 
-/** The events of the latest run for the workflow id and of every run it continued from, oldest first. */
+/**
+ * The events of every invocation of the output (each `reverify run` that started its workflow:
+ * fresh, `--resume` after an end), each with the runs it continued as new into, oldest first.
+ */
 export async function fetchRunChain(client: Client, workflowId: string): Promise<RunEvents> {
-  const chain: RunEvents[] = [];
-  for await (const events of runsNewestFirst(client, workflowId)) chain.unshift(events);
-  return chain.flat();
+  const invocations = await invocationsOf(client, workflowId);
+  // None listed: the latest run's chain (or the server's "not found").
+  const lasts = invocations.length > 0 ? invocations.map((i) => i.runIds[i.runIds.length - 1]) : [undefined];
+  const all: RunEvents[] = [];
+  for (const runId of lasts) {
+    const chain: RunEvents[] = [];
+    for await (const events of runsNewestFirst(client, workflowId, { runId })) chain.unshift(events);
+    all.push(...chain);
+  }
+  return all.flat();
 }
 
 /** The main output's row for the key, if any: its reward. */

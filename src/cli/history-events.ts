@@ -96,7 +96,11 @@ export function readHistory(events: HistoryEvent[]): ReadHistory {
   for (const e of events) {
     const id = String(e.eventId);
     if (e.workflowExecutionStartedEventAttributes) {
-      if (generation++ === 0) add(e, `run started (attempt ${e.workflowExecutionStartedEventAttributes.attempt ?? 1})`);
+      const started = e.workflowExecutionStartedEventAttributes;
+      if (generation++ === 0) add(e, `run started (attempt ${started.attempt ?? 1})`);
+      // Not continued from a run: another invocation of the output (`--resume` after the run ended).
+      else if (!started.continuedExecutionRunId)
+        add(e, 'run started again: a new invocation for this output (the same command after the run ended)');
     } else if (e.activityTaskScheduledEventAttributes) {
       const a = e.activityTaskScheduledEventAttributes;
       const type = a.activityType?.name ?? '?';
@@ -127,7 +131,12 @@ export function readHistory(events: HistoryEvent[]): ReadHistory {
           result,
         };
         batches.push(rec);
-        if (result.held)
+        if (result.held && result.stopped)
+          add(
+            e,
+            `${s.summary}: stopped with its worker (Ctrl-C, or the worker ended) after ${heldRowsOf(result)} row(s); launched again, the next worker goes on from there (${rec.worker})`,
+          );
+        else if (result.held)
           add(
             e,
             `${s.summary}: held, its request allowance spent (${result.requestsUsed ?? '?'} requests); the rest waits for the budget${attempts} (${rec.worker})`,
@@ -173,6 +182,11 @@ export function readHistory(events: HistoryEvent[]): ReadHistory {
     }
   }
   return { timeline, batches };
+}
+
+/** Rows a held batch had answered (its checkpoint), counted since the start of the batch. */
+function heldRowsOf(r: BatchResult): number {
+  return r.sofar ? r.sofar.main + r.sofar.failed + r.sofar.dropped : 0;
 }
 
 /** The worker of attempt `n` of a batch: the completing attempt's, or the one its failed-attempt line names. */

@@ -1,11 +1,16 @@
 import { connectClient, resolveTemporal, runUiUrl } from '../temporal/connection.js';
+import { listedInvocations } from '../temporal/run-history.js';
 import { duration } from './progress-view.js';
 import { runReport, type RunReport } from './run-report.js';
 
 /** The newest runs `list` shows. */
 const LIMIT = 100;
 
-/** One row of `reverify list`: where the run writes, its state, progress, start and duration. */
+/**
+ * One row of `reverify list`: one invocation of an output (a `reverify run` that started its
+ * workflow: fresh, or again after an earlier one ended), with its OWN state, progress, start and
+ * duration; the runs it continued as new into are part of it.
+ */
 export interface ListedRun {
   output: string | null;
   state: string;
@@ -14,6 +19,8 @@ export interface ListedRun {
   started: string;
   durationSeconds: number;
   workflowId: string;
+  /** The invocation's last run (the one holding its state). */
+  runId: string;
 }
 
 function progressOf(r: RunReport): string {
@@ -23,20 +30,23 @@ function progressOf(r: RunReport): string {
 }
 
 /**
- * `reverify list [--json]`: the runs on the server (newest first, at most 100): output path, state,
- * progress, start and duration. The output path is the start summary `reverify <path>` that
- * `reverify run` sets.
+ * `reverify list [--json]`: the runs on the server (newest first, at most 100), each invocation of
+ * an output on its own line with its own state (a cancelled one CANCELLED, whatever ran after it):
+ * output path, state, progress, start and duration. The output path is the start summary
+ * `reverify <path>` that `reverify run` sets.
  */
 export async function listCommand(out: (line: string) => void, opts: { json?: boolean } = {}): Promise<ListedRun[]> {
   const target = await resolveTemporal();
   const { client, close } = await connectClient(target);
   try {
     const runs: ListedRun[] = [];
-    for await (const info of client.workflow.list({ query: "WorkflowType = 'reverifyRun'" })) {
-      if (runs.length >= LIMIT) break;
-      const r = await runReport(client, info.workflowId, runUiUrl(target, info.workflowId), { sampleMs: 0, pollers: false }).catch(
-        () => null,
-      );
+    for (const inv of await listedInvocations(client, LIMIT)) {
+      const r = await runReport(client, inv.workflowId, runUiUrl(target, inv.workflowId), {
+        sampleMs: 0,
+        pollers: false,
+        runId: inv.runId,
+        startedAt: inv.started,
+      }).catch(() => null);
       if (!r) continue;
       runs.push({
         output: r.output,
@@ -45,6 +55,7 @@ export async function listCommand(out: (line: string) => void, opts: { json?: bo
         started: r.started,
         durationSeconds: r.durationSeconds,
         workflowId: r.workflowId,
+        runId: r.runId,
       });
     }
     if (opts.json) {

@@ -12,7 +12,7 @@ import { resolve } from 'node:path';
 import type { Client } from '@temporalio/client';
 import { writeFileAtomic } from '../io/atomic-file.js';
 import { connectClient, resolveTemporal, runUiUrl, type TemporalTarget } from '../temporal/connection.js';
-import { runsNewestFirst } from '../temporal/run-history.js';
+import { invocationsOf, runsNewestFirst } from '../temporal/run-history.js';
 import { workflowIdForOutput } from '../temporal/workflow-id.js';
 import type { RunResult, RunSpec } from '../contract/run-spec.js';
 import { historyTimeline, type RecordedBatch } from '../report/history-timeline.js';
@@ -46,20 +46,32 @@ interface RunHistory {
   batches: RecordedBatch[];
 }
 
-/** The run's history, one run of the continue-as-new chain at a time: memory holds one run's events, not the chain's. */
+/**
+ * The histories of every invocation that wrote the output (fresh, resumed after an end, extended,
+ * recovered: each started the workflow again), oldest first, one run of a continue-as-new chain at
+ * a time: memory holds one run's events, not the chain's, and of each run only its batches are
+ * kept. The spec and result are the latest invocation's.
+ */
 async function readRunChain(client: Client, workflowId: string): Promise<RunHistory> {
-  const perRun: RecordedBatch[][] = [];
+  const batches: RecordedBatch[] = [];
   let spec: RunSpec | null = null;
   let result: RunResult | null = null;
-  // Only batches are kept of each run: its events are collected before the next run is fetched
-  // (at 10^6 rows, five runs of ≈ 4,150 events, read while the history file is written).
-  for await (const events of runsNewestFirst(client, workflowId, { collect: true })) {
-    const ends = specAndResult(events);
-    if (perRun.length === 0) result = ends.result; // the latest run's end
-    spec = ends.spec; // the first run's start, once the walk is done
-    perRun.unshift(readHistory(events).batches);
+  const invocations = await invocationsOf(client, workflowId);
+  if (invocations.length === 0) throw new Error(`no run ${workflowId}`);
+  for (const [i, inv] of invocations.entries()) {
+    const perRun: RecordedBatch[][] = [];
+    const latest = i === invocations.length - 1;
+    // At 10^6 rows, five runs of ≈ 4,150 events, read while the history file is written.
+    for await (const events of runsNewestFirst(client, workflowId, { collect: true, runId: inv.runIds[inv.runIds.length - 1] })) {
+      const ends = specAndResult(events);
+      if (latest && perRun.length === 0) result = ends.result; // the latest run's end
+      if (latest) spec = ends.spec; // the invocation's first run's start, once the walk is done
+      // The audit lines are not needed here: counts and times only, whatever the number of batches.
+      perRun.unshift(readHistory(events).batches.map((b) => ({ ...b, invocation: i, result: { ...b.result, audit: undefined } })));
+    }
+    for (const run of perRun) batches.push(...run);
   }
-  return { spec, result, batches: perRun.flat() };
+  return { spec, result, batches };
 }
 
 /** The run's history, or why it cannot be read. Never throws: the report works without it. */
@@ -135,12 +147,32 @@ export async function writeReport(opts: ReportOptions, temporal?: ReportTemporal
   return { data, html };
 }
 
+/** The old keys missing from the main output, listed (the first MISSING_LISTED_MAX) and counted. */
+export function missingLines(data: ReportData): string[] {
+  const t = data.totals;
+  if (t.oldOnly === 0) return [];
+  const more = t.oldOnly > t.missingKeys.length ? `, and ${t.oldOnly - t.missingKeys.length} more` : '';
+  return [`Missing from the main output: ${t.oldOnly} key(s) of --rollouts: ${t.missingKeys.join(', ')}${more}`];
+}
+
+/** Each invocation's throughput over its own active time (the history's batches). */
+export function throughputLines(data: ReportData): string[] {
+  const inv = data.timeline?.invocations ?? [];
+  if (inv.length === 0) return [];
+  const each = inv.map(
+    (v) => `invocation ${v.invocation}: ${v.rows} rows in ${v.activeSeconds.toFixed(1)} s active (${v.rowsPerSecond ?? '–'} rows/s)`,
+  );
+  return [`Throughput: ${each.join('; ')}`];
+}
+
 export async function reportCommand(opts: ReportOptions, out: (line: string) => void, err: (line: string) => void): Promise<void> {
   const { data, html } = await writeReport(opts);
   const t = data.totals;
   const lines = [
     `Report: ${html}`,
     `Flips: ${t.flips.up} 0→1, ${t.flips.down} 1→0, ${t.flips.changed} changed of ${t.paired} rows with both verdicts; Cohen's κ ${t.kappa === null ? '–' : t.kappa.toFixed(3)}`,
+    ...missingLines(data),
+    ...throughputLines(data),
     ...(data.historyUnavailable ? [`History part unavailable: ${data.historyUnavailable}`] : []),
   ];
   if (opts.json) {

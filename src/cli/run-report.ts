@@ -44,6 +44,8 @@ export interface LiveReport {
 
 export interface RunReport {
   workflowId: string;
+  /** The run (execution) this report describes: the latest of its continue-as-new chain. */
+  runId: string;
   /** The run's --output (from the workflow's start summary `reverify <path>`); null when unknown. */
   output: string | null;
   state: string;
@@ -62,6 +64,8 @@ export interface RunReport {
   failure: string | null;
   /** The coverage counted from the run's files now, with what its coverage file saved (null: none). */
   coverage?: Coverage | null;
+  /** How many `reverify run` invocations wrote the output (status only: each started its workflow again). */
+  invocations?: number;
   /** Re-judgments admitted and not settled (status only; absent for a completed run). */
   unresolvedRejudgments?: UnresolvedRejudgment[];
 }
@@ -138,26 +142,30 @@ async function sampleLive(handle: WorkflowHandle, sampleMs: number): Promise<Liv
 }
 
 /**
- * One run's report. `detail`: ask the pollers and sample the rate of a live run, and read a
- * completed run's result (status); list asks less of each run.
+ * One run's report: the workflow's latest run, or the run `runId` (an earlier invocation of the
+ * same output, `list`), started at `startedAt` (the first run of its continue-as-new chain; default
+ * its own start). `sampleMs`/`pollers`: sample the rate of a live run and ask its pollers (status);
+ * list asks less of each run.
  */
 export async function runReport(
   client: Client,
   workflowId: string,
   uiUrl: string | null,
-  opts: { sampleMs: number; pollers: boolean },
+  opts: { sampleMs: number; pollers: boolean; runId?: string; startedAt?: Date },
 ): Promise<RunReport> {
-  const handle = client.workflow.getHandle(workflowId);
+  const handle = client.workflow.getHandle(workflowId, opts.runId);
   const desc = await handle.describe();
   const state = desc.status.name;
   const closed = desc.closeTime ?? null;
+  const started = opts.startedAt ?? desc.startTime;
   const report: RunReport = {
     workflowId,
+    runId: desc.runId,
     output: outputOfSummary(await desc.staticSummary()),
     state,
-    started: desc.startTime.toISOString(),
+    started: started.toISOString(),
     closed: closed?.toISOString() ?? null,
-    durationSeconds: Math.round(((closed ?? new Date()).getTime() - desc.startTime.getTime()) / 1000),
+    durationSeconds: Math.round(((closed ?? new Date()).getTime() - started.getTime()) / 1000),
     uiUrl,
     taskQueue: desc.taskQueue,
     workersPolling: null,

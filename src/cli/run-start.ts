@@ -13,6 +13,7 @@ import { withAttemptCap } from './attempt-cap.js';
 import { precheckRun } from './precheck.js';
 import type { RunCommandIo, RunProcessOptions } from './run-command.js';
 import { outputBeforeStart, type DriverHold } from './run-hold.js';
+import { staticDetailsOf } from './static-details.js';
 
 /** True when this output's run is live (the command attaches to it). */
 function isLive(client: Client, workflowId: string): Promise<boolean> {
@@ -47,6 +48,7 @@ export async function startRun(
       args: [spec],
       workflowIdConflictPolicy: 'FAIL',
       staticSummary: `reverify ${spec.outputPath}`,
+      staticDetails: staticDetailsOf(spec.outputPath),
       // Shown in the UI's list and `describe()`; no registration needed (a search attribute would be).
       memo: { output: spec.outputPath, inputs: spec.inputsPath, rollouts: spec.rolloutsPath },
       typedSearchAttributes: await outputSearchAttributes(client, spec.outputPath),

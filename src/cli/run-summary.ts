@@ -1,4 +1,5 @@
 /** What `reverify run` prints when its run has ended: the summary, and the report written beside the outputs. */
+import { outputScopeLine } from './output-scope.js';
 import { coverageReport } from '../contract/coverage-report.js';
 import { coverageBlock } from '../contract/coverage.js';
 import { coveragePath } from '../contract/file-names.js';
@@ -34,6 +35,8 @@ export function printSummary({ result, routed }: Followed, uiUrl: string | null,
     io.out(JSON.stringify(keyMetrics, null, 2));
   }
   io.out(rolloutsLine(result));
+  // The output across every invocation that wrote it (a --resume plans only what was missing).
+  if (result.coverage) io.out(outputScopeLine(result.coverage, { planned: result.keys ?? null, scored: result.done, unit: 'rollouts' }));
   perAgentLines(result).forEach((line) => io.out(line));
   io.out(`Re-verified rollouts: ${result.outputs.output}`);
   io.out(`Failures: ${result.outputs.sidecar}`);

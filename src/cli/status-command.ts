@@ -3,6 +3,8 @@ import { resolve } from 'node:path';
 import { ConfigError } from '../contract/errors.js';
 import { coveragePath } from '../contract/file-names.js';
 import { connectClient, resolveTemporal, runUiUrl } from '../temporal/connection.js';
+import { invocationsOf } from '../temporal/run-history.js';
+import { outputScopeLine, type InvocationFigures } from './output-scope.js';
 import { workflowIdForOutput } from '../temporal/workflow-id.js';
 import { duration } from './progress-view.js';
 import { RetryNotices } from './retry-notices.js';
@@ -57,11 +59,19 @@ function resultLines(r: RunReport): string[] {
   return lines;
 }
 
-/** The report as lines for people. */
+/** What the run shown (the latest invocation) did on its own. */
+function invocationFigures(r: RunReport): InvocationFigures | null {
+  if (r.live) return { planned: r.live.planned, scored: r.live.done, unit: 'attempts' };
+  if (r.result) return { planned: r.result.rollouts.planned, scored: r.result.rollouts.scored, unit: 'rollouts' };
+  return null;
+}
+
+/** The report as lines for people: the output across every invocation first, then the latest invocation's own state. */
 export function statusLines(r: RunReport): string[] {
   const when = r.closed ? `${r.started} to ${r.closed}` : `since ${r.started}`;
   const lines = [`Run ${r.workflowId}: ${r.state} (${when}, ${duration(r.durationSeconds)})`];
   if (r.output) lines.push(`Output: ${r.output}`);
+  if (r.coverage) lines.push(outputScopeLine(r.coverage, invocationFigures(r), r.invocations ?? null));
   if (r.state === 'RUNNING') {
     lines.push(...liveLines(r));
     if (r.workersPolling === 0)
@@ -116,6 +126,7 @@ export async function statusCommand(
         return null;
       },
     );
+    report.invocations = (await invocationsOf(client, workflowId).catch(() => [])).length || undefined;
     // Re-judgments admitted and not settled, from the current run's history (a run that completed has none).
     if (report.state !== 'COMPLETED') {
       const history = await client.workflow.getHandle(workflowId).fetchHistory();

@@ -47,6 +47,12 @@ export interface BatchResult {
    * to commit); its checkpoint is kept in the work directory and the batch is launched again.
    */
   held?: boolean;
+  /** Held: the rows answered so far (its checkpoint; the launch that goes on from it reports them again). */
+  sofar?: { main: number; failed: number; dropped: number };
+  /** Held because its worker stopped (Ctrl-C, `reverify worker` ending), not for the budget: a graceful stop, not a failure. */
+  stopped?: boolean;
+  /** Rows of the counts (or of `sofar`) answered by earlier attempts or launches of the batch (absent: none). */
+  carried?: number;
   /**
    * The rows not in the main output (key, class, status, attempt) and the failed attempts of the
    * batch, for the audit (src/contract/batch-audit.ts). Absent in results of earlier versions.

@@ -21,6 +21,7 @@ export const FailureType = {
   /**
    * The worker shut down (Ctrl-C in `reverify run`, SIGTERM of a worker) while a batch ran: the
    * batch handed back its checkpoint and is retried at once by the next worker. Expected, so quiet.
+   * Written by earlier versions only (a stopped batch is now held, not failed); read in their histories.
    */
   WorkerShutdown: 'WorkerShutdown',
   /**

@@ -58,9 +58,16 @@ export interface Progress {
   /** When the re-judgment timer fires (epoch ms, workflow time), during `rejudge-wait`. */
   rejudgeAt?: number | null;
   /** The current round's batches in flight: their rows and `/verify` slots (absent: earlier versions). */
-  running?: Array<{ batch: number; rows: number; slots: number }>;
+  running?: Array<{
+    batch: number;
+    rows: number;
+    slots: number;
+    sofar?: { main: number; failed: number; dropped: number; requests: number };
+  }>;
   /** Rows of batches that ended and wait for their commit (absent: earlier versions). See run-view.ts. */
   landed?: { main: number; failed: number; dropped: number; requests: number };
+  /** Rows answered by held batches not running now (stopped with their worker, or out of budget). See run-view.ts. */
+  held?: { main: number; failed: number; dropped: number; requests: number };
 }
 
 /** Key metrics of one aggregate entry. */

@@ -5,7 +5,9 @@
  * too (without checkpoints, which it cannot see).
  *
  * A batch's rows are counted exactly once: by its last checkpoint while it runs, by its result from
- * the moment it ends (`landed`, until its commit adds them to the totals), then by the totals. A
+ * the moment it ends (`landed`, until its commit adds them to the totals), then by the totals; a
+ * held batch (stopped with its worker, or out of budget) by what it had answered (`held`, `sofar`)
+ * until the launch that goes on from it sends its own checkpoint. A
  * checkpoint is used only for a batch the progress answer lists as running in the same round, so
  * the checkpoints must be read BEFORE the progress is asked (a batch that ended in between is
  * counted by its result, never twice).
@@ -62,7 +64,7 @@ export function addRows(a: RowCounts, b: RowCounts): RowCounts {
 /** The run's view from its progress answer and the checkpoints read just before it. */
 export function runView(p: Progress, beats: readonly BatchBeat[] = []): RunView {
   const running = new Map((p.running ?? []).map((b) => [b.batch, b]));
-  let live = p.landed ?? NO_ROWS;
+  let live = addRows(p.landed ?? NO_ROWS, p.held ?? NO_ROWS);
   let inFlight = 0;
   const seen = new Set<number>();
   for (const beat of beats) {
@@ -72,8 +74,13 @@ export function runView(p: Progress, beats: readonly BatchBeat[] = []): RunView 
     const b = running.get(beat.batch)!;
     inFlight += Math.max(0, Math.min(b.slots, b.rows - (beat.main + beat.failed + beat.dropped)));
   }
-  // A batch with no checkpoint yet: all its lanes may be out.
-  for (const b of running.values()) if (!seen.has(b.batch)) inFlight += Math.min(b.slots, b.rows);
+  // A batch with no checkpoint yet: all its lanes may be out; a held one launched again counts what it had answered.
+  for (const b of running.values())
+    if (!seen.has(b.batch)) {
+      const sofar = b.sofar ?? NO_ROWS;
+      live = addRows(live, sofar);
+      inFlight += Math.max(0, Math.min(b.slots, b.rows - (sofar.main + sofar.failed + sofar.dropped)));
+    }
   const answered = Math.min(p.planned, p.done + p.failed + p.dropped + live.main + live.failed + live.dropped);
   const keys = p.keys ?? p.planned;
   return {

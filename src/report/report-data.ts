@@ -74,6 +74,8 @@ export interface ReportData {
     paired: number;
     noOld: number;
     oldOnly: number;
+    /** The first of the old keys missing from the main output (`T:R`, key order); `oldOnly` counts them all. */
+    missingKeys: string[];
     flips: FlipCounts & { total: number };
     passTable: PassTable;
     kappa: number | null;
@@ -201,6 +203,7 @@ export function reportData(i: ReportInputs): ReportData {
       paired: sum((a) => a.paired),
       noOld: sum((a) => a.noOld),
       oldOnly: i.join.oldOnly,
+      missingKeys: i.join.oldOnlyKeys,
       flips,
       passTable,
       kappa: cohensKappa(passTable),

@@ -46,6 +46,14 @@
       ['rows with both verdicts', t.paired],
       ['main-output rows without an old reward', t.noOld],
       ['old keys not in the main output', t.oldOnly],
+      ...(t.oldOnly > 0
+        ? [
+            [
+              'of them, listed',
+              t.missingKeys.join(', ') + (t.oldOnly > t.missingKeys.length ? `, and ${t.oldOnly - t.missingKeys.length} more` : ''),
+            ],
+          ]
+        : []),
       ['flips 0→1 / 1→0 / changed', `${t.flips.up} / ${t.flips.down} / ${t.flips.changed}`],
       [`Cohen's κ on pass/fail (pass: reward ≥ ${data.passThreshold})`, num(t.kappa)],
       ['history', data.historyUnavailable ? `unavailable: ${data.historyUnavailable}` : 'read from the Temporal server'],
@@ -113,6 +121,7 @@
     table(
       tables,
       [
+        'invocation',
         'round',
         'batches',
         'rows',
@@ -125,6 +134,7 @@
         '429/503 retried',
       ],
       data.timeline.rounds.map((r) => [
+        r.invocation,
         r.round,
         r.batches,
         r.rows,
@@ -137,6 +147,18 @@
         r.throttled,
       ]),
     );
+  if (data.timeline) {
+    section(
+      tables,
+      'Throughput per invocation',
+      'Each `reverify run` that wrote the output: the rows its batches answered over the time they ran (pauses, such as a Ctrl-C before a resume, are left out).',
+    );
+    table(
+      tables,
+      ['invocation', 'first batch started', 'active s', 'rows', 'rows/s'],
+      data.timeline.invocations.map((v) => [v.invocation, v.started, num(v.activeSeconds, 1), v.rows, num(v.rowsPerSecond, 1)]),
+    );
+  }
   if (data.sidecarCounts)
     table(
       tables,
@@ -211,9 +233,9 @@
       ],
     },
     options: {
-      plugins: title(none || `Progress over time (s since ${tl.start})`),
+      plugins: title(none || `Progress over active time (s of batches running since ${tl.start}; pauses left out)`),
       scales: {
-        x: { type: 'linear', title: { display: true, text: 's' } },
+        x: { type: 'linear', title: { display: true, text: 'active s' } },
         y: { position: 'left', beginAtZero: true, title: { display: true, text: 'rows finished' } },
         rate: { position: 'right', beginAtZero: true, title: { display: true, text: 'rows/s' }, grid: { drawOnChartArea: false } },
       },

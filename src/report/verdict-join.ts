@@ -15,6 +15,8 @@ import { compareVerdictRecords, heldPart, NEW, OLD, partId, verdictRecordCodec, 
 
 /** Reward ≥ this is a pass (the contract's rewards are scores in [0, 1]; it names no other threshold). */
 export const PASS_THRESHOLD = 0.5;
+/** Old keys missing from the main output listed (`T:R`, in key order); the rest are counted. */
+export const MISSING_LISTED_MAX = 100;
 /** Flipped rows listed by key; the rest are counted. */
 export const FLIPS_LISTED_MAX = 10_000;
 /** Tasks with flips listed (most flips first); the rest are counted. */
@@ -75,8 +77,10 @@ export interface VerdictJoin {
   flipped: FlippedRow[];
   /** Flipped rows beyond FLIPS_LISTED_MAX (counted, not listed). */
   flippedMore: number;
-  /** Keys of the old files not in the main output. */
+  /** Keys of the old files not in the main output (missing from the score). */
   oldOnly: number;
+  /** The first MISSING_LISTED_MAX of them, as `T:R` in key order (the rest are counted in `oldOnly`). */
+  oldOnlyKeys: string[];
   /** Keys of the old files (with both indices) and rows of the main output. */
   oldRows: number;
   newRows: number;
@@ -133,6 +137,7 @@ class JoinWalk {
   private flippedMore = 0;
   private oldRows = 0;
   private oldOnly = 0;
+  private readonly oldOnlyKeys: string[] = [];
   private newRows = 0;
   /** The current key (no key yet: NaN), what its old rows said, and whether a new row took it. */
   private taskNum = NaN;
@@ -172,7 +177,8 @@ class JoinWalk {
   }
 
   private endKey(): void {
-    if (this.before !== undefined && !this.taken) this.oldOnly++;
+    if (this.before !== undefined && !this.taken && this.oldOnly++ < MISSING_LISTED_MAX)
+      this.oldOnlyKeys.push(auditKey(partText(partId(this.taskNum, this.taskText)), partText(partId(this.rolloutNum, this.rolloutText))));
     this.before = undefined;
     this.taken = false;
   }
@@ -224,6 +230,7 @@ class JoinWalk {
       flipped: this.flipped,
       flippedMore: this.flippedMore,
       oldOnly: this.oldOnly,
+      oldOnlyKeys: this.oldOnlyKeys,
       oldRows: this.oldRows,
       newRows: this.newRows,
     };

@@ -18,20 +18,89 @@ import { publishFile } from '../io/atomic-file.js';
 import { collectGarbage } from '../io/collect-garbage.js';
 import { writingTo } from '../io/write-errors.js';
 
-/** The run ids of the chain ending at the workflow's latest run, oldest first (one event read per run). */
-export async function runChain(client: Client, workflowId: string): Promise<string[]> {
-  const latest = (await client.workflow.getHandle(workflowId).describe()).runId;
-  const chain = [latest];
+/** The run ids of the chain ending at the run `runId` (default: the workflow's latest run), oldest first (one event read per run). */
+export async function runChain(client: Client, workflowId: string, runId?: string): Promise<string[]> {
+  const chain = [runId ?? (await client.workflow.getHandle(workflowId).describe()).runId];
   for (;;) {
-    const page = await client.workflowService.getWorkflowExecutionHistory({
-      namespace: client.options.namespace,
-      execution: { workflowId, runId: chain[0] },
-      maximumPageSize: 1,
-    });
-    const previous = page.history?.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId;
+    const previous = await previousRun(client, workflowId, chain[0]);
     if (!previous) return chain;
     chain.unshift(previous);
   }
+}
+
+/** The run that `runId` continued as new from, or null (it was started: a first run). One event read. */
+async function previousRun(client: Client, workflowId: string, runId: string): Promise<string | null> {
+  const page = await client.workflowService.getWorkflowExecutionHistory({
+    namespace: client.options.namespace,
+    execution: { workflowId, runId },
+    maximumPageSize: 1,
+  });
+  return page.history?.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId || null;
+}
+
+/**
+ * One invocation of a workflow id: a `reverify run` that started it (fresh, or again with --resume
+ * after an earlier one ended), and the runs it continued as new into. Its state is its last run's.
+ */
+export interface Invocation {
+  /** Run ids, oldest first; the last is the one that holds the invocation's state. */
+  runIds: string[];
+  /** When its first run started. */
+  started: Date;
+}
+
+/** The runs listed for a query (visibility), with their status and start; at most `limit`. */
+async function listedRuns(client: Client, query: string, limit: number) {
+  const runs: Array<{ workflowId: string; runId: string; status: string; startTime: Date }> = [];
+  for await (const info of client.workflow.list({ query })) {
+    if (runs.length >= limit) break;
+    runs.push({ workflowId: info.workflowId, runId: info.runId, status: info.status.name, startTime: info.startTime });
+  }
+  return runs;
+}
+
+/**
+ * Every invocation of the workflow id, oldest first: the executions the server lists for it
+ * (visibility; the latest run is asked for directly too, as a just-started one may not be listed
+ * yet), each with the runs of its continue-as-new chain.
+ */
+export async function invocationsOf(client: Client, workflowId: string, limit = 1000): Promise<Invocation[]> {
+  const listed = await listedRuns(client, `WorkflowId = '${workflowId.replace(/'/g, "\\'")}'`, limit);
+  const latest = await runChain(client, workflowId).catch(() => null);
+  const chains: string[][] = latest ? [latest] : [];
+  const covered = new Set(latest ?? []);
+  for (const r of listed)
+    if (r.status !== 'CONTINUED_AS_NEW' && !covered.has(r.runId)) {
+      const chain = await runChain(client, workflowId, r.runId);
+      chain.forEach((id) => covered.add(id));
+      chains.push(chain);
+    }
+  const startOf = new Map(listed.map((r) => [r.runId, r.startTime]));
+  const invocations: Invocation[] = [];
+  for (const runIds of chains) {
+    const started = startOf.get(runIds[0]) ?? (await client.workflow.getHandle(workflowId, runIds[0]).describe()).startTime;
+    invocations.push({ runIds, started });
+  }
+  return invocations.sort((a, b) => a.started.getTime() - b.started.getTime());
+}
+
+/**
+ * The invocations of every reverify run on the server, newest first, at most `limit`: each listed
+ * run that is the last of its chain, with the start of the chain's first run.
+ */
+export async function listedInvocations(
+  client: Client,
+  limit: number,
+): Promise<Array<{ workflowId: string; runId: string; started: Date }>> {
+  const found: Array<{ workflowId: string; runId: string; started: Date }> = [];
+  for await (const info of client.workflow.list({ query: "WorkflowType = 'reverifyRun'" })) {
+    if (found.length >= limit) break;
+    if (info.status.name === 'CONTINUED_AS_NEW') continue;
+    const chain = await runChain(client, info.workflowId, info.runId);
+    const started = chain.length === 1 ? info.startTime : (await client.workflow.getHandle(info.workflowId, chain[0]).describe()).startTime;
+    found.push({ workflowId: info.workflowId, runId: info.runId, started });
+  }
+  return found;
 }
 
 /** One run's history events, as the client fetches them. */
@@ -39,12 +108,16 @@ export type RunEvents = NonNullable<Awaited<ReturnType<ReturnType<Client['workfl
 
 /**
  * The events of each run of the workflow's continue-as-new chain, one run at a time, from the
- * latest back to the first (each run names the one it continued from). With `collect`, a caller
+ * latest (or from `runId`) back to the first (each run names the one it continued from). With `collect`, a caller
  * that keeps nothing of a run's events has their garbage collected before the next run is
  * fetched (this generator holds them until then).
  */
-export async function* runsNewestFirst(client: Client, workflowId: string, opts: { collect?: boolean } = {}): AsyncGenerator<RunEvents> {
-  let runId: string | undefined = undefined;
+export async function* runsNewestFirst(
+  client: Client,
+  workflowId: string,
+  opts: { collect?: boolean; runId?: string } = {},
+): AsyncGenerator<RunEvents> {
+  let runId: string | undefined = opts.runId;
   for (;;) {
     let events: RunEvents = (await client.workflow.getHandle(workflowId, runId).fetchHistory()).events ?? [];
     const previous: string | null | undefined = events[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId;

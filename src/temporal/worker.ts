@@ -38,9 +38,9 @@ export async function createReverifyWorker(opts: WorkerOptions): Promise<{ worke
     workflowBundle: { codePath: await workflowBundlePath(opts.cacheDir) },
     activities: createActivities(deps),
     maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivities ?? 64,
-    // On shutdown (Ctrl-C, SIGTERM) running batches are cancelled at once: each hands back its
-    // checkpoint and fails as `WorkerShutdown`, so the next worker resumes it within seconds
-    // (activities/verify-batch.ts). Short activities ignore the cancellation and finish.
+    // On shutdown (Ctrl-C, SIGTERM) running batches are cancelled at once: each returns held with
+    // its checkpoint (not a failure), and the workflow launches it again for the next worker, which
+    // goes on from there (activities/verify-batch.ts). Short activities ignore the cancellation and finish.
     shutdownGraceTime: 0,
     // A batch's checkpoint reaches the server every 2 s (not 0.8 × the heartbeat timeout): the CLI
     // counts the rows answered inside running batches from it (src/cli/live-batches.ts).

@@ -65,7 +65,10 @@ describe("the workflow's current details (Temporal UI)", () => {
     expect(text).toContain('**Phase:** verify (re-judge round 2)');
     expect(text).toContain('90 scored · 10 failed (7 judge failures, 0 rejected)');
     // In rows, at most the batch's /verify slots; the answered rows never above the plan.
-    expect(text).toContain('4 in flight · 100/200 answered');
+    // The counts first (the line a user reads on the run's page), then the phase.
+    expect(text.split('\n\n')[0]).toBe(
+      '**Rows:** 100/200 answered · 90 scored · 10 failed (7 judge failures, 0 rejected) · 0 not persisted · 4 in flight',
+    );
     expect(text).toContain('concurrency 8/8');
     expect(text).toContain('**Output:** /data/out.jsonl');
   });

@@ -6,7 +6,7 @@ import { jsonlLines } from '../../src/io/jsonl-lines.js';
 import { historyTimeline, type RecordedBatch } from '../../src/report/history-timeline.js';
 import { reportData } from '../../src/report/report-data.js';
 import { forEachRowVerdict, partText, rowVerdict, type RowVerdict } from '../../src/report/row-verdicts.js';
-import { flipOf, joinVerdicts, TASKS_LISTED_MAX, type VerdictJoin } from '../../src/report/verdict-join.js';
+import { flipOf, joinVerdicts, MISSING_LISTED_MAX, TASKS_LISTED_MAX, type VerdictJoin } from '../../src/report/verdict-join.js';
 
 const row = (t: number, r: number, reward: unknown, agent = 'a') =>
   JSON.stringify({ _ng_task_index: t, _ng_rollout_index: r, agent_ref: { name: agent }, response: { x: 'big' }, reward });
@@ -35,6 +35,7 @@ describe('verdict join', () => {
     expect(j.oldRows).toBe(5);
     expect(j.newRows).toBe(5);
     expect(j.oldOnly).toBe(1);
+    expect(j.oldOnlyKeys).toEqual(['2:0']);
     expect(j.agents.map((a) => [a.agent, a.flips, a.noOld, Array.from(a.oldRewards), Array.from(a.newRewards)])).toEqual([
       ['a', { up: 1, down: 0, changed: 0 }, 0, [0, 1], [1, 1]],
       ['b', { up: 0, down: 1, changed: 1 }, 1, [1, 0.5], [0, 0.75]],
@@ -157,18 +158,21 @@ const batch = (round: number, startS: number, endS: number, main: number, failed
 describe('history timeline', () => {
   it('progress, rows/s, latency and per-round failures from the batches', () => {
     const tl = historyTimeline([batch(0, 0, 2, 8, 2), batch(0, 1, 3, 20, 0), batch(1, 5, 6, 2, 0, 3)])!;
-    expect(tl.seconds).toBe(6);
+    // Active time: 0–3 s and 5–6 s (no batch ran between 3 and 5 s).
+    expect(tl.seconds).toBe(4);
     expect(tl.progress).toEqual([
       { t: 0, rows: 0 },
       { t: 2, rows: 10 },
       { t: 3, rows: 30 },
-      { t: 6, rows: 32 },
+      { t: 4, rows: 32 },
     ]);
+    expect(tl.invocations).toEqual([{ invocation: 1, started: '2026-01-01T00:00:00.000Z', activeSeconds: 4, rows: 32, rowsPerSecond: 8 }]);
     // Rows spread over each batch's activity: their rate integrates back to the row count.
-    const width = 6 / tl.rate.length;
+    const width = 4 / tl.rate.length;
     expect(tl.rate.reduce((s, r) => s + r.rowsPerSecond * width, 0)).toBeCloseTo(32, 9);
     expect(tl.rounds).toEqual([
       {
+        invocation: 1,
         round: 1,
         batches: 2,
         rows: 30,
@@ -181,6 +185,7 @@ describe('history timeline', () => {
         throttled: 0,
       },
       {
+        invocation: 1,
         round: 2,
         batches: 1,
         rows: 2,
@@ -199,6 +204,31 @@ describe('history timeline', () => {
   });
   it('is null without batches', () => {
     expect(historyTimeline([])).toBeNull();
+  });
+  it("counts a stopped batch's rows where they were answered, and each invocation over its own active time", () => {
+    // Invocation 1: a batch runs 0–10 s, its worker stops (Ctrl-C) after 40 rows; an hour later the
+    // run is attached again and the batch goes on from its checkpoint: 60 more rows in 10 s.
+    const held = {
+      ...batch(0, 0, 10, 0, 0),
+      batch: 0,
+      result: { ...batch(0, 0, 10, 0, 0).result, held: true, sofar: { main: 40, failed: 0, dropped: 0 } },
+    };
+    const after = { ...batch(0, 3600, 3610, 100, 0), batch: 0, result: { ...batch(0, 3600, 3610, 100, 0).result, carried: 40 } };
+    // Invocation 2 (--resume after the end): 10 rows in 5 s, a day later.
+    const resumed = { ...batch(0, 86400, 86405, 10, 0), batch: 0, invocation: 1 };
+    const tl = historyTimeline([held, after, resumed])!;
+    expect(tl.seconds).toBe(25);
+    expect(tl.progress.map((p) => p.rows)).toEqual([0, 40, 100, 110]);
+    expect(tl.invocations.map((v) => [v.invocation, v.activeSeconds, v.rows, v.rowsPerSecond])).toEqual([
+      [1, 20, 100, 5],
+      [2, 5, 10, 2],
+    ]);
+    expect(tl.rowsPerSecond).toBe(4.4);
+    // One batch per invocation in the rounds table (the held launch is not a batch of its own).
+    expect(tl.rounds.map((r) => [r.invocation, r.round, r.batches, r.rows])).toEqual([
+      [1, 1, 1, 100],
+      [2, 1, 1, 10],
+    ]);
   });
 });
 
@@ -261,5 +291,19 @@ describe('forEachRowVerdict (byte scan with rowVerdict on the text as fallback)'
       ]);
       expect(got[4]).toMatchObject({ agent: 'q"x', reward: 0.75 });
     }
+  });
+});
+
+describe('missing keys', () => {
+  it(`lists the first ${MISSING_LISTED_MAX} old keys missing from the main output, in key order, and counts them all`, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'report-missing-'));
+    const old = join(dir, 'old.jsonl');
+    const out = join(dir, 'out.jsonl');
+    writeFileSync(old, Array.from({ length: 150 }, (_, t) => row(149 - t, 0, 1)).join('\n') + '\n');
+    writeFileSync(out, Array.from({ length: 30 }, (_, t) => row(t * 5, 0, 1)).join('\n') + '\n');
+    const j = await joinVerdicts({ rollouts: old, oldSidecar: null, output: out }, dir);
+    expect(j.oldOnly).toBe(120);
+    expect(j.oldOnlyKeys).toHaveLength(MISSING_LISTED_MAX);
+    expect(j.oldOnlyKeys.slice(0, 5)).toEqual(['1:0', '2:0', '3:0', '4:0', '6:0']);
   });
 });

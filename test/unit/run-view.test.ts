@@ -56,6 +56,17 @@ describe('runView: one view of a live run', () => {
     expect(committed).toMatchObject({ answered: 500, scored: 488 });
   });
 
+  it('a batch held when its worker stopped counts what it answered until its next launch sends a checkpoint, once', () => {
+    const sofar = { main: 90, failed: 10, dropped: 0, requests: 0 };
+    // Stopped (Ctrl-C): not running, its rows held.
+    expect(runView(progress({ running: [], held: sofar }))).toMatchObject({ answered: 100, scored: 90, failed: 10, inFlight: 0 });
+    // Launched again, no checkpoint yet: its rows so far, and only its unanswered rows may be in flight.
+    const again = progress({ running: [{ batch: 0, rows: 250, slots: 4, sofar }] });
+    expect(runView(again)).toMatchObject({ answered: 100, scored: 90, inFlight: 4 });
+    // Its checkpoint (which carries the held rows) replaces them: counted once.
+    expect(runView(again, [beat(0, 120, 10)])).toMatchObject({ answered: 130, scored: 120, failed: 10 });
+  });
+
   it('rows in flight, in rows, never above the limit in force; a finished batch has none', () => {
     const p = progress({
       running: [
