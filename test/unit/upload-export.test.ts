@@ -1,31 +1,10 @@
 /** What NeMo Gym 0.7.0 exports to MLflow: row sanitising, metric names, table and config text. */
 import { describe, expect, it } from 'vitest';
 import { exportedMetrics, mlflowEntries, mlflowKey, coverageMetrics } from '../../src/upload/metric-names.js';
-import { compactJson, sanitizeForExport } from '../../src/upload/sanitize-row.js';
 import { pandasJsonString, TABLE_HEAD, TABLE_TAIL, tableRow } from '../../src/upload/table-json.js';
 import { configArtifactText, configParams } from '../../src/upload/global-config.js';
 import { hideSecrets } from '../../src/contract/secrets.js';
 import { uploadConfigOf } from '../../src/upload/upload-config.js';
-
-describe('sanitizeForExport (_rollout_for_export)', () => {
-  it('drops ng_trajectory and the raw payloads of each captured call, keeping everything else byte for byte', () => {
-    const row =
-      '{"_ng_task_index": 1, "big": 12345678901234567890, "x": 1.0, "ng_trajectory": {"steps": [1]},' +
-      ' "ng_model_call_capture": {"v": 2, "calls": [{"id": "a", "request": {}, "response": [], "request_raw": "r", "response_raw": "s", "ms": 3}, 7, {"id": "b"}]}}';
-    expect(sanitizeForExport(row)).toBe(
-      '{"_ng_task_index":1,"big":12345678901234567890,"x":1.0,"ng_model_call_capture":{"v":2,"calls":[{"id":"a","ms":3},{"id":"b"}]}}',
-    );
-  });
-
-  it('removes a calls that is not a list, and leaves a capture that is not an object alone', () => {
-    expect(sanitizeForExport('{"ng_model_call_capture":{"calls":"x","n":1}}')).toBe('{"ng_model_call_capture":{"n":1}}');
-    expect(sanitizeForExport('{"ng_model_call_capture":null,"a":"b c"}')).toBe('{"ng_model_call_capture":null,"a":"b c"}');
-  });
-
-  it('compacts whitespace outside strings only', () => {
-    expect(compactJson('{ "a b" : [ 1 , "x \\" y" ] }')).toBe('{"a b":[1,"x \\" y"]}');
-  });
-});
 
 describe('metric names (spec §3.9) and MLflow rules', () => {
   it('spells @ as _at_, replaces other characters, neutralises path segments, keeps Unicode letters', () => {
