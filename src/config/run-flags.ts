@@ -56,6 +56,7 @@ export const RUN_FLAG_LIST: readonly RunFlag[] = [
   },
   {
     usage: '--input-format FORMAT',
+    gymKey: 'input_format',
     key: 'inputFormat',
     kind: 'choice',
     choices: INPUT_FORMATS,
@@ -64,6 +65,7 @@ export const RUN_FLAG_LIST: readonly RunFlag[] = [
   },
   {
     usage: '--atif-manifest PATH',
+    gymKey: 'atif_manifest_jsonl_fpath',
     key: 'atifManifest',
     kind: 'path',
     meaning: 'with `--input-format atif`: JSONL joining each trajectory file to its materialized input row',

@@ -64,7 +64,10 @@ export class OrjsonReader {
     let escaped = false;
     for (this.i++; this.text.charCodeAt(this.i) !== QUOTE; this.i++) {
       if (this.i >= this.text.length) throw new SyntaxError(`unterminated string at offset ${start}`);
-      if (this.text.charCodeAt(this.i) === BACKSLASH) ((escaped = true), this.i++);
+      if (this.text.charCodeAt(this.i) === BACKSLASH) {
+        escaped = true;
+        this.i++;
+      }
     }
     this.i++;
     const s = escaped ? (JSON.parse(this.text.slice(start, this.i)) as string) : this.text.slice(start + 1, this.i - 1);
