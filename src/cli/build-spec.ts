@@ -17,21 +17,28 @@ import { RUN_FLAG_LIST } from '../config/run-flags.js';
 import type { UploadSpec } from '../contract/run-spec.js';
 import { loadUploadConfig } from '../upload/upload-config.js';
 
-/**
- * The upload part of the spec (spec §4.12): set when the `--config` files configure MLflow and
- * `--no-upload` is not given. Only the config paths go in (the activity reads the token itself),
- * with the run's options under NeMo Gym's config keys for the exported config.
- */
-export async function uploadSpecOf(opts: RunOptions): Promise<UploadSpec | null> {
-  if (!opts.upload || opts.configs.length === 0) return null;
-  const config = await loadUploadConfig(opts.configs);
-  if (config.mlflow === null) return null;
+/** The run's options under NeMo Gym's config keys, for the exported config of every tracker. */
+export function exportedRunOptions(opts: RunOptions, uploadRollouts: boolean): Record<string, unknown> {
   const options: Record<string, unknown> = {};
   for (const f of RUN_FLAG_LIST) {
     const value = f.gymKey && f.key ? (opts as Record<string, unknown>)[f.key] : undefined;
     if (f.gymKey && value !== undefined) options[f.gymKey] = value;
   }
-  options.upload_rollouts = config.uploadRollouts;
+  options.upload_rollouts = uploadRollouts;
+  return options;
+}
+
+/**
+ * The upload part of the spec (spec §4.12): set when the `--config` files configure MLflow and
+ * `--no-upload` is not given. Only the config paths go in (the activity reads the token itself),
+ * with the run's options under NeMo Gym's config keys for the exported config. (W&B is uploaded by
+ * the command that follows the run to its end: src/cli/wandb-after-run.ts.)
+ */
+export async function uploadSpecOf(opts: RunOptions): Promise<UploadSpec | null> {
+  if (!opts.upload || opts.configs.length === 0) return null;
+  const config = await loadUploadConfig(opts.configs);
+  if (config.mlflow === null) return null;
+  const options = exportedRunOptions(opts, config.uploadRollouts);
   return { configs: opts.configs.map((c) => resolve(c)), uploadRollouts: config.uploadRollouts, options };
 }
 

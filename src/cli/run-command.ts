@@ -23,7 +23,8 @@ import type { ReportTemporal } from './report-command.js';
 import { aggregateCommandLine, isCancelledRun, MetricsMissingError, RunCancelledError } from './run-endings.js';
 import { outputSearchAttributes } from '../temporal/search-attributes.js';
 import { isUserError, removeRunWithoutEffect } from './user-error-runs.js';
-import { loadUploadConfig, wandbRefusal } from '../upload/upload-config.js';
+import { loadUploadConfig, wandbIncomplete } from '../upload/upload-config.js';
+import { wandbAfterRun } from './wandb-after-run.js';
 import { printSummary } from './run-summary.js';
 import { writeHistoryAfterFailure, writeHistoryBeside } from './history-file.js';
 
@@ -108,8 +109,8 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
   const aggregateTimeout = process.env.REVERIFY_TEST_AGGREGATE_TIMEOUT_MS;
   if (aggregateTimeout) spec = { ...spec, aggregateTimeoutMs: Number(aggregateTimeout) };
   if (spec.routing.catchAll !== null) io.out(catchAllWarning(spec.routing.catchAll));
-  const wandbKeys = opts.upload && opts.configs.length > 0 ? (await loadUploadConfig(opts.configs)).wandbKeys : [];
-  if (wandbKeys.length > 0) io.out(wandbRefusal(wandbKeys));
+  const wandbWarning = opts.upload && opts.configs.length > 0 ? wandbIncomplete(await loadUploadConfig(opts.configs)) : null;
+  if (wandbWarning !== null) io.out(wandbWarning);
   trace('spec built');
   // The plan is made while the command connects, checks and starts the run and the worker starts;
   // the run's plan activity takes it over (activities/plan-ahead.ts). Dropped when the command ends
@@ -232,9 +233,12 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
     // The report (which reads the history from the server, not from the file) is made while the
     // history file is written; its line is printed in the summary, after the history's.
     const report = endReport(spec, followed.result, { client, target }, reportModule);
+    // W&B (when configured) is logged while the history file is written.
+    const wandb = wandbAfterRun(opts, followed.result);
+    wandb.catch(() => undefined);
     await writeHistoryBeside(client, workflowId, followed.result.outputs.output, io.out);
     trace('history written');
-    printSummary(followed, ui, io, await report);
+    printSummary(followed, ui, io, await report, await wandb);
     trace('report written');
     const result = followed.result;
     for (const line of incompleteLines(result, spec.maxAttempts ?? 1, spec.atif !== undefined)) io.out(line);

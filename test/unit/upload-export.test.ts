@@ -91,4 +91,14 @@ describe('the exported config', () => {
       'wandb_api_key',
     ]);
   });
+
+  it('W&B opens with project, name and a key (from the config or WANDB_API_KEY), not with a masked key', () => {
+    const w = { wandb_project: 'p', wandb_name: 'n' };
+    const of = (data: Record<string, unknown>, env: NodeJS.ProcessEnv = {}) => uploadConfigOf({ data, origins: {} }, env).wandb;
+    expect(of({ ...w, wandb_api_key: 'k', results_dir: '/r' })).toEqual({ project: 'p', name: 'n', apiKey: 'k', resultsDir: '/r' });
+    expect(of(w, { WANDB_API_KEY: 'e' })).toEqual({ project: 'p', name: 'n', apiKey: 'e', resultsDir: null });
+    expect(of(w)).toBeNull();
+    expect(of({ ...w, wandb_api_key: '****' }, { WANDB_API_KEY: 'e' })).toBeNull();
+    expect(of({ wandb_project: 'p', wandb_api_key: 'k' })).toBeNull();
+  });
 });
