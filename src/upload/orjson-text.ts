@@ -15,6 +15,9 @@ export type Members = Map<string, string>;
 
 const INT_MIN = -(2n ** 63n);
 const UINT_MAX = 2n ** 64n - 1n;
+const NONE: ReadonlySet<string> = new Set();
+/** A surrogate, written or escaped: the only strings a skipped value must decode to check. */
+const SURROGATE_TEXT = /\\u[dD][89a-fA-F]|[\ud800-\udfff]/;
 const SCALAR = /true|false|null|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
@@ -59,24 +62,63 @@ export class OrjsonReader {
     this.i++;
   }
 
+  /** Moves past the string at the cursor; returns its raw text (quotes included) and whether it has escapes. */
+  private stringRaw(): { raw: string; escaped: boolean } {
+    const start = this.i;
+    let from = start + 1;
+    for (;;) {
+      const q = this.text.indexOf('"', from);
+      if (q < 0) throw new SyntaxError(`unterminated string at offset ${start}`);
+      let b = q - 1;
+      while (b > start && this.text.charCodeAt(b) === BACKSLASH) b--;
+      if ((q - 1 - b) % 2 === 0) {
+        this.i = q + 1;
+        const raw = this.text.slice(start, this.i);
+        return { raw, escaped: raw.indexOf('\\') >= 0 };
+      }
+      from = q + 1;
+    }
+  }
+
   private string(): string {
     const start = this.i;
-    let escaped = false;
-    for (this.i++; this.text.charCodeAt(this.i) !== QUOTE; this.i++) {
-      if (this.i >= this.text.length) throw new SyntaxError(`unterminated string at offset ${start}`);
-      if (this.text.charCodeAt(this.i) === BACKSLASH) {
-        escaped = true;
-        this.i++;
-      }
-    }
-    this.i++;
-    const s = escaped ? (JSON.parse(this.text.slice(start, this.i)) as string) : this.text.slice(start + 1, this.i - 1);
+    const { raw, escaped } = this.stringRaw();
+    const s = escaped ? (JSON.parse(raw) as string) : raw.slice(1, -1);
     if (LONE_SURROGATE.test(s)) throw new SyntaxError(`a lone surrogate in the string at offset ${start} (orjson refuses it)`);
     return s;
   }
 
-  /** The members of the object at the cursor. */
-  members(): Members {
+  /** Moves past the value at the cursor without writing it (its strings are still checked as orjson reads them). */
+  private skipValue(): void {
+    this.ws();
+    const c = this.text.charCodeAt(this.i);
+    if (c !== LBRACE && c !== LBRACKET) {
+      this.value();
+      return;
+    }
+    let depth = 0;
+    do {
+      const ch = this.text.charCodeAt(this.i);
+      if (ch === QUOTE) {
+        const { raw } = this.stringRaw();
+        if (SURROGATE_TEXT.test(raw)) {
+          this.i -= raw.length;
+          this.string();
+        }
+        continue;
+      }
+      if (ch === 0x2d || (ch >= 0x30 && ch <= 0x39)) {
+        this.value(); // a number: orjson refuses one beyond a double
+        continue;
+      }
+      if (ch === LBRACE || ch === LBRACKET) depth++;
+      else if (ch === RBRACE || ch === RBRACKET) depth--;
+      this.i++;
+    } while (depth > 0);
+  }
+
+  /** The members of the object at the cursor; the values of `drop`'s keys are passed over and left out. */
+  members(drop: ReadonlySet<string> = NONE): Members {
     this.expect(LBRACE);
     const out: Members = new Map();
     this.ws();
@@ -85,7 +127,8 @@ export class OrjsonReader {
       this.ws();
       const key = this.string();
       this.expect(COLON);
-      out.set(key, this.value());
+      if (drop.has(key)) this.skipValue();
+      else out.set(key, this.value());
       this.ws();
       if (this.text.charCodeAt(this.i++) === RBRACE) return out;
     }
@@ -126,9 +169,9 @@ export function writeObject(members: Members): string {
   return `${out}}`;
 }
 
-/** The members of an object's text. */
-export function readMembers(text: string): Members {
-  return new OrjsonReader(text).members();
+/** The members of an object's text (without `drop`'s keys). */
+export function readMembers(text: string, drop?: ReadonlySet<string>): Members {
+  return new OrjsonReader(text).members(drop);
 }
 
 /** The elements of an array's text. */

@@ -14,6 +14,8 @@
 import { MODEL_CALL_CAPTURE_KEY, TRAJECTORY_KEY } from '../contract/keys.js';
 import { readElements, readMembers, writeObject } from './orjson-text.js';
 
+const DROPPED: ReadonlySet<string> = new Set([TRAJECTORY_KEY]);
+
 /** The keys removed from each captured model call. */
 export const MODEL_CALL_PAYLOAD_KEYS = ['request', 'response', 'request_raw', 'response_raw'] as const;
 
@@ -39,8 +41,7 @@ function sanitizeCapture(capture: string): string {
 
 /** The exported form of one main-output row (its JSON text), as orjson writes it. */
 export function sanitizeForExport(rowText: string): string {
-  const row = readMembers(rowText);
-  row.delete(TRAJECTORY_KEY);
+  const row = readMembers(rowText, DROPPED);
   const capture = row.get(MODEL_CALL_CAPTURE_KEY);
   row.delete(MODEL_CALL_CAPTURE_KEY);
   if (capture !== undefined && isObjectText(capture)) row.set(MODEL_CALL_CAPTURE_KEY, sanitizeCapture(capture));

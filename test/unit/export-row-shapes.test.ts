@@ -33,6 +33,10 @@ describe('ng_model_call_capture, each shape _rollout_for_export handles', () => 
       expect(sanitizeForExport(`{"a":"b c","ng_model_call_capture":${capture},"z":1}`)).toBe('{"a":"b c","z":1}');
   });
 
+  it('ng_trajectory is passed over whatever its strings hold (brackets, quotes, escapes)', () => {
+    expect(sanitizeForExport('{"ng_trajectory":{"a":"}]\\\\\\"{[","b":[{"c":"\\ud83d\\ude00"}],"d":""},"z":[1]}')).toBe('{"z":[1]}');
+  });
+
   it('ng_trajectory is dropped whatever it holds; the other capture fields (ng_agent_observations, ng_perf) are kept in place', () => {
     for (const t of ['{"model_calls":[{"request":{}}]}', 'null', '[1]', '"t"'])
       expect(sanitizeForExport(`{"ng_trajectory":${t},"ng_agent_observations":{"gaps":[]},"ng_perf":{"ms":1.0}}`)).toBe(
@@ -52,6 +56,8 @@ describe('ng_model_call_capture, each shape _rollout_for_export handles', () => 
   it('rows orjson cannot read are refused, as NeMo Gym cannot load them', () => {
     expect(() => sanitizeForExport('{"a":"\\ud800"}')).toThrow(/lone surrogate/);
     expect(() => sanitizeForExport('{"a":1e400}')).toThrow(/infinity/);
+    expect(() => sanitizeForExport('{"ng_trajectory":{"t":["\\udc00"]},"a":1}')).toThrow(/lone surrogate/);
+    expect(() => sanitizeForExport('{"ng_trajectory":[1e400],"a":1}')).toThrow(/infinity/);
   });
 });
 
