@@ -5,6 +5,9 @@ import { pandasJsonString, TABLE_HEAD, TABLE_TAIL, tableRow } from '../../src/up
 import { configArtifactText, configParams } from '../../src/upload/global-config.js';
 import { hideSecrets } from '../../src/contract/secrets.js';
 import { uploadConfigOf } from '../../src/upload/upload-config.js';
+import { uploadWarningLine } from '../../src/cli/run-summary.js';
+import { wandbFailure } from '../../src/cli/upload-command.js';
+import { wandbUploadedLine } from '../../src/upload/wandb-upload.js';
 
 describe('metric names (spec §3.9) and MLflow rules', () => {
   it('spells @ as _at_, replaces other characters, neutralises path segments, keeps Unicode letters', () => {
@@ -100,5 +103,22 @@ describe('the exported config', () => {
     expect(of(w)).toBeNull();
     expect(of({ ...w, wandb_api_key: '****' }, { WANDB_API_KEY: 'e' })).toBeNull();
     expect(of({ wandb_project: 'p', wandb_api_key: 'k' })).toBeNull();
+  });
+});
+
+describe('the upload lines of the summary', () => {
+  it('a failed upload: the warning, the outputs complete, and the command that uploads later (to that tracker when both are configured)', () => {
+    expect(uploadWarningLine('W&B upload failed (metrics): boom', '/r/out.jsonl', 'wandb')).toBe(
+      'Warning: W&B upload failed (metrics): boom; the outputs are complete: `reverify upload -o /r/out.jsonl --config ... --to wandb` uploads them later',
+    );
+    expect(uploadWarningLine('MLflow upload failed (metrics): x', '/o', null)).toMatch(
+      /`reverify upload -o \/o --config \.\.\.` uploads them later$/,
+    );
+    expect(wandbFailure(Object.assign(new Error('dial http://u:pw@h/x: refused'), { step: 'opening the run' }))).toBe(
+      'W&B upload failed (opening the run): dial http://***@h/x: refused',
+    );
+    expect(wandbUploadedLine({ project: 'p', runId: 'r1', runDir: '/d/offline-run-1', offline: true, rows: 4, metrics: 9 })).toBe(
+      'Uploaded to W&B: project p, run r1 (4 rollouts in the Rollouts table, 9 metrics); offline: `wandb sync /d/offline-run-1` uploads it',
+    );
   });
 });
