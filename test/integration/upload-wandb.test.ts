@@ -206,5 +206,15 @@ describe.skipIf(skip !== null)('upload to W&B (offline, read back with W&B recor
       'Warning: wandb_project in --config but wandb_name, wandb_api_key missing: nothing goes to W&B. Set wandb_project, wandb_name and wandb_api_key (or WANDB_API_KEY).',
     ]);
     expect(offlineRuns(process.env.WANDB_DIR)).toEqual([]);
+
+    // No W&B client where the command runs: the line says how to get one.
+    const none = await runCli(['upload', '-o', d.output, '--config', withWandb(d.config)], {
+      REVERIFY_WANDB_PYTHON: '/nonexistent/python3',
+    });
+    expect(none.code).toBe(2);
+    expect(none.stderr.trim()).toBe(
+      'Error: W&B upload failed (opening the run): cannot start /nonexistent/python3 (ENOENT): install the client with ' +
+        '`bash scripts/install-wandb.sh` (or `pip install wandb`), or set REVERIFY_WANDB_PYTHON to a Python that has it',
+    );
   }, 180_000);
 });
