@@ -22,16 +22,22 @@ import { uploadConfigOf } from '../upload/upload-config.js';
  * `--no-upload` is not given. Only the config paths go in (the activity reads the token itself),
  * with the run's options under NeMo Gym's config keys for the exported config.
  */
-export function uploadSpecOf(opts: RunOptions, gymConfig: GymConfig | null): UploadSpec | null {
-  if (!opts.upload || gymConfig === null) return null;
-  const config = uploadConfigOf(gymConfig);
-  if (config.mlflow === null) return null;
+/** The run's options under NeMo Gym's config keys, for the exported config of every tracker. */
+export function exportedRunOptions(opts: RunOptions, uploadRollouts: boolean): Record<string, unknown> {
   const options: Record<string, unknown> = {};
   for (const f of RUN_FLAG_LIST) {
     const value = f.gymKey && f.key ? (opts as Record<string, unknown>)[f.key] : undefined;
     if (f.gymKey && value !== undefined) options[f.gymKey] = value;
   }
-  options.upload_rollouts = config.uploadRollouts;
+  options.upload_rollouts = uploadRollouts;
+  return options;
+}
+
+export function uploadSpecOf(opts: RunOptions, gymConfig: GymConfig | null): UploadSpec | null {
+  if (!opts.upload || gymConfig === null) return null;
+  const config = uploadConfigOf(gymConfig);
+  if (config.mlflow === null) return null;
+  const options = exportedRunOptions(opts, config.uploadRollouts);
   return { configs: opts.configs.map((c) => resolve(c)), uploadRollouts: config.uploadRollouts, options };
 }
 

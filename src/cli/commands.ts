@@ -163,12 +163,13 @@ export function addFileCommands(program: Command): void {
   program
     .command('upload')
     .description(
-      'upload a finished run to the MLflow tracker its --config names (rollouts.json, metrics), e.g. after a failed upload (needs no Temporal server)',
+      'upload a finished run to the MLflow and W&B trackers its --config names (rollouts table, metrics), e.g. after a failed upload (needs no Temporal server)',
     )
     .requiredOption('-o, --output <path>', "the run's --output")
-    .option('--config <path>', 'NeMo Gym YAML config with the mlflow_* keys (repeatable, merged in order)', collect, [])
-    .action(async (o: { output: string; config: string[] }) => {
-      await (await import('./upload-command.js')).uploadCommand({ output: o.output, configs: o.config }, (l) => console.log(l));
+    .option('--config <path>', 'NeMo Gym YAML config with the mlflow_* or wandb_* keys (repeatable, merged in order)', collect, [])
+    .addOption(new Option('--to <tracker>', 'upload to this tracker only (default: each the config names)').choices(['mlflow', 'wandb']))
+    .action(async (o: { output: string; config: string[]; to?: 'mlflow' | 'wandb' }) => {
+      await (await import('./upload-command.js')).uploadCommand({ output: o.output, configs: o.config, to: o.to }, (l) => console.log(l));
     });
 }
 

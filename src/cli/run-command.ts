@@ -7,7 +7,7 @@ import { connectClient, resolveTemporal, runUiUrl, taskQueue, type TemporalTarge
 import { TemporalUnreachable, unreachableReason } from '../temporal/server-unreachable.js';
 import { workflowIdForOutput } from '../temporal/workflow-id.js';
 import { dropPlansAhead } from '../temporal/worker.js';
-import { uploadConfigOf, wandbRefusal } from '../upload/upload-config.js';
+import { uploadConfigOf, wandbIncomplete } from '../upload/upload-config.js';
 import { attemptCap, buildRun } from './build-spec.js';
 import { endSummary, incompleteLines } from './end-summary.js';
 import { followRun } from './follow-run.js';
@@ -20,6 +20,7 @@ import { DriverHold } from './run-hold.js';
 import { aggregateCommandLine, isCancelledRun, MetricsMissingError, RunCancelledError } from './run-endings.js';
 import { endReport, printSummary } from './run-summary.js';
 import { checkedUnlessLive, sayAttached, startRun } from './run-start.js';
+import { wandbAfterRun } from './wandb-after-run.js';
 import { trace } from './trace.js';
 import { isUserError, removeRunWithoutEffect } from './user-error-runs.js';
 
@@ -76,8 +77,8 @@ async function specOf(raw: unknown, proc: RunProcessOptions, io: RunCommandIo): 
   const aggregateTimeout = process.env.REVERIFY_TEST_AGGREGATE_TIMEOUT_MS;
   if (aggregateTimeout) spec = { ...spec, aggregateTimeoutMs: Number(aggregateTimeout) };
   if (spec.routing.catchAll !== null) io.out(catchAllWarning(spec.routing.catchAll));
-  const wandbKeys = opts.upload && built.config !== null ? uploadConfigOf(built.config).wandbKeys : [];
-  if (wandbKeys.length > 0) io.out(wandbRefusal(wandbKeys));
+  const wandbWarning = opts.upload && built.config !== null ? wandbIncomplete(uploadConfigOf(built.config)) : null;
+  if (wandbWarning !== null) io.out(wandbWarning);
   return { opts, spec };
 }
 
@@ -218,9 +219,12 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
     // The report (which reads the history from the server, not from the file) is made while the
     // history file is written; its line is printed in the summary, after the history's.
     const report = endReport(spec, followed.result, { client, target }, reportModule);
+    // W&B (when configured) is logged while the history file is written.
+    const wandb = wandbAfterRun(opts, followed.result);
+    wandb.catch(() => undefined);
     await writeHistoryBeside(client, workflowId, followed.result.outputs.output, io.out);
     trace('history written');
-    printSummary(followed, ui, io, await report);
+    printSummary(followed, ui, io, await report, await wandb);
     trace('report written');
     const result = followed.result;
     for (const line of incompleteLines(result, spec.maxAttempts ?? 1, spec.atif !== undefined)) io.out(line);

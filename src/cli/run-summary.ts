@@ -10,6 +10,7 @@ import type { Followed } from './follow-run.js';
 import type { ReportTemporal } from './report-command.js';
 import type { RunCommandIo } from './run-command.js';
 import { uploadedLine } from './upload-command.js';
+import type { WandbOutcome } from './wandb-after-run.js';
 
 /**
  * What this run did, counted in rollouts (keys), not attempts: scored, still missing from the score
@@ -29,7 +30,18 @@ export function rolloutsLine(result: RunResult): string {
 }
 
 /** Prints the end-of-run summary (spec §4.13, §4.14), NeMo Gym 0.7.0's coverage report and the UI link. */
-export function printSummary({ result, routed }: Followed, uiUrl: string | null, io: RunCommandIo, reportLine: string | null = null): void {
+/** The warning of a failed upload: the outputs are complete, and the command that uploads them later. */
+export function uploadWarningLine(warning: string, output: string, to: 'mlflow' | 'wandb' | null): string {
+  return `Warning: ${warning}; the outputs are complete: \`reverify upload -o ${output} --config ...${to ? ` --to ${to}` : ''}\` uploads them later`;
+}
+
+export function printSummary(
+  { result, routed }: Followed,
+  uiUrl: string | null,
+  io: RunCommandIo,
+  reportLine: string | null = null,
+  wandb: WandbOutcome | null = null,
+): void {
   for (const { agent, keyMetrics } of result.keyMetrics) {
     io.out(keyMetricsFor(agent));
     io.out(JSON.stringify(keyMetrics, null, 2));
@@ -44,11 +56,10 @@ export function printSummary({ result, routed }: Followed, uiUrl: string | null,
   if (typeof result.scored === 'number' && result.missing !== undefined)
     coverageReport(result.scored, result.missing, routed, result.outputs.sidecar).forEach((line) => io.out(line));
   const upload = result.upload;
-  if (upload?.warning)
-    io.out(
-      `Warning: ${upload.warning}; the outputs are complete: \`reverify upload -o ${result.outputs.output} --config ...\` uploads them later`,
-    );
+  if (upload?.warning) io.out(uploadWarningLine(upload.warning, result.outputs.output, wandb ? 'mlflow' : null));
   else if (upload?.runId) io.out(uploadedLine(upload.runId, upload.rows, upload.metrics));
+  if (wandb?.warning !== undefined) io.out(uploadWarningLine(wandb.warning, result.outputs.output, upload ? 'wandb' : null));
+  else if (wandb) io.out(wandb.line);
   if (result.coverage) coverageBlock(result.coverage, coveragePath(result.outputs.output)).forEach((line) => io.out(line));
   if (uiUrl) io.out(`Temporal UI: ${uiUrl}`);
   if (reportLine) io.out(reportLine);

@@ -56,6 +56,7 @@ export const RUN_FLAG_LIST: readonly RunFlag[] = [
   },
   {
     usage: '--input-format FORMAT',
+    gymKey: 'input_format',
     key: 'inputFormat',
     kind: 'choice',
     choices: INPUT_FORMATS,
@@ -64,6 +65,7 @@ export const RUN_FLAG_LIST: readonly RunFlag[] = [
   },
   {
     usage: '--atif-manifest PATH',
+    gymKey: 'atif_manifest_jsonl_fpath',
     key: 'atifManifest',
     kind: 'path',
     meaning: 'with `--input-format atif`: JSONL joining each trajectory file to its materialized input row',
@@ -225,7 +227,7 @@ export const RUN_FLAG_LIST: readonly RunFlag[] = [
     key: 'upload',
     kind: 'negated',
     meaning:
-      'upload nothing to the experiment tracker the `--config` names (MLflow: `mlflow_tracking_uri`, `mlflow_experiment_name`, `mlflow_run_name`; see "Upload to MLflow" in docs/operating.md)',
+      'upload nothing to the experiment trackers the `--config` names (MLflow: `mlflow_tracking_uri`, `mlflow_experiment_name`, `mlflow_run_name`; W&B: `wandb_project`, `wandb_name`, `wandb_api_key`; see "Upload to MLflow" and "Upload to Weights & Biases" in docs/operating.md)',
     shownDefault: 'uploads when configured',
   },
   {

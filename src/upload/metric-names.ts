@@ -43,14 +43,22 @@ function primitive(v: unknown): v is MetricValue {
   return v === null || typeof v === 'boolean' || typeof v === 'number' || typeof v === 'string';
 }
 
+/** Where an exported metric's value is: `entries[entry][field][key]`, and the name it is exported under. */
+export interface MetricPick {
+  name: string;
+  entry: number;
+  field: 'agent_metrics' | 'key_metrics';
+  key: string;
+}
+
 /**
  * The flat metrics dict NeMo Gym exports from the aggregate metrics file's entries (in file order):
  * `<agent>/<key>` for each primitive `agent_metrics` value, `key_metrics/<agent>/<key>` likewise.
  */
-export function exportedMetrics(entries: unknown[]): Map<string, MetricValue> {
-  const out = new Map<string, MetricValue>();
-  for (const entry of entries) {
-    if (!isMapping(entry) || !isMapping(entry.agent_ref)) continue;
+export function exportedMetricPicks(entries: unknown[]): MetricPick[] {
+  const out: MetricPick[] = [];
+  entries.forEach((entry, i) => {
+    if (!isMapping(entry) || !isMapping(entry.agent_ref)) return;
     const agent = String(entry.agent_ref.name);
     for (const [field, prefix] of [
       ['agent_metrics', `${agent}/`],
@@ -58,9 +66,17 @@ export function exportedMetrics(entries: unknown[]): Map<string, MetricValue> {
     ] as const) {
       const metrics = entry[field];
       if (!isMapping(metrics)) continue;
-      for (const [k, v] of Object.entries(metrics)) if (primitive(v)) out.set(prefix + k, v);
+      for (const [k, v] of Object.entries(metrics)) if (primitive(v)) out.push({ name: prefix + k, entry: i, field, key: k });
     }
-  }
+  });
+  return out;
+}
+
+/** The exported metrics with their values (a later name replaces an earlier one, as in a dict). */
+export function exportedMetrics(entries: unknown[]): Map<string, MetricValue> {
+  const out = new Map<string, MetricValue>();
+  for (const p of exportedMetricPicks(entries))
+    out.set(p.name, (entries[p.entry] as Record<string, Record<string, MetricValue>>)[p.field][p.key]);
   return out;
 }
 

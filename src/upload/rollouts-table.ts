@@ -2,7 +2,7 @@
  * Writes the `rollouts.json` table of a main output to a file, in flat memory: every row's place
  * (key, offset, length) goes into an external sort by key (spec §4.11: NeMo Gym exports the rows
  * sorted by (task, rollout)); the sorted rows are then read back a window at a time, sanitised
- * (`sanitize-row.ts`) and written to the table file. Blank lines are skipped.
+ * (`sanitize-row.ts`) and written to the table file (or one per line, for W&B). Blank lines are skipped.
  */
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
@@ -34,6 +34,17 @@ const placeCodec: RecordCodec<RowPlace> = {
   },
 };
 
+/** How the rows are written: the pandas table of `rollouts.json` (the default), or one row per line. */
+export interface TableFormat {
+  head: string;
+  row: (rowJson: string, index: number) => string;
+  tail: string;
+}
+
+export const PANDAS_TABLE: TableFormat = { head: TABLE_HEAD, row: tableRow, tail: TABLE_TAIL };
+/** One exported row per line (the W&B upload reads them back as the cells of its table). */
+export const ROW_LINES: TableFormat = { head: '', row: (json) => `${json}\n`, tail: '' };
+
 /** Rows read back at once. */
 const WINDOW_ROWS = 1000;
 
@@ -49,7 +60,7 @@ export async function writeRolloutsTable(
   output: string,
   tablePath: string,
   scratchDir: string,
-  opts: { maxRecords?: number; onRows?: (n: number) => void } = {},
+  opts: { maxRecords?: number; onRows?: (n: number) => void; format?: TableFormat } = {},
 ): Promise<number> {
   const sorter = new ExternalSorter<RowPlace>({
     dir: scratchDir,
@@ -70,14 +81,15 @@ export async function writeRolloutsTable(
       throw new InputError(`${output}:${line.lineNo}: a row must be a JSON object`);
     await sorter.add({ key: keyWithNullDefaults(row as Record<string, unknown>), offset: line.offset, length: line.length });
   }
+  const format = opts.format ?? PANDAS_TABLE;
   const out = createWriteStream(tablePath);
   let n = 0;
   try {
-    await writeChunk(out, TABLE_HEAD);
+    await writeChunk(out, format.head);
     let window: RowPlace[] = [];
     const flush = async () => {
       const texts = await readRanges(output, window);
-      for (const text of texts) await writeChunk(out, tableRow(sanitizeForExport(text), n++));
+      for (const text of texts) await writeChunk(out, format.row(sanitizeForExport(text), n++));
       window = [];
       opts.onRows?.(n);
     };
@@ -86,7 +98,7 @@ export async function writeRolloutsTable(
       if (window.length >= WINDOW_ROWS) await flush();
     }
     if (window.length > 0) await flush();
-    await writeChunk(out, TABLE_TAIL);
+    await writeChunk(out, format.tail);
   } finally {
     out.end();
     await once(out, 'close');

@@ -8,8 +8,10 @@
 import { resolve } from 'node:path';
 import { loadGymConfigs, type GymConfig } from '../config/gym-config.js';
 import { MASKED_VALUE } from '../contract/secrets.js';
-/** The W&B keys; reverify has no W&B exporter (see docs/operating.md, "Upload to MLflow"). */
+/** The W&B keys: a W&B run is logged when all three are set (the key may come from `WANDB_API_KEY` instead). */
 export const WANDB_KEYS = ['wandb_project', 'wandb_name', 'wandb_api_key'] as const;
+/** The environment variable W&B's client reads its API key from. */
+export const WANDB_KEY_ENV = 'WANDB_API_KEY';
 /** The environment variable MLflow clients read a bearer token from when the config has none. */
 export const MLFLOW_TOKEN_ENV = 'MLFLOW_TRACKING_TOKEN';
 
@@ -19,12 +21,23 @@ export interface MlflowTarget {
   runName: string;
 }
 
+export interface WandbTarget {
+  project: string;
+  name: string;
+  /** The API key (a secret: never passed to the workflow or printed). */
+  apiKey: string;
+  /** NeMo Gym's `results_dir`, when the config sets it: W&B's files go to `<results_dir>/wandb`. */
+  resultsDir: string | null;
+}
+
 export interface UploadConfig {
   mlflow: MlflowTarget | null;
+  /** W&B, when `wandb_project`, `wandb_name` and a key (config or `WANDB_API_KEY`) are set. */
+  wandb: WandbTarget | null;
   /** The token, when the config has one (never passed to the workflow). */
   token: string | null;
   uploadRollouts: boolean;
-  /** The W&B keys the config sets (a W&B exporter would open when all three are set). */
+  /** The W&B keys the config sets. */
   wandbKeys: string[];
   /** The merged config, for the exported `global_config.json` (masked before it is sent: `hideSecrets`, src/contract/secrets.ts). */
   data: Record<string, unknown>;
@@ -34,8 +47,16 @@ function text(v: unknown): string | null {
   return typeof v === 'string' && v !== '' ? v : null;
 }
 
+function wandbTarget(d: Record<string, unknown>, env: NodeJS.ProcessEnv): WandbTarget | null {
+  const project = text(d.wandb_project);
+  const name = text(d.wandb_name);
+  const apiKey = text(d.wandb_api_key) ?? text(env[WANDB_KEY_ENV]);
+  if (project === null || name === null || apiKey === null || apiKey === MASKED_VALUE) return null;
+  return { project, name, apiKey, resultsDir: text(d.results_dir) };
+}
+
 /** The exporter settings of a merged config. */
-export function uploadConfigOf(config: GymConfig): UploadConfig {
+export function uploadConfigOf(config: GymConfig, env: NodeJS.ProcessEnv = process.env): UploadConfig {
   const d = config.data;
   const uri = text(d.mlflow_tracking_uri);
   const experiment = text(d.mlflow_experiment_name);
@@ -45,6 +66,7 @@ export function uploadConfigOf(config: GymConfig): UploadConfig {
   const flag = d.upload_rollouts ?? d.upload_rollouts_to_wandb;
   return {
     mlflow: available ? { trackingUri: uri, experimentName: experiment, runName } : null,
+    wandb: wandbTarget(d, env),
     token,
     uploadRollouts: flag === undefined || flag === null ? true : flag !== false && flag !== 'false',
     wandbKeys: WANDB_KEYS.filter((k) => d[k] !== undefined && d[k] !== null),
@@ -57,10 +79,14 @@ export async function loadUploadConfig(configs: string[]): Promise<UploadConfig>
   return uploadConfigOf(await loadGymConfigs(configs.map((c) => resolve(c))));
 }
 
-/** The W&B refusal, one line: reverify logs to MLflow only. */
-export function wandbRefusal(keys: string[]): string {
+/** When some W&B keys are set but not all: one line naming the missing ones (null when W&B is configured or not asked for). */
+export function wandbIncomplete(config: UploadConfig): string | null {
+  if (config.wandb !== null || config.wandbKeys.length === 0) return null;
+  const d = config.data;
+  const missing = WANDB_KEYS.filter((k) => text(d[k]) === null && !(k === 'wandb_api_key' && text(process.env[WANDB_KEY_ENV]) !== null));
+  const masked = d.wandb_api_key === MASKED_VALUE ? ' (wandb_api_key is masked: ****)' : '';
   return (
-    `Warning: ${keys.join(', ')} in --config: reverify cannot upload to W&B (there is no maintained JavaScript W&B client ` +
-    `that logs tables; see docs/operating.md, "Upload to MLflow"); nothing goes to W&B. Use MLflow (mlflow_* keys) or NeMo Gym's exporter.`
+    `Warning: ${config.wandbKeys.join(', ')} in --config but ${missing.length > 0 ? `${missing.join(', ')} missing` : 'no usable API key'}${masked}: ` +
+    `nothing goes to W&B. Set wandb_project, wandb_name and wandb_api_key (or ${WANDB_KEY_ENV}).`
   );
 }

@@ -39,12 +39,17 @@ async function clientFor(req: UploadRequest): Promise<{ client: MlflowClient; co
   return { client: new MlflowClient(config.mlflow.trackingUri, config.token ?? process.env[MLFLOW_TOKEN_ENV] ?? null), config };
 }
 
+/** The config every tracker logs: the `--config` files with the run's options over them, secrets masked. */
+export function exportedConfig(config: UploadConfig, req: UploadRequest): Record<string, unknown> {
+  return hideSecrets({ ...config.data, ...req.options });
+}
+
 /** Opens the MLflow run: experiment (created if missing), run named `mlflow_run_name`, the config. */
 export async function openUpload(req: UploadRequest): Promise<UploadTarget> {
   const { client, config } = await clientFor(req);
   const experimentId = await client.experimentId(config.mlflow!.experimentName);
   const run = await client.createRun(experimentId, config.mlflow!.runName);
-  const exported = hideSecrets({ ...config.data, ...req.options });
+  const exported = exportedConfig(config, req);
   await client.uploadArtifactText(run, CONFIG_ARTIFACT, configArtifactText(exported));
   await client.logBatch(run.runId, { params: configParams(exported) });
   return run;

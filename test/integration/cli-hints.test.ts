@@ -15,13 +15,26 @@ describe('reverify about itself', () => {
   });
 
   it('Gym-style ++key=value arguments get one line each naming the matching flag, before anything runs', async () => {
-    const r = await runCli(['run', '++resume_from_cache=true', '+num_samples_in_parallel=8', '++force=false', '++frobnicate=1'], {});
+    const r = await runCli(
+      [
+        'run',
+        '++resume_from_cache=true',
+        '+num_samples_in_parallel=8',
+        '++force=false',
+        '++input_format=atif',
+        '++atif_manifest_jsonl_fpath=m.jsonl',
+        '++frobnicate=1',
+      ],
+      {},
+    );
     expect(r.code).toBe(1);
     expect(r.stdout).toBe('');
     expect(r.stderr.trim().split('\n')).toEqual([
       'reverify takes flags, not Hydra overrides: pass --resume instead of ++resume_from_cache=true.',
       'reverify takes flags, not Hydra overrides: pass --concurrency 8 instead of +num_samples_in_parallel=8.',
       'reverify takes flags, not Hydra overrides: leave out ++force=false (--force is off by default).',
+      'reverify takes flags, not Hydra overrides: pass --input-format atif instead of ++input_format=atif.',
+      'reverify takes flags, not Hydra overrides: pass --atif-manifest m.jsonl instead of ++atif_manifest_jsonl_fpath=m.jsonl.',
       "reverify takes flags, not Hydra overrides: '++frobnicate=1' has no matching flag; see `reverify run --help`.",
     ]);
   });

@@ -3,7 +3,11 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/contract/errors.js';
 import { parseRunOptions } from '../../src/config/run-options.js';
 import { mcpExposure } from '../../src/config/mcp-exposure.js';
-import type { GymConfig } from '../../src/config/gym-config.js';
+import { loadGymConfigs, type GymConfig } from '../../src/config/gym-config.js';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { uploadSpecOf } from '../../src/cli/build-spec.js';
+import { tempDir } from '../helpers/temp-dirs.js';
 
 const gym = { inputs: 'in.jsonl', rollouts: 'ro.jsonl', output: 'out.jsonl' };
 const atif = { inputs: 'in.jsonl', atifManifest: 'm.jsonl', output: 'out.jsonl', inputFormat: 'atif' };
@@ -76,6 +80,21 @@ describe('input format options', () => {
 
   it('an unknown format is refused naming the flag', () => {
     expect(refusal({ ...atif, inputFormat: 'jsonl' })).toContain('--input-format');
+  });
+});
+
+describe('the exported config names the input options as NeMo Gym does', () => {
+  it('input_format and atif_manifest_jsonl_fpath, beside the other keys', async () => {
+    const config = join(tempDir(), 'c.yaml');
+    writeFileSync(config, 'mlflow_tracking_uri: http://x\nmlflow_experiment_name: e\nmlflow_run_name: r\n');
+    const spec = uploadSpecOf({ ...parseRunOptions({ ...atif, configs: [config] }), upload: true }, await loadGymConfigs([config]));
+    expect(spec?.options).toMatchObject({
+      input_format: 'atif',
+      atif_manifest_jsonl_fpath: 'm.jsonl',
+      materialized_inputs_jsonl_fpath: 'in.jsonl',
+      output_jsonl_fpath: 'out.jsonl',
+    });
+    expect(spec?.options).not.toHaveProperty('rollouts_jsonl_fpath');
   });
 });
 

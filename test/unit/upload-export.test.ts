@@ -1,31 +1,13 @@
 /** What NeMo Gym 0.7.0 exports to MLflow: row sanitising, metric names, table and config text. */
 import { describe, expect, it } from 'vitest';
 import { exportedMetrics, mlflowEntries, mlflowKey, coverageMetrics } from '../../src/upload/metric-names.js';
-import { compactJson, sanitizeForExport } from '../../src/upload/sanitize-row.js';
 import { pandasJsonString, TABLE_HEAD, TABLE_TAIL, tableRow } from '../../src/upload/table-json.js';
 import { configArtifactText, configParams } from '../../src/upload/global-config.js';
 import { hideSecrets } from '../../src/contract/secrets.js';
 import { uploadConfigOf } from '../../src/upload/upload-config.js';
-
-describe('sanitizeForExport (_rollout_for_export)', () => {
-  it('drops ng_trajectory and the raw payloads of each captured call, keeping everything else byte for byte', () => {
-    const row =
-      '{"_ng_task_index": 1, "big": 12345678901234567890, "x": 1.0, "ng_trajectory": {"steps": [1]},' +
-      ' "ng_model_call_capture": {"v": 2, "calls": [{"id": "a", "request": {}, "response": [], "request_raw": "r", "response_raw": "s", "ms": 3}, 7, {"id": "b"}]}}';
-    expect(sanitizeForExport(row)).toBe(
-      '{"_ng_task_index":1,"big":12345678901234567890,"x":1.0,"ng_model_call_capture":{"v":2,"calls":[{"id":"a","ms":3},{"id":"b"}]}}',
-    );
-  });
-
-  it('removes a calls that is not a list, and leaves a capture that is not an object alone', () => {
-    expect(sanitizeForExport('{"ng_model_call_capture":{"calls":"x","n":1}}')).toBe('{"ng_model_call_capture":{"n":1}}');
-    expect(sanitizeForExport('{"ng_model_call_capture":null,"a":"b c"}')).toBe('{"ng_model_call_capture":null,"a":"b c"}');
-  });
-
-  it('compacts whitespace outside strings only', () => {
-    expect(compactJson('{ "a b" : [ 1 , "x \\" y" ] }')).toBe('{"a b":[1,"x \\" y"]}');
-  });
-});
+import { uploadWarningLine } from '../../src/cli/run-summary.js';
+import { wandbFailure } from '../../src/cli/upload-command.js';
+import { wandbUploadedLine } from '../../src/upload/wandb-upload.js';
 
 describe('metric names (spec §3.9) and MLflow rules', () => {
   it('spells @ as _at_, replaces other characters, neutralises path segments, keeps Unicode letters', () => {
@@ -111,5 +93,32 @@ describe('the exported config', () => {
       'wandb_project',
       'wandb_api_key',
     ]);
+  });
+
+  it('W&B opens with project, name and a key (from the config or WANDB_API_KEY), not with a masked key', () => {
+    const w = { wandb_project: 'p', wandb_name: 'n' };
+    const of = (data: Record<string, unknown>, env: NodeJS.ProcessEnv = {}) => uploadConfigOf({ data, origins: {} }, env).wandb;
+    expect(of({ ...w, wandb_api_key: 'k', results_dir: '/r' })).toEqual({ project: 'p', name: 'n', apiKey: 'k', resultsDir: '/r' });
+    expect(of(w, { WANDB_API_KEY: 'e' })).toEqual({ project: 'p', name: 'n', apiKey: 'e', resultsDir: null });
+    expect(of(w)).toBeNull();
+    expect(of({ ...w, wandb_api_key: '****' }, { WANDB_API_KEY: 'e' })).toBeNull();
+    expect(of({ wandb_project: 'p', wandb_api_key: 'k' })).toBeNull();
+  });
+});
+
+describe('the upload lines of the summary', () => {
+  it('a failed upload: the warning, the outputs complete, and the command that uploads later (to that tracker when both are configured)', () => {
+    expect(uploadWarningLine('W&B upload failed (metrics): boom', '/r/out.jsonl', 'wandb')).toBe(
+      'Warning: W&B upload failed (metrics): boom; the outputs are complete: `reverify upload -o /r/out.jsonl --config ... --to wandb` uploads them later',
+    );
+    expect(uploadWarningLine('MLflow upload failed (metrics): x', '/o', null)).toMatch(
+      /`reverify upload -o \/o --config \.\.\.` uploads them later$/,
+    );
+    expect(wandbFailure(Object.assign(new Error('dial http://u:pw@h/x: refused'), { step: 'opening the run' }))).toBe(
+      'W&B upload failed (opening the run): dial http://***@h/x: refused',
+    );
+    expect(wandbUploadedLine({ project: 'p', runId: 'r1', runDir: '/d/offline-run-1', offline: true, rows: 4, metrics: 9 })).toBe(
+      'Uploaded to W&B: project p, run r1 (4 rollouts in the Rollouts table, 9 metrics); offline: `wandb sync /d/offline-run-1` uploads it',
+    );
   });
 });
