@@ -1,5 +1,6 @@
 import { createInProcessWorker, type InProcessWorker } from './in-process-worker.js';
 import { startLocalWorkers, type LocalWorkers } from './local-workers.js';
+import { checkWorkerBound } from '../config/worker-bound.js';
 import { ConfigError } from '../contract/errors.js';
 import { trace } from './trace.js';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
@@ -136,6 +137,7 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
     throw new ConfigError(
       `--workers ${workers} starts workers beside this command's own, and --no-worker runs none here: drop one of them (or start \`reverify worker\` processes yourself)`,
     );
+  checkWorkerBound(workers);
   const opts = parseRunOptions(raw);
   const cap = attemptCap(opts, process.env);
   if (cap.warning) io.out(cap.warning);
