@@ -11,8 +11,9 @@
  *   sums (earlier versions, or a 503 without waits) halves the limit.
  * - Latency climbed well above the best seen: cut it by a quarter.
  * - Otherwise raise it: by an eighth of the ceiling, up to the ceiling (`--concurrency`); once the
- *   verifier has throttled, by 1/32 of the limit (at least 1), so that it settles within a few %
- *   of the judge's quota instead of swinging around it.
+ *   verifier has throttled, by 1/32 of the limit (at least 1), and only on a batch launched at the
+ *   limit in force (one launched lower says nothing of it), so that it settles within a few % of
+ *   the judge's quota instead of climbing past it on stale news.
  */
 export interface LimitState {
   /** The limit in force. */
@@ -50,7 +51,8 @@ export function adaptLimit(state: LimitState, ceiling: number, batch: BatchSigna
     // Slow drift upwards, so that a judge that is just slower today is not punished forever.
     return { ...state, effective: Math.max(1, Math.floor(effective * 0.75)), baselineLatencyMs: baseline * 0.9 + latency * 0.1 };
   }
-  const step = state.throttledOnce ? Math.max(1, Math.round(effective * SETTLED_STEP)) : Math.max(1, Math.round(ceiling / 8));
+  const stale = state.throttledOnce && batch.launchLimit !== undefined && batch.launchLimit < effective;
+  const step = stale ? 0 : state.throttledOnce ? Math.max(1, Math.round(effective * SETTLED_STEP)) : Math.max(1, Math.round(ceiling / 8));
   return {
     ...state,
     effective: Math.min(ceiling, effective + step),
@@ -63,5 +65,5 @@ function throttledLimit(effective: number, batch: BatchSignals): number {
   const busy = batch.busyMsSum ?? 0;
   const held = batch.throttleWaitMsSum ?? 0;
   if (batch.launchLimit === undefined || busy <= 0 || held <= 0) return Math.max(1, Math.floor(effective / 2));
-  return Math.max(1, Math.min(effective, Math.floor((batch.launchLimit * busy) / (busy + held))));
+  return Math.max(1, Math.min(effective, Math.round((batch.launchLimit * busy) / (busy + held))));
 }

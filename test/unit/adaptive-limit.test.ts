@@ -54,6 +54,9 @@ describe('adaptive concurrency (AIMD)', () => {
     expect(s.effective).toBe(40 + Math.round(40 * SETTLED_STEP));
     s = adaptLimit({ effective: 3, baselineLatencyMs: 100, throttledOnce: true }, 256, healthy(100));
     expect(s.effective).toBe(4);
+    // A healthy batch launched below the limit in force says nothing of it: no step.
+    expect(adaptLimit(s, 256, { ...healthy(100), launchLimit: 3 }).effective).toBe(4);
+    expect(adaptLimit(s, 256, { ...healthy(100), launchLimit: 4 }).effective).toBe(5);
   });
 
   it('settles within 5 % of a quota: throttled batches cut to the busy slots, healthy ones step up', () => {
