@@ -5,13 +5,14 @@
  * in a row, and the run's throughput must reach ≥ 0.95 × the quota.
  *
  *   npx tsx bench/quota.ts [--rpm 600,3000] [--minutes 3] [--latency-ms 1000] [--latency-spread 0.5]
- *                          [--concurrency 256] [--batch-size 50] [--response-bytes 2000] [--out bench/out/quota]
+ *                          [--concurrency 256] [--batch-size auto] [--response-bytes 2000] [--out bench/out/quota]
  *
  * Per quota: a fresh reference server in its own process (`--rpm N --latency-ms L
  * --latency-spread σ`), a run of `rpm × minutes` rows (`reverify run … --no-rejudge
  * --disable-aggregation --overwrite`) on an embedded Temporal dev server; the server's `/stats`
  * polled every 250 ms and the run's progress query (its limit in force) every second. Prints the
- * throughput over the whole run (first request to last answer) and over its second half, each
+ * throughput over the whole run (first request to last answer) and over its second half (up to 95 %
+ * of the rows: the last batches end with fewer rows than lanes), each
  * against the quota; 429s, the longest run of consecutive 429s of one row, and the settled limit
  * (median of the second half) against the fit (quota/s × mean latency, mean = L × e^(σ²/2)).
  */
@@ -42,7 +43,8 @@ const { values } = parseArgs({
     'latency-ms': { type: 'string', default: '1000' },
     'latency-spread': { type: 'string', default: '0.5' },
     concurrency: { type: 'string', default: '256' },
-    'batch-size': { type: 'string', default: '50' },
+    /** `auto`: ten seconds of the quota (rpm / 6): enough rows per lane that batch ends do not idle the window. */
+    'batch-size': { type: 'string', default: 'auto' },
     'response-bytes': { type: 'string', default: '2000' },
     out: { type: 'string', default: 'bench/out/quota' },
   },
@@ -97,6 +99,8 @@ async function watch(url: string, temporal: Client, output: string, done: Promis
   return { samples, limits, firstRequestAt, final };
 }
 
+const batchSize = (rpm: number) => (values['batch-size'] === 'auto' ? Math.max(1, Math.round(rpm / 6)) : Number(values['batch-size']));
+
 /** One quota: its server, its run, its figures. */
 async function measure(rpm: number, stateDir: string, temporal: Client): Promise<(string | number)[]> {
   const rows = Math.round(rpm * minutes);
@@ -114,7 +118,7 @@ async function measure(rpm: number, stateDir: string, temporal: Client): Promise
   });
   const output = join(dir, 'reverified.jsonl');
   const args = ['run', '--inputs', data.inputsPath, '--rollouts', data.rolloutsPath, '-o', output, '--config', data.configPath];
-  args.push('--server', `${RESOURCES_SERVER}=${server.url}`, '--concurrency', values.concurrency, '--batch-size', values['batch-size']);
+  args.push('--server', `${RESOURCES_SERVER}=${server.url}`, '--concurrency', values.concurrency, '--batch-size', String(batchSize(rpm)));
   args.push('--no-rejudge', '--disable-aggregation', '--overwrite');
   const run = spawnCli(args, { env: benchEnv(stateDir), logPath: join(dir, 'reverify-run.log') });
   const seen = await watch(server.url, temporal, output, run.exited);
@@ -129,7 +133,9 @@ function figures(rpm: number, rows: number, seen: Awaited<ReturnType<typeof watc
   const lastAnswer = samples.find((s) => s.answered === answeredOf(final)) ?? samples[samples.length - 1];
   const wholeMin = (lastAnswer.at - firstRequestAt) / 60_000;
   const half = firstRequestAt + (lastAnswer.at - firstRequestAt) / 2;
-  const second = samples.filter((s) => s.at >= half && s.at <= lastAnswer.at);
+  // The second half up to 95 % of the rows: settled, without the run's last batches, which end with fewer rows than lanes.
+  const end = samples.find((s) => s.answered >= 0.95 * rows) ?? lastAnswer;
+  const second = samples.filter((s) => s.at >= half && s.at <= end.at);
   const secondMin = (second[second.length - 1].at - second[0].at) / 60_000;
   const secondRate = (second[second.length - 1].answered - second[0].answered) / secondMin;
   const settled = limits.filter((l) => l.at >= half).map((l) => l.limit);
@@ -159,7 +165,7 @@ function figures(rpm: number, rows: number, seen: Awaited<ReturnType<typeof watc
 runBench(async () => {
   process.stdout.write(`${machineLine()}\n`);
   process.stdout.write(
-    `latency ${latencyMs} ms median, spread σ ${spread}; --concurrency ${values.concurrency} --batch-size ${values['batch-size']}; ${minutes} min of rows per quota\n`,
+    `latency ${latencyMs} ms median, spread σ ${spread}; --concurrency ${values.concurrency} --batch-size ${quotas.map(batchSize).join(' / ')}; ${minutes} min of rows per quota\n`,
   );
   const stateDir = join(out, 'state');
   freshStateDir(stateDir);
