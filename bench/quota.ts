@@ -184,7 +184,7 @@ runBench(async () => {
     'rows',
     'rows/min',
     '/quota',
-    '2nd half rows/min',
+    '2nd half to 95 % rows/min',
     '/quota',
     '429s',
     'longest 429 run of a row',
