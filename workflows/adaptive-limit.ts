@@ -7,8 +7,10 @@
  *   takes `quota × latency` requests in flight; beyond that, slots wait out Retry-Afters. The batch
  *   reports its rows' time on the judge and their time held back, so `launchLimit × busy / (busy +
  *   held)` is the concurrency its quota takes (Little's law), measured at the limit the batch ran
- *   with (a batch launched before an earlier cut gives the same estimate). A batch without these
- *   sums (earlier versions, or a 503 without waits) halves the limit.
+ *   with (a batch launched before an earlier cut gives the same estimate), plus one step (below):
+ *   a limit a little above the quota costs a few 429s, each row refused once at most (it is
+ *   booked a token), while one below it leaves the quota unused. A batch without these sums
+ *   (earlier versions, or a 503 without waits) halves the limit.
  * - Latency climbed well above the best seen: cut it by a quarter.
  * - Otherwise raise it: by an eighth of the ceiling, up to the ceiling (`--concurrency`); once the
  *   verifier has throttled, by 1/32 of the limit (at least 1), and only on a batch launched at the
@@ -65,5 +67,6 @@ function throttledLimit(effective: number, batch: BatchSignals): number {
   const busy = batch.busyMsSum ?? 0;
   const held = batch.throttleWaitMsSum ?? 0;
   if (batch.launchLimit === undefined || busy <= 0 || held <= 0) return Math.max(1, Math.floor(effective / 2));
-  return Math.max(1, Math.min(effective, Math.round((batch.launchLimit * busy) / (busy + held))));
+  const estimate = (batch.launchLimit * busy) / (busy + held);
+  return Math.max(1, Math.min(effective, Math.round(estimate + Math.max(1, estimate * SETTLED_STEP))));
 }
