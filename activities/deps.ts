@@ -1,4 +1,5 @@
 import { VerifierClient } from '../src/verifier/client.js';
+import { ThrottleGate } from '../src/verifier/throttle-gate.js';
 import { LanePool } from './verify-batch/lane-pool.js';
 import { ServerReplies } from './verify-batch/server-replies.js';
 
@@ -10,6 +11,8 @@ export interface ActivityDeps {
   lanes: LanePool;
   /** What each server answered to this process's `/verify` requests (verify-batch/server-replies.ts). */
   replies: ServerReplies;
+  /** Holds new rows to a server back while a refused one waits out its 429's Retry-After (src/verifier/throttle-gate.ts). */
+  throttle: ThrottleGate;
 }
 
 /** Default deps for a worker process; `close()` releases the HTTP pools at shutdown. */
@@ -18,6 +21,7 @@ export function createActivityDeps(opts: { connectionsPerServer?: number } = {})
   return {
     lanes: new LanePool(),
     replies: new ServerReplies(),
+    throttle: new ThrottleGate(),
     verifier(timeoutMs) {
       let c = clients.get(timeoutMs);
       if (!c) {

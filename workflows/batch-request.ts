@@ -62,6 +62,7 @@ export function batchRequest(spec: RunSpec, st: RunState, b: BatchLaunch): Batch
     from: b.from,
     to: b.to,
     parallelism: b.slots,
+    launchLimit: st.effective,
     requestTimeoutMs: spec.requestTimeoutMs,
     rejectGuard,
     ...(b.allowance === undefined ? {} : { allowance: b.allowance }),

@@ -63,7 +63,10 @@ export async function commitBatches(spec: RunSpec, st: RunState, batches: BatchR
     // A withdrawn re-judgment (answered without a grade) leaves its failure selected for the next round.
     st.roundJudgeFailed += b.judgeFailed + (b.withdrawn ?? 0);
     // Shown by the progress line (`concurrency 8/32`), not as messages: it may change all day.
-    ({ effective: st.effective, baselineLatencyMs: st.baselineLatencyMs } = adaptLimit(st, st.concurrency, b));
+    const limit = adaptLimit(st, st.concurrency, b);
+    st.effective = limit.effective;
+    st.baselineLatencyMs = limit.baselineLatencyMs;
+    if (limit.throttledOnce) st.throttledOnce = true;
   }
 }
 

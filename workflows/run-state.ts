@@ -31,6 +31,8 @@ export interface RunState {
   /** The limit in force, adapted to the verifier's health (see adaptive-limit.ts). */
   effective: number;
   baselineLatencyMs: number | null;
+  /** The verifier has throttled this run: the limit now grows in small steps (adaptive-limit.ts; absent: not yet). */
+  throttledOnce?: boolean;
   /** Paused by an operator: no new batch starts; those in flight finish. */
   paused: boolean;
   /** `--max-requests` (or as set by `reverify control`); null: no budget (see budget.ts). */

@@ -36,6 +36,7 @@ export async function publish(
     sidecarPart: files.sidecarPart,
     ...checkpoint.counts,
     requestsUsed: checkpoint.requestsUsed ?? 0,
+    ...(req.launchLimit === undefined ? {} : { launchLimit: req.launchLimit }),
     audit: checkpoint.audit,
     ...(unfinished > 0 ? { unfinished } : {}),
     ...(carried > 0 ? { carried } : {}),

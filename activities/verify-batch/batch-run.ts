@@ -161,11 +161,14 @@ export class BatchRun {
     const started = performance.now();
     const mark = this.deps.replies.mark(url);
     let throttled = 0;
+    let throttleWaitMs = 0;
     let reply: Exclude<VerifyReply, { kind: 'retryable' }>;
     try {
       reply = await verifyWithRetries(this.client, url, p.payload, {
         ...DEFAULT_VERIFY_RETRY,
         signal: this.stops.signal,
+        gate: this.deps.throttle,
+        onThrottleWait: (ms) => (throttleWaitMs += ms),
         onRetry: (r) => {
           this.stops.retrying();
           if (r.status === 429 || r.status === 503) throttled++;
@@ -176,7 +179,7 @@ export class BatchRun {
       return;
     }
     if (reply.kind === 'ok') this.strikes.lastAnswered = p.i;
-    const facts = rowFacts(this.req, p, performance.now() - started, throttled);
+    const facts = rowFacts(this.req, p, performance.now() - started, throttled, throttleWaitMs);
     return () => {
       const settled = settleReply(reply);
       this.guard.observe(settled, server, url);

@@ -23,7 +23,19 @@ export interface Checkpoint {
 }
 
 export function emptyCounts(): Counts {
-  return { main: 0, failed: 0, dropped: 0, rejected: 0, judgeFailed: 0, perAgent: {}, throttled: 0, latencyMsSum: 0, latencyCount: 0 };
+  return {
+    main: 0,
+    failed: 0,
+    dropped: 0,
+    rejected: 0,
+    judgeFailed: 0,
+    perAgent: {},
+    throttled: 0,
+    latencyMsSum: 0,
+    latencyCount: 0,
+    busyMsSum: 0,
+    throttleWaitMsSum: 0,
+  };
 }
 
 export function agentCounts(c: Checkpoint['counts'], agent: string): AgentCounts {

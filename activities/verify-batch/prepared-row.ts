@@ -35,11 +35,12 @@ export async function prepareRow(req: VerifyBatchRequest, i: number, rec: PlanRe
 }
 
 /** What routing knows of an answered row besides its reply. */
-export function rowFacts(req: VerifyBatchRequest, p: Prepared, latencyMs: number, throttled: number): RowFacts {
+export function rowFacts(req: VerifyBatchRequest, p: Prepared, elapsedMs: number, throttled: number, throttleWaitMs = 0): RowFacts {
   const { operation } = req;
   const rejudgment =
     operation === undefined || p.saved === undefined
       ? undefined
       : { opId: operationId(operation, p.stamps.task, p.stamps.rollout), judged: p.payload, saved: p.saved };
-  return { agent: req.plan.agents[p.rec.agent], planIndex: req.from + p.i, latencyMs, throttled, atif: p.atif, rejudgment };
+  const latencyMs = elapsedMs - throttleWaitMs;
+  return { agent: req.plan.agents[p.rec.agent], planIndex: req.from + p.i, latencyMs, throttleWaitMs, throttled, atif: p.atif, rejudgment };
 }

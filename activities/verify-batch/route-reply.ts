@@ -38,7 +38,10 @@ export interface RowFacts {
   agent: string;
   /** Its index in the round's plan (a judge failure is listed by it for the next round). */
   planIndex: number;
+  /** Its time on the judge: from its first try to its answer, less `throttleWaitMs`. */
   latencyMs: number;
+  /** Its time held back by throttling: at the process's gate, and waiting out 429/503s (throttle-gate.ts). */
+  throttleWaitMs?: number;
   /** Tries of this row answered 429/503 (throttling signals for the adaptive limit). */
   throttled: number;
   /**
@@ -126,6 +129,8 @@ function droppedRow(row: RowFacts): Routed {
 /** The latency and throttling signals of an answered row (for the adaptive limit). */
 function signalsCount(c: Counts, row: RowFacts): void {
   c.throttled += row.throttled;
+  c.busyMsSum = (c.busyMsSum ?? 0) + row.latencyMs;
+  c.throttleWaitMsSum = (c.throttleWaitMsSum ?? 0) + (row.throttleWaitMs ?? 0);
   if (row.throttled === 0) {
     c.latencyMsSum += row.latencyMs;
     c.latencyCount++;

@@ -243,6 +243,8 @@ export function addDemoAndServers(program: Command): void {
     .option('--invalid-judge <keys>', 'rows (TASK:ROLLOUT[@N],...) whose verdict is flagged invalid_judge_response (first N gradings)')
     .option('--permanent-invalid-judge <keys>', 'like --invalid-judge, with invalid_judge_retryable: false')
     .option('--pretty', 'answer /verify with indented JSON, as servers that pretty-print do')
+    .option('--rpm <n>', 'requests per minute /verify takes; beyond it 429 with Retry-After (0: no limit)', float('--rpm'), 0)
+    .option('--rpm-burst <n>', 'requests of the --rpm quota that can be saved up (0: one second of it)', int('--rpm-burst'), 0)
     .option('--seed <n>', 'seed of the simulated failures', int('--seed'), 1)
     .action(async (o: Parameters<typeof runReferenceServerCli>[0]) =>
       (await import('../reference-server/main.js')).runReferenceServerCli(o),

@@ -1,3 +1,4 @@
+import { checkWorkerBound } from '../config/worker-bound.js';
 import type { Client } from '@temporalio/client';
 import { ConfigError } from '../contract/errors.js';
 import { catchAllWarning } from '../contract/messages.js';
@@ -60,6 +61,7 @@ function workerCount(proc: RunProcessOptions): number {
     throw new ConfigError(
       `--workers ${workers} starts workers beside this command's own, and --no-worker runs none here: drop one of them (or start \`reverify worker\` processes yourself)`,
     );
+  checkWorkerBound(workers);
   return workers;
 }
 

@@ -4,6 +4,7 @@
  * messages name flags through it, and the option table of docs/usage.md is this list (a unit test
  * compares them). Meanings are Markdown (the help shows them without backticks).
  */
+import { WORKER_RSS_MIB, WORKERS_PER_CORE } from './worker-bound.js';
 import { INPUT_FORMATS } from '../contract/atif-messages.js';
 import {
   DEFAULT_BATCH_SIZE,
@@ -264,7 +265,8 @@ export const RUN_FLAG_LIST: readonly RunFlag[] = [
     key: null,
     kind: 'int',
     meaning:
-      "worker processes on this machine: this one and N − 1 `reverify worker` processes it starts on the run's task queue and stops when it ends (more cores for a verifier faster than one can drive; `--concurrency` stays the ceiling of them all)",
+      "worker processes on this machine: this one and N − 1 `reverify worker` processes it starts on the run's task queue and stops when it ends (more cores for a verifier faster than one can drive; `--concurrency` stays the ceiling of them all); " +
+      `at most ${WORKERS_PER_CORE} per core and one per ${WORKER_RSS_MIB} MiB of available memory`,
     shownDefault: '1',
     initial: 1,
   },

@@ -40,6 +40,15 @@ export interface BatchResult {
   /** Sum and count of the latencies of answered `/verify` requests, in ms. */
   latencyMsSum: number;
   latencyCount: number;
+  /**
+   * Sums over the answered rows of their time on the judge and of their time held back by
+   * throttling (429/503 waits and the process's gate): the share of its slots the batch kept busy
+   * (absent: earlier versions).
+   */
+  busyMsSum?: number;
+  throttleWaitMsSum?: number;
+  /** The run's concurrency limit when the batch was launched (absent: earlier versions). */
+  launchLimit?: number;
   /** `/verify` requests this activity made, every try and probe counted (absent: earlier versions). */
   requestsUsed?: number;
   /**

@@ -15,6 +15,8 @@ export interface VerifyBatchRequest {
   to: number;
   /** `/verify` requests this batch may have in flight. */
   parallelism: number;
+  /** The run's limit of requests in flight when it was launched (echoed in the result for the adaptive limit; absent: earlier versions). */
+  launchLimit?: number;
   requestTimeoutMs: number;
   /**
    * `/verify` requests this activity may make, every try and probe counted (absent: no limit).

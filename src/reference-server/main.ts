@@ -13,7 +13,9 @@ export { referenceServerOptionsSchema, type ReferenceServerOptions } from './opt
 export async function runReferenceServerCli(opts: Partial<ReferenceServerOptions>): Promise<void> {
   const options = referenceServerOptionsSchema.parse(opts);
   const server = await startReferenceServer(options);
-  process.stdout.write(`reference server listening on ${server.url} (mode=${options.mode})\n`);
+  process.stdout.write(
+    `reference server listening on ${server.url} (mode=${options.mode}${options.rpm > 0 ? `, ${options.rpm} requests per minute` : ''})\n`,
+  );
   const stop = new AbortController();
   await Promise.race([once(process, 'SIGINT', { signal: stop.signal }), once(process, 'SIGTERM', { signal: stop.signal })]);
   stop.abort(); // removes the listener of the other signal

@@ -67,6 +67,13 @@ export const referenceServerOptionsSchema = z.object({
    * pretty-print do; the values are the same.
    */
   pretty: z.coerce.boolean().default(false),
+  /**
+   * Requests per minute the server takes on `/verify` (0: no limit). Beyond it a request is
+   * answered 429 with a `Retry-After` that says when its token comes (request-quota.ts).
+   */
+  rpm: z.coerce.number().min(0).default(0),
+  /** Tokens of the quota that can be saved up (0: one second's worth of `rpm`, at least 1). */
+  rpmBurst: z.coerce.number().int().min(0).default(0),
   /** Seed of the PRNG that draws the outcomes; equal seeds and request order give equal outcomes. */
   seed: z.coerce.number().int().default(1),
 });

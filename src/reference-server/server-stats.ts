@@ -13,12 +13,20 @@ export interface ServerStats {
   verify_outcomes: Record<VerifyOutcome, number>;
   /** Valid `/verify` requests for a key (`_ng_task_index`, `_ng_rollout_index`) already seen: work done twice. */
   verify_repeats: number;
+  /** `/verify` requests refused with 429 by the quota (`--rpm`); not counted in the outcomes or repeats. */
+  verify_throttled: number;
+  /** Of those: refusals of a key whose previous request was refused too (a client that came back too early). */
+  verify_refused_again: number;
+  /** The longest run of consecutive 429s of one key. */
+  longest_refusal_streak: number;
 }
 
 /** Mutable counters behind `ServerStats`. */
 export class StatsRecorder {
   private current = StatsRecorder.empty(0);
   private readonly seenKeys = new Set<string>();
+  /** Keys whose last request was refused by the quota -> consecutive refusals. */
+  private readonly refused = new Map<string, number>();
 
   private static empty(inFlight: number): ServerStats {
     return {
@@ -27,6 +35,9 @@ export class StatsRecorder {
       peak_verify_in_flight: inFlight,
       verify_outcomes: { success: 0, judge_failed: 0, error: 0, reset: 0, hang: 0 },
       verify_repeats: 0,
+      verify_throttled: 0,
+      verify_refused_again: 0,
+      longest_refusal_streak: 0,
     };
   }
 
@@ -51,6 +62,20 @@ export class StatsRecorder {
     else this.seenKeys.add(key);
   }
 
+  /** Counts a 429 of the quota for `key`, and its run of consecutive refusals. */
+  throttled(key: string): void {
+    const streak = (this.refused.get(key) ?? 0) + 1;
+    this.refused.set(key, streak);
+    this.current.verify_throttled++;
+    if (streak > 1) this.current.verify_refused_again++;
+    this.current.longest_refusal_streak = Math.max(this.current.longest_refusal_streak, streak);
+  }
+
+  /** `key` got past the quota: its run of refusals ends. */
+  admitted(key: string): void {
+    this.refused.delete(key);
+  }
+
   /** Counts a drawn `/verify` outcome. */
   outcome(outcome: VerifyOutcome): void {
     this.current.verify_outcomes[outcome]++;
@@ -65,5 +90,6 @@ export class StatsRecorder {
   reset(): void {
     this.current = StatsRecorder.empty(this.current.verify_in_flight);
     this.seenKeys.clear();
+    this.refused.clear();
   }
 }

@@ -5,6 +5,7 @@ import { InvalidJudges, parseInvalidJudgeRules, type InvalidJudgeFields } from '
 import { pythonExceptionBody, readBody, sendJson, sendJsonText } from './http-util.js';
 import type { ReferenceServerOptions } from './options.js';
 import { mulberry32 } from './prng.js';
+import { RequestQuota, retryAfterHeader } from './request-quota.js';
 import type { StatsRecorder, VerifyOutcome } from './server-stats.js';
 import { jsonInvalid, verifyRequestIssues } from './validation.js';
 
@@ -96,6 +97,24 @@ function carryOut(
   }
 }
 
+/** Answers 429 with `Retry-After` when the quota has no token for this request (the outcome PRNG is not drawn). */
+function refusedByQuota(quota: RequestQuota, key: string, res: ServerResponse, stats: StatsRecorder, rpm: number): boolean {
+  const decision = quota.take(performance.now(), key);
+  if (decision.ok) {
+    stats.admitted(key);
+    return false;
+  }
+  stats.throttled(key);
+  const body = JSON.stringify({ detail: `Rate limit reached: ${rpm} requests per minute` });
+  res.writeHead(429, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(body),
+    'retry-after': retryAfterHeader(decision.retryAfterMs),
+  });
+  res.end(body);
+  return true;
+}
+
 /**
  * The `POST /verify` handler: validates the body (422), draws an outcome from the seeded PRNG in
  * arrival order, waits `latencyMs`, then carries the outcome out.
@@ -110,6 +129,7 @@ export function createVerifyHandler(
     ...parseInvalidJudgeRules(options.invalidJudge, true),
     ...parseInvalidJudgeRules(options.permanentInvalidJudge, false),
   ]);
+  const quota = options.rpm > 0 ? new RequestQuota(options.rpm, options.rpmBurst) : null;
   return async (req, res) => {
     stats.request('verify');
     // In flight until the answer is handed to the OS ('finish'), or the socket dies ('close'):
@@ -133,6 +153,7 @@ export function createVerifyHandler(
     if (issues.length > 0) return sendJson(res, 422, { detail: issues });
     const valid = request as Record<string, unknown>;
     const key = `${JSON.stringify(valid._ng_task_index)}:${JSON.stringify(valid._ng_rollout_index)}`;
+    if (quota && refusedByQuota(quota, key, res, stats, options.rpm)) return;
     stats.verifyKey(key);
     const outcome = drawOutcome(random(), options);
     stats.outcome(outcome);

@@ -44,6 +44,9 @@ describe('routeReply', () => {
     const dropped = routeReply(ok('{"reward":1.0,"_ng_no_persist":true}'), stamps, { ...row, throttled: 2 });
     expect([dropped.target, dropped.line]).toEqual([null, null]);
     expect(counted(dropped).counts).toMatchObject({ dropped: 1, throttled: 2, latencyCount: 0 });
+    // Every answered row adds its time on the judge and its time held back by throttling (the adaptive limit's busy share).
+    const held = routeReply(ok('{"reward":1.0}'), stamps, { ...row, throttled: 1, latencyMs: 30, throttleWaitMs: 90 });
+    expect(counted(held).counts).toMatchObject({ busyMsSum: 30, throttleWaitMsSum: 90, latencyCount: 0 });
     const rejected = routeReply({ kind: 'rejected', status: 422, excerpt: 'bad' }, stamps, row);
     expect(rejected.target).toBe('sidecar');
     expect(JSON.parse(String(rejected.line))).toMatchObject({
