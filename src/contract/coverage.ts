@@ -8,6 +8,7 @@
  * never sent: planned but not reached, e.g. a run paused or cancelled first). The field names are
  * the seed's, in snake_case, as the file `<out stem>_coverage.json` carries them.
  */
+import { failureExportMetrics } from './failure-export-metrics.js';
 
 /** What the files say about one key. */
 export interface KeyTally {
@@ -60,6 +61,8 @@ export interface CoverageCounts {
   sidecar_rows: number;
   /** Of them, omissions. */
   omission_rows: number;
+  /** Counted failure rows (omissions left out) per `_ng_failure_class` (`unknown`: none). */
+  failed_attempts_by_class: Record<string, number>;
 }
 
 export function emptyCounts(): CoverageCounts {
@@ -73,6 +76,7 @@ export function emptyCounts(): CoverageCounts {
     main_rows: 0,
     sidecar_rows: 0,
     omission_rows: 0,
+    failed_attempts_by_class: {},
   };
 }
 
@@ -154,6 +158,8 @@ export interface Coverage extends AttemptCap {
   /** A plain run has no manifest: identities are row keys, not verified run/attempt ids. */
   identity_verified: false;
   reporting: { output: string; failures: string; main_rows: number; sidecar_rows: number; terminal_failures: number };
+  /** The seed's `failure_export_metrics()` (src/contract/failure-export-metrics.ts), as exported to the trackers. */
+  failure_export_metrics: Record<string, number>;
 }
 
 /**
@@ -197,6 +203,7 @@ export function coverageOf(c: CoverageCounts, ctx: CoverageContext): Coverage {
       sidecar_rows: c.sidecar_rows,
       terminal_failures: c.terminal_failures,
     },
+    failure_export_metrics: failureExportMetrics(c),
   };
 }
 
