@@ -74,7 +74,8 @@ async function addPlanKeys(plan: NonNullable<UnstartedRequest['plan']>, sorter: 
 
 async function addFileKeys(req: UnstartedRequest, sorter: ExternalSorter<KeyedRecord>): Promise<void> {
   const policy = { repairTruncated: true, retryTerminalTimeouts: false };
-  for await (const ids of outputKeyIdChunks(req.output, policy)) for (const id of ids) await sorter.add({ key: id, nums: [IN_FILES], text: null });
+  for await (const ids of outputKeyIdChunks(req.output, policy))
+    for (const id of ids) await sorter.add({ key: id, nums: [IN_FILES], text: null });
   for await (const attempts of sidecarAttemptChunks(req.sidecar, policy))
     for (const a of attempts) await sorter.add({ key: a.id, nums: [IN_FILES], text: null });
 }
@@ -88,10 +89,16 @@ export async function recordUnstarted(req: UnstartedRequest): Promise<number> {
   }
   const dir = dirname(req.output);
   const count = await withScratchDir(dir, '.reverify-unstarted-', async (scratch) => {
-    const sorter = new ExternalSorter<KeyedRecord>({ dir: scratch, name: 'unstarted', compare: compareKeyedRecords, codec: keyedRecordCodec });
+    const sorter = new ExternalSorter<KeyedRecord>({
+      dir: scratch,
+      name: 'unstarted',
+      compare: compareKeyedRecords,
+      codec: keyedRecordCodec,
+    });
     const tmp = `${req.path}.tmp-${process.pid}`;
     const out = await open(tmp, 'w');
     let n = 0;
+    let joined = false;
     try {
       await addPlanKeys(plan, sorter);
       await addFileKeys(req, sorter);
@@ -101,12 +108,14 @@ export async function recordUnstarted(req: UnstartedRequest): Promise<number> {
         await out.write(`{${group[0].text},"${UNSTARTED_KEY}":true,"${UNSTARTED_REASON_KEY}":${reason}}\n`);
         n++;
       }
+      joined = true;
     } finally {
       await out.close();
       await sorter.dispose();
+      // A temporary file is published below or removed, even when the join failed.
+      if (!joined || n === 0) await rm(tmp, { force: true });
     }
     if (n > 0) await publishFile(tmp, req.path);
-    else await rm(tmp, { force: true });
     return n;
   });
   if (count === 0) await rm(req.path, { force: true });
