@@ -72,7 +72,11 @@ export async function recordUnstarted(st: RunState, reason: string): Promise<voi
   await CancellationScope.nonCancellable(async () => {
     try {
       const { rows, path } = await cleanup.recordUnstartedRows.executeWithOptions({ summary: 'record the rollouts never started' }, [
-        { outputs, plan: plan && { planPath: plan.planPath, sourcePath: plan.sourcePath, rows: plan.rows, recordBytes: plan.recordBytes }, reason },
+        {
+          outputs,
+          plan: plan && { planPath: plan.planPath, sourcePath: plan.sourcePath, rows: plan.rows, recordBytes: plan.recordBytes },
+          reason,
+        },
       ]);
       if (rows > 0) st.messages.push(`${rows} rollout(s) never started are recorded in ${path} (${reason}); --resume runs them`);
     } catch {

@@ -94,7 +94,11 @@ async function aggregateMetrics(path: string): Promise<Map<string, MetricValue>>
 export async function uploadMetrics(req: UploadRequest, run: UploadTarget, coverage: { scored: number; missing: number }): Promise<number> {
   const { client } = await clientFor(req);
   let logged = 0;
-  const all = [await aggregateMetrics(req.metrics), coverageMetrics(coverage.scored, coverage.missing), await failureMetricsOfRun(req.output)];
+  const all = [
+    await aggregateMetrics(req.metrics),
+    coverageMetrics(coverage.scored, coverage.missing),
+    await failureMetricsOfRun(req.output),
+  ];
   for (const metrics of all) {
     const entries = mlflowEntries(metrics);
     await client.logBatch(run.runId, entries);

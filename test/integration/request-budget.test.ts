@@ -125,12 +125,17 @@ describe('--max-requests', () => {
     expect(committed).toBeLessThan(15);
     // record_unstarted: every rollout without a row is saved as evidence with why, and counted never dispatched.
     const unstarted = d.output.replace(/\.jsonl$/, '_unstarted.jsonl');
-    const evidence = readFileSync(unstarted, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const evidence = readFileSync(unstarted, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(evidence).toHaveLength(40 - committed);
     expect(new Set([...keysOf(evidence), ...keysOf(readRows(d.output))]).size).toBe(40);
     for (const e of evidence) {
       expect(Object.keys(e)).toEqual(['_ng_task_index', '_ng_rollout_index', '_ng_unstarted', '_ng_unstarted_reason']);
-      expect(e._ng_unstarted_reason).toBe('the request budget was spent (15 of --max-requests 15 /verify requests made) and the run was cancelled');
+      expect(e._ng_unstarted_reason).toBe(
+        'the request budget was spent (15 of --max-requests 15 /verify requests made) and the run was cancelled',
+      );
     }
     const coverage = JSON.parse(readFileSync(d.output.replace(/\.jsonl$/, '_coverage.json'), 'utf8')) as Record<string, unknown>;
     expect(coverage).toMatchObject({ state: 'cancelled', never_dispatched: 40 - committed, intentionally_omitted: 0, failed: 0 });

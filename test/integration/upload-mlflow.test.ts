@@ -192,7 +192,9 @@ describe.skipIf(skip !== null)('upload to a real MLflow tracking server', () => 
     const live = withMlflow(d.config, mlflow(), 'exp-failures');
     const u = await runCli(['upload', '-o', d.output, '--config', live], { NEMO_GYM_MAX_ROLLOUT_ATTEMPTS: '5' }, 60_000);
     expect(u.code, u.stderr).toBe(0);
-    const failures = Object.fromEntries(Object.entries((await readBack('exp-failures')).metrics).filter(([k]) => k.startsWith('failures/')));
+    const failures = Object.fromEntries(
+      Object.entries((await readBack('exp-failures')).metrics).filter(([k]) => k.startsWith('failures/')),
+    );
     expect(failures).toEqual({
       'failures/failed_attempts': 5,
       'failures/failed_attempts/judge_failed': 3,

@@ -148,10 +148,9 @@ describe('countCoverage over real files', () => {
     writeFileSync(output, [row(0, 0), row(0, 1), row(1, 0), ''].join('\n') + '{"_ng_task_index":9,');
     writeFileSync(
       sidecar,
-      [fail(0, 1), fail(2, 0), fail(2, 0), fail(3, 0), fail(4, 0, ',"_ng_failure_terminal":true'), omit(5, 0), '', ''].join('\n').replace(
-        fail(3, 0),
-        row(3, 0, ',"_ng_failure_class":"timeout"'),
-      ),
+      [fail(0, 1), fail(2, 0), fail(2, 0), fail(3, 0), fail(4, 0, ',"_ng_failure_terminal":true'), omit(5, 0), '', '']
+        .join('\n')
+        .replace(fail(3, 0), row(3, 0, ',"_ng_failure_class":"timeout"')),
     );
     const c = await countCoverage({ output, sidecar }, {}, 2, dir);
     expect(c).toEqual({
