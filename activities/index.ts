@@ -11,6 +11,7 @@ import { planRun } from './plan-run.js';
 import { checkOutputs } from './check-outputs.js';
 import { moveInvalidJudgeRows } from './move-invalid-judge-rows.js';
 import { openOutputs } from './open-outputs.js';
+import { recordUnstartedRows } from './record-unstarted.js';
 import { removeWorkDir } from './remove-work-dir.js';
 import { seedSuccesses } from './seed-successes.js';
 import { uploadOpen, uploadRolloutsTable, uploadRunMetrics } from './upload-results.js';
@@ -40,6 +41,7 @@ export function createActivities(deps: ActivityDeps) {
     commitBatches,
     aggregateRun: aggregateRun(deps),
     removeWorkDir,
+    recordUnstartedRows,
     uploadOpen,
     uploadRolloutsTable,
     uploadRunMetrics,

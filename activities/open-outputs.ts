@@ -1,4 +1,5 @@
 import { mkdir, open, rm } from 'node:fs/promises';
+import { unstartedPath } from '../src/contract/file-names.js';
 import { deletedExistingOutput } from '../src/contract/messages.js';
 import type { OutputPaths } from '../src/contract/run-spec.js';
 import { countRows } from '../src/io/count-rows.js';
@@ -42,6 +43,8 @@ export function openOutputs(
           await fh.close();
         }
         await mkdir(paths.workDir, { recursive: true });
+        // The evidence of an earlier ending (src/planning/unstarted-rows.ts): this run plans those rollouts again.
+        await rm(unstartedPath(paths.output), { force: true });
         const mainRows = lengths[0] > 0 ? await countRows(paths.output, lengths[0]) : 0;
         return { mainLength: lengths[0], sidecarLength: lengths[1], mainRows, messages };
       }),

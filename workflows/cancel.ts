@@ -4,6 +4,7 @@ import { cleanup } from './activity-proxies.js';
 import { innermostMessage } from './failures.js';
 import type { InFlight, RunState } from './run-state.js';
 import { enterPhase } from './details.js';
+import { recordUnstarted } from './coverage.js';
 
 /** Phases in which the recorded lengths are the outputs' committed lengths (the outputs are open). */
 const COMMITTING_PHASES: Phase[] = ['verify', 'rejudge-wait', 'upload', 'aggregate', 'done'];
@@ -33,6 +34,7 @@ export async function endCancelled(st: RunState, inflight: Map<number, InFlight>
           { outputs, mainLength: st.mainLength, sidecarLength: st.sidecarLength, mainParts: [], sidecarParts: [], obsolete: [] },
         ]);
       }
+      await recordUnstarted(st, cancelReason(st));
       await cleanup.removeWorkDir.executeWithOptions({ summary: 'cancel: remove the work directory' }, [outputs.workDir]);
     } catch (cleanupErr) {
       st.messages.push(
@@ -41,4 +43,11 @@ export async function endCancelled(st: RunState, inflight: Map<number, InFlight>
     }
   });
   return isCancellation(err) ? err : new CancelledFailure('the run was cancelled');
+}
+
+/** Why the rollouts a cancelled run never started were left (`record_unstarted`'s reason). */
+function cancelReason(st: RunState): string {
+  return st.budgetPaused
+    ? `the request budget was spent (${st.requestsUsed} of --max-requests ${st.maxRequests} /verify requests made) and the run was cancelled`
+    : 'the run was cancelled';
 }

@@ -48,11 +48,39 @@ export async function coverageAtEnd(spec: RunSpec, st: RunState): Promise<Covera
  */
 export async function coverageOnFailure(spec: RunSpec, st: RunState, state: 'failed' | 'cancelled'): Promise<void> {
   if (!st.coverageOpened) return;
+  // A cancelled run recorded them before its work directory (and plan) went (cancel.ts).
+  if (state === 'failed') await recordUnstarted(st, 'the run failed before it started them');
   await CancellationScope.nonCancellable(async () => {
     try {
       await cleanup.writeCoverage.executeWithOptions({ summary: `coverage: ${state}` }, [request(spec, st, state)]);
     } catch {
       st.messages.push(`The coverage file could not be written after the run ${state}; it is written again by the next run`);
+    }
+  });
+}
+
+/**
+ * A run ending early: the rollouts of its plan with no row in the outputs are saved in
+ * `<stem>_unstarted.jsonl` (the seed's `record_unstarted`; activities/record-unstarted.ts), with
+ * `reason`. Only the first round can leave any (a later round plans keys that have sidecar rows).
+ * Non-cancellable, a few tries; a failure is said in the messages and changes nothing else.
+ */
+export async function recordUnstarted(st: RunState, reason: string): Promise<void> {
+  if (!st.coverageOpened || st.outputs === null) return;
+  const outputs = { output: st.outputs.output, sidecar: st.outputs.sidecar };
+  const plan = st.round === 0 && st.plan !== null ? st.plan : null;
+  await CancellationScope.nonCancellable(async () => {
+    try {
+      const { rows, path } = await cleanup.recordUnstartedRows.executeWithOptions({ summary: 'record the rollouts never started' }, [
+        {
+          outputs,
+          plan: plan && { planPath: plan.planPath, sourcePath: plan.sourcePath, rows: plan.rows, recordBytes: plan.recordBytes },
+          reason,
+        },
+      ]);
+      if (rows > 0) st.messages.push(`${rows} rollout(s) never started are recorded in ${path} (${reason}); --resume runs them`);
+    } catch {
+      st.messages.push('The rollouts never started could not be recorded; the coverage still counts them as never dispatched');
     }
   });
 }

@@ -8,8 +8,8 @@
  * never sent: planned but not reached, e.g. a run paused or cancelled first). The field names are
  * the seed's, in snake_case, as the file `<out stem>_coverage.json` carries them.
  */
-
 import { reconciliationGap } from './coverage-reconcile.js';
+import { failureExportMetrics } from './failure-export-metrics.js';
 
 /** What the files say about one key. */
 export interface KeyTally {
@@ -64,6 +64,8 @@ export interface CoverageCounts {
   omission_rows: number;
   /** Of them, terminal failure rows (stamped terminal, not omissions): attempts the budget does not count. */
   terminal_rows: number;
+  /** Counted failure rows (omissions left out) per `_ng_failure_class` (`unknown`: none). */
+  failed_attempts_by_class: Record<string, number>;
 }
 
 export function emptyCounts(): CoverageCounts {
@@ -78,6 +80,7 @@ export function emptyCounts(): CoverageCounts {
     sidecar_rows: 0,
     omission_rows: 0,
     terminal_rows: 0,
+    failed_attempts_by_class: {},
   };
 }
 
@@ -173,6 +176,8 @@ export interface Coverage extends AttemptCap {
     terminal_failures: number;
     terminal_rows: number;
   };
+  /** The seed's `failure_export_metrics()` (src/contract/failure-export-metrics.ts), as exported to the trackers. */
+  failure_export_metrics: Record<string, number>;
 }
 
 /**
@@ -224,6 +229,7 @@ function countedCoverage(c: CoverageCounts, ctx: CoverageContext): Coverage {
       terminal_failures: c.terminal_failures,
       terminal_rows: c.terminal_rows,
     },
+    failure_export_metrics: failureExportMetrics(c),
   };
 }
 

@@ -31,6 +31,14 @@ export function coveragePath(p: string): string {
   return sibling(p, `${pathStem(p)}_coverage.json`);
 }
 
+/**
+ * `D/<S>_unstarted.jsonl`: the rollouts the run's last ending left never started (the seed's
+ * `record_unstarted` evidence; not an outcome, `--resume` runs them; src/planning/unstarted-rows.ts).
+ */
+export function unstartedPath(p: string): string {
+  return sibling(p, `${pathStem(p)}_unstarted.jsonl`);
+}
+
 /** `D/<S>_materialized_inputs.jsonl`: the materialized inputs written by `gym eval run` for output `p`. */
 export function materializedInputsPath(p: string): string {
   return sibling(p, `${pathStem(p)}_materialized_inputs.jsonl`);
@@ -82,7 +90,7 @@ export function prefixedOutputPath(p: string, prefix: string): string {
 
 /** A file or directory named after a run's main output, and what the messages call it. */
 export interface DerivedFile {
-  role: 'output' | 'sidecar' | 'metrics' | 'coverage' | 'history' | 'runLock' | 'driverLease' | 'report' | 'workDir';
+  role: 'output' | 'sidecar' | 'metrics' | 'coverage' | 'unstarted' | 'history' | 'runLock' | 'driverLease' | 'report' | 'workDir';
   what: string;
   path: string;
   /** Written as a temporary file beside it first, then renamed (src/io/atomic-file.ts). */
@@ -99,6 +107,7 @@ export function derivedFiles(output: string): DerivedFile[] {
     { role: 'sidecar', what: 'the failures sidecar', path: sidecarPath(output), viaTemp: false },
     { role: 'metrics', what: 'the aggregate metrics file', path: aggregateMetricsPath(output), viaTemp: true },
     { role: 'coverage', what: 'the coverage file', path: coveragePath(output), viaTemp: true },
+    { role: 'unstarted', what: 'the unstarted rollouts file', path: unstartedPath(output), viaTemp: true },
     { role: 'history', what: 'the workflow history file', path: historyPath(output), viaTemp: true },
     { role: 'runLock', what: 'the run lock', path: runLockFilePath(output), viaTemp: false },
     { role: 'driverLease', what: "the run driver's lease", path: driverLeasePath(runLockFilePath(output)), viaTemp: false },

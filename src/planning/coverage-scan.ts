@@ -22,7 +22,7 @@ export async function scanKeys(
   scratchParent: string,
   visit: (key: string, tally: KeyTally) => void,
   opts: { maxRecords?: number; scan?: ScanOptions } = {},
-): Promise<{ mainRows: number; sidecarRows: number; omissionRows: number; terminalRows: number }> {
+): Promise<{ mainRows: number; sidecarRows: number; omissionRows: number; terminalRows: number; classes: Map<string, number> }> {
   const policy = { repairTruncated: true, retryTerminalTimeouts: rules.retryTerminalTimeouts };
   return withScratchDir(scratchParent, '.reverify-coverage-', async (dir) => {
     const sorter = new ExternalSorter<KeyedRecord>({
@@ -32,7 +32,8 @@ export async function scanKeys(
       codec: keyedRecordCodec,
       maxRecords: opts.maxRecords,
     });
-    const rows = { mainRows: 0, sidecarRows: 0, omissionRows: 0, terminalRows: 0 };
+    // Failure rows (omissions left out) by their raw `_ng_failure_class` text (few distinct values).
+    const rows = { mainRows: 0, sidecarRows: 0, omissionRows: 0, terminalRows: 0, classes: new Map<string, number>() };
     try {
       for await (const ids of outputKeyIdChunks(files.output, policy, opts.scan))
         for (const id of ids) {
@@ -44,7 +45,10 @@ export async function scanKeys(
         for (const a of attempts) {
           rows.sidecarRows++;
           if (a.omitted) rows.omissionRows++;
-          else if (a.terminal) rows.terminalRows++;
+          else {
+            if (a.terminal) rows.terminalRows++;
+            rows.classes.set(a.failureClass, (rows.classes.get(a.failureClass) ?? 0) + 1);
+          }
           const adding = sorter.add({ key: a.id, nums: [SIDECAR, a.terminal ? 1 : 0, a.omitted ? 1 : 0], text: null });
           if (adding) await adding;
         }
@@ -85,5 +89,22 @@ export async function countCoverage(
   c.sidecar_rows = rows.sidecarRows;
   c.omission_rows = rows.omissionRows;
   c.terminal_rows = rows.terminalRows;
+  c.failed_attempts_by_class = failureClassTotals(rows.classes);
   return c;
+}
+
+/** Counted failure rows per class name, sorted by name (a row without a string class: `unknown`). */
+function failureClassTotals(raw: Map<string, number>): Record<string, number> {
+  const totals: Record<string, number> = {};
+  for (const [text, n] of raw) {
+    let cls: unknown = null;
+    try {
+      cls = JSON.parse(text);
+    } catch {
+      cls = null;
+    }
+    const name = typeof cls === 'string' && cls !== '' ? cls : 'unknown';
+    totals[name] = (totals[name] ?? 0) + n;
+  }
+  return Object.fromEntries(Object.entries(totals).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }

@@ -128,6 +128,8 @@ export interface SidecarAttempt {
   id: string;
   terminal: boolean;
   omitted: boolean;
+  /** Its `_ng_failure_class` as written (raw JSON text; absent member: `null`), parsed only by who counts classes. */
+  failureClass: string;
 }
 
 /** The members `sidecarAttemptLines` reads, in `raw` order. */
@@ -154,8 +156,9 @@ export async function* sidecarAttemptChunks(
       // An omission is terminal whatever else it says: it is never retried.
       const omitted = rawTruthy(reader.raw(1) ?? 'null');
       // The class is read only when it can matter (parsing it for every line of a big sidecar is waste).
-      const failureClass = policy.retryTerminalTimeouts ? (JSON.parse(reader.raw(2) ?? 'null') as unknown) : undefined;
-      attempts.push({ id, terminal: omitted || isTerminalFailure(failureClass, stamped, policy), omitted });
+      const rawClass = reader.raw(2) ?? 'null';
+      const failureClass = policy.retryTerminalTimeouts ? (JSON.parse(rawClass) as unknown) : undefined;
+      attempts.push({ id, terminal: omitted || isTerminalFailure(failureClass, stamped, policy), omitted, failureClass: rawClass });
     }
     yield attempts;
   }

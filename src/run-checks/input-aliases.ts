@@ -27,6 +27,7 @@ const WRITTEN_ROLES: ReadonlySet<DerivedFile['role']> = new Set([
   'sidecar',
   'metrics',
   'coverage',
+  'unstarted',
   'history',
   'report',
   'workDir',

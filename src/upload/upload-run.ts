@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hideSecrets } from '../contract/secrets.js';
 import { withScratchDir } from '../io/scratch-dir.js';
+import { failureMetricsOfRun } from './failure-metrics.js';
 import { CONFIG_ARTIFACT, configArtifactText, configParams } from './global-config.js';
 import { coverageMetrics, exportedMetrics, mlflowEntries, type MetricValue } from './metric-names.js';
 import { MlflowClient, type RunInfo } from './mlflow-client.js';
@@ -91,11 +92,19 @@ async function aggregateMetrics(path: string): Promise<Map<string, MetricValue>>
   return exportedMetrics(Array.isArray(entries) ? entries : []);
 }
 
-/** Logs the aggregate metrics, then the coverage metrics, and marks the run FINISHED; returns how many were logged. */
+/**
+ * Logs the aggregate metrics, then the coverage metrics and the failure export metrics
+ * (src/upload/failure-metrics.ts), and marks the run FINISHED; returns how many were logged.
+ */
 export async function uploadMetrics(req: UploadRequest, run: UploadTarget, coverage: { scored: number; missing: number }): Promise<number> {
   const { client } = await clientFor(req);
   let logged = 0;
-  for (const metrics of [await aggregateMetrics(req.metrics), coverageMetrics(coverage.scored, coverage.missing)]) {
+  const all = [
+    await aggregateMetrics(req.metrics),
+    coverageMetrics(coverage.scored, coverage.missing),
+    await failureMetricsOfRun(req.output),
+  ];
+  for (const metrics of all) {
     const entries = mlflowEntries(metrics);
     await client.logBatch(run.runId, entries);
     logged += entries.metrics.length + entries.tags.length;

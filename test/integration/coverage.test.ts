@@ -59,6 +59,16 @@ function expectLineCounts(cov: Coverage, f: { output: string; outputSidecar: str
   expect(cov.reconciled).toBe(true);
   expect(cov.attempts).toBe(main.length + side.length - omissions);
   expect(cov.successful + cov.failed + cov.intentionally_omitted + cov.unknown + cov.never_dispatched).toBe(cov.expected);
+  // failure_export_metrics(): the same totals, per class from the sidecar's lines.
+  const m = cov.failure_export_metrics;
+  expect(m['failures/failed_attempts']).toBe(side.length - omissions);
+  for (const cls of new Set(side.map((l) => JSON.parse(l)._ng_failure_class as string)))
+    if (!side.some((l) => l.includes('"_ng_omitted":true') && l.includes(`"${cls}"`)))
+      expect(m[`failures/failed_attempts/${cls}`]).toBe(side.filter((l) => JSON.parse(l)._ng_failure_class === cls).length);
+  expect(m['failures/failed_rollouts']).toBe(cov.failed);
+  expect(m['failures/budget_exhausted']).toBe(cov.attempts_exhausted);
+  expect(m['failures/retryable']).toBe(cov.retryable);
+  expect(m['failures/intentionally_omitted']).toBe(cov.intentionally_omitted);
 }
 
 describe('coverage file and saved attempt caps', () => {

@@ -5,7 +5,7 @@
  * and the pause, the command the run printed raises the budget, and the run ends with the very
  * output of an unbudgeted run, every row sent once.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { controlCommand } from '../../src/cli/control-command.js';
@@ -123,6 +123,22 @@ describe('--max-requests', () => {
     const committed = readRows(d.output).length;
     expect(committed).toBeGreaterThan(0);
     expect(committed).toBeLessThan(15);
+    // record_unstarted: every rollout without a row is saved as evidence with why, and counted never dispatched.
+    const unstarted = d.output.replace(/\.jsonl$/, '_unstarted.jsonl');
+    const evidence = readFileSync(unstarted, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(evidence).toHaveLength(40 - committed);
+    expect(new Set([...keysOf(evidence), ...keysOf(readRows(d.output))]).size).toBe(40);
+    for (const e of evidence) {
+      expect(Object.keys(e)).toEqual(['_ng_task_index', '_ng_rollout_index', '_ng_unstarted', '_ng_unstarted_reason']);
+      expect(e._ng_unstarted_reason).toBe(
+        'the request budget was spent (15 of --max-requests 15 /verify requests made) and the run was cancelled',
+      );
+    }
+    const coverage = JSON.parse(readFileSync(d.output.replace(/\.jsonl$/, '_coverage.json'), 'utf8')) as Record<string, unknown>;
+    expect(coverage).toMatchObject({ state: 'cancelled', never_dispatched: 40 - committed, intentionally_omitted: 0, failed: 0 });
     const resumed = await runReverify({ ...opts, resume: true });
     expect(resumed.error).toBeNull();
     const keys = keysOf(readRows(d.output));
@@ -130,6 +146,8 @@ describe('--max-requests', () => {
     expect(new Set(keys).size).toBe(40);
     expect(readFileSync(d.output.replace(/\.jsonl$/, '_failures.jsonl'), 'utf8')).toBe('');
     expect(rs.stats().requests.verify).toBe(15 + 40 - committed);
+    // The evidence is not an outcome: --resume ran those rollouts, and the finished run leaves none.
+    expect(existsSync(unstarted)).toBe(false);
   });
 
   it('counts every try: a retry inside a batch takes a request of the budget, and a row left mid-retry goes on from there', async () => {

@@ -185,9 +185,9 @@ describe('reverify cancel', () => {
       expect(requested).toBeGreaterThan(0);
       const scheduledAfter = events.slice(requested).flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
       // The rows the batch in flight finished before the outage are committed (when there are any),
-      // then the cut-back, the cleanup and the coverage file.
-      expect(scheduledAfter.slice(-3)).toEqual(['commitBatches', 'removeWorkDir', 'writeCoverage']);
-      expect(new Set(scheduledAfter.slice(0, -3))).toEqual(new Set(scheduledAfter.length > 3 ? ['commitBatches'] : []));
+      // then the cut-back, the rollouts never started recorded, the cleanup and the coverage file.
+      expect(scheduledAfter.slice(-4)).toEqual(['commitBatches', 'recordUnstartedRows', 'removeWorkDir', 'writeCoverage']);
+      expect(new Set(scheduledAfter.slice(0, -4))).toEqual(new Set(scheduledAfter.length > 4 ? ['commitBatches'] : []));
       expect(events.at(-1)?.workflowExecutionCanceledEventAttributes).toBeTruthy();
       await Worker.runReplayHistory({ workflowBundle: { codePath: await workflowBundlePath(cacheDir()) } }, history, 'cancelled');
 

@@ -91,8 +91,18 @@ function expectedMetrics(metricsPath: string, scored: number, missing: number): 
     for (const [k, v] of Object.entries(entry.agent_metrics)) if (typeof v === 'number') out[name(`${agent}/${k}`)] = v;
     for (const [k, v] of Object.entries(entry.key_metrics)) if (typeof v === 'number') out[name(`key_metrics/${agent}/${k}`)] = v;
   }
-  return { ...out, 'coverage/expected': scored + missing, 'coverage/scored': scored, 'coverage/missing': missing };
+  return { ...out, 'coverage/expected': scored + missing, 'coverage/scored': scored, 'coverage/missing': missing, ...NO_FAILURES };
 }
+
+/** The failure export metrics of a run without failure rows (src/contract/failure-export-metrics.ts). */
+const NO_FAILURES = {
+  'failures/failed_attempts': 0,
+  'failures/failed_rollouts': 0,
+  'failures/terminal': 0,
+  'failures/retryable': 0,
+  'failures/budget_exhausted': 0,
+  'failures/intentionally_omitted': 0,
+};
 
 /** The main output's rows sorted by key, without ng_trajectory, as the table holds them. */
 function expectedRows(output: string): unknown[] {
@@ -162,6 +172,39 @@ describe.skipIf(skip !== null)('upload to a real MLflow tracking server', () => 
     expectUploadedAsFilesSay(await readBack('exp-later'), d.output);
     // The upload only read the files.
     expect(filesOf(dir)).toEqual({ ...files, [live.split('/').pop()!]: statSync(live).size });
+  }, 180_000);
+
+  it('failure_export_metrics: failure totals per class over the history, retryable, budget exhausted at the saved cap, omissions', async () => {
+    const d = await sampleRun(tempDir(), rs().port, { tasks: 3, repeats: 2 });
+    const r = await runCli([...runArgs(d), '--no-rejudge', '--max-attempts', '2'], temporal.env, 120_000);
+    expect(r.code, r.stderr).toBe(0);
+    const key = (t: number, extra: string) => `{"_ng_task_index":${t},"_ng_rollout_index":0${extra}}\n`;
+    const sidecar = d.output.replace(/\.jsonl$/, '_failures.jsonl');
+    // Task 0 was scored after two judge failures (history); task 7 failed twice (at the saved cap
+    // of 2, whatever the environment of `reverify upload` says); task 8 once; task 9 is an omission.
+    writeFileSync(
+      sidecar,
+      key(0, ',"_ng_failure_class":"judge_failed"').repeat(2) +
+        key(7, ',"_ng_failure_class":"timeout"').repeat(2) +
+        key(8, ',"_ng_failure_class":"judge_failed"') +
+        key(9, ',"_ng_failure_class":"skipped","_ng_failure_terminal":true,"_ng_omitted":true,"_ng_failure_message":"stop rule"'),
+    );
+    const live = withMlflow(d.config, mlflow(), 'exp-failures');
+    const u = await runCli(['upload', '-o', d.output, '--config', live], { NEMO_GYM_MAX_ROLLOUT_ATTEMPTS: '5' }, 60_000);
+    expect(u.code, u.stderr).toBe(0);
+    const failures = Object.fromEntries(
+      Object.entries((await readBack('exp-failures')).metrics).filter(([k]) => k.startsWith('failures/')),
+    );
+    expect(failures).toEqual({
+      'failures/failed_attempts': 5,
+      'failures/failed_attempts/judge_failed': 3,
+      'failures/failed_attempts/timeout': 2,
+      'failures/failed_rollouts': 2,
+      'failures/terminal': 0,
+      'failures/retryable': 1,
+      'failures/budget_exhausted': 1,
+      'failures/intentionally_omitted': 1,
+    });
   }, 180_000);
 
   it('a tracking URI with user:password@ uploads (Basic auth); the password is nowhere: terminal, history, history file, report, MLflow', async () => {

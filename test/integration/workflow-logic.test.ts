@@ -229,6 +229,10 @@ function stubActivities(o: StubOptions) {
       if (o.aggregate) return o.aggregate(req, rec.aggregates.length);
       return { metricsPath: req.metrics, keyMetrics: [] };
     },
+    recordUnstartedRows: async () => {
+      rec.ending.push('recordUnstarted');
+      return { rows: 0, path: '' };
+    },
     removeWorkDir: async (workDir) => {
       rec.removed.push(workDir);
     },

@@ -179,7 +179,9 @@ describe('countCoverage over real files', () => {
     writeFileSync(output, [row(0, 0), row(0, 1), row(1, 0), ''].join('\n') + '{"_ng_task_index":9,');
     writeFileSync(
       sidecar,
-      [fail(0, 1), fail(2, 0), fail(2, 0), fail(3, 0), fail(4, 0, ',"_ng_failure_terminal":true'), omit(5, 0), '', ''].join('\n'),
+      [fail(0, 1), fail(2, 0), fail(2, 0), fail(3, 0), fail(4, 0, ',"_ng_failure_terminal":true'), omit(5, 0), '', '']
+        .join('\n')
+        .replace(fail(3, 0), row(3, 0, ',"_ng_failure_class":"timeout"')),
     );
     const c = await countCoverage({ output, sidecar }, {}, 2, dir);
     expect(c).toEqual({
@@ -193,6 +195,17 @@ describe('countCoverage over real files', () => {
       sidecar_rows: 6,
       omission_rows: 1,
       terminal_rows: 1,
+      failed_attempts_by_class: { judge_failed: 4, timeout: 1 },
+    });
+    expect(coverageOf(c, context({ expected: 7 })).failure_export_metrics).toEqual({
+      'failures/failed_attempts': 5,
+      'failures/failed_rollouts': 3,
+      'failures/terminal': 1,
+      'failures/retryable': 1,
+      'failures/budget_exhausted': 1,
+      'failures/intentionally_omitted': 1,
+      'failures/failed_attempts/judge_failed': 4,
+      'failures/failed_attempts/timeout': 1,
     });
     const keys: string[] = [];
     await scanKeys({ output, sidecar }, {}, dir, (k) => keys.push(k), { maxRecords: 2 });

@@ -25,6 +25,7 @@ describe('names derived from --output against NAME_MAX', () => {
       '/d/out_failures.jsonl',
       '/d/out_aggregate_metrics.json',
       '/d/out_coverage.json',
+      '/d/out_unstarted.jsonl',
       '/d/out_history.json',
       '/d/out_run.lock',
       '/d/.out_run.lock.driver',

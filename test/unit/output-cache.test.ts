@@ -45,6 +45,7 @@ async function fullPath(path: string, repairTruncated: boolean, retryTerminalTim
         id,
         terminal: omitted || isTerminalFailure(cls, rawTruthy(raw('_ng_failure_terminal')), { retryTerminalTimeouts }),
         omitted,
+        failureClass: raw('_ng_failure_class'),
       });
     }
   } catch (err) {

@@ -1,0 +1,123 @@
+/**
+ * The seed's `record_unstarted(row)` for a plain run: the rollouts a run's plan holds that have no
+ * row in the main output or the sidecar when the run ends early (cancelled, also while paused on
+ * its request budget; failed), saved as evidence in `<stem>_unstarted.jsonl`, one line per
+ * rollout: `{"_ng_task_index":…,"_ng_rollout_index":…,"_ng_unstarted":true,"_ng_unstarted_reason":…}`
+ * (the indices as the source wrote them). It is not an outcome: no reader of the outputs sees it,
+ * `--resume` runs those rollouts, and the coverage counts them as never dispatched. The file is
+ * written whole (temp file, fsync, rename), so writing it again after a crash gives the same file,
+ * never a second copy of a line; none is left when nothing is unstarted.
+ *
+ * Memory is flat in the number of rows: the plan's keys and the files' keys are joined by an
+ * external sort in a scratch directory.
+ */
+import { open, rm, type FileHandle } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { ROLLOUT_INDEX_KEY, TASK_INDEX_KEY } from '../contract/keys.js';
+import { topLevelSpans } from '../contract/json-spans.js';
+import { rawKeyId } from '../contract/row-key.js';
+import { publishFile } from '../io/atomic-file.js';
+import { ExternalSorter, groupsOf } from '../io/external-sort.js';
+import { readRangeBytes } from '../io/read-range.js';
+import { withScratchDir } from '../io/scratch-dir.js';
+import { compareKeyedRecords, keyedRecordCodec, type KeyedRecord } from './keyed-records.js';
+import { outputKeyIdChunks, sidecarAttemptChunks } from './output-cache.js';
+import { withPlanReader } from './plan-file.js';
+
+/** The unstarted marker and its reason (the seed's evidence, reverify's member names). */
+export const UNSTARTED_KEY = '_ng_unstarted';
+export const UNSTARTED_REASON_KEY = '_ng_unstarted_reason';
+
+/** Record kinds of the join: a key's rows in the files sort before its plan rows. */
+const IN_FILES = 0;
+const PLANNED = 1;
+
+export interface UnstartedRequest {
+  /** The first round's plan (later rounds only plan keys that have sidecar rows). */
+  plan: { planPath: string; sourcePath: string; rows: number; recordBytes?: number } | null;
+  output: string;
+  sidecar: string;
+  /** `<stem>_unstarted.jsonl`. */
+  path: string;
+  reason: string;
+}
+
+/** The two index texts of a source line, as written; null when it has no key. */
+function rawKey(line: string): { id: string; text: string } | null {
+  const spans = topLevelSpans(line);
+  const t = spans.get(TASK_INDEX_KEY);
+  const r = spans.get(ROLLOUT_INDEX_KEY);
+  if (t === undefined || r === undefined) return null;
+  const [task, rollout] = [line.slice(t.start, t.end), line.slice(r.start, r.end)];
+  const id = rawKeyId(task, rollout);
+  return id === null ? null : { id, text: `"${TASK_INDEX_KEY}":${task},"${ROLLOUT_INDEX_KEY}":${rollout}` };
+}
+
+async function addPlanKeys(plan: NonNullable<UnstartedRequest['plan']>, sorter: ExternalSorter<KeyedRecord>): Promise<void> {
+  const source: FileHandle = await open(plan.sourcePath, 'r');
+  try {
+    await withPlanReader(
+      plan.planPath,
+      async (read) => {
+        for (let i = 0; i < plan.rows; i++) {
+          const rec = await read(i);
+          const key = rawKey((await readRangeBytes(source, rec.sourceOffset, rec.sourceLength)).toString('utf8'));
+          if (key !== null) await sorter.add({ key: key.id, nums: [PLANNED, i], text: key.text });
+        }
+      },
+      plan.recordBytes,
+    );
+  } finally {
+    await source.close();
+  }
+}
+
+async function addFileKeys(req: UnstartedRequest, sorter: ExternalSorter<KeyedRecord>): Promise<void> {
+  const policy = { repairTruncated: true, retryTerminalTimeouts: false };
+  for await (const ids of outputKeyIdChunks(req.output, policy))
+    for (const id of ids) await sorter.add({ key: id, nums: [IN_FILES], text: null });
+  for await (const attempts of sidecarAttemptChunks(req.sidecar, policy))
+    for (const a of attempts) await sorter.add({ key: a.id, nums: [IN_FILES], text: null });
+}
+
+/** Writes (or, when none is left, removes) the evidence file; returns the rollouts it lists. */
+export async function recordUnstarted(req: UnstartedRequest): Promise<number> {
+  const plan = req.plan;
+  if (plan === null || plan.rows === 0) {
+    await rm(req.path, { force: true });
+    return 0;
+  }
+  const dir = dirname(req.output);
+  const count = await withScratchDir(dir, '.reverify-unstarted-', async (scratch) => {
+    const sorter = new ExternalSorter<KeyedRecord>({
+      dir: scratch,
+      name: 'unstarted',
+      compare: compareKeyedRecords,
+      codec: keyedRecordCodec,
+    });
+    const tmp = `${req.path}.tmp-${process.pid}`;
+    const out = await open(tmp, 'w');
+    let n = 0;
+    let joined = false;
+    try {
+      await addPlanKeys(plan, sorter);
+      await addFileKeys(req, sorter);
+      const reason = JSON.stringify(req.reason);
+      for await (const group of groupsOf(sorter.sorted(), (r) => r.key)) {
+        if (group[0].nums[0] !== PLANNED) continue;
+        await out.write(`{${group[0].text},"${UNSTARTED_KEY}":true,"${UNSTARTED_REASON_KEY}":${reason}}\n`);
+        n++;
+      }
+      joined = true;
+    } finally {
+      await out.close();
+      await sorter.dispose();
+      // A temporary file is published below or removed, even when the join failed.
+      if (!joined || n === 0) await rm(tmp, { force: true });
+    }
+    if (n > 0) await publishFile(tmp, req.path);
+    return n;
+  });
+  if (count === 0) await rm(req.path, { force: true });
+  return count;
+}
