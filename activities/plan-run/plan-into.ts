@@ -20,15 +20,16 @@ import { ExternalSorter, forEachGroup } from '../../src/io/external-sort.js';
 import { compareKeyedRecords, keyedRecordCodec, type KeyedRecord } from '../../src/planning/keyed-records.js';
 import { sameStamp } from '../../src/contract/file-stamp.js';
 import { fileNow } from '../../src/io/file-identity.js';
-import { PLAN_RECORD_BYTES } from '../../src/planning/plan-file.js';
+import { PLAN_RECORD_BYTES, type PlanRecord } from '../../src/planning/plan-file.js';
 import { readRange } from '../../src/io/read-range.js';
 import { decideKey, type JoinProblem } from '../../src/planning/plan-keys.js';
 import { Names } from '../../src/planning/names.js';
-import { VerdictFile } from '../../src/planning/plan-verdicts.js';
+import { Verdict, VerdictFile } from '../../src/planning/plan-verdicts.js';
 import { addKeyFacts } from './key-facts-pass.js';
 import { FirstAt } from './plan-lines.js';
-import { writePlanRecords, type PlanRecords } from './plan-records-pass.js';
+import { writePlanRecords, type PlanRecords, type PlanRecordsOptions } from './plan-records-pass.js';
 import { addSourceRows } from './source-rows.js';
+import { taskOfKeyId, taskRank, type PlanOrder } from '../../src/planning/task-order.js';
 
 /** With the retry rules: recovery also recovers `judge_invalid`; resume retries terminal timeouts. */
 export interface PlanRequest extends RetryRules {
@@ -46,6 +47,8 @@ export interface PlanRequest extends RetryRules {
   outputsCleared: boolean;
   maxAttempts: number;
   repairTruncated: boolean;
+  /** The plan's order (absent: the file's). */
+  order?: PlanOrder;
   /** Records the key join holds in memory before it sorts them to disk (tests make it small). */
   sortMaxRecords?: number;
   /** Files at least this big are scanned on a second thread too (`ScanAhead`; tests make it small). */
@@ -102,8 +105,11 @@ async function joinKeys(
 ): Promise<JoinFindings> {
   const found: JoinFindings = { problems: new FirstAt<JoinProblem>(), firstDuplicate: new FirstAt<string>() };
   const policy = { recovery: req.judgeFailedOnly, resume: req.resume, maxAttempts: req.maxAttempts };
+  const order = req.order ?? { kind: 'file' };
+  // --order random: each key's rows carry its task's rank (the plan is sorted by it at the end).
+  let rank = 0;
   const sink = {
-    verdict: verdicts.set.bind(verdicts),
+    verdict: (ordinal: number, verdict: Verdict, plan?: PlanRecord) => verdicts.set(ordinal, verdict, plan, rank),
     problem: (ordinal: number, problem: JoinProblem) => found.problems.offer(ordinal, problem),
     duplicate: (ordinal: number, line: number, firstLine: number) =>
       found.firstDuplicate.offer(ordinal, `${sourcePath}:${line} repeats the key of line ${firstLine}`),
@@ -111,7 +117,10 @@ async function joinKeys(
   await forEachGroup(
     sorter.sortedChunks(),
     (r) => r.key,
-    (group) => decideKey(group, policy, sink),
+    (group) => {
+      if (order.kind === 'random') rank = taskRank(order.seed, taskOfKeyId(group[0].key));
+      decideKey(group, policy, sink);
+    },
   );
   return found;
 }
@@ -136,6 +145,12 @@ async function refuseChanged(files: readonly FileIdentity[]): Promise<void> {
       );
     }
   }
+}
+
+/** How the last pass writes the plan. */
+function planRecordsOptions(req: PlanRequest, agents: readonly string[]): PlanRecordsOptions {
+  const { limit, workDir, sortMaxRecords } = req;
+  return { limit, agents, order: req.order ?? { kind: 'file' }, workDir, sortMaxRecords };
 }
 
 /** What to tell the user about the plan. */
@@ -187,13 +202,7 @@ async function writePlan(req: PlanRequest): Promise<PlanOutcome> {
     const stopMessage = async (ordinal: number) =>
       lineErrors.ordinal === ordinal ? lineErrors.value! : await joinErrorMessage(req, sourcePath, problems.value!);
     const planPath = join(req.workDir, 'plan.bin');
-    const written = await writePlanRecords(
-      `${planPath}.tmp`,
-      verdicts,
-      ordinals,
-      { limit: req.limit, agents: names.agents.list },
-      stopMessage,
-    );
+    const written = await writePlanRecords(`${planPath}.tmp`, verdicts, ordinals, planRecordsOptions(req, names.agents.list), stopMessage);
     await refuseChanged(files);
     await rename(`${planPath}.tmp`, planPath);
     const summary: PlanSummary = {
@@ -207,6 +216,7 @@ async function writePlan(req: PlanRequest): Promise<PlanOutcome> {
       agents: names.agents.list,
       servers: names.servers.list,
       rowsPerAgent: written.rowsPerAgent,
+      ...(req.order?.kind === 'random' ? { order: req.order } : {}),
     };
     await writeFileAtomic(join(req.workDir, 'plan.json'), JSON.stringify(summary));
     return { ...summary, messages: planMessages(req, written, firstDuplicate.value) };
