@@ -37,8 +37,9 @@ async function addInputs(req: PlanRequest, sorter: ExternalSorter<KeyedRecord>, 
       let record: KeyedRecord;
       if (ok !== null) {
         const digest = scanned ? scanned.digests[k] : lineDigest(data.subarray(start, end));
-        const place = { line: chunk.firstLineNo + k, offset: chunk.offset + start, length: end - start, digest };
-        record = { key: ok.key, nums: encode.input({ ...place, agent: ok.agent, server: ok.server }), text: null };
+        const line = chunk.firstLineNo + k;
+        const input = { line, offset: chunk.offset + start, length: end - start, digest, agent: ok.agent, server: ok.server };
+        record = { key: ok.key, nums: encode.input(input), text: null };
       } else {
         const line = chunkLine(chunk, k, true);
         if (isBlank(line.text)) continue;

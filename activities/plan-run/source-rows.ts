@@ -77,8 +77,8 @@ export async function addSourceRows(
       let record: KeyedRecord | null;
       if (key !== null) {
         const digest = scanned ? scanned.digests[k] : lineDigest(data.subarray(start, end));
-        const place = { line: chunk.firstLineNo + k, offset: chunk.offset + start, length: end - start, digest };
-        record = { key, nums: encode.source({ ordinal: ordinals++, ...place }), text: null };
+        const source = { ordinal: ordinals++, line: chunk.firstLineNo + k, offset: chunk.offset + start, length: end - start, digest };
+        record = { key, nums: encode.source(source), text: null };
       } else {
         const line = chunkLine(chunk, k, true);
         if (isBlank(line.text)) continue;

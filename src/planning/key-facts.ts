@@ -5,7 +5,7 @@
  * facts in the order of `Kind`: what the outputs hold before what the files to verify hold.
  * `planRecord` is the one constructor of a plan record.
  */
-import { digestAt, digestNums, type LineDigest } from '../io/line-digest.js';
+import { digestAt, digestHi, digestLo, digestNums, type LineDigest } from '../io/line-digest.js';
 import type { PlanRecord } from './plan-file.js';
 
 /** Every kind of fact (`nums[0]`), in the order a key's group lists them. */
@@ -104,12 +104,13 @@ export const encode = {
   /** Recovery's present-set needs no place; seeding's copies do. */
   rollouts: (copy?: CopyPlace): number[] => (copy ? [Kind.Rollouts, copy.line, copy.offset, copy.rawLength] : [Kind.Rollouts]),
   sidecar: (terminal: boolean): number[] => [Kind.Sidecar, terminal ? 1 : 0],
+  // The plan's hot path (a fact per line): no spreads.
   input(f: InputFact): number[] {
-    const n = [Kind.Input, f.line, f.offset, f.length, f.agent, f.server, ...digestNums(f.digest)];
+    const n = [Kind.Input, f.line, f.offset, f.length, f.agent, f.server, digestHi(f.digest), digestLo(f.digest)];
     if (f.params !== undefined) n.push(f.params ? 1 : 0);
     return n;
   },
-  source: (f: SourceFact): number[] => [Kind.Source, f.ordinal, f.offset, f.length, f.line, ...digestNums(f.digest)],
+  source: (f: SourceFact): number[] => [Kind.Source, f.ordinal, f.offset, f.length, f.line, digestHi(f.digest), digestLo(f.digest)],
   entry(f: EntryFact): number[] {
     const t = f.trajectory;
     return [
@@ -118,10 +119,11 @@ export const encode = {
     ];
   },
   row({ index, plan: r }: RowFact): number[] {
+    const [s, i, t] = [r.sourceDigest, r.inputDigest, r.trajectoryDigest ?? 0n];
+    // prettier-ignore
     return [
-      ...[Kind.Row, index, r.sourceOffset, r.sourceLength, r.sourceLine, r.inputOffset, r.inputLength, r.agent, r.server],
-      ...[...digestNums(r.sourceDigest), ...digestNums(r.inputDigest), r.trajectoryLength ?? -1],
-      ...digestNums(r.trajectoryDigest ?? 0n),
+      Kind.Row, index, r.sourceOffset, r.sourceLength, r.sourceLine, r.inputOffset, r.inputLength, r.agent, r.server,
+      digestHi(s), digestLo(s), digestHi(i), digestLo(i), r.trajectoryLength ?? -1, digestHi(t), digestLo(t),
     ];
   },
 };
