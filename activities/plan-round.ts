@@ -92,7 +92,7 @@ async function keepRetryable(keys: ExternalSorter<KeyedRecord>, maxAttempts: num
     }
     if (r.nums[0] === Kind.Sidecar) {
       attempts++;
-      if (decode.sidecarTerminal(r.nums)) terminal = true;
+      if (decode.sidecar(r.nums).terminal) terminal = true;
     } else if (!terminal && attempts < maxAttempts) {
       await kept.add({ key: '', nums: r.nums, text: null });
     }

@@ -1,5 +1,5 @@
 /**
- * The facts the key joins sort (plan, ATIF plan, seeding, re-judgment), as named records, and their
+ * The facts the key joins sort (plan, ATIF plan, seeding, re-judgment, coverage), as named records, and their
  * one codec to and from the sort numbers of a `KeyedRecord` (`nums`, whose first number is the
  * kind). A key's records sort by kind, then by their numbers in order, so each join sees a key's
  * facts in the order of `Kind`: what the outputs hold before what the files to verify hold.
@@ -103,7 +103,9 @@ export const encode = {
   output: (): number[] => [Kind.Output],
   /** Recovery's present-set needs no place; seeding's copies do. */
   rollouts: (copy?: CopyPlace): number[] => (copy ? [Kind.Rollouts, copy.line, copy.offset, copy.rawLength] : [Kind.Rollouts]),
-  sidecar: (terminal: boolean): number[] => [Kind.Sidecar, terminal ? 1 : 0],
+  /** `omitted` (the coverage scan's): a row the run recorded as omitted. */
+  sidecar: (terminal: boolean, omitted?: boolean): number[] =>
+    omitted === undefined ? [Kind.Sidecar, terminal ? 1 : 0] : [Kind.Sidecar, terminal ? 1 : 0, omitted ? 1 : 0],
   // The plan's hot path (a fact per line): no spreads.
   input(f: InputFact): number[] {
     const n = [Kind.Input, f.line, f.offset, f.length, f.agent, f.server, digestHi(f.digest), digestLo(f.digest)];
@@ -130,7 +132,7 @@ export const encode = {
 
 /** Each fact back from its sort numbers (`n[0]` is its kind). */
 export const decode = {
-  sidecarTerminal: (n: readonly number[]): boolean => n[1] === 1,
+  sidecar: (n: readonly number[]): { terminal: boolean; omitted: boolean } => ({ terminal: n[1] === 1, omitted: n[2] === 1 }),
   copy: (n: readonly number[]): CopyPlace => ({ line: n[1], offset: n[2], rawLength: n[3] }),
   input(n: readonly number[]): InputFact {
     const f: InputFact = { line: n[1], offset: n[2], length: n[3], agent: n[4], server: n[5], digest: digestAt(n, 6) };

@@ -46,7 +46,7 @@ export function decideKey(group: readonly KeyedRecord[], policy: KeyPolicy, sink
         break;
       case Kind.Sidecar:
         attempts++;
-        if (decode.sidecarTerminal(n)) terminal = true;
+        if (decode.sidecar(n).terminal) terminal = true;
         break;
       case Kind.Input:
         input = decode.input(n);
