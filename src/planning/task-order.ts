@@ -15,11 +15,6 @@ export function newOrderSeed(): number {
   return Math.floor(Math.random() * 2 ** 31);
 }
 
-/** The order as the run prints it: `random (seed N)` or `file`. */
-export function describeOrder(order: PlanOrder): string {
-  return order.kind === 'random' ? `random (seed ${order.seed})` : 'file';
-}
-
 /** murmur3's finalizer: a 32-bit avalanche. */
 function fmix32(h: number): number {
   h ^= h >>> 16;
