@@ -23,7 +23,8 @@ import { isBlank, jsonlLines } from '../src/io/jsonl-lines.js';
 import { isInside, pathIdentity } from '../src/io/same-file.js';
 import { checkEntry, Rank } from '../src/planning/atif-entry.js';
 import { addAtifInputs } from '../src/planning/atif-inputs.js';
-import { entryNums, findRepeats, FirstProblem, joinEntries, type JoinedRow } from '../src/planning/atif-join.js';
+import { encode, linePlace } from '../src/planning/key-facts.js';
+import { findRepeats, FirstProblem, joinEntries, type JoinedRow } from '../src/planning/atif-join.js';
 import { compareKeyedRecords, keyedRecordCodec, type KeyedRecord } from '../src/planning/keyed-records.js';
 import { Names } from '../src/planning/names.js';
 import { ATIF_PLAN_RECORD_BYTES, PlanWriter } from '../src/planning/plan-file.js';
@@ -283,14 +284,15 @@ async function addEntries(
     if ('rank' in facts) {
       problems.offer(ordinal, facts.rank, `${req.manifestPath}:${line.lineNo}: ${facts.message}`);
       stopped = true; // 0.7.0 stops at this entry: later ones are not read
-      await joined.add({ key, nums: entryNums(ordinal, line, null), text: trajectoryFile(req.manifestPath, entry.trajectoryPath) });
+      await joined.add({
+        key,
+        nums: encode.entry({ ordinal, ...linePlace(line), trajectory: null }),
+        text: trajectoryFile(req.manifestPath, entry.trajectoryPath),
+      });
       continue;
     }
-    await joined.add({
-      key,
-      nums: entryNums(ordinal, line, { length: facts.length, digest: facts.digest, calls: facts.functionCalls }),
-      text: facts.id.real,
-    });
+    const trajectory = { length: facts.length, digest: facts.digest, calls: facts.functionCalls };
+    await joined.add({ key, nums: encode.entry({ ordinal, ...linePlace(line), trajectory }), text: facts.id.real });
     await repeats.add({ key: `p${facts.id.real}`, nums: [ordinal, Rank.RepeatedPath, line.lineNo], text: null });
     await repeats.add({ key: `c${facts.sha256}`, nums: [ordinal, Rank.RepeatedContent, line.lineNo], text: null });
     await repeats.add({ key: `i${facts.identity}`, nums: [ordinal, Rank.RepeatedIdentity, line.lineNo], text: null });

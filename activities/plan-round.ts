@@ -5,7 +5,8 @@ import { plannedRowChanged } from '../src/planning/changed-input.js';
 import type { PlanSummary, RetryRules } from '../src/contract/run-spec.js';
 import { writeFileAtomic } from '../src/io/atomic-file.js';
 import { ExternalSorter } from '../src/io/external-sort.js';
-import { digestAt, digestNums, lineDigest } from '../src/io/line-digest.js';
+import { lineDigest } from '../src/io/line-digest.js';
+import { decode, encode, Kind } from '../src/planning/key-facts.js';
 import { compareKeyedRecords, keyedRecordCodec, type KeyedRecord } from '../src/planning/keyed-records.js';
 import { sidecarAttemptLines } from '../src/planning/output-cache.js';
 import { checkPlanLayout, PlanWriter, withPlanReader, type PlanRecord } from '../src/planning/plan-file.js';
@@ -35,42 +36,6 @@ export interface RoundOptions {
   maxRecords?: number;
 }
 
-/** Record kinds of the key join (`nums[0]`): a key's sidecar attempts sort before its rows. */
-const Kind = {
-  /** A sidecar line (a failed attempt): `[Attempt, terminal 0|1]`. */
-  Attempt: 0,
-  /** A judge-failed row of the round: `[Row, plan index, ...its plan record]`. */
-  Row: 1,
-} as const;
-
-/** A plan record as sort numbers, after its plan index: `[index, ...planFields(rec)]` (-1: no trajectory). */
-function planFields(r: PlanRecord): number[] {
-  return [
-    r.sourceOffset,
-    r.sourceLength,
-    r.sourceLine,
-    r.inputOffset,
-    r.inputLength,
-    r.agent,
-    r.server,
-    ...digestNums(r.sourceDigest),
-    ...digestNums(r.inputDigest),
-    r.trajectoryLength ?? -1,
-    ...digestNums(r.trajectoryDigest ?? 0n),
-  ];
-}
-
-function planRecordOf(n: readonly number[], at: number): PlanRecord {
-  const [sourceOffset, sourceLength, sourceLine, inputOffset, inputLength, agent, server] = n.slice(at, at + 7);
-  const rec: PlanRecord = {
-    ...{ sourceOffset, sourceLength, sourceLine, inputOffset, inputLength, agent, server },
-    sourceDigest: digestAt(n, at + 7),
-    inputDigest: digestAt(n, at + 9),
-  };
-  const trajectoryLength = n[at + 11];
-  return trajectoryLength < 0 ? rec : { ...rec, trajectoryLength, trajectoryDigest: digestAt(n, at + 12) };
-}
-
 /** The rejudge lists of round `round`, by file name (each is one batch's rows: small). */
 async function rejudgeLists(workDir: string, round: number): Promise<string[]> {
   const prefix = `r${round}-b`;
@@ -89,7 +54,7 @@ async function readPlannedSource(plan: PlanSummary, source: FileHandle, rec: Pla
   return bytes.toString('utf8');
 }
 
-/** Adds every judge-failed row of the round that has a key, as a `Row` record, to `keys`. */
+/** Adds every judge-failed row of the round that has a key, as a `Row` fact, to `keys`. */
 async function addRows(req: RoundRequest, lists: readonly string[], keys: ExternalSorter<KeyedRecord>): Promise<void> {
   const source = await open(req.plan.sourcePath, 'r');
   try {
@@ -100,7 +65,7 @@ async function addRows(req: RoundRequest, lists: readonly string[], keys: Extern
           for (const i of JSON.parse(await readFile(list, 'utf8')) as number[]) {
             const rec = await read(i);
             const id = lineKeyId(await readPlannedSource(req.plan, source, rec));
-            if (id !== null) await keys.add({ key: id, nums: [Kind.Row, i, ...planFields(rec)], text: null });
+            if (id !== null) await keys.add({ key: id, nums: encode.row({ index: i, plan: rec }), text: null });
           }
         }
       },
@@ -113,7 +78,7 @@ async function addRows(req: RoundRequest, lists: readonly string[], keys: Extern
 
 /**
  * The key join: each key's attempts arrive before its rows, so a row is kept when its key has
- * fewer attempts than the cap and no terminal one. Kept rows go to `kept` as `[index, ...record]`.
+ * fewer attempts than the cap and no terminal one. Kept rows go to `kept` as they are (`Row`, by index).
  */
 async function keepRetryable(keys: ExternalSorter<KeyedRecord>, maxAttempts: number, kept: ExternalSorter<KeyedRecord>): Promise<void> {
   let key: string | null = null;
@@ -125,11 +90,11 @@ async function keepRetryable(keys: ExternalSorter<KeyedRecord>, maxAttempts: num
       attempts = 0;
       terminal = false;
     }
-    if (r.nums[0] === Kind.Attempt) {
+    if (r.nums[0] === Kind.Sidecar) {
       attempts++;
-      if (r.nums[1] === 1) terminal = true;
+      if (decode.sidecar(r.nums).terminal) terminal = true;
     } else if (!terminal && attempts < maxAttempts) {
-      await kept.add({ key: '', nums: r.nums.slice(1), text: null });
+      await kept.add({ key: '', nums: r.nums, text: null });
     }
   }
 }
@@ -155,14 +120,14 @@ export async function writeRoundPlan(
     try {
       const policy = { repairTruncated: true, retryTerminalTimeouts: req.retryTerminalTimeouts };
       for await (const a of sidecarAttemptLines(req.sidecar, policy)) {
-        await keys.add({ key: a.id, nums: [Kind.Attempt, a.terminal ? 1 : 0], text: null });
+        await keys.add({ key: a.id, nums: encode.sidecar(a.terminal), text: null });
       }
       await addRows(req, lists, keys);
       await keepRetryable(keys, req.maxAttempts, kept);
       writer = await PlanWriter.create(planPath, checkPlanLayout(req.plan.recordBytes));
       const rowsPerAgent: Record<string, number> = {};
       for await (const r of kept.sorted()) {
-        const rec = planRecordOf(r.nums, 1);
+        const rec = decode.row(r.nums).plan;
         await writer.add(rec);
         const agent = req.plan.agents[rec.agent];
         rowsPerAgent[agent] = (rowsPerAgent[agent] ?? 0) + 1;

@@ -11,6 +11,7 @@ import { fileNow } from '../src/io/file-identity.js';
 import { pathIdentity, sameFile } from '../src/io/same-file.js';
 import { isBlank, jsonlLines } from '../src/io/jsonl-lines.js';
 import { compareKeyedRecords, keyedRecordCodec, type KeyedRecord } from '../src/planning/keyed-records.js';
+import { decode, encode, Kind } from '../src/planning/key-facts.js';
 import { outputKeyIds } from '../src/planning/output-cache.js';
 import { readRangeBytes } from '../src/io/read-range.js';
 import { withScratchDir } from '../src/io/scratch-dir.js';
@@ -36,15 +37,7 @@ export interface SeedOptions {
   maxRecords?: number;
 }
 
-/** Record kinds of the key join (`nums[0]`): a key's output records sort before its --rollouts lines. */
-const Kind = {
-  /** The main output holds the key: `[Output]`. */
-  Output: 0,
-  /** A keyed non-blank line of --rollouts: `[Rollouts, line, offset, rawLength]`. */
-  Rollouts: 1,
-} as const;
-
-/** A line to copy, `[line, offset, rawLength]`, sorted back into file order by its line number. */
+/** A line to copy (a `Rollouts` fact with its place), sorted back into file order by its line number. */
 type CopyRecord = KeyedRecord;
 
 const COPY_BUFFER_BYTES = 1 << 20;
@@ -64,19 +57,19 @@ async function chooseLines(req: SeedRequest, dir: string, opts: SeedOptions, cop
   });
   try {
     for await (const id of outputKeyIds(req.output, { repairTruncated: true }))
-      await keys.add({ key: id, nums: [Kind.Output], text: null });
+      await keys.add({ key: id, nums: encode.output(), text: null });
     for await (const line of jsonlLines(req.rolloutsPath)) {
       if (isBlank(line.text)) continue;
       const id = lineKeyId(line.text);
-      const place = [line.lineNo, line.offset, line.rawLength];
-      if (id === null) await copies.add({ key: '', nums: place, text: null });
-      else await keys.add({ key: id, nums: [Kind.Rollouts, ...place], text: null });
+      const nums = encode.rollouts({ line: line.lineNo, offset: line.offset, rawLength: line.rawLength });
+      if (id === null) await copies.add({ key: '', nums, text: null });
+      else await keys.add({ key: id, nums, text: null });
     }
     let previous: string | null = null;
     for await (const r of keys.sorted()) {
       const firstOfKey = r.key !== previous;
       previous = r.key;
-      if (firstOfKey && r.nums[0] === Kind.Rollouts) await copies.add({ key: '', nums: r.nums.slice(1), text: null });
+      if (firstOfKey && r.nums[0] === Kind.Rollouts) await copies.add({ key: '', nums: r.nums, text: null });
     }
   } finally {
     await keys.dispose();
@@ -93,7 +86,7 @@ async function copyLines(source: FileHandle, out: FileHandle, outPath: string, c
     used = 0;
   };
   for await (const r of copies.sorted()) {
-    const [, offset, length] = r.nums;
+    const { offset, rawLength: length } = decode.copy(r.nums);
     if (used + length + 1 > buf.length) await flush();
     if (length + 1 > buf.length) {
       await writeFully(out, Buffer.concat([await readRangeBytes(source, offset, length), Buffer.from('\n')]), null, outPath);

@@ -1,7 +1,7 @@
 /**
  * Times the plan phase alone (the `planRun` activity, in this process, on a mock activity context):
  *
- *   npx tsx bench/plan.ts [--rows 1e6] [--response-bytes 500] [--repeat 3] [--one-thread] [--cpu-prof]
+ *   npx tsx bench/plan.ts [--rows 1e6] [--response-bytes 500] [--repeat 3] [--one-thread] [--order random|file] [--cpu-prof]
  *
  * Generates (or reuses) a run in `bench/out/data/plan-<rows>-<bytes>/`, then plans it `--repeat`
  * times with a fresh work directory each time (`bench/out/plan-work/`, left there: `plan.bin`, `plan.json`) and prints seconds, rows/s, MiB/s of input read and
@@ -27,6 +27,7 @@ const { values } = parseArgs({
     'response-bytes': { type: 'string', default: '500' },
     repeat: { type: 'string', default: '3' },
     'one-thread': { type: 'boolean', default: false },
+    order: { type: 'string', default: 'file' },
   },
 });
 const rows = parseCount('--rows', values.rows);
@@ -56,6 +57,8 @@ for (let i = 0; i < Number(values.repeat); i++) {
       outputsCleared: true,
       maxAttempts: 3,
       repairTruncated: false,
+      // --order random: the plan permuted by task (seed 1), to compare with file order.
+      ...(values.order === 'random' ? { order: { kind: 'random' as const, seed: 1 } } : {}),
       // --one-thread: no second scanning thread (ScanAhead), to compare.
       ...(values['one-thread'] ? { scanAheadMinBytes: Infinity } : {}),
     },

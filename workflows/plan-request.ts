@@ -15,6 +15,7 @@ export function planRequestFor(spec: RunSpec, outputs: OutputPaths): PlanRequest
     workDir: outputs.workDir,
     routing: spec.routing,
     limit: spec.limit,
+    ...(spec.order === 'random' ? { order: { kind: 'random', seed: spec.orderSeed ?? 0 } } : {}),
     judgeFailedOnly: spec.judgeFailedOnly,
     resume: spec.resume,
     outputs,

@@ -11,6 +11,8 @@ const SPEC_FIELD: Readonly<Record<string, keyof RunSpec | null>> = {
   configs: 'routing',
   servers: 'routing',
   '--heartbeat-timeout': 'heartbeatTimeoutMs',
+  // Drawn afresh by each command unless given: the live run's seed is the one in force.
+  orderSeed: null,
 };
 
 /** A spec value as the user gives it: seconds for the `…Ms` fields. */

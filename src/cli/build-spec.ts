@@ -14,6 +14,7 @@ import { parseServerAuth, rememberCredentials, SERVER_AUTH_ENV, splitCredentials
 import { refuseInputAliases } from '../run-checks/input-aliases.js';
 import { outputPathsFor } from '../contract/output-paths.js';
 import { RUN_FLAG_LIST } from '../config/run-flags.js';
+import { newOrderSeed } from '../planning/task-order.js';
 import type { UploadSpec } from '../contract/run-spec.js';
 import { uploadConfigOf } from '../upload/upload-config.js';
 
@@ -156,6 +157,7 @@ export async function buildRun(opts: RunOptions, extra: SpecExtras): Promise<{ s
     guardServers: guardServerNames(routing).map((name) => ({ name, url: routing.servers[name] })),
     concurrency: opts.concurrency,
     limit: opts.limit ?? null,
+    ...(opts.order === 'random' ? { order: opts.order, orderSeed: opts.orderSeed ?? newOrderSeed() } : {}),
     force: opts.force,
     overwrite: opts.overwrite,
     disableAggregation: opts.disableAggregation,

@@ -202,6 +202,7 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
       if (output) hold.takeLate(output, io.out);
       state.announced = true;
       if (!existing) io.out(`Started run ${workflowId}${ui ? ` — ${ui}` : ''}`);
+      if (inForce.order === 'random') io.out(`Order: random (seed ${inForce.orderSeed})`);
     };
     const followed = await followRun(handle, {
       tty: io.tty,

@@ -25,3 +25,7 @@ export function rejudgeDelayMs(firstMs: number, round: number): number {
  * windows of its rows at a time (activities/verify-batch/row-windows.ts), not all of them.
  */
 export const DEFAULT_BATCH_SIZE = 1000;
+
+/** `--order`: the plan's order (docs/usage.md "Order" says why the default is what it is). */
+export const PLAN_ORDERS = ['random', 'file'] as const;
+export const DEFAULT_PLAN_ORDER: (typeof PLAN_ORDERS)[number] = 'file';

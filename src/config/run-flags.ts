@@ -9,31 +9,15 @@ import { INPUT_FORMATS } from '../contract/atif-messages.js';
 import {
   DEFAULT_BATCH_SIZE,
   DEFAULT_CONCURRENCY,
+  DEFAULT_PLAN_ORDER,
+  PLAN_ORDERS,
   DEFAULT_REJUDGE_DELAY_MS,
   DEFAULT_REQUEST_TIMEOUT_MS,
   REJUDGE_DELAY_CEILING_MS,
 } from './run-defaults.js';
+import type { RunFlag } from './run-flag.js';
 
-/** How a flag's text becomes a value. */
-export type FlagKind = 'path' | 'list' | 'int' | 'seconds' | 'switch' | 'negated' | 'choice';
-
-export interface RunFlag {
-  /** As docs/usage.md and help show it: `--limit N`, `-o, --output PATH`. */
-  usage: string;
-  /** The field of the run's raw options it sets (seconds are set in ms); null: the command's own. */
-  key: string | null;
-  kind: FlagKind;
-  required?: boolean;
-  meaning: string;
-  /** The default as shown ('' when there is none). */
-  shownDefault: string;
-  /** The value commander starts from, for a flag of the command itself (the heartbeat timeout). */
-  initial?: unknown;
-  /** The values a `choice` flag takes. */
-  choices?: readonly string[];
-  /** NeMo Gym's config key for it (`gym eval reverify`'s Hydra override `++key=value`), if any. */
-  gymKey?: string;
-}
+export type { FlagKind, RunFlag } from './run-flag.js';
 
 const seconds = (ms: number) => String(ms / 1000);
 
@@ -111,6 +95,22 @@ export const RUN_FLAG_LIST: readonly RunFlag[] = [
     kind: 'int',
     meaning: 'verify only the first N rollouts of the file',
     shownDefault: 'all',
+  },
+  {
+    usage: '--order ORDER',
+    key: 'order',
+    kind: 'choice',
+    choices: PLAN_ORDERS,
+    meaning:
+      '`random`: verify whole tasks in an order drawn from `--seed`, so the rows done at any moment are a random sample of tasks (see "Order" in docs/usage.md); `file`: in file order',
+    shownDefault: DEFAULT_PLAN_ORDER,
+  },
+  {
+    usage: '--seed N',
+    key: 'orderSeed',
+    kind: 'int',
+    meaning: "the seed of `--order random`, printed at start and saved in the run's plan summary",
+    shownDefault: 'drawn at random',
   },
   {
     usage: '--force',

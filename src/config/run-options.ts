@@ -16,7 +16,14 @@ import {
 } from '../contract/atif-messages.js';
 import { ConfigError } from '../contract/errors.js';
 import { appendAndOverwrite, appendNeedsJudgeFailedOnly, extendNeedsResume, greaterOrEqualOne } from '../contract/messages.js';
-import { DEFAULT_BATCH_SIZE, DEFAULT_CONCURRENCY, DEFAULT_REJUDGE_DELAY_MS, DEFAULT_REQUEST_TIMEOUT_MS } from './run-defaults.js';
+import {
+  DEFAULT_BATCH_SIZE,
+  DEFAULT_CONCURRENCY,
+  DEFAULT_PLAN_ORDER,
+  DEFAULT_REJUDGE_DELAY_MS,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  PLAN_ORDERS,
+} from './run-defaults.js';
 import { RUN_FLAG_LIST, RUN_FLAGS } from './run-flags.js';
 import { parseServerFlag } from './routing.js';
 
@@ -64,6 +71,16 @@ export const RunOptionsSchema = z
     servers: list(),
     concurrency: count().default(DEFAULT_CONCURRENCY),
     limit: count().optional(),
+    order: z.enum(PLAN_ORDERS).default(DEFAULT_PLAN_ORDER),
+    orderSeed: z
+      .preprocess(
+        intFromText,
+        z
+          .int()
+          .min(0)
+          .max(2 ** 31 - 1),
+      )
+      .optional(),
     force: flag(),
     overwrite: flag(),
     resume: flag(),
@@ -95,7 +112,11 @@ export const RunOptionsSchema = z
     const refusal = combinationRefusal(o);
     if (refusal !== null) ctx.addIssue({ code: 'custom', path: [], message: refusal });
     else if (o.extendAttempts !== undefined && !o.resume) ctx.addIssue({ code: 'custom', path: [], message: extendNeedsResume() });
+    else if (o.order === 'random' && o.inputFormat === 'atif') ctx.addIssue({ code: 'custom', path: [], message: RANDOM_ORDER_NOT_ATIF });
   });
+
+const RANDOM_ORDER_NOT_ATIF =
+  '--order random is not available with --input-format atif (its plan keeps the manifest order): use --order file, or leave --order out';
 
 /** The first flag combination NeMo Gym 0.7.0 refuses (its validator's order), or null. */
 function combinationRefusal(o: {

@@ -9,6 +9,9 @@ export interface FileIdentity extends FileStamp {
   path: string;
 }
 
+/** The plan's order (`--order`): the file's, or a seeded permutation of tasks (src/planning/task-order.ts). */
+export type PlanOrder = { kind: 'file' } | { kind: 'random'; seed: number };
+
 export interface PlanSummary {
   planPath: string;
   /**
@@ -35,4 +38,6 @@ export interface PlanSummary {
   servers: string[];
   /** Rows per agent name. */
   rowsPerAgent: Record<string, number>;
+  /** `--order random`: the seed the plan's rows were permuted by (absent: file order). */
+  order?: PlanOrder;
 }

@@ -45,6 +45,9 @@ export interface RunSpec extends RetryRules {
   concurrency: number;
   /** Verify at most this many source rows (counted before the resume filter). */
   limit: number | null;
+  /** `--order`: `random` permutes the plan's tasks by `orderSeed` (absent: file order, as runs before it). */
+  order?: 'random' | 'file';
+  orderSeed?: number;
   force: boolean;
   overwrite: boolean;
   disableAggregation: boolean;

@@ -25,7 +25,17 @@ export function readDigest(buf: Buffer, at: number): LineDigest {
 
 /** A digest as two sort numbers (high and low 32 bits): the key joins' records hold only doubles. */
 export function digestNums(d: LineDigest): [number, number] {
-  return [Number(d >> 32n), Number(d & 0xffffffffn)];
+  return [digestHi(d), digestLo(d)];
+}
+
+/** The high 32 bits of a digest, as a sort number (`digestNums`, without the pair). */
+export function digestHi(d: LineDigest): number {
+  return Number(d >> 32n);
+}
+
+/** The low 32 bits of a digest, as a sort number. */
+export function digestLo(d: LineDigest): number {
+  return Number(d & 0xffffffffn);
 }
 
 /** The digest of the two sort numbers at `n[at]`, `n[at + 1]` (`digestNums`). */

@@ -9,22 +9,14 @@ import { ConfigError, InputError } from '../contract/errors.js';
 import { keyId } from '../contract/row-key.js';
 import { rowRouteOf } from '../contract/row-route.js';
 import { isBlank, jsonlLines } from '../io/jsonl-lines.js';
-import { digestNums } from '../io/line-digest.js';
 import type { ExternalSorter } from '../io/external-sort.js';
 import { resolveServer } from '../config/resolve-server.js';
 import type { RoutingTable } from '../config/routing.js';
 import { pyRepr } from '../atif/py-json.js';
 import { isJsonInt, isJsonObject, parseStrictJson, StrictJsonError, type JsonObject } from '../atif/strict-json.js';
+import { encode } from './key-facts.js';
 import type { KeyedRecord } from './keyed-records.js';
 import type { Names } from './names.js';
-
-/** Record kinds of the ATIF key join (`nums[0]`): a key's input rows sort before its manifest entries. */
-export const AtifKind = {
-  /** `[Input, line, offset, length, agent, server (-1: unroutable), digest hi, lo, has params 0|1]`, `text`: why it is unroutable. */
-  Input: 0,
-  /** `[Entry, ordinal, offset, length, line, digest hi, lo, trajectory length, its digest hi, lo, function calls 0|1, broken]`. */
-  Entry: 1,
-} as const;
 
 /** A problem found at a line of the inputs. */
 export interface LineProblem {
@@ -89,12 +81,10 @@ export async function addAtifInputs(
       unroutable = err.message;
     }
     const key = keyId({ task: Number(row._ng_task_index), rollout: Number(row._ng_rollout_index) });
-    const params = isJsonObject(row.responses_create_params) ? 1 : 0;
-    await join.add({
-      key,
-      nums: [AtifKind.Input, line.lineNo, line.offset, line.length, agents.id(agent), server, ...digestNums(line.digest), params],
-      text: unroutable,
-    });
+    const params = isJsonObject(row.responses_create_params);
+    const { lineNo, offset, length, digest } = line;
+    const nums = encode.input({ line: lineNo, offset, length, digest, agent: agents.id(agent), server, params });
+    await join.add({ key, nums, text: unroutable });
   }
   return first;
 }

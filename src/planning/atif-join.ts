@@ -7,8 +7,7 @@
 import { formatKey } from '../contract/row-key.js';
 import { groupsOf, type ExternalSorter } from '../io/external-sort.js';
 import { Rank } from './atif-entry.js';
-import { AtifKind } from './atif-inputs.js';
-import { digestAt, digestNums, type LineDigest } from '../io/line-digest.js';
+import { decode, Kind, planRecord } from './key-facts.js';
 import type { KeyedRecord } from './keyed-records.js';
 import type { PlanRecord } from './plan-file.js';
 
@@ -22,35 +21,6 @@ export class FirstProblem {
       this.message = message;
     }
   }
-}
-
-/**
- * Entry records (`AtifKind.Entry`): `[kind, ordinal, offset, length, line, digest hi, lo, trajectory length,
- * its digest hi, lo, calls, broken]`, text: the file.
- */
-export function entryNums(
-  ordinal: number,
-  line: { offset: number; length: number; lineNo: number; digest: LineDigest },
-  t: TrajectoryPlace | null,
-): number[] {
-  return [
-    AtifKind.Entry,
-    ordinal,
-    line.offset,
-    line.length,
-    line.lineNo,
-    ...digestNums(line.digest),
-    t?.length ?? 0,
-    ...digestNums(t?.digest ?? 0n),
-    t?.calls ? 1 : 0,
-    t ? 0 : 1,
-  ];
-}
-
-export interface TrajectoryPlace {
-  length: number;
-  digest: LineDigest;
-  calls: boolean;
 }
 
 /** A planned row, at its entry's ordinal, with what the preflight needs of it. */
@@ -74,49 +44,33 @@ export async function joinEntries(
   keep: (row: JoinedRow) => Promise<void>,
 ): Promise<void> {
   for await (const group of groupsOf(sorted.sorted(), (r) => r.key)) {
-    const inputs = group.filter((r) => r.nums[0] === AtifKind.Input);
-    const entries = group.filter((r) => r.nums[0] === AtifKind.Entry);
+    const inputs = group.filter((r) => r.nums[0] === Kind.Input).map((r) => ({ fact: decode.input(r.nums), text: r.text }));
+    const entries = group.filter((r) => r.nums[0] === Kind.Entry).map((r) => ({ fact: decode.entry(r.nums), text: r.text }));
     const key = JSON.parse(group[0].key) as [string, string];
     const shown = formatKey({ task: Number(key[0]), rollout: Number(key[1]) });
     if (inputs.length > 1) {
-      const line = inputs[1].nums[1];
+      const { line } = inputs[1].fact;
       problems.inputs.offer(line, 0, `${inputsPath}:${line}: duplicate materialized input key ${shown}`);
     }
-    for (const [k, e] of entries.entries()) {
-      const [, ordinal, offset, length, line, , , trajectoryLength, , , calls, broken] = e.nums;
+    for (const [k, { fact: e, text: file }] of entries.entries()) {
+      const { ordinal, line, trajectory } = e;
       if (k > 0) {
         problems.entries.offer(ordinal, Rank.RepeatedKey, `${place(line)}: manifest maps materialized rollout ${shown} more than once`);
         continue;
       }
       const input = inputs[0];
       if (input === undefined) {
-        problems.entries.offer(
-          ordinal,
-          Rank.NoInput,
-          `${place(line)}: manifest entry ${e.text} has no matching materialized input ${shown}`,
-        );
+        problems.entries.offer(ordinal, Rank.NoInput, `${place(line)}: manifest entry ${file} has no matching materialized input ${shown}`);
         continue;
       }
-      if (broken === 1) continue;
-      const [, , inputOffset, inputLength, agent, server, , , params] = input.nums;
-      if (params === 0) {
+      if (trajectory === null) continue;
+      const { fact: i } = input;
+      if (!i.params) {
         problems.entries.offer(ordinal, Rank.NoParams, `${place(line)}: materialized input has no responses_create_params object`);
         continue;
       }
-      const record: PlanRecord = {
-        sourceOffset: offset,
-        sourceLength: length,
-        sourceLine: line,
-        inputOffset,
-        inputLength,
-        agent,
-        server: Math.max(server, 0),
-        sourceDigest: digestAt(e.nums, 5),
-        inputDigest: digestAt(input.nums, 6),
-        trajectoryLength,
-        trajectoryDigest: digestAt(e.nums, 8),
-      };
-      await keep({ ordinal, record, functionCalls: calls === 1, unroutable: server < 0 ? input.text : null });
+      const record = planRecord(e, { ...i, server: Math.max(i.server, 0) }, trajectory);
+      await keep({ ordinal, record, functionCalls: trajectory.calls, unroutable: i.server < 0 ? input.text : null });
     }
   }
 }

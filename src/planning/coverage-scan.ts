@@ -9,11 +9,9 @@ import type { RetryRules } from '../contract/run-spec.js';
 import { ExternalSorter, forEachGroup } from '../io/external-sort.js';
 import type { ScanOptions } from '../io/scan-ahead.js';
 import { withScratchDir } from '../io/scratch-dir.js';
+import { decode, encode, Kind } from './key-facts.js';
 import { compareKeyedRecords, keyedRecordCodec, type KeyedRecord } from './keyed-records.js';
 import { outputKeyIdChunks, sidecarAttemptChunks } from './output-cache.js';
-
-const MAIN = 0;
-const SIDECAR = 1;
 
 /** Each key's tally, in key order, to `visit`; a cut-off last line (a commit in progress) is left out. */
 export async function scanKeys(
@@ -38,7 +36,7 @@ export async function scanKeys(
       for await (const ids of outputKeyIdChunks(files.output, policy, opts.scan))
         for (const id of ids) {
           rows.mainRows++;
-          const adding = sorter.add({ key: id, nums: [MAIN], text: null });
+          const adding = sorter.add({ key: id, nums: encode.output(), text: null });
           if (adding) await adding;
         }
       for await (const attempts of sidecarAttemptChunks(files.sidecar, policy, opts.scan))
@@ -49,7 +47,7 @@ export async function scanKeys(
             if (a.terminal) rows.terminalRows++;
             rows.classes.set(a.failureClass, (rows.classes.get(a.failureClass) ?? 0) + 1);
           }
-          const adding = sorter.add({ key: a.id, nums: [SIDECAR, a.terminal ? 1 : 0, a.omitted ? 1 : 0], text: null });
+          const adding = sorter.add({ key: a.id, nums: encode.sidecar(a.terminal, a.omitted), text: null });
           if (adding) await adding;
         }
       await forEachGroup(
@@ -58,12 +56,14 @@ export async function scanKeys(
         (group) => {
           const t: KeyTally = { main: 0, counted: 0, terminal: false, omitted: false };
           for (const r of group) {
-            if (r.nums[0] === MAIN) t.main++;
-            else {
-              if (r.nums[1] === 1) t.terminal = true;
-              if (r.nums[2] === 1) t.omitted = true;
-              else t.counted++;
+            if (r.nums[0] === Kind.Output) {
+              t.main++;
+              continue;
             }
+            const attempt = decode.sidecar(r.nums);
+            if (attempt.terminal) t.terminal = true;
+            if (attempt.omitted) t.omitted = true;
+            else t.counted++;
           }
           visit(group[0].key, t);
         },

@@ -4,24 +4,10 @@
  * does (recovery), its sidecar attempts, its materialized input rows, and its source rows in file
  * order — and this decides each source row's verdict. Pure: no I/O.
  */
-import { digestAt } from '../io/line-digest.js';
+import { decode, Kind, planRecord, type InputFact, type SourceFact } from './key-facts.js';
 import type { KeyedRecord } from './keyed-records.js';
 import type { PlanRecord } from './plan-file.js';
 import { Verdict } from './plan-verdicts.js';
-
-/** Record kinds, in the order a key's group lists them (`nums[0]`). */
-export const Kind = {
-  /** A main-output line with this key: `[Output]`. */
-  Output: 0,
-  /** Recovery: a keyed line of --rollouts (present once seeded): `[Rollouts]`. */
-  Rollouts: 1,
-  /** A sidecar line (a failed attempt): `[Sidecar, terminal 0|1]`. */
-  Sidecar: 2,
-  /** A materialized input row: `[Input, line, offset, length, agent, server, digest hi, lo]`; the last one wins. */
-  Input: 3,
-  /** A source row: `[Source, ordinal, offset, length, line, digest hi, lo]`, `text` = its shape problem or null. */
-  Source: 4,
-} as const;
 
 export interface KeyPolicy {
   /** Recovery (§4.6.4): only the first judge failure per key that is not present is yielded. */
@@ -47,8 +33,8 @@ export function decideKey(group: readonly KeyedRecord[], policy: KeyPolicy, sink
   let rollouts = false;
   let attempts = 0;
   let terminal = false;
-  let input: number[] | null = null;
-  let first: number[] | null = null;
+  let input: InputFact | null = null;
+  let first: SourceFact | null = null;
   for (const r of group) {
     const n = r.nums;
     switch (n[0]) {
@@ -60,23 +46,24 @@ export function decideKey(group: readonly KeyedRecord[], policy: KeyPolicy, sink
         break;
       case Kind.Sidecar:
         attempts++;
-        if (n[1] === 1) terminal = true;
+        if (decode.sidecar(n).terminal) terminal = true;
         break;
       case Kind.Input:
-        input = n;
+        input = decode.input(n);
         break;
       case Kind.Source: {
-        const [, ordinal, offset, length, line] = n;
         if (policy.recovery && (output || rollouts || first !== null)) break; // not yielded
+        const source = decode.source(n);
+        const { ordinal } = source;
         if (r.text !== null) {
           sink.verdict(ordinal, Verdict.Error);
           sink.problem(ordinal, { kind: 'shape', message: r.text });
         } else if (input === null) {
           sink.verdict(ordinal, Verdict.Error);
-          sink.problem(ordinal, { kind: 'no-input', offset, length, line });
+          sink.problem(ordinal, { kind: 'no-input', offset: source.offset, length: source.length, line: source.line });
         } else if (first !== null) {
           sink.verdict(ordinal, Verdict.Duplicate);
-          sink.duplicate(ordinal, line, first[4]);
+          sink.duplicate(ordinal, source.line, first.line);
         } else if (policy.resume && output) {
           sink.verdict(ordinal, Verdict.SkipDone);
         } else if (policy.resume && terminal) {
@@ -84,21 +71,9 @@ export function decideKey(group: readonly KeyedRecord[], policy: KeyPolicy, sink
         } else if (policy.resume && attempts >= policy.maxAttempts) {
           sink.verdict(ordinal, Verdict.SkipMaxed);
         } else {
-          const [, , inputOffset, inputLength, agent, server] = input;
-          const plan = {
-            sourceOffset: offset,
-            sourceLength: length,
-            sourceLine: line,
-            inputOffset,
-            inputLength,
-            agent,
-            server,
-            sourceDigest: digestAt(n, 5),
-            inputDigest: digestAt(input, 6),
-          };
-          sink.verdict(ordinal, Verdict.Plan, plan);
+          sink.verdict(ordinal, Verdict.Plan, planRecord(source, input));
         }
-        first ??= n;
+        first ??= source;
         break;
       }
     }

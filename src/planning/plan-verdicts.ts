@@ -19,7 +19,8 @@ export enum Verdict {
   SkipMaxed = 6,
 }
 
-const RECORD_BYTES = 1 + PLAN_RECORD_BYTES;
+/** A verdict's record: the verdict byte, its plan record, and its task's rank (`--order random`, f64). */
+const RECORD_BYTES = 1 + PLAN_RECORD_BYTES + 8;
 const NO_PLAN: PlanRecord = {
   sourceOffset: 0,
   sourceLength: 0,
@@ -32,11 +33,11 @@ const NO_PLAN: PlanRecord = {
   inputDigest: 0n,
 };
 
-/** Ordinals per bucket file (the read-back window: 32,768 × 49 bytes ≈ 1.6 MiB). */
+/** Ordinals per bucket file (the read-back window: 32,768 × 57 bytes ≈ 1.8 MiB). */
 const BUCKET_ORDINALS = 1 << 15;
 /** Records buffered per bucket before they are appended to its file (≈ 10 KiB a bucket). */
 const BUCKET_BUFFER_RECORDS = 256;
-/** A buffered record: the ordinal (u32), then the verdict byte and its plan record. */
+/** A buffered record: the ordinal (u32), then the verdict byte, its plan record and rank. */
 const ENTRY_BYTES = 4 + RECORD_BYTES;
 
 /**
@@ -57,7 +58,7 @@ export class VerdictFile {
     return `${this.path}.${bucket}`;
   }
 
-  set(ordinal: number, verdict: Verdict, plan: PlanRecord = NO_PLAN): void {
+  set(ordinal: number, verdict: Verdict, plan: PlanRecord = NO_PLAN, rank = 0): void {
     const bucket = Math.floor(ordinal / BUCKET_ORDINALS);
     let b = this.buffers.get(bucket);
     if (b === undefined) {
@@ -67,6 +68,7 @@ export class VerdictFile {
     b.buf.writeUInt32LE(ordinal - bucket * BUCKET_ORDINALS, b.used);
     b.buf[b.used + 4] = verdict;
     encodePlanRecord(plan, b.buf, b.used + 5);
+    b.buf.writeDoubleLE(rank, b.used + 5 + PLAN_RECORD_BYTES);
     b.used += ENTRY_BYTES;
     if (b.used === b.buf.length) this.flush(bucket, b);
   }
@@ -84,7 +86,7 @@ export class VerdictFile {
   }
 
   /** The verdicts of ordinals `[0, count)` in order, a bucket at a time. */
-  *inOrder(count: number): Generator<{ ordinal: number; verdict: Verdict; plan: PlanRecord }> {
+  *inOrder(count: number): Generator<{ ordinal: number; verdict: Verdict; plan: PlanRecord; rank: number }> {
     for (const [bucket, b] of this.buffers) this.flush(bucket, b);
     const window = Buffer.allocUnsafe(BUCKET_ORDINALS * RECORD_BYTES);
     for (let base = 0, bucket = 0; base < count; base += BUCKET_ORDINALS, bucket++) {
@@ -100,7 +102,9 @@ export class VerdictFile {
       for (let i = 0; i < n; i++) {
         const at = i * RECORD_BYTES;
         const verdict = window[at] as Verdict;
-        yield { ordinal: base + i, verdict, plan: verdict === Verdict.Plan ? decodePlanRecord(window, at + 1) : NO_PLAN };
+        const planned = verdict === Verdict.Plan;
+        const rank = planned ? window.readDoubleLE(at + 1 + PLAN_RECORD_BYTES) : 0;
+        yield { ordinal: base + i, verdict, plan: planned ? decodePlanRecord(window, at + 1) : NO_PLAN, rank };
       }
     }
   }

@@ -84,6 +84,7 @@ describe('run options: defaults and other fields', () => {
       configs: [],
       servers: [],
       concurrency: 32,
+      order: 'file',
       force: false,
       overwrite: false,
       resume: false,
@@ -99,6 +100,15 @@ describe('run options: defaults and other fields', () => {
       requestTimeoutMs: 600_000,
       batchSize: 1000,
     });
+  });
+
+  it('--order: random or file, a seed of 0 to 2^31 − 1, and not random with ATIF input', () => {
+    expect(parseRunOptions({ ...base, order: 'random', orderSeed: '0' })).toMatchObject({ order: 'random', orderSeed: 0 });
+    expect(problem({ ...base, order: 'shuffled' })).toMatch(/^--order: /);
+    expect(problem({ ...base, order: 'random', orderSeed: 2 ** 31 })).toBe(`--seed is too large (got ${2 ** 31})`);
+    const atif = { inputs: 'in.jsonl', output: 'out.jsonl', inputFormat: 'atif', atifManifest: 'm.jsonl' };
+    expect(problem({ ...atif, order: 'random' })).toMatch(/^--order random is not available with --input-format atif/);
+    expect(parseRunOptions({ ...atif, order: 'file' }).order).toBe('file');
   });
 
   it('accepts CLI-shaped values: integer strings, single strings for lists, "true"', () => {

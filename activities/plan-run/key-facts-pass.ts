@@ -1,0 +1,79 @@
+/**
+ * The plan's first pass: the facts about keys, read before the source (errors in these files come
+ * first, in this order) — the materialized inputs, the output's keys, --rollouts' keys (recovery)
+ * and the sidecar's attempts (--resume) — each added to the key join's sort.
+ */
+import { keyId, keyOf } from '../../src/contract/row-key.js';
+import type { ExternalSorter } from '../../src/io/external-sort.js';
+import { chunkLine, isBlank, jsonlLines } from '../../src/io/jsonl-lines.js';
+import { lineDigest } from '../../src/io/line-digest.js';
+import { scannedReads } from '../../src/io/scan-ahead.js';
+import { FastInputRows } from '../../src/planning/fast-rows.js';
+import { routeInputRow } from '../../src/planning/input-route.js';
+import { encode, linePlace } from '../../src/planning/key-facts.js';
+import type { KeyedRecord } from '../../src/planning/keyed-records.js';
+import type { Names } from '../../src/planning/names.js';
+import { outputKeyIds, sidecarAttemptLines } from '../../src/planning/output-cache.js';
+import { parseLine } from './plan-lines.js';
+import type { PlanRequest } from './plan-into.js';
+
+/** The agents and resources servers the plan names, interned. */
+export interface PlanNames {
+  agents: Names;
+  servers: Names;
+}
+
+/** Every materialized input row, as an `Input` fact. */
+async function addInputs(req: PlanRequest, sorter: ExternalSorter<KeyedRecord>, { agents, servers }: PlanNames): Promise<void> {
+  // Each line is checked by the scanner (fast-rows.ts); a line it does not vouch for takes the full path.
+  const fast = new FastInputRows(req.routing, agents, servers);
+  const reads = scannedReads(req.inputsPath, FastInputRows.names, { digests: true, minBytes: req.scanAheadMinBytes });
+  for await (const { chunk, read: scanned } of reads) {
+    const { data } = chunk;
+    for (let k = 0; k < chunk.count; k++) {
+      const start = chunk.start[k];
+      const end = chunk.end[k];
+      const ok = fast.read(data, start, end, scanned, k);
+      let record: KeyedRecord;
+      if (ok !== null) {
+        const digest = scanned ? scanned.digests[k] : lineDigest(data.subarray(start, end));
+        const line = chunk.firstLineNo + k;
+        const input = { line, offset: chunk.offset + start, length: end - start, digest, agent: ok.agent, server: ok.server };
+        record = { key: ok.key, nums: encode.input(input), text: null };
+      } else {
+        const line = chunkLine(chunk, k, true);
+        if (isBlank(line.text)) continue;
+        const row = parseLine(req.inputsPath, line);
+        const { agent, server } = routeInputRow(row, line.text, req.routing, `${req.inputsPath}:${line.lineNo}`);
+        const nums = encode.input({ ...linePlace(line), agent: agents.id(agent), server: servers.id(server) });
+        record = { key: keyId(keyOf(row)!), nums, text: null };
+      }
+      const adding = sorter.add(record);
+      if (adding) await adding;
+    }
+  }
+}
+
+/** Adds every fact about keys that is not a source row to `sorter`. */
+export async function addKeyFacts(req: PlanRequest, sorter: ExternalSorter<KeyedRecord>, names: PlanNames): Promise<void> {
+  await addInputs(req, sorter, names);
+  // The output's keys: recovery's present-set (§4.6.3) unless the outputs are cleared, and
+  // --resume's done keys (§4.8; --resume never clears).
+  if (req.resume || (req.judgeFailedOnly && !req.outputsCleared)) {
+    for await (const id of outputKeyIds(req.outputs.output, req)) await sorter.add({ key: id, nums: encode.output(), text: null });
+  }
+  // Recovery: every keyed line of --rollouts is present once seeded. Malformed lines stop the run,
+  // since seeding would copy them verbatim.
+  if (req.judgeFailedOnly) {
+    for await (const line of jsonlLines(req.rolloutsPath)) {
+      if (isBlank(line.text)) continue;
+      const key = keyOf(parseLine(req.rolloutsPath, line));
+      if (key) await sorter.add({ key: keyId(key), nums: encode.rollouts(), text: null });
+    }
+  }
+  if (req.resume) {
+    for await (const a of sidecarAttemptLines(req.outputs.sidecar, req)) {
+      await sorter.add({ key: a.id, nums: encode.sidecar(a.terminal), text: null });
+    }
+  }
+}

@@ -1,0 +1,101 @@
+/**
+ * The plan's last pass: the verdicts in file order — apply the limit, stop at the first error,
+ * count what is skipped, and write the rows to verify as the plan file, in file order or (`--order
+ * random`) by their task's rank, through an external sort.
+ */
+import { InputError } from '../../src/contract/errors.js';
+import { ExternalSorter } from '../../src/io/external-sort.js';
+import { decode, encode } from '../../src/planning/key-facts.js';
+import { compareKeyedRecords, keyedRecordCodec, type KeyedRecord } from '../../src/planning/keyed-records.js';
+import { PlanWriter, type PlanRecord } from '../../src/planning/plan-file.js';
+import { Verdict, type VerdictFile } from '../../src/planning/plan-verdicts.js';
+import type { PlanOrder } from '../../src/planning/task-order.js';
+
+/** What the pass wrote and skipped. */
+export interface PlanRecords {
+  /** Rows written to the plan. */
+  rows: number;
+  /** Source rows within the limit (yielded), of them repeats of an earlier key, and the skips of --resume. */
+  yielded: number;
+  duplicates: number;
+  skipped: { done: number; terminal: number; maxed: number };
+  rowsPerAgent: Record<string, number>;
+}
+
+/** How the pass writes: the limit, the agents' names, the order, and where an ordering sort spills. */
+export interface PlanRecordsOptions {
+  limit: number | null;
+  agents: readonly string[];
+  order: PlanOrder;
+  workDir: string;
+  sortMaxRecords?: number;
+}
+
+/** Where the pass puts the rows to verify, and how it ends. */
+interface PlanSink {
+  add(plan: PlanRecord, ordinal: number, rank: number): Promise<void> | void;
+  finish(): Promise<void>;
+  dispose(): Promise<void>;
+}
+
+/** The plan writer itself (file order), or a sort by (rank, ordinal) drained into it at the end. */
+function planSink(writer: PlanWriter, opts: PlanRecordsOptions): PlanSink {
+  const done = () => Promise.resolve();
+  if (opts.order.kind === 'file') return { add: (plan) => writer.add(plan), finish: done, dispose: done };
+  const sorter = new ExternalSorter<KeyedRecord>({
+    dir: opts.workDir,
+    name: 'plan-order',
+    compare: compareKeyedRecords,
+    codec: keyedRecordCodec,
+    maxRecords: opts.sortMaxRecords,
+  });
+  return {
+    add: (plan, ordinal, rank) => sorter.add({ key: '', nums: [rank, ...encode.row({ index: ordinal, plan })], text: null }),
+    finish: async () => {
+      for await (const r of sorter.sorted()) await writer.add(decode.row(r.nums.slice(1)).plan);
+    },
+    dispose: () => sorter.dispose(),
+  };
+}
+
+/**
+ * Writes the planned rows of ordinals `[0, ordinals)` to `path`, the first `limit` yielded rows;
+ * `stopMessage(ordinal)` is the message of the error that stops the run at an `Error` verdict.
+ * The limit and the first error are decided in file order, whatever the plan's order.
+ */
+export async function writePlanRecords(
+  path: string,
+  verdicts: VerdictFile,
+  ordinals: number,
+  opts: PlanRecordsOptions,
+  stopMessage: (ordinal: number) => Promise<string>,
+): Promise<PlanRecords> {
+  const { limit, agents } = opts;
+  const writer = await PlanWriter.create(path);
+  const sink = planSink(writer, opts);
+  const out: PlanRecords = { rows: 0, yielded: 0, duplicates: 0, skipped: { done: 0, terminal: 0, maxed: 0 }, rowsPerAgent: {} };
+  const { skipped, rowsPerAgent } = out;
+  try {
+    for (const { ordinal, verdict, plan, rank } of verdicts.inOrder(ordinals)) {
+      if (limit !== null && out.yielded >= limit) break;
+      if (verdict === Verdict.NotYielded) continue;
+      if (verdict === Verdict.Error) throw new InputError(await stopMessage(ordinal));
+      out.yielded++;
+      if (verdict === Verdict.Duplicate) out.duplicates++;
+      else if (verdict === Verdict.SkipDone) skipped.done++;
+      else if (verdict === Verdict.SkipTerminal) skipped.terminal++;
+      else if (verdict === Verdict.SkipMaxed) skipped.maxed++;
+      else {
+        await sink.add(plan, ordinal, rank);
+        const agent = agents[plan.agent];
+        rowsPerAgent[agent] = (rowsPerAgent[agent] ?? 0) + 1;
+      }
+    }
+    await sink.finish();
+  } finally {
+    await sink.dispose();
+    await writer.close();
+  }
+  out.rows = writer.count;
+  return out;
+}
