@@ -2,6 +2,7 @@
 import { stampsFromPayload, type Stamps } from '../../src/contract/outcome.js';
 import { verifyRequest } from '../../src/contract/payload.js';
 import { operationId } from '../../src/contract/rejudgment.js';
+import { pairedFacts } from '../../src/contract/paired-facts.js';
 import type { PlanRecord } from '../../src/planning/plan-file.js';
 import { atifPayload } from './atif-payload.js';
 import type { VerifyBatchRequest } from './request.js';
@@ -19,6 +20,8 @@ export interface Prepared {
   atif: boolean;
   /** In a re-judgment, the source row as read: the saved row of the verdict it settles. */
   saved?: string;
+  /** The --rollouts row's task and old reward, when the run keeps a live estimate (`req.paired`). */
+  old?: { task: string; reward: number | null };
 }
 
 /** Row `i` of the batch (its plan record `rec`, read as `row`) with its `/verify` body built and its stamps. */
@@ -30,8 +33,9 @@ export async function prepareRow(req: VerifyBatchRequest, i: number, rec: PlanRe
     const atif = await atifPayload(req.plan.sourcePath, rec, saved ?? row.source(), input);
     return { i, rec, payload: atif.payload, stamps: { ...stampsFromPayload(input), atifProvenance: atif.provenance }, atif: true, saved };
   }
-  const gym = verifyRequest(row.input(), saved ?? row.source());
-  return { i, rec, payload: gym.payload, stamps: gym.stamps, atif: false, saved };
+  const source = saved ?? row.source();
+  const gym = verifyRequest(row.input(), source);
+  return { i, rec, payload: gym.payload, stamps: gym.stamps, atif: false, saved, ...(req.paired ? { old: pairedFacts(source) } : {}) };
 }
 
 /** What routing knows of an answered row besides its reply. */

@@ -25,3 +25,5 @@ export function rejudgeDelayMs(firstMs: number, round: number): number {
  * windows of its rows at a time (activities/verify-batch/row-windows.ts), not all of them.
  */
 export const DEFAULT_BATCH_SIZE = 1000;
+/** `--confidence`: the level of the live estimate's intervals (docs/statistics.md). */
+export const DEFAULT_CONFIDENCE = 0.95;
