@@ -1,0 +1,95 @@
+/** The run's live estimate as the workflow keeps it (src/stats/run-estimate.ts): order, splits, pending, refusals. */
+import { describe, expect, it } from 'vitest';
+import { pairedUnits, type PairedRow } from '../../activities/verify-batch/paired-units.js';
+import type { PairedUnit } from '../../src/contract/batch-result.js';
+import { createRunEstimate, feedBatch, runEstimateView, type PlannedUnits } from '../../src/stats/run-estimate.js';
+
+/** 60 rows, tasks of 4 rollouts, two agents by task parity; `reward(r)` null: a judge failure. */
+const ROWS = 60;
+const agentOf = (r: number) => Math.floor(r / 4) % 2;
+const old = (r: number) => (r % 3 === 0 ? 1 : 0);
+const flip = (r: number) => ((r * 11) % 7 === 0 ? 1 - old(r) : old(r));
+
+function batches(size: number, reward: (r: number) => number | null = flip): PairedUnit[][] {
+  const out: PairedUnit[][] = [];
+  for (let from = 0; from < ROWS; from += size) {
+    const rows: Record<number, PairedRow> = {};
+    for (let r = from; r < Math.min(ROWS, from + size); r++) rows[r - from] = [agentOf(r), String(Math.floor(r / 4)), old(r), reward(r)];
+    out.push(pairedUnits(rows, ['a', 'b']));
+  }
+  return out;
+}
+
+function planned(): Record<string, PlannedUnits> {
+  const units = batches(ROWS)[0];
+  const per: Record<string, PlannedUnits> = {};
+  for (const u of units) {
+    const p = (per[u.agent] ??= { units: 0, oldMeanSum: 0, invalid: 0 });
+    p.units++;
+    p.oldMeanSum += u.oldSum / u.rows;
+  }
+  return per;
+}
+
+/** The exact paired mean difference over tasks of `agent` (or all), every row known. */
+function exactDelta(agent?: string): number {
+  const units = batches(ROWS)[0].filter((u) => agent === undefined || u.agent === agent);
+  return units.reduce((n, u) => n + (u.newSum - u.oldSum) / u.rows, 0) / units.length;
+}
+
+describe('run estimate', () => {
+  it('enters batches in plan order: batches committed out of order give the state of the in-order feed', () => {
+    const bs = batches(7);
+    const inOrder = createRunEstimate(planned(), ROWS, 0.95);
+    bs.forEach((units, b) => feedBatch(inOrder, b, units));
+    const shuffled = createRunEstimate(planned(), ROWS, 0.95);
+    const order = [3, 1, 0, 8, 2, 5, 4, 7, 6];
+    order.forEach((b) => feedBatch(shuffled, b, bs[b]));
+    expect(shuffled).toEqual(inOrder);
+    // Before batch 0 came, nothing entered.
+    const early = createRunEstimate(planned(), ROWS, 0.95);
+    feedBatch(early, 3, bs[3]);
+    expect(runEstimateView(early).all.tasks.seen).toBe(0);
+    expect(Object.keys(early.waiting)).toEqual(['3']);
+  });
+
+  it('keeps the last task of each batch pending until the next batch shows where it ends; at the end the interval is exact', () => {
+    const e = createRunEstimate(planned(), ROWS, 0.95);
+    const bs = batches(6); // tasks of 4 split across batches of 6
+    feedBatch(e, 0, bs[0]);
+    const v = runEstimateView(e);
+    expect(v.all.tasks).toEqual({ seen: 2, pending: 1, planned: 15 });
+    bs.slice(1).forEach((units, b) => feedBatch(e, b + 1, units));
+    const end = runEstimateView(e);
+    expect(end.all.tasks).toEqual({ seen: 15, pending: 0, planned: 15 });
+    for (const [agent, view] of [
+      [undefined, end.all],
+      ['a', end.perAgent.a],
+      ['b', end.perAgent.b],
+    ] as const) {
+      expect(view.delta!.lo).toBeCloseTo(exactDelta(agent), 12);
+      expect(view.delta!.hi).toBeCloseTo(exactDelta(agent), 12);
+    }
+  });
+
+  it('a judge failure keeps its task at the worst case: the final interval spans what the row could have been', () => {
+    const e = createRunEstimate(planned(), ROWS, 0.95);
+    batches(10, (r) => (r === 13 ? null : flip(r))).forEach((units, b) => feedBatch(e, b, units));
+    const d = runEstimateView(e).all.delta!;
+    // Row 13 (task 3) unknown: its task's mean moves by 1/4 at most, the mean over 15 tasks by 1/60.
+    const withoutIt = exactDelta() - (flip(13) - old(13)) / 60;
+    expect(d.lo).toBeCloseTo(withoutIt + (0 - old(13)) / 60, 12);
+    expect(d.hi).toBeCloseTo(withoutIt + (1 - old(13)) / 60, 12);
+    expect(runEstimateView(e).all.tasks.pending).toBe(1);
+  });
+
+  it('turns an agent off, without throwing, on a reward outside [0, 1] or more tasks than planned', () => {
+    const bad = createRunEstimate(planned(), ROWS, 0.95);
+    batches(ROWS, (r) => (r === 5 ? 3 : flip(r))).forEach((units, b) => feedBatch(bad, b, units));
+    expect(runEstimateView(bad).perAgent.b.off).toMatch(/outside \[0, 1\]/);
+    expect(runEstimateView(bad).perAgent.a.off).toBeUndefined();
+    const few = createRunEstimate({ a: { units: 2, oldMeanSum: 0, invalid: 0 }, b: { units: 2, oldMeanSum: 0, invalid: 0 } }, ROWS, 0.95);
+    batches(ROWS).forEach((units, b) => feedBatch(few, b, units));
+    expect(runEstimateView(few).perAgent.a.off).toMatch(/more tasks than the 2 planned/);
+  });
+});
