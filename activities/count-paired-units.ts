@@ -1,8 +1,8 @@
 /**
  * Before the first batch of a run that keeps a live estimate: the units the estimate samples
  * (runs of consecutive plan rows of one agent and task, src/stats/run-estimate.ts) counted per
- * agent, with the sum of their old mean rewards (the old mean is exact: every old reward is in
- * --rollouts). One pass over the plan and the planned source rows, each proven by its digest.
+ * agent, with their rows, the rows of the largest, and the sum of the old rewards (the old mean is
+ * exact: every old reward is in --rollouts). One pass over the plan and the planned source rows, each proven by its digest.
  */
 import type { PlanSummary } from '../src/contract/plan-summary.js';
 import { inUnitRange, pairedFacts } from '../src/contract/paired-facts.js';
@@ -30,9 +30,9 @@ export async function countPairedUnits(req: CountPairedUnitsRequest): Promise<Re
 async function countUnits(req: CountPairedUnitsRequest, progress: (rows: number) => void): Promise<Record<string, PlannedUnits>> {
   const { plan } = req;
   const out: Record<string, PlannedUnits> = {};
-  let unit: { agent: string; task: string; rows: number; oldSum: number } | null = null;
+  let unit: { agent: string; task: string; rows: number } | null = null;
   const close = () => {
-    if (unit) out[unit.agent].oldMeanSum += unit.oldSum / unit.rows;
+    if (unit) out[unit.agent].maxRows = Math.max(out[unit.agent].maxRows, unit.rows);
   };
   for (let from = 0; from < plan.rows; from += CHUNK) {
     const records = await readPlanRange(plan.planPath, from, Math.min(plan.rows, from + CHUNK), plan.recordBytes);
@@ -41,15 +41,16 @@ async function countUnits(req: CountPairedUnitsRequest, progress: (rows: number)
     records.forEach((r, k) => {
       const agent = plan.agents[r.agent];
       const { task, reward } = pairedFacts(lines[k].toString('utf8'));
-      const a = (out[agent] ??= { units: 0, oldMeanSum: 0, invalid: 0 });
+      const a = (out[agent] ??= { units: 0, rows: 0, maxRows: 0, oldSum: 0, invalid: 0 });
       if (!inUnitRange(reward)) a.invalid++;
       if (unit === null || unit.agent !== agent || unit.task !== task) {
         close();
-        unit = { agent, task, rows: 0, oldSum: 0 };
+        unit = { agent, task, rows: 0 };
         a.units++;
       }
       unit.rows++;
-      unit.oldSum += inUnitRange(reward) ? reward : 0;
+      a.rows++;
+      if (inUnitRange(reward)) a.oldSum += reward;
     });
     progress(from + records.length);
   }

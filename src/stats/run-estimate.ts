@@ -15,15 +15,18 @@
  */
 import type { PairedUnit } from '../contract/batch-result.js';
 import type { EstimateView, RunEstimateView, ShownInterval } from '../contract/estimate-view.js';
-import { createLiveEstimate, liveIntervals, updateTask, type LiveEstimate, type TaskRows } from './live-estimate.js';
-import { addPending, type IntervalEstimate, type PendingToken } from './wor-cs.js';
+import { liveIntervals, type LiveEstimate } from './live-estimate.js';
+import { addWhole, createRowWeighted, scaleOf, settleUnit } from './row-weighted-units.js';
+import type { IntervalEstimate, PendingToken } from './wor-cs.js';
 
 /** One agent's (or all agents') sequences and what was planned. */
 export interface AgentEstimate {
   est: LiveEstimate;
-  /** Units planned (N) and the sum of their old mean rewards (the exact old mean is its mean). */
+  /** Units planned (N), their rows (R), the most in one unit, and the sum of their old rewards. */
   planned: number;
-  oldMeanSum: number;
+  rows: number;
+  maxRows: number;
+  oldSum: number;
   /** Why there is no estimate (a reward missing or outside [0, 1], a count that does not match); null: on. */
   off: string | null;
 }
@@ -31,7 +34,10 @@ export interface AgentEstimate {
 /** What the count of the plan found per agent (activities/count-paired-units.ts). */
 export interface PlannedUnits {
   units: number;
-  oldMeanSum: number;
+  rows: number;
+  maxRows: number;
+  /** The old rewards' sum (the old mean is exact: every old reward is in --rollouts). */
+  oldSum: number;
   /** Rows whose old reward is missing or outside [0, 1]. */
   invalid: number;
 }
@@ -58,24 +64,39 @@ export interface RunEstimate {
 
 const INVALID = 'a reward is missing or outside [0, 1]';
 
-function agentEstimate(n: number, oldMeanSum: number, confidence: number, invalid: number): AgentEstimate {
-  if (n < 1) return { est: createLiveEstimate(1, 1 - confidence), planned: 0, oldMeanSum: 0, off: 'no tasks planned' };
-  return { est: createLiveEstimate(n, 1 - confidence), planned: n, oldMeanSum, off: invalid > 0 ? INVALID : null };
+function agentEstimate(p: PlannedUnits, confidence: number): AgentEstimate {
+  const alpha = 1 - confidence;
+  if (p.units < 1) return { est: createRowWeighted(1, 1, 1, alpha), planned: 0, rows: 0, maxRows: 1, oldSum: 0, off: 'no tasks planned' };
+  const est = createRowWeighted(p.units, p.rows, p.maxRows, alpha);
+  return { est, planned: p.units, rows: p.rows, maxRows: p.maxRows, oldSum: p.oldSum, off: p.invalid > 0 ? INVALID : null };
+}
+
+/** What the count of the plan finds for these units (of one agent): for tests and checks. */
+export function plannedOf(units: readonly PairedUnit[]): PlannedUnits {
+  return {
+    units: units.length,
+    rows: units.reduce((n, u) => n + u.rows, 0),
+    maxRows: Math.max(0, ...units.map((u) => u.rows)),
+    oldSum: units.reduce((n, u) => n + u.oldSum, 0),
+    invalid: units.reduce((n, u) => n + u.invalid, 0),
+  };
 }
 
 /** A new estimate for the units counted per agent, `rows` plan rows, at level `confidence`. */
 export function createRunEstimate(perAgent: Record<string, PlannedUnits>, rows: number, confidence: number): RunEstimate {
   const counts = Object.values(perAgent);
   const sum = (f: (p: PlannedUnits) => number) => counts.reduce((n, p) => n + f(p), 0);
+  const all: PlannedUnits = {
+    units: sum((p) => p.units),
+    rows: sum((p) => p.rows),
+    maxRows: Math.max(1, ...counts.map((p) => p.maxRows)),
+    oldSum: sum((p) => p.oldSum),
+    invalid: sum((p) => p.invalid),
+  };
   return {
     confidence,
-    agents: Object.fromEntries(Object.entries(perAgent).map(([a, p]) => [a, agentEstimate(p.units, p.oldMeanSum, confidence, p.invalid)])),
-    all: agentEstimate(
-      sum((p) => p.units),
-      sum((p) => p.oldMeanSum),
-      confidence,
-      sum((p) => p.invalid),
-    ),
+    agents: Object.fromEntries(Object.entries(perAgent).map(([a, p]) => [a, agentEstimate(p, confidence)])),
+    all: agentEstimate(all, confidence),
     rows,
     rowsFed: 0,
     nextBatch: 0,
@@ -106,20 +127,19 @@ function enterUnit(e: RunEstimate, u: PairedUnit, lastOfBatch: boolean): void {
   } else {
     closeOpen(e);
     const agent = e.agents[u.agent];
-    e.open = { unit: { ...u }, agent: agent ? addWhole(agent) : null, all: addWhole(e.all) };
+    e.open = { unit: { ...u }, agent: agent ? enterWhole(agent) : null, all: enterWhole(e.all) };
   }
   if (!lastOfBatch) closeOpen(e);
 }
 
-/** A unit whose end is not known yet enters as pending over every value's whole range. */
-function addWhole(a: AgentEstimate): LiveEstimate<PendingToken> | null {
+/** Enters a unit as pending over its whole range (null: the estimate is off). */
+function enterWhole(a: AgentEstimate): LiveEstimate<PendingToken> | null {
   if (a.off) return null;
   if (a.est.newMean.added >= a.planned) {
-    a.off = `more tasks than the ${a.planned} planned (tasks not kept together in the plan?)`;
+    a.off = `more tasks than the ${a.planned} planned`;
     return null;
   }
-  const est = a.est;
-  return { newMean: addPending(est.newMean), delta: addPending(est.delta), up: addPending(est.up), down: addPending(est.down) };
+  return addWhole(a.est);
 }
 
 /** The open unit's end is known: narrowed to what its rows allow (resolved when all are known). */
@@ -128,7 +148,6 @@ function closeOpen(e: RunEstimate): void {
   if (!open) return;
   e.open = null;
   const u = open.unit;
-  const rows: TaskRows = { rows: u.rows, known: u.known, oldSum: u.oldSum, newSum: u.newSum, up: u.up, down: u.down };
   const agent = e.agents[u.agent];
   for (const [a, tokens] of [
     [agent, open.agent],
@@ -136,7 +155,7 @@ function closeOpen(e: RunEstimate): void {
   ] as const) {
     if (!a || !tokens || a.off) continue;
     if (u.invalid > 0) a.off = INVALID;
-    else updateTask(a.est, tokens, rows);
+    else settleUnit(a.est, tokens, u, scaleOf(a.est, a.maxRows));
   }
 }
 
@@ -146,7 +165,7 @@ function viewOf(a: AgentEstimate): EstimateView {
   const tasks = { seen: a.est.newMean.added, pending: a.est.newMean.pending, planned: a.planned };
   if (a.off) return { off: a.off, tasks };
   const iv = liveIntervals(a.est);
-  const old = a.oldMeanSum / a.planned;
+  const old = a.oldSum / a.rows;
   return {
     tasks,
     oldMean: { estimate: old, lo: old, hi: old },

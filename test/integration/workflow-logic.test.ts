@@ -23,7 +23,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReverifyActivities } from '../../activities/index.js';
 import type { BatchResult, PairedUnit, PlanSummary, Progress, RunResult, RunSpec } from '../../src/contract/run-spec.js';
-import { createRunEstimate, feedBatch, runEstimateView, type PlannedUnits } from '../../src/stats/run-estimate.js';
+import { createRunEstimate, feedBatch, plannedOf, runEstimateView, type PlannedUnits } from '../../src/stats/run-estimate.js';
 import { pairedUnits, type PairedRow } from '../../activities/verify-batch/paired-units.js';
 import { cacheDir } from '../../src/temporal/connection.js';
 import { coverageOf, emptyCounts } from '../../src/contract/coverage.js';
@@ -955,7 +955,7 @@ describe('workflow logic with stub activities', () => {
         Array.from({ length: to - from }, (_, i) => [i, [0, task(from + i), old(from + i), reward(from + i)] as PairedRow]),
       );
     const units = pairedUnits(rowsOf(0, rows), ['agent_a']);
-    const planned = { agent_a: { units: units.length, oldMeanSum: units.reduce((n, u) => n + u.oldSum / u.rows, 0), invalid: 0 } };
+    const planned = { agent_a: plannedOf(units) };
     const spec = specFor('estimate', { concurrency: 8, batchSize: 5, continueAsNewAfterBatches: 3, confidence: 0.9 });
     const durations: Record<number, number> = { 0: 600, 1: 300, 2: 120, 3: 30 };
     const { activities, rec } = stubActivities({
@@ -974,7 +974,7 @@ describe('workflow logic with stub activities', () => {
     expect(progress.estimate).toEqual(runEstimateView(expected));
     expect(result.estimate).toEqual(runEstimateView(expected));
     // Every task in: the interval is the exact paired mean difference over tasks.
-    const exact = units.reduce((n, u) => n + (u.newSum - u.oldSum) / u.rows, 0) / units.length;
+    const exact = units.reduce((n, u) => n + u.newSum - u.oldSum, 0) / rows;
     const delta = result.estimate!.all.delta!;
     expect(delta.lo).toBeCloseTo(exact, 12);
     expect(delta.hi).toBeCloseTo(exact, 12);

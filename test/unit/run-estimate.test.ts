@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { pairedUnits, type PairedRow } from '../../activities/verify-batch/paired-units.js';
 import type { PairedUnit } from '../../src/contract/batch-result.js';
-import { createRunEstimate, feedBatch, runEstimateView, type PlannedUnits } from '../../src/stats/run-estimate.js';
+import { createRunEstimate, feedBatch, plannedOf, runEstimateView, type PlannedUnits } from '../../src/stats/run-estimate.js';
 
 /** 60 rows, tasks of 4 rollouts, two agents by task parity; `reward(r)` null: a judge failure. */
 const ROWS = 60;
@@ -22,19 +22,13 @@ function batches(size: number, reward: (r: number) => number | null = flip): Pai
 
 function planned(): Record<string, PlannedUnits> {
   const units = batches(ROWS)[0];
-  const per: Record<string, PlannedUnits> = {};
-  for (const u of units) {
-    const p = (per[u.agent] ??= { units: 0, oldMeanSum: 0, invalid: 0 });
-    p.units++;
-    p.oldMeanSum += u.oldSum / u.rows;
-  }
-  return per;
+  return { a: plannedOf(units.filter((u) => u.agent === 'a')), b: plannedOf(units.filter((u) => u.agent === 'b')) };
 }
 
-/** The exact paired mean difference over tasks of `agent` (or all), every row known. */
+/** The exact paired mean difference over the rows of `agent` (or all), every row known. */
 function exactDelta(agent?: string): number {
   const units = batches(ROWS)[0].filter((u) => agent === undefined || u.agent === agent);
-  return units.reduce((n, u) => n + (u.newSum - u.oldSum) / u.rows, 0) / units.length;
+  return units.reduce((n, u) => n + u.newSum - u.oldSum, 0) / units.reduce((n, u) => n + u.rows, 0);
 }
 
 describe('run estimate', () => {
@@ -76,11 +70,34 @@ describe('run estimate', () => {
     const e = createRunEstimate(planned(), ROWS, 0.95);
     batches(10, (r) => (r === 13 ? null : flip(r))).forEach((units, b) => feedBatch(e, b, units));
     const d = runEstimateView(e).all.delta!;
-    // Row 13 (task 3) unknown: its task's mean moves by 1/4 at most, the mean over 15 tasks by 1/60.
+    // Row 13 unknown: the mean over the 60 rows can move by 1/60 for it.
     const withoutIt = exactDelta() - (flip(13) - old(13)) / 60;
     expect(d.lo).toBeCloseTo(withoutIt + (0 - old(13)) / 60, 12);
     expect(d.hi).toBeCloseTo(withoutIt + (1 - old(13)) / 60, 12);
     expect(runEstimateView(e).all.tasks.pending).toBe(1);
+  });
+
+  it('units of different sizes (tasks not kept together) are weighted by their rows: the end is the mean over rows', () => {
+    // Rows in an order that cuts tasks into runs of 1 to 3 rows.
+    const task = (r: number) => String([0, 0, 1, 2, 2, 2, 0, 1, 1, 3][r % 10] + 4 * Math.floor(r / 10));
+    const rows: Record<number, PairedRow> = {};
+    for (let r = 0; r < ROWS; r++) rows[r] = [0, task(r), old(r), flip(r)];
+    const units = pairedUnits(rows, ['a']);
+    const e = createRunEstimate({ a: plannedOf(units) }, ROWS, 0.95);
+    for (let b = 0; b * 9 < ROWS; b++) {
+      const part = Object.fromEntries(
+        Object.entries(rows)
+          .filter(([r]) => Math.floor(Number(r) / 9) === b)
+          .map(([r, v]) => [Number(r) - 9 * b, v]),
+      );
+      feedBatch(e, b, pairedUnits(part, ['a']));
+    }
+    let exact = 0;
+    for (let r = 0; r < ROWS; r++) exact += (flip(r) - old(r)) / ROWS;
+    const v = runEstimateView(e).all;
+    expect(v.delta!.lo).toBeCloseTo(exact, 12);
+    expect(v.delta!.hi).toBeCloseTo(exact, 12);
+    expect(v.tasks.seen).toBe(units.length);
   });
 
   it('turns an agent off, without throwing, on a reward outside [0, 1] or more tasks than planned', () => {
@@ -88,7 +105,7 @@ describe('run estimate', () => {
     batches(ROWS, (r) => (r === 5 ? 3 : flip(r))).forEach((units, b) => feedBatch(bad, b, units));
     expect(runEstimateView(bad).perAgent.b.off).toMatch(/outside \[0, 1\]/);
     expect(runEstimateView(bad).perAgent.a.off).toBeUndefined();
-    const few = createRunEstimate({ a: { units: 2, oldMeanSum: 0, invalid: 0 }, b: { units: 2, oldMeanSum: 0, invalid: 0 } }, ROWS, 0.95);
+    const few = createRunEstimate({ a: { ...planned().a, units: 2 }, b: { ...planned().b, units: 2 } }, ROWS, 0.95);
     batches(ROWS).forEach((units, b) => feedBatch(few, b, units));
     expect(runEstimateView(few).perAgent.a.off).toMatch(/more tasks than the 2 planned/);
   });
