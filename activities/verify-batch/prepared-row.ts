@@ -2,7 +2,6 @@
 import { stampsFromPayload, type Stamps } from '../../src/contract/outcome.js';
 import { verifyRequest } from '../../src/contract/payload.js';
 import { operationId } from '../../src/contract/rejudgment.js';
-import { pairedFacts } from '../../src/contract/paired-facts.js';
 import type { PlanRecord } from '../../src/planning/plan-file.js';
 import { atifPayload } from './atif-payload.js';
 import type { VerifyBatchRequest } from './request.js';
@@ -33,9 +32,9 @@ export async function prepareRow(req: VerifyBatchRequest, i: number, rec: PlanRe
     const atif = await atifPayload(req.plan.sourcePath, rec, saved ?? row.source(), input);
     return { i, rec, payload: atif.payload, stamps: { ...stampsFromPayload(input), atifProvenance: atif.provenance }, atif: true, saved };
   }
-  const source = saved ?? row.source();
-  const gym = verifyRequest(row.input(), source);
-  return { i, rec, payload: gym.payload, stamps: gym.stamps, atif: false, saved, ...(req.paired ? { old: pairedFacts(source) } : {}) };
+  // The rollout row's task and old reward come from the scan that builds the payload (no second pass).
+  const gym = verifyRequest(row.input(), saved ?? row.source());
+  return { i, rec, payload: gym.payload, stamps: gym.stamps, atif: false, saved, ...(req.paired ? { old: gym.old } : {}) };
 }
 
 /** What routing knows of an answered row besides its reply. */

@@ -7,12 +7,21 @@ import { topLevelSpans } from './json-spans.js';
 import { TASK_INDEX_KEY } from './keys.js';
 
 /** The row's task (empty when it has none) and its numeric `reward` (null: absent or not a number). */
-export function pairedFacts(rolloutRaw: string): { task: string; reward: number | null } {
+export function pairedFacts(rolloutRaw: string): PairedFacts {
   const spans = topLevelSpans(rolloutRaw);
-  const raw = (key: string) => {
+  return pairedFactsOf((key) => {
     const s = spans.get(key);
     return s === undefined ? undefined : rolloutRaw.slice(s.start, s.end);
-  };
+  });
+}
+
+export interface PairedFacts {
+  task: string;
+  reward: number | null;
+}
+
+/** `pairedFacts` from a row already scanned: `raw(key)` is the raw text of a top-level value. */
+export function pairedFactsOf(raw: (key: string) => string | undefined): PairedFacts {
   const reward = Number(raw('reward') ?? Number.NaN);
   return { task: raw(TASK_INDEX_KEY) ?? '', reward: Number.isFinite(reward) ? reward : null };
 }
