@@ -5,6 +5,7 @@ import { planAtif } from './plan-atif.js';
 import { guardReverifyModes } from './guard-reverify-modes.js';
 import { lendLanes } from './lend-lanes.js';
 import { commitBatches } from './commit-batches.js';
+import { countPairedUnits } from './count-paired-units.js';
 import type { ActivityDeps } from './deps.js';
 import { planRound } from './plan-round.js';
 import { planRun } from './plan-run.js';
@@ -30,6 +31,7 @@ export function createActivities(deps: ActivityDeps) {
     checkOutputs,
     moveInvalidJudgeRows,
     planRun,
+    countPairedUnits,
     planAtif,
     atifPreflight: atifPreflight(deps),
     discardPlan,

@@ -3,7 +3,7 @@
  * Temporal server, no workflow), against the plain load generator on the same payloads:
  *
  *   npx tsx bench/batch.ts [--rows 20000] [--response-bytes 5000] [--latency 0] [--concurrency 64]
- *                          [--batch-size 500] [--window 4] [--repeat 2] [--cpu-prof DIR]
+ *                          [--batch-size 500] [--window 4] [--repeat 2] [--cpu-prof DIR] [--paired]
  *
  * Plans a generated run once (`planRun`, as bench/plan.ts), starts a fresh reference server in its
  * own process, then per repeat: (a) the load generator (`driveCapacity`: an undici Pool, 1,000
@@ -12,7 +12,8 @@
  * and round trips). Prints rows/s and this process's CPU µs per row of each, and b/a of both:
  * the per-row cost of the activity's own path (reading, payloads, replies, routing, part files),
  * measured without the rest of a run. `--cpu-prof DIR` writes a profile of (b) (the first repeat);
- * read it with `npx tsx bench/profile-top.ts DIR`.
+ * read it with `npx tsx bench/profile-top.ts DIR`. `--paired`: the batches also report the live
+ * estimate's per-task sums (a run with the estimate on, as `reverify run` launches them).
  */
 import { mkdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -40,6 +41,7 @@ const { values } = parseArgs({
     window: { type: 'string', default: '4' },
     repeat: { type: 'string', default: '2' },
     'cpu-prof': { type: 'string' },
+    paired: { type: 'boolean', default: false },
   },
 });
 
@@ -107,6 +109,7 @@ runBench(async () => {
           parallelism: lanes,
           requestTimeoutMs: 60_000,
           rejectGuard: 0,
+          ...(values.paired ? { paired: true } : {}),
         };
         const r = await new MockActivityEnvironment({ heartbeatTimeoutMs: 30_000 }).run<[VerifyBatchRequest], BatchResult, typeof run>(
           run,

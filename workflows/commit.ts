@@ -8,6 +8,7 @@ import type { BatchResult, RunSpec } from '../src/contract/run-spec.js';
 import { quick } from './activity-proxies.js';
 import { adaptLimit } from './adaptive-limit.js';
 import { addCounts, committed, type InFlight, type RunState } from './run-state.js';
+import { feedBatch } from '../src/stats/run-estimate.js';
 
 /** Appends part files to the outputs exactly once and records the new lengths. */
 export async function appendParts(
@@ -59,6 +60,8 @@ export async function commitBatches(spec: RunSpec, st: RunState, batches: BatchR
   for (const b of batches) {
     addCounts(st.totals, b);
     committed(st, b);
+    // The live estimate takes the first round's batches in plan order (src/stats/run-estimate.ts).
+    if (st.estimate && st.round === 0) feedBatch(st.estimate, b.batch, b.paired ?? []);
     if (st.mainRows !== null) st.mainRows += b.main;
     // A withdrawn re-judgment (answered without a grade) leaves its failure selected for the next round.
     st.roundJudgeFailed += b.judgeFailed + (b.withdrawn ?? 0);

@@ -9,6 +9,8 @@ import type { Phase } from '../src/contract/run-spec.js';
 import { progressOf, type InFlight, type RunState } from './run-state.js';
 import { runView } from '../src/contract/run-view.js';
 import { requestsShown } from './budget.js';
+import { estimateText } from '../src/contract/estimate-text.js';
+import { runEstimateView } from '../src/stats/run-estimate.js';
 
 /** Sets the phase and shows it. */
 export function enterPhase(st: RunState, phase: Phase): void {
@@ -31,6 +33,9 @@ export function detailsOf(st: RunState, inflight: Map<number, InFlight> = new Ma
     `**Phase:** ${st.phase}${round}${st.paused ? ' · **paused**' : ''}${st.budgetPaused ? ' · **paused: request budget spent**' : ''}`,
     `**Batches:** ${st.nextBatch} launched in this round · concurrency ${st.effective}/${st.concurrency} · generation ${st.generation}`,
     ...(st.maxRequests !== null ? [`**/verify requests:** ${requestsShown(st)}`] : []),
+    ...(st.estimate
+      ? [`**Estimate** (${st.estimate.confidence * 100}%, all agents): ${estimateText(runEstimateView(st.estimate).all)}`]
+      : []),
     ...(st.outputs ? [`**Output:** ${st.outputs.output}`] : []),
   ].join('\n\n');
 }

@@ -9,6 +9,7 @@ import { keysMissing, rolloutsPerAgent, type RunState } from './run-state.js';
 import { enterPhase } from './details.js';
 import { uploadMetrics, uploadRows } from './upload.js';
 import { coverageAtEnd } from './coverage.js';
+import { runEstimateView } from '../src/stats/run-estimate.js';
 
 /** Upload the rows, aggregate, upload the metrics, write the coverage file, clean up, and report. */
 export async function finish(spec: RunSpec, st: RunState): Promise<RunResult> {
@@ -77,5 +78,6 @@ export async function finish(spec: RunSpec, st: RunState): Promise<RunResult> {
     messages: st.messages,
     forceWarning: st.forceWarning,
     ...(coverage ? { coverage } : {}),
+    ...(st.estimate ? { estimate: runEstimateView(st.estimate) } : {}),
   };
 }

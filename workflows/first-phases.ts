@@ -8,6 +8,7 @@ import type { UNSAFE_PREFIX } from '../src/contract/keys.js';
 import type { OutputPaths, PlanSummary, RunSpec } from '../src/contract/run-spec.js';
 import { long, quick } from './activity-proxies.js';
 import { setFirstPlan, type RunState } from './run-state.js';
+import { createRunEstimate } from '../src/stats/run-estimate.js';
 import { appendParts } from './commit.js';
 import { enterPhase } from './details.js';
 import { planRequestFor } from './plan-request.js';
@@ -81,6 +82,18 @@ export async function plan(spec: RunSpec, st: RunState, outputs: OutputPaths): P
   );
   setFirstPlan(st, plan);
   return { plan, messages };
+}
+
+/**
+ * The live paired estimate (docs/statistics.md): its units counted from the plan, before the first
+ * batch. Not for recovery (its source is the sidecar: no old rewards) nor without `--confidence`.
+ */
+export async function planEstimate(spec: RunSpec, st: RunState, plan: PlanSummary): Promise<void> {
+  if (spec.confidence === undefined || spec.judgeFailedOnly || plan.rows === 0) return;
+  const units = await long.countPairedUnits.executeWithOptions({ summary: 'estimate: count the planned tasks and old rewards' }, [
+    { plan: { planPath: plan.planPath, recordBytes: plan.recordBytes, sourcePath: plan.sourcePath, agents: plan.agents, rows: plan.rows } },
+  ]);
+  st.estimate = createRunEstimate(units, plan.rows, spec.confidence);
 }
 
 /** Opens the outputs (deleting them for --overwrite, repairing a cut-off line) and records their lengths. */

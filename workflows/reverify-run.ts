@@ -14,7 +14,7 @@ import { progressQuery, setConcurrencyUpdate, setMaxRequestsUpdate, setPausedUpd
 import { atifFirstPhases } from './atif-phases.js';
 import { asRunFailure } from './failures.js';
 import { finish } from './finish.js';
-import { announce, guard, moveInvalidJudgeRows, openOutputs, plan, prepare, seed } from './first-phases.js';
+import { announce, guard, moveInvalidJudgeRows, openOutputs, plan, planEstimate, prepare, seed } from './first-phases.js';
 import { nextRound } from './rejudge.js';
 import { initialState, progressOf, upgradeState, type InFlight, type RunState } from './run-state.js';
 import { verifyRound } from './verify-round.js';
@@ -42,6 +42,7 @@ export async function reverifyRun(spec: RunSpec, carried?: RunState): Promise<Ru
       await openOutputs(spec, st, outputs);
       await coverageAtOpen(spec, st);
       await seed(spec, st, outputs, planned.plan);
+      await planEstimate(spec, st, planned.plan);
       announce(st, planned.plan, planned.messages);
     }
     do await verifyRound(spec, st, inflight);

@@ -5,6 +5,7 @@
 import type {
   AgentCounts,
   AgentRollouts,
+  BatchCounts,
   BatchResult,
   OutputPaths,
   Phase,
@@ -13,6 +14,7 @@ import type {
   RunSpec,
 } from '../src/contract/run-spec.js';
 import { addRows, NO_ROWS, type RowCounts } from '../src/contract/run-view.js';
+import { runEstimateView, type RunEstimate } from '../src/stats/run-estimate.js';
 
 /** A batch activity in flight: its rows and the `/verify` slots it holds. */
 export interface InFlight {
@@ -75,11 +77,13 @@ export interface RunState {
   keysPerAgent: Record<string, number> | null;
   /** Keys per agent planned again by later rounds, each superseding one sidecar row (null: not known). */
   replannedPerAgent: Record<string, number> | null;
-  totals: Omit<BatchResult, 'batch' | 'mainPart' | 'sidecarPart' | 'audit'>;
+  totals: BatchCounts;
   /** Rollouts the run covers (the first plan's keys; null: the files' keys count, see coverage.ts). */
   expectedKeys: number | null;
   /** The coverage file was written when the outputs opened: it is written again at the end, or on failure. */
   coverageOpened: boolean;
+  /** The live paired estimate of the first round (src/stats/run-estimate.ts; null: none, `--confidence` absent, ATIF, recovery). */
+  estimate: RunEstimate | null;
   /** When the re-judgment timer fires (workflow time, epoch ms); set only while it runs (query-only). */
   rejudgeAt?: number | null;
   /**
@@ -126,6 +130,7 @@ export function initialState(spec: RunSpec): RunState {
     replannedPerAgent: {},
     expectedKeys: null,
     coverageOpened: false,
+    estimate: null,
     totals: { main: 0, failed: 0, dropped: 0, rejected: 0, judgeFailed: 0, perAgent: {}, throttled: 0, latencyMsSum: 0, latencyCount: 0 },
   };
 }
@@ -213,6 +218,7 @@ export function upgradeState(st: RunState): RunState {
   st.replannedPerAgent ??= st.round === 0 ? {} : null;
   st.expectedKeys ??= null;
   st.coverageOpened ??= false;
+  st.estimate ??= null;
   return st;
 }
 
@@ -247,6 +253,7 @@ export function progressOf(st: RunState, inflight: Map<number, InFlight>): Progr
     sidecarOpenedAt: st.sidecarOpenedAt,
     keys: st.keysPlanned,
     rejudgeAt: st.phase === 'rejudge-wait' ? (st.rejudgeAt ?? null) : null,
+    estimate: st.estimate ? runEstimateView(st.estimate) : null,
   };
 }
 

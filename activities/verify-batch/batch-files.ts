@@ -4,6 +4,7 @@ import type { BatchResult } from '../../src/contract/run-spec.js';
 import { publishFile, writeFileAtomic } from '../../src/io/atomic-file.js';
 import { rejudgeListPath } from '../plan-round.js';
 import type { Checkpoint } from './checkpoint.js';
+import { pairedUnits } from './paired-units.js';
 import type { VerifyBatchRequest } from './request.js';
 
 /** The batch's files in the work directory: its published parts and result, and the parts being written. */
@@ -40,6 +41,7 @@ export async function publish(
     audit: checkpoint.audit,
     ...(unfinished > 0 ? { unfinished } : {}),
     ...(carried > 0 ? { carried } : {}),
+    ...(checkpoint.paired ? { paired: pairedUnits(checkpoint.paired, req.plan.agents) } : {}),
   };
   // The parts and the list are independent (their fsyncs overlap); the result comes last: it says all are published.
   await Promise.all([

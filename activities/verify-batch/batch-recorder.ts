@@ -128,6 +128,7 @@ export class BatchRecorder {
       counts: structuredClone(cp.counts),
       strikes: { ...cp.strikes },
       audit: cp.audit && structuredClone(cp.audit),
+      ...(cp.paired ? { paired: { ...cp.paired } } : {}),
     };
   }
 

@@ -6,7 +6,6 @@
  */
 import { Context } from '@temporalio/activity';
 import { auditKey, auditRow, lastNotedAttempt, lostAttemptLine, noteAttempt, noteRow } from '../../src/contract/batch-audit.js';
-import type { Stamps } from '../../src/contract/outcome.js';
 import type { BatchResult } from '../../src/contract/run-spec.js';
 import { readPlanRange, type PlanRecord } from '../../src/planning/plan-file.js';
 import { settleReply, type VerifierClient, type VerifyReply } from '../../src/verifier/client.js';
@@ -183,7 +182,7 @@ export class BatchRun {
     return () => {
       const settled = settleReply(reply);
       this.guard.observe(settled, server, url);
-      this.record(p.i, routeReply(settled, p.stamps, facts, this.req.retry), p.stamps);
+      this.record(p, routeReply(settled, p.stamps, facts, this.req.retry));
     };
   }
 
@@ -193,15 +192,20 @@ export class BatchRun {
       if (e instanceof AllowanceSpent) return null; // spent by a probe
       throw e;
     });
-    if (setAside) this.record(p.i, routeSetAside(p.stamps, setAside, this.req.plan.agents[p.rec.agent]), p.stamps);
+    if (setAside) this.record(p, routeSetAside(p.stamps, setAside, this.req.plan.agents[p.rec.agent]));
   }
 
-  /** Queues a routed row for its part file; once written it is counted, and audited when it did not reach the main output. */
-  private record(i: number, r: Routed, stamps: Stamps): void {
+  /**
+   * Queues a routed row for its part file; once written it is counted, audited when it did not
+   * reach the main output, and noted as paired values when the run keeps a live estimate.
+   */
+  private record(p: Prepared, r: Routed): void {
+    const { i, stamps, old } = p;
     const line = r.audit && auditRow(auditKey(stamps.task, stamps.rollout), r.audit.cls, r.audit.status, this.ctx.info.attempt);
     this.recorder.record(i, r.target, r.line, (c, cp) => {
       r.count(c, cp);
       if (line !== null && cp.audit) noteRow(cp.audit, line);
+      if (old) (cp.paired ??= {})[i] = [p.rec.agent, old.task, old.reward, r.reward ?? null];
     });
   }
 

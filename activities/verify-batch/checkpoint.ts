@@ -2,6 +2,7 @@
 import { stat } from 'node:fs/promises';
 import { emptyAudit, type BatchAudit } from '../../src/contract/batch-audit.js';
 import type { AgentCounts, BatchCounts } from '../../src/contract/run-spec.js';
+import type { PairedRow } from './paired-units.js';
 
 /** Checkpoint sent with heartbeats: which rows are in the partial files, and how long those are. */
 export interface Checkpoint {
@@ -20,6 +21,8 @@ export interface Checkpoint {
   /** The batch's round and number, for the live views (absent in checkpoints of earlier versions). */
   round?: number;
   batch?: number;
+  /** The rows answered as paired values for the live estimate, by index in the batch (absent: not asked for). */
+  paired?: Record<number, PairedRow>;
 }
 
 export function emptyCounts(): Counts {

@@ -19,6 +19,8 @@ export interface Prepared {
   atif: boolean;
   /** In a re-judgment, the source row as read: the saved row of the verdict it settles. */
   saved?: string;
+  /** The --rollouts row's task and old reward, when the run keeps a live estimate (`req.paired`). */
+  old?: { task: string; reward: number | null };
 }
 
 /** Row `i` of the batch (its plan record `rec`, read as `row`) with its `/verify` body built and its stamps. */
@@ -30,8 +32,9 @@ export async function prepareRow(req: VerifyBatchRequest, i: number, rec: PlanRe
     const atif = await atifPayload(req.plan.sourcePath, rec, saved ?? row.source(), input);
     return { i, rec, payload: atif.payload, stamps: { ...stampsFromPayload(input), atifProvenance: atif.provenance }, atif: true, saved };
   }
+  // The rollout row's task and old reward come from the scan that builds the payload (no second pass).
   const gym = verifyRequest(row.input(), saved ?? row.source());
-  return { i, rec, payload: gym.payload, stamps: gym.stamps, atif: false, saved };
+  return { i, rec, payload: gym.payload, stamps: gym.stamps, atif: false, saved, ...(req.paired ? { old: gym.old } : {}) };
 }
 
 /** What routing knows of an answered row besides its reply. */

@@ -31,6 +31,8 @@ export interface Routed {
   count: (c: Counts, cp: Checkpoint) => void;
   /** How the audit trail names a row that did not reach the main output (null: it did). */
   audit: { cls: string; status: number | null } | null;
+  /** A main-output row's numeric `reward` (absent: none), for the live estimate. */
+  reward?: number;
 }
 
 /** What is known of the row besides its reply. */
@@ -162,6 +164,7 @@ function mainRow(line: string, reward: unknown, row: RowFacts): Routed {
     target: 'main',
     line,
     audit: null,
+    ...(typeof reward === 'number' ? { reward } : {}),
     count: (c) => {
       signalsCount(c, row);
       c.main++;

@@ -163,6 +163,7 @@ export async function buildRun(opts: RunOptions, extra: SpecExtras): Promise<{ s
     disableAggregation: opts.disableAggregation,
     batchSize: opts.batchSize,
     ...(opts.maxRequests !== undefined ? { maxRequests: opts.maxRequests } : {}),
+    confidence: opts.confidence,
     requestTimeoutMs: opts.requestTimeoutMs,
     heartbeatTimeoutMs: extra.heartbeatTimeoutMs,
     resume: opts.resume,

@@ -4,6 +4,7 @@
  */
 import { missingFromScore, type Coverage, type MissingFromScore } from '../contract/coverage.js';
 import type { AgentRollouts, RunResult } from '../contract/run-spec.js';
+import type { RunEstimateView } from '../contract/estimate-view.js';
 import { EXIT_OK, EXIT_ROLLOUTS_MISSING, EXIT_RUN_FAILED } from './exit-codes.js';
 
 /** One line per agent: rollouts planned, scored, in the sidecar, not persisted, still missing. */
@@ -96,6 +97,8 @@ export interface EndSummary {
   forceWarning: string | null;
   /** The coverage file's content at the end (null: a run of an earlier version wrote none). */
   coverage: Coverage | null;
+  /** The live paired estimate at the end (absent: none; docs/statistics.md). */
+  estimate?: RunEstimateView;
 }
 
 export function endSummary(result: RunResult, workflowId: string, uiUrl: string | null): EndSummary {
@@ -124,5 +127,6 @@ export function endSummary(result: RunResult, workflowId: string, uiUrl: string 
     aggregationError: result.aggregationError ?? null,
     forceWarning: result.forceWarning,
     coverage: result.coverage ?? null,
+    ...(result.estimate ? { estimate: result.estimate } : {}),
   };
 }

@@ -1,5 +1,6 @@
 import type { Progress } from '../contract/run-spec.js';
 import { etaSeconds, runView, type RunView } from '../contract/run-view.js';
+import { deltaText } from '../contract/estimate-text.js';
 
 /** Rows per second over a sliding time window, for the rate and the ETA. */
 export class RateMeter {
@@ -60,5 +61,6 @@ export function progressLine(p: Progress, rate: number, width = 24, live: LiveVi
   const requests = p.requests && p.requests.max !== null ? `  requests ${v.requests.used}/${p.requests.max}` : '';
   const outage = live.outage ? `  waiting: ${short(live.outage)}` : '';
   const counts = `${v.scored} ok  ${v.failed} failed`;
-  return `[${bar}] ${v.settled}/${v.keys} rollouts  ${counts}  ${rate.toFixed(1)} rows/s  ETA ${eta === null ? '?' : duration(eta)}${round}${attempts}${limit}${requests}${paused}${outage}`;
+  const delta = p.estimate?.all.delta ? `  ${deltaText(p.estimate)}` : '';
+  return `[${bar}] ${v.settled}/${v.keys} rollouts  ${counts}  ${rate.toFixed(1)} rows/s  ETA ${eta === null ? '?' : duration(eta)}${delta}${round}${attempts}${limit}${requests}${paused}${outage}`;
 }

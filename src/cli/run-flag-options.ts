@@ -34,13 +34,13 @@ export function optionOf(f: RunFlag): Option {
   const spec = last.startsWith('-') ? f.usage : [...words.slice(0, -1), `<${last.toLowerCase()}>`].join(' ');
   const shown = f.shownDefault.replace(/`/g, '');
   // Commander itself shows the default of a flag that has an initial value.
-  const says = shown !== '' && f.initial === undefined && (f.kind === 'int' || f.kind === 'seconds');
+  const says = shown !== '' && f.initial === undefined && (f.kind === 'int' || f.kind === 'number' || f.kind === 'seconds');
   const help = f.meaning.replace(/`/g, '') + (says ? ` (default ${shown})` : '');
   const option = new Option(spec, help);
   if (f.required) option.makeOptionMandatory();
   const flag = longFlag(f);
   if (f.kind === 'int') option.argParser(int(flag));
-  if (f.kind === 'seconds') option.argParser(float(flag));
+  if (f.kind === 'seconds' || f.kind === 'number') option.argParser(float(flag));
   if (f.kind === 'list') option.argParser(collect);
   if (f.kind === 'choice') option.choices(f.choices!);
   if (f.initial !== undefined) option.default(f.initial);

@@ -6,6 +6,7 @@
 import type { UnresolvedRejudgment } from './unresolved-rejudgments.js';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { Coverage } from '../contract/coverage.js';
+import type { RunEstimateView } from '../contract/estimate-view.js';
 import type { AgentCounts, Progress, RunResult } from '../contract/run-spec.js';
 import { endSummary, type EndSummary } from './end-summary.js';
 import { describeFailure } from './exit-codes.js';
@@ -40,6 +41,8 @@ export interface LiveReport {
   requests: { used: number; max: number | null } | null;
   /** Committed rows per agent. */
   perAgent: Record<string, AgentCounts>;
+  /** The live paired estimate (docs/statistics.md; null: none). */
+  estimate: RunEstimateView | null;
 }
 
 export interface RunReport {
@@ -124,6 +127,7 @@ function liveReport(p: Progress, v: RunView, rate: number | null): LiveReport {
     budgetPaused: p.budgetPaused ?? false,
     requests: p.requests ? v.requests : null,
     perAgent: p.perAgent,
+    estimate: p.estimate ?? null,
   };
 }
 

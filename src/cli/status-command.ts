@@ -6,6 +6,7 @@ import { connectClient, resolveTemporal, runUiUrl } from '../temporal/connection
 import { invocationsOf } from '../temporal/run-history.js';
 import { outputScopeLine, type InvocationFigures } from './output-scope.js';
 import { workflowIdForOutput } from '../temporal/workflow-id.js';
+import { estimateLines } from '../contract/estimate-text.js';
 import { duration } from './progress-view.js';
 import { RetryNotices } from './retry-notices.js';
 import { runReport, type RunReport } from './run-report.js';
@@ -39,6 +40,7 @@ function liveLines(r: RunReport): string[] {
     ...Object.entries(p.perAgent)
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
       .map(([agent, c]) => `  ${agent}: ${c.done} scored, ${c.failed} failed, ${c.dropped} not persisted`),
+    ...(p.estimate ? estimateLines(p.estimate) : []),
   ];
 }
 
@@ -54,6 +56,7 @@ function resultLines(r: RunReport): string[] {
   for (const [agent, a] of Object.entries(s.agents ?? {}))
     lines.push(`  ${agent}: ${a.planned} planned: ${a.scored} scored, ${a.missing} still missing, ${a.notPersisted} not persisted`);
   for (const [agent, metrics] of Object.entries(s.keyMetrics)) lines.push(`Key metrics for ${agent}: ${JSON.stringify(metrics)}`);
+  if (s.estimate) lines.push(...estimateLines(s.estimate));
   lines.push(`Re-verified rollouts: ${s.output}`, `Failures: ${s.sidecar}`, `Aggregate metrics: ${s.metrics ?? 'None'}`);
   if (s.aggregationError) lines.push(`Metrics not computed: ${s.aggregationError}`);
   return lines;

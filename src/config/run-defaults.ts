@@ -29,3 +29,6 @@ export const DEFAULT_BATCH_SIZE = 1000;
 /** `--order`: the plan's order (docs/usage.md "Order" says why the default is what it is). */
 export const PLAN_ORDERS = ['random', 'file'] as const;
 export const DEFAULT_PLAN_ORDER: (typeof PLAN_ORDERS)[number] = 'file';
+
+/** `--confidence`: the level of the live estimate's intervals (docs/statistics.md). */
+export const DEFAULT_CONFIDENCE = 0.95;

@@ -1,6 +1,6 @@
 /** The shape of one `reverify run` flag's declaration (the list is run-flags.ts). */
 /** How a flag's text becomes a value. */
-export type FlagKind = 'path' | 'list' | 'int' | 'seconds' | 'switch' | 'negated' | 'choice';
+export type FlagKind = 'path' | 'list' | 'int' | 'number' | 'seconds' | 'switch' | 'negated' | 'choice';
 
 export interface RunFlag {
   /** As docs/usage.md and help show it: `--limit N`, `-o, --output PATH`. */

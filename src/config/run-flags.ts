@@ -9,6 +9,7 @@ import { INPUT_FORMATS } from '../contract/atif-messages.js';
 import {
   DEFAULT_BATCH_SIZE,
   DEFAULT_CONCURRENCY,
+  DEFAULT_CONFIDENCE,
   DEFAULT_PLAN_ORDER,
   PLAN_ORDERS,
   DEFAULT_REJUDGE_DELAY_MS,
@@ -193,6 +194,14 @@ export const RUN_FLAG_LIST: readonly RunFlag[] = [
     meaning:
       'budget of `/verify` requests of the whole run, every try counted (retries, all rounds); when it is spent the run pauses (no row fails) until `reverify control -o OUT --max-requests M` raises it (see "Request budget" in docs/operating.md)',
     shownDefault: 'none',
+  },
+  {
+    usage: '--confidence P',
+    key: 'confidence',
+    kind: 'number',
+    meaning:
+      "level of the live estimate's intervals (old and new mean, delta new − old, flips, per agent: progress line, `reverify status`; see docs/statistics.md), between 0 and 1",
+    shownDefault: String(DEFAULT_CONFIDENCE),
   },
   {
     usage: '--extend-attempts N',

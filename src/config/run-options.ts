@@ -19,6 +19,7 @@ import { appendAndOverwrite, appendNeedsJudgeFailedOnly, extendNeedsResume, grea
 import {
   DEFAULT_BATCH_SIZE,
   DEFAULT_CONCURRENCY,
+  DEFAULT_CONFIDENCE,
   DEFAULT_PLAN_ORDER,
   DEFAULT_REJUDGE_DELAY_MS,
   DEFAULT_REQUEST_TIMEOUT_MS,
@@ -39,6 +40,10 @@ export { DEFAULT_BATCH_SIZE, DEFAULT_CONCURRENCY, DEFAULT_REJUDGE_DELAY_MS, DEFA
 /** CLI parsers hand over strings: accept integer text (`"4"`, `" 4 "`) for count options. */
 function intFromText(v: unknown): unknown {
   return typeof v === 'string' && /^\s*[+-]?\d+\s*$/.test(v) ? Number(v) : v;
+}
+
+function numberFromText(v: unknown): unknown {
+  return typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : v;
 }
 
 function boolFromText(v: unknown): unknown {
@@ -95,6 +100,7 @@ export const RunOptionsSchema = z
     rejudgeDelayMs: z.preprocess(intFromText, z.int().min(0)).default(DEFAULT_REJUDGE_DELAY_MS),
     maxAttempts: count().optional(),
     maxRequests: count().optional(),
+    confidence: z.preprocess(numberFromText, z.number().gt(0).lt(1)).default(DEFAULT_CONFIDENCE),
     extendAttempts: count().optional(),
     requestTimeoutMs: count().default(DEFAULT_REQUEST_TIMEOUT_MS),
     batchSize: count().default(DEFAULT_BATCH_SIZE),

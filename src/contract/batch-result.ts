@@ -69,7 +69,30 @@ export interface BatchResult {
   audit?: BatchAudit;
   /** Rows the batch did not reach because the run was cancelled (absent when it finished them all). */
   unfinished?: number;
+  /**
+   * The batch's rows as paired old/new values per task, in plan order, for the live estimate
+   * (src/stats/run-estimate.ts). Absent: none (ATIF, recovery, earlier versions).
+   */
+  paired?: PairedUnit[];
+}
+
+/**
+ * Consecutive plan rows of one agent and task within a batch: the paired values the live estimate
+ * takes in (sums, never rows). `known`: rows with a new reward in the main output; `invalid`: rows
+ * whose old or new reward is missing or outside [0, 1] (the estimate then stops for the agent).
+ */
+export interface PairedUnit {
+  agent: string;
+  task: string;
+  rows: number;
+  known: number;
+  oldSum: number;
+  /** New rewards of the known rows, and their flips fail → pass (`up`) and pass → fail (`down`). */
+  newSum: number;
+  up: number;
+  down: number;
+  invalid: number;
 }
 
 /** The counts of a batch's result (what its heartbeated checkpoint carries; src/cli/live-batches.ts reads them). */
-export type BatchCounts = Omit<BatchResult, 'batch' | 'mainPart' | 'sidecarPart' | 'audit'>;
+export type BatchCounts = Omit<BatchResult, 'batch' | 'mainPart' | 'sidecarPart' | 'audit' | 'paired'>;

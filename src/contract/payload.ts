@@ -6,6 +6,7 @@ import { scanObject, setFields, setFieldsScanned, spansOf, topLevelSpans } from 
 import { CARRIED_ROLLOUT_KEYS, RESPONSE_KEY } from './keys.js';
 import { stampsFromSpans, type Stamps } from './outcome.js';
 import { taskRowOf } from './task-input.js';
+import { pairedFactsOf, type PairedFacts } from './paired-facts.js';
 
 /**
  * The row text with `response` set to the rollout's raw `response` value, then each `carried`
@@ -27,7 +28,7 @@ export function readRolloutResponse(rolloutRaw: string): string | null {
  * NeMo Gym 0.7.0 carries when the rollout has them (`deliverables_dir`, `reference_ids`: any value,
  * `null` included), as raw texts (last duplicate wins).
  */
-export function readRollout(rolloutRaw: string): { response: string | null; carried: Array<[string, string]> } {
+export function readRollout(rolloutRaw: string): { response: string | null; carried: Array<[string, string]>; old: PairedFacts } {
   const spans = topLevelSpans(rolloutRaw);
   const raw = (key: string) => {
     const s = spans.get(key);
@@ -38,7 +39,7 @@ export function readRollout(rolloutRaw: string): { response: string | null; carr
     const value = raw(key);
     if (value !== undefined) carried.push([key, value]);
   }
-  return { response: raw(RESPONSE_KEY) ?? null, carried };
+  return { response: raw(RESPONSE_KEY) ?? null, carried, old: pairedFactsOf(raw) };
 }
 
 /**
@@ -47,12 +48,12 @@ export function readRollout(rolloutRaw: string): { response: string | null; carr
  * fields; the stamps are the body's. A row without `task_input`, and a rollout without carried
  * fields, give exactly `buildPayload(inputRaw, response)`. Both rows were validated by the plan.
  */
-export function verifyRequest(inputRaw: string, rolloutRaw: string): { payload: string; stamps: Stamps } {
+export function verifyRequest(inputRaw: string, rolloutRaw: string): { payload: string; stamps: Stamps; old: PairedFacts } {
   let scan = scanObject(inputRaw);
   const row = taskRowOf(inputRaw, scan);
   if (row !== inputRaw) scan = scanObject(row);
   const stamps = stampsFromSpans(row, spansOf(scan));
-  const { response, carried } = readRollout(rolloutRaw);
+  const { response, carried, old } = readRollout(rolloutRaw);
   if (response === null) throw new Error('rollout row has no response: validate rollout rows before building payloads');
-  return { payload: setFieldsScanned(row, scan, [[RESPONSE_KEY, response], ...carried]), stamps };
+  return { payload: setFieldsScanned(row, scan, [[RESPONSE_KEY, response], ...carried]), stamps, old };
 }

@@ -4,6 +4,7 @@
  */
 import type { Coverage } from './coverage.js';
 import type { AgentCounts } from './batch-result.js';
+import type { RunEstimateView } from './estimate-view.js';
 import type { OutputPaths } from './run-spec.js';
 
 /** Per agent, what became of the rollouts (keys) a run planned, at its end. */
@@ -68,6 +69,8 @@ export interface Progress {
   landed?: { main: number; failed: number; dropped: number; requests: number };
   /** Rows answered by held batches not running now (stopped with their worker, or out of budget). See run-view.ts. */
   held?: { main: number; failed: number; dropped: number; requests: number };
+  /** The live paired estimate (docs/statistics.md; null or absent: none). */
+  estimate?: RunEstimateView | null;
 }
 
 /** Key metrics of one aggregate entry. */
@@ -124,4 +127,6 @@ export interface RunResult {
   forceWarning: string | null;
   /** The coverage written at the end (`<out stem>_coverage.json`); absent in runs started before it. */
   coverage?: Coverage | null;
+  /** The live paired estimate at the end (docs/statistics.md; absent: none). */
+  estimate?: RunEstimateView;
 }

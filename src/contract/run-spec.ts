@@ -7,7 +7,7 @@ import type { RoutingTable } from './routing-table.js';
 
 // The other types the workflow exchanges, in named parts; re-exported so that one import names them.
 export type { FileIdentity, PlanSummary } from './plan-summary.js';
-export type { AgentCounts, BatchCounts, BatchResult } from './batch-result.js';
+export type { AgentCounts, BatchCounts, BatchResult, PairedUnit } from './batch-result.js';
 export type { AgentKeyMetrics, AgentRollouts, Phase, Progress, RunResult } from './run-result.js';
 
 /**
@@ -55,6 +55,8 @@ export interface RunSpec extends RetryRules {
   batchSize: number;
   /** `--max-requests`: most `/verify` requests of the run, every try counted (absent: no budget). */
   maxRequests?: number | null;
+  /** `--confidence`: the level of the live estimate (absent: no estimate, runs started before it). */
+  confidence?: number;
   /** Timeout of one `/verify` request, in ms. */
   requestTimeoutMs: number;
   /** Heartbeat timeout of a batch activity, in ms: how fast a dead worker is noticed. */

@@ -34,4 +34,6 @@ export interface VerifyBatchRequest {
   operation?: string;
   /** How results are routed and listed for the next round (absent: the rules off). */
   retry?: RetryRules;
+  /** The run keeps a live estimate: the batch reports its rows as paired values per task (`BatchResult.paired`). */
+  paired?: boolean;
 }

@@ -16,11 +16,11 @@ const BUNDLE_FORM = 'empty-source-map';
 
 /**
  * A hash of everything that can go into the bundle: the workflow sources, the pure modules they may
- * import (src/contract/), the SDK version, and the form of the cached file.
+ * import (src/contract/, src/stats/), the SDK version, and the form of the cached file.
  */
 function bundleHash(): string {
   const h = createHash('sha256').update(BUNDLE_FORM);
-  for (const dir of [dirname(workflowsPath), join(projectRoot, 'src', 'contract')]) {
+  for (const dir of [dirname(workflowsPath), join(projectRoot, 'src', 'contract'), join(projectRoot, 'src', 'stats')]) {
     for (const f of readdirSync(dir).sort()) h.update(f).update(readFileSync(join(dir, f)));
   }
   h.update(readFileSync(join(projectRoot, 'node_modules', '@temporalio', 'workflow', 'package.json')));

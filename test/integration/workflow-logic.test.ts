@@ -22,7 +22,9 @@ import { Worker } from '@temporalio/worker';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReverifyActivities } from '../../activities/index.js';
-import type { BatchResult, PlanSummary, Progress, RunResult, RunSpec } from '../../src/contract/run-spec.js';
+import type { BatchResult, PairedUnit, PlanSummary, Progress, RunResult, RunSpec } from '../../src/contract/run-spec.js';
+import { createRunEstimate, feedBatch, plannedOf, runEstimateView, type PlannedUnits } from '../../src/stats/run-estimate.js';
+import { pairedUnits, type PairedRow } from '../../activities/verify-batch/paired-units.js';
 import { cacheDir } from '../../src/temporal/connection.js';
 import { coverageOf, emptyCounts } from '../../src/contract/coverage.js';
 import { aggregateTimeoutMs } from '../../src/contract/aggregate-timeout.js';
@@ -72,6 +74,8 @@ interface StubOptions {
   aggregate?: (req: AggregateRequest, attempt: number) => Promise<{ metricsPath: string | null; keyMetrics: [] }>;
   /** Replaces the upload phase's opening of the MLflow run (may throw). */
   uploadOpen?: () => Promise<{ runId: string; experimentId: string; artifactUri: string }>;
+  /** The live estimate (spec.confidence): the units counted from the plan, and a batch's paired values. */
+  paired?: { planned: Record<string, PlannedUnits>; units: (req: VerifyRequest) => PairedUnit[] };
 }
 
 interface VerifyCall {
@@ -148,6 +152,10 @@ function stubActivities(o: StubOptions) {
     planAtif: () => Promise.reject(new Error('planAtif is not expected in these runs')),
     atifPreflight: () => Promise.reject(new Error('atifPreflight is not expected in these runs')),
     discardPlan: () => Promise.reject(new Error('discardPlan is not expected in these runs')),
+    countPairedUnits: async () => {
+      if (!o.paired) throw new Error('countPairedUnits is not expected in these runs');
+      return o.paired.planned;
+    },
     planRound: async (req) => {
       const call = rec.planRounds.length;
       rec.planRounds.push({ req, at: Date.now() });
@@ -193,6 +201,7 @@ function stubActivities(o: StubOptions) {
           latencyMsSum: 0,
           latencyCount: 0,
           requestsUsed: sent,
+          ...(req.paired && o.paired ? { paired: o.paired.units(req) } : {}),
         };
         return held ? { ...result, main: 0, failed: 0, judgeFailed: 0, perAgent: {}, held: true } : result;
       } finally {
@@ -937,5 +946,42 @@ describe('workflow logic with stub activities', () => {
     );
     expect(result).toMatchObject({ aggregationError: null, done: 6 });
     expect(progress.phase).toBe('done');
+  });
+
+  it('keeps the live estimate in plan order whatever order batches commit in, across continue-as-new: the progress query answers what src/stats computes', async () => {
+    const rows = 40;
+    // Tasks of 3 rollouts in batches of 5: tasks split across batches. Old rewards alternate, some new ones flip.
+    const task = (r: number) => String(Math.floor(r / 3));
+    const old = (r: number) => r % 2;
+    const reward = (r: number) => ((r * 7) % 5 === 0 ? 1 - old(r) : old(r));
+    const rowsOf = (from: number, to: number): Record<number, PairedRow> =>
+      Object.fromEntries(
+        Array.from({ length: to - from }, (_, i) => [i, [0, task(from + i), old(from + i), reward(from + i)] as PairedRow]),
+      );
+    const units = pairedUnits(rowsOf(0, rows), ['agent_a']);
+    const planned = { agent_a: plannedOf(units) };
+    const spec = specFor('estimate', { concurrency: 8, batchSize: 5, continueAsNewAfterBatches: 3, confidence: 0.9 });
+    const durations: Record<number, number> = { 0: 600, 1: 300, 2: 120, 3: 30 };
+    const { activities, rec } = stubActivities({
+      rows,
+      beforeVerify: (req) => sleep(durations[req.batch] ?? 10),
+      paired: { planned, units: (req) => pairedUnits(rowsOf(req.from, req.to), ['agent_a']) },
+    });
+    const { result, progress } = await withRun(spec, activities, finished);
+
+    // Batches committed out of order (3 before 0), yet the estimate is the one fed in plan order.
+    const commits = committedBatches(rec.commits).map((c) => c.map(([, b]) => b));
+    expect(commits[0]).not.toContain(0);
+    expect(rec.verify.every((c) => c.req.paired === true)).toBe(true);
+    const expected = createRunEstimate(planned, rows, 0.9);
+    ranges(rows, 5).forEach(([from, to], b) => feedBatch(expected, b, pairedUnits(rowsOf(from, to), ['agent_a'])));
+    expect(progress.estimate).toEqual(runEstimateView(expected));
+    expect(result.estimate).toEqual(runEstimateView(expected));
+    // Every task in: the interval is the exact paired mean difference over tasks.
+    const exact = units.reduce((n, u) => n + u.newSum - u.oldSum, 0) / rows;
+    const delta = result.estimate!.all.delta!;
+    expect(delta.lo).toBeCloseTo(exact, 12);
+    expect(delta.hi).toBeCloseTo(exact, 12);
+    expect(result.estimate!.all.tasks).toEqual({ seen: units.length, pending: 0, planned: units.length });
   });
 });

@@ -99,6 +99,7 @@ describe('run options: defaults and other fields', () => {
       rejudgeDelayMs: 3_000,
       requestTimeoutMs: 600_000,
       batchSize: 1000,
+      confidence: 0.95,
     });
   });
 
@@ -109,6 +110,11 @@ describe('run options: defaults and other fields', () => {
     const atif = { inputs: 'in.jsonl', output: 'out.jsonl', inputFormat: 'atif', atifManifest: 'm.jsonl' };
     expect(problem({ ...atif, order: 'random' })).toMatch(/^--order random is not available with --input-format atif/);
     expect(parseRunOptions({ ...atif, order: 'file' }).order).toBe('file');
+  });
+
+  it('--confidence is a level strictly between 0 and 1 (a number given as text is read)', () => {
+    expect(parseRunOptions({ ...base, confidence: '0.99' }).confidence).toBe(0.99);
+    for (const bad of [0, 1, 1.5, '95%']) expect(() => parseRunOptions({ ...base, confidence: bad })).toThrow(/confidence/);
   });
 
   it('accepts CLI-shaped values: integer strings, single strings for lists, "true"', () => {

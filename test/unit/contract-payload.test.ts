@@ -70,11 +70,12 @@ describe('NeMo Gym 0.7.0: deliverables_dir and reference_ids are carried from th
     );
   });
 
-  it('readRollout: response and the carried fields present (last duplicate wins)', () => {
-    expect(readRollout('{"response":{},"deliverables_dir":"a","deliverables_dir":"b"}')).toEqual({
+  it('readRollout: response, the carried fields present (last duplicate wins), the task and old reward for the live estimate', () => {
+    expect(readRollout('{"response":{},"deliverables_dir":"a","deliverables_dir":"b","_ng_task_index":7}')).toEqual({
       response: '{}',
       carried: [['deliverables_dir', '"b"']],
+      old: { task: '7', reward: null },
     });
-    expect(readRollout('{"reward":1}')).toEqual({ response: null, carried: [] });
+    expect(readRollout('{"reward":1}')).toEqual({ response: null, carried: [], old: { task: '', reward: 1 } });
   });
 });

@@ -237,3 +237,28 @@ describe('live progress (rows answered inside running batches)', () => {
     expect(progressLine(p, 0, 24, { now: 200_000 })).toBe('waiting to re-judge (round 2): starts in 0s');
   });
 });
+
+describe('progress line: the live estimate', () => {
+  const iv = (estimate: number, lo: number, hi: number) => ({ estimate, lo, hi });
+  const tasks = { seen: 30, pending: 1, planned: 100 };
+  const view = {
+    tasks,
+    oldMean: iv(0.5, 0.5, 0.5),
+    newMean: iv(0.531, 0.4, 0.6),
+    delta: iv(0.031, -0.004, 0.066),
+    flipsUp: iv(0.05, 0, 0.1),
+    flipsDown: iv(0.02, 0, 0.08),
+  };
+  it('shows the delta over all agents with its interval, signed; nothing without an estimate or when it is off', () => {
+    const line = progressLine(progress({ estimate: { confidence: 0.95, perAgent: { a: view }, all: view } }), 1);
+    expect(line).toContain('  Δ +0.031 [−0.004, +0.066]');
+    expect(progressLine(progress(), 1)).not.toContain('Δ');
+    expect(
+      progressLine(progress({ estimate: { confidence: 0.95, perAgent: {}, all: { tasks, off: 'no tasks planned' } } }), 1),
+    ).not.toContain('Δ');
+  });
+  it('an exact value (every task in) is shown as such', () => {
+    const exact = { ...view, delta: iv(0.02, 0.02, 0.02) };
+    expect(progressLine(progress({ estimate: { confidence: 0.95, perAgent: {}, all: exact } }), 1)).toContain('Δ +0.020 (exact)');
+  });
+});
