@@ -24,7 +24,7 @@ import { isInside, pathIdentity } from '../src/io/same-file.js';
 import { checkEntry, Rank } from '../src/planning/atif-entry.js';
 import { addAtifInputs } from '../src/planning/atif-inputs.js';
 import { encode, linePlace } from '../src/planning/key-facts.js';
-import { findRepeats, FirstProblem, joinEntries, type JoinedRow } from '../src/planning/atif-join.js';
+import { findRepeats, FirstProblem, joinEntries, joinedRowOf, joinedRowText } from '../src/planning/atif-join.js';
 import { compareKeyedRecords, keyedRecordCodec, type KeyedRecord } from '../src/planning/keyed-records.js';
 import { Names } from '../src/planning/names.js';
 import { ATIF_PLAN_RECORD_BYTES, PlanWriter } from '../src/planning/plan-file.js';
@@ -33,11 +33,6 @@ import { whileHeartbeating } from './heartbeating.js';
 import { aliasChecker, dataFiles, refuseInputAliases } from '../src/run-checks/input-aliases.js';
 import { outputPathsFor } from '../src/contract/output-paths.js';
 import { failFastOnUserError } from './user-errors.js';
-
-/** A kept row's plan record through JSON: its digests (bigints) as decimal text, and back. */
-const DIGEST_FIELDS = new Set(['sourceDigest', 'inputDigest', 'trajectoryDigest']);
-const digestsAsText = (_key: string, v: unknown): unknown => (typeof v === 'bigint' ? String(v) : v);
-const digestsFromText = (key: string, v: unknown): unknown => (DIGEST_FIELDS.has(key) && typeof v === 'string' ? BigInt(v) : v);
 
 export interface AtifPlanRequest {
   inputsPath: string;
@@ -193,7 +188,7 @@ async function joinChecked(
   if (counts.entries === 0) throw new InputError(emptyManifest(req.manifestPath).message);
   if (inputProblem) problems.inputs.offer(inputProblem.line, 0, inputProblem.message);
   await joinEntries(joined, place, req.inputsPath, problems, async (row) => {
-    await kept.add({ key: '', nums: [row.ordinal], text: JSON.stringify(row, digestsAsText) });
+    await kept.add({ key: '', nums: [row.ordinal], text: joinedRowText(row) });
   });
   await findRepeats(repeats, place, problems.entries);
   for (const p of [problems.inputs, problems.entries]) if (p.message !== null) throw new InputError(p.message);
@@ -214,7 +209,7 @@ async function writeKeptRows(
   const rowsPerAgent: Record<string, number> = {};
   try {
     for await (const r of kept.sorted()) {
-      const row = JSON.parse(r.text!, digestsFromText) as JoinedRow;
+      const row = joinedRowOf(r.text!);
       await writer.add(row.record);
       const agent = agents.list[row.record.agent];
       rowsPerAgent[agent] = (rowsPerAgent[agent] ?? 0) + 1;

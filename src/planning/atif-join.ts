@@ -92,3 +92,16 @@ export async function findRepeats(
     problems.offer(ordinal, rank, `${place(line)}: ${what[rank](group[1].key.slice(1))}`);
   }
 }
+
+/** A kept row's plan record through JSON: its digests (bigints) as decimal text, and back. */
+const DIGEST_FIELDS = new Set(['sourceDigest', 'inputDigest', 'trajectoryDigest']);
+
+export function joinedRowText(row: JoinedRow): string {
+  return JSON.stringify(row, (_key: string, v: unknown): unknown => (typeof v === 'bigint' ? String(v) : v));
+}
+
+export function joinedRowOf(text: string): JoinedRow {
+  return JSON.parse(text, (key: string, v: unknown): unknown =>
+    DIGEST_FIELDS.has(key) && typeof v === 'string' ? BigInt(v) : v,
+  ) as JoinedRow;
+}
