@@ -19,8 +19,7 @@ function files(dir: string): string[] {
     // Generated files (bench/out, git-ignored) are not code anyone wrote.
     if (statSync(path).isDirectory()) {
       if (relative(ROOT, path) !== join('bench', 'out')) out.push(...files(path));
-    }
-    else if (/\.(ts|mjs|js)$/.test(name)) out.push(path);
+    } else if (/\.(ts|mjs|js)$/.test(name)) out.push(path);
   }
   return out;
 }
