@@ -81,7 +81,9 @@ describe('orjson text form', () => {
   });
 
   const skip = wandbSkipReason();
-  it.skipIf(skip !== null)('equals orjson.dumps(orjson.loads(row)) on rows of every number and string form', () => {
+  it('equals orjson.dumps(orjson.loads(row)) on rows of every number and string form', () => {
+    // orjson comes with W&B's client, which `npm run setup:test` installs: missing, this fails with what to run.
+    if (skip !== null) throw new Error(skip);
     const rows: string[] = [];
     const nums = ['0', '-0', '7', '-9223372036854775808', '-9223372036854775809', '18446744073709551615', '18446744073709551616'];
     for (let e = -330; e <= 290; e += 7) nums.push(`1.2345678901234567e${e}`, `3e${e}`, `-${2 ** Math.abs(e % 20)}.5e${e}`);
