@@ -8,7 +8,7 @@ import { connectClient, resolveTemporal, runUiUrl, taskQueue, type TemporalTarge
 import { TemporalUnreachable, unreachableReason } from '../temporal/server-unreachable.js';
 import { workflowIdForOutput } from '../temporal/workflow-id.js';
 import { dropPlansAhead } from '../temporal/worker.js';
-import { uploadConfigOf, wandbIncomplete } from '../upload/upload-config.js';
+import { uploadConfigOf, wandbIncomplete, type UploadConfig } from '../upload/upload-config.js';
 import { attemptCap, buildRun } from './build-spec.js';
 import { endSummary, incompleteLines } from './end-summary.js';
 import { followRun } from './follow-run.js';
@@ -65,8 +65,15 @@ function workerCount(proc: RunProcessOptions): number {
   return workers;
 }
 
-/** The run's options and spec, its `--config` read once (the routing, the upload spec and the W&B refusal all come from that read). */
-async function specOf(raw: unknown, proc: RunProcessOptions, io: RunCommandIo): Promise<{ opts: RunOptions; spec: RunSpec }> {
+/**
+ * The run's options and spec, its `--config` read once (the routing, the upload spec, the W&B
+ * warning and the W&B upload at the end all come from that read).
+ */
+async function specOf(
+  raw: unknown,
+  proc: RunProcessOptions,
+  io: RunCommandIo,
+): Promise<{ opts: RunOptions; spec: RunSpec; upload: UploadConfig | null }> {
   const opts = parseRunOptions(raw);
   const cap = attemptCap(opts, process.env);
   if (cap.warning) io.out(cap.warning);
@@ -79,9 +86,10 @@ async function specOf(raw: unknown, proc: RunProcessOptions, io: RunCommandIo): 
   const aggregateTimeout = process.env.REVERIFY_TEST_AGGREGATE_TIMEOUT_MS;
   if (aggregateTimeout) spec = { ...spec, aggregateTimeoutMs: Number(aggregateTimeout) };
   if (spec.routing.catchAll !== null) io.out(catchAllWarning(spec.routing.catchAll));
-  const wandbWarning = opts.upload && built.config !== null ? wandbIncomplete(uploadConfigOf(built.config)) : null;
+  const upload = opts.upload && built.config !== null ? uploadConfigOf(built.config) : null;
+  const wandbWarning = upload === null ? null : wandbIncomplete(upload);
   if (wandbWarning !== null) io.out(wandbWarning);
-  return { opts, spec };
+  return { opts, spec, upload };
 }
 
 /** The server, the client and (unless --no-worker) the in-process worker, made while the plan is made ahead. */
@@ -223,7 +231,7 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
     // history file is written; its line is printed in the summary, after the history's.
     const report = endReport(spec, followed.result, { client, target }, reportModule);
     // W&B (when configured) is logged while the history file is written.
-    const wandb = wandbAfterRun(opts, followed.result);
+    const wandb = wandbAfterRun(opts, built.upload, followed.result);
     wandb.catch(() => undefined);
     await writeHistoryBeside(client, workflowId, followed.result.outputs.output, io.out);
     trace('history written');

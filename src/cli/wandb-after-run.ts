@@ -9,7 +9,7 @@ import { resolve } from 'node:path';
 import type { RunResult } from '../contract/run-spec.js';
 import type { RunOptions } from '../config/run-options.js';
 import { coverageFromFiles } from '../upload/coverage-from-files.js';
-import { loadUploadConfig } from '../upload/upload-config.js';
+import type { UploadConfig } from '../upload/upload-config.js';
 import { uploadToWandb, wandbUploadedLine } from '../upload/wandb-upload.js';
 import { exportedRunOptions } from './build-spec.js';
 import { wandbFailure } from './upload-command.js';
@@ -17,11 +17,12 @@ import { wandbFailure } from './upload-command.js';
 /** The W&B upload's line for the summary: `line` when it went, `warning` when it failed. */
 export type WandbOutcome = { line: string; warning?: undefined } | { warning: string; line?: undefined };
 
-/** Uploads the finished run to W&B when the config asks for it; null when it does not. */
-export async function wandbAfterRun(opts: RunOptions, result: RunResult): Promise<WandbOutcome | null> {
-  if (!opts.upload || opts.configs.length === 0) return null;
-  const config = await loadUploadConfig(opts.configs);
-  if (config.wandb === null) return null;
+/**
+ * Uploads the finished run to W&B when the config (`config`, read once by the command; null with
+ * --no-upload or no --config) asks for it; null when it does not.
+ */
+export async function wandbAfterRun(opts: RunOptions, config: UploadConfig | null, result: RunResult): Promise<WandbOutcome | null> {
+  if (config === null || config.wandb === null) return null;
   const { output, sidecar } = result.outputs;
   const req = {
     output,
