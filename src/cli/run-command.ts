@@ -11,7 +11,7 @@ import { dropPlansAhead } from '../temporal/worker.js';
 import { uploadConfigOf, wandbIncomplete, type UploadConfig } from '../upload/upload-config.js';
 import { attemptCap, buildRun } from './build-spec.js';
 import { endSummary, incompleteLines } from './end-summary.js';
-import { followRun } from './follow-run.js';
+import { followRun, type Followed } from './follow-run.js';
 import { writeHistoryAfterFailure, writeHistoryBeside } from './history-file.js';
 import { createInProcessWorker, type InProcessWorker, type ReadyWorker } from './in-process-worker.js';
 import { onInterrupt } from './interrupt.js';
@@ -167,6 +167,50 @@ async function runFailure(err: unknown, c: RunFailureContext): Promise<unknown> 
   return err;
 }
 
+/** What the end of a run needs from the command that followed it. */
+interface RunEnd {
+  built: { opts: RunOptions; upload: UploadConfig | null };
+  spec: RunSpec;
+  running: CommandWorkers;
+  client: Client;
+  target: TemporalTarget;
+  workflowId: string;
+  ui: string | null;
+  reportModule: ReturnType<typeof loadReportModule>;
+  proc: RunProcessOptions;
+  stdio: RunCommandIo;
+  io: RunCommandIo;
+}
+
+/**
+ * The end of a run that ended well: the workers released, the history file, the report and W&B
+ * written side by side, then the summary, the `Incomplete:` lines and the `--json` object.
+ */
+async function endOfRun(followed: Followed, e: RunEnd): Promise<RunResult> {
+  const { opts } = e.built;
+  // The run is over: the worker's threads, connection and heaps are released while the history
+  // and the report are written, not after them. Awaited again in `finally`.
+  void e.running.worker?.stop().catch(() => undefined);
+  void e.running.locals?.stop();
+  // The report (which reads the history from the server, not from the file) is made while the
+  // history file is written; its line is printed in the summary, after the history's.
+  const report = endReport(e.spec, followed.result, { client: e.client, target: e.target }, e.reportModule);
+  // W&B (when configured) is logged while the history file is written.
+  const wandb = wandbAfterRun(opts, e.built.upload, followed.result);
+  wandb.catch(() => undefined);
+  await writeHistoryBeside(e.client, e.workflowId, followed.result.outputs.output, e.io.out);
+  trace('history written');
+  printSummary(followed, e.ui, e.io, await report, await wandb);
+  trace('report written');
+  const result = followed.result;
+  for (const line of incompleteLines(result, e.spec.maxAttempts ?? 1, e.spec.atif !== undefined)) e.io.out(line);
+  if (e.proc.json) e.stdio.out(JSON.stringify(endSummary(result, e.workflowId, e.ui)));
+  // The rows are complete, the metrics are not: one line with the reason and the command that computes them (exit 2).
+  if (result.aggregationError)
+    throw new MetricsMissingError(result, aggregateCommandLine(result.outputs.output, opts.configs, opts.servers));
+  return result;
+}
+
 /**
  * `reverify run`: validate everything that can be checked locally, start the workflow for this
  * output (or attach to the live one), run a worker unless told not to, follow progress, print
@@ -223,27 +267,7 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
       onOutputsOpen,
     });
     trace('run ended');
-    // The run is over: the worker's threads, connection and heaps are released while the history
-    // and the report are written, not after them. Awaited again in `finally`.
-    void running.worker?.stop().catch(() => undefined);
-    void running.locals?.stop();
-    // The report (which reads the history from the server, not from the file) is made while the
-    // history file is written; its line is printed in the summary, after the history's.
-    const report = endReport(spec, followed.result, { client, target }, reportModule);
-    // W&B (when configured) is logged while the history file is written.
-    const wandb = wandbAfterRun(opts, built.upload, followed.result);
-    wandb.catch(() => undefined);
-    await writeHistoryBeside(client, workflowId, followed.result.outputs.output, io.out);
-    trace('history written');
-    printSummary(followed, ui, io, await report, await wandb);
-    trace('report written');
-    const result = followed.result;
-    for (const line of incompleteLines(result, spec.maxAttempts ?? 1, spec.atif !== undefined)) io.out(line);
-    if (proc.json) stdio.out(JSON.stringify(endSummary(result, workflowId, ui)));
-    // The rows are complete, the metrics are not: one line with the reason and the command that computes them (exit 2).
-    if (result.aggregationError)
-      throw new MetricsMissingError(result, aggregateCommandLine(result.outputs.output, opts.configs, opts.servers));
-    return result;
+    return await endOfRun(followed, { built, spec, running, client, target, workflowId, ui, reportModule, proc, stdio, io });
   } catch (err) {
     throw await runFailure(err, { client, target, workflowId, spec, io, ...state });
   } finally {
