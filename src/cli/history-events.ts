@@ -131,21 +131,7 @@ export function readHistory(events: HistoryEvent[]): ReadHistory {
           result,
         };
         batches.push(rec);
-        if (result.held && result.stopped)
-          add(
-            e,
-            `${s.summary}: stopped with its worker (Ctrl-C, or the worker ended) after ${heldRowsOf(result)} row(s); launched again, the next worker goes on from there (${rec.worker})`,
-          );
-        else if (result.held)
-          add(
-            e,
-            `${s.summary}: held, its request allowance spent (${result.requestsUsed ?? '?'} requests); the rest waits for the budget${attempts} (${rec.worker})`,
-          );
-        else
-          add(
-            e,
-            `${s.summary}: ${result.main} scored, ${result.failed} failed, ${result.dropped} not persisted${attempts} (${rec.worker})`,
-          );
+        add(e, batchLine(s.summary, rec, attempts));
         for (const line of result.audit?.failedAttempts ?? []) timeline.push({ time: '', what: `  failed attempt ${line}` });
         if (result.audit?.failedAttemptsMore)
           timeline.push({ time: '', what: `  and ${result.audit.failedAttemptsMore} more failed attempts` });
@@ -182,6 +168,16 @@ export function readHistory(events: HistoryEvent[]): ReadHistory {
     }
   }
   return { timeline, batches };
+}
+
+/** The timeline's line for a batch's recorded result: stopped with its worker, held for the budget, or done. */
+function batchLine(summary: string, rec: RecordedBatch, attempts: string): string {
+  const result = rec.result;
+  if (result.held && result.stopped)
+    return `${summary}: stopped with its worker (Ctrl-C, or the worker ended) after ${heldRowsOf(result)} row(s); launched again, the next worker goes on from there (${rec.worker})`;
+  if (result.held)
+    return `${summary}: held, its request allowance spent (${result.requestsUsed ?? '?'} requests); the rest waits for the budget${attempts} (${rec.worker})`;
+  return `${summary}: ${result.main} scored, ${result.failed} failed, ${result.dropped} not persisted${attempts} (${rec.worker})`;
 }
 
 /** Rows a held batch had answered (its checkpoint), counted since the start of the batch. */
