@@ -17,6 +17,8 @@
  *   limit in force (one launched lower says nothing of it), so that it settles within a few % of
  *   the judge's quota instead of climbing past it on stale news.
  */
+import type { BatchResult } from '../src/contract/batch-result.js';
+
 export interface LimitState {
   /** The limit in force. */
   effective: number;
@@ -26,16 +28,11 @@ export interface LimitState {
   throttledOnce?: boolean;
 }
 
-export interface BatchSignals {
-  throttled: number;
-  latencyMsSum: number;
-  latencyCount: number;
-  /** Its rows' time on the judge and held back by throttling (absent: earlier versions). */
-  busyMsSum?: number;
-  throttleWaitMsSum?: number;
-  /** The limit when the batch was launched (absent: earlier versions). */
-  launchLimit?: number;
-}
+/** What a batch's result tells the limit (its overload signals). */
+export type BatchSignals = Pick<
+  BatchResult,
+  'throttled' | 'latencyMsSum' | 'latencyCount' | 'busyMsSum' | 'throttleWaitMsSum' | 'launchLimit'
+>;
 
 /** Latency counts as climbing above `2 × baseline + LATENCY_SLACK_MS`. */
 export const LATENCY_SLACK_MS = 50;
