@@ -102,12 +102,7 @@ export function readHistory(events: HistoryEvent[]): ReadHistory {
       else if (!started.continuedExecutionRunId)
         add(e, 'run started again: a new invocation for this output (the same command after the run ended)');
     } else if (e.activityTaskScheduledEventAttributes) {
-      const a = e.activityTaskScheduledEventAttributes;
-      const type = a.activityType?.name ?? '?';
-      const text = decode(e.userMetadata?.summary ? { payloads: [e.userMetadata.summary] } : null);
-      const summary = typeof text === 'string' ? text : type;
-      const request = type === 'verifyBatch' ? (decode(a.input) as Scheduled['request']) : null;
-      scheduled.set(id, { type, summary, request });
+      scheduled.set(id, scheduledOf(e, e.activityTaskScheduledEventAttributes));
     } else if (e.activityTaskStartedEventAttributes) {
       const a = e.activityTaskStartedEventAttributes;
       started.set(String(a.scheduledEventId), { attempt: a.attempt ?? 1, identity: a.identity ?? '', time: timeOf(e) });
@@ -168,6 +163,15 @@ export function readHistory(events: HistoryEvent[]): ReadHistory {
     }
   }
   return { timeline, batches };
+}
+
+/** A scheduled activity: its type, its summary (the type when it has none), a batch's request. */
+function scheduledOf(e: HistoryEvent, a: NonNullable<HistoryEvent['activityTaskScheduledEventAttributes']>): Scheduled {
+  const type = a.activityType?.name ?? '?';
+  const text = decode(e.userMetadata?.summary ? { payloads: [e.userMetadata.summary] } : null);
+  const summary = typeof text === 'string' ? text : type;
+  const request = type === 'verifyBatch' ? (decode(a.input) as Scheduled['request']) : null;
+  return { type, summary, request };
 }
 
 /** The timeline's line for a batch's recorded result: stopped with its worker, held for the budget, or done. */
