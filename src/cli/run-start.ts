@@ -12,7 +12,11 @@ import { differingOptionsLine, liveRunSpec } from './attach-options.js';
 import { withAttemptCap } from './attempt-cap.js';
 import { precheckRun } from './precheck.js';
 import type { RunCommandIo, RunProcessOptions } from './run-command.js';
+import { RunLockHeldError } from '../io/run-lock.js';
 import { outputBeforeStart, type DriverHold } from './run-hold.js';
+
+/** How long a run lock held by another terminal is given to become a live run this command attaches to. */
+const LOCK_HOLDER_START_MS = 10_000;
 import { staticDetailsOf } from './static-details.js';
 
 /** True when this output's run is live (the command attaches to it). */
@@ -96,7 +100,19 @@ export async function checkedUnlessLive(
     return checked;
   } catch (err) {
     // Refused because another terminal's run, started meanwhile, holds the output: attach to it.
+    // That terminal holds the run lock from its checks until its run ends, and starts the workflow
+    // just after its checks: a lock held by a run about to start is waited for a moment.
     if (await isLive(client, workflowId)) return null;
+    if (err instanceof RunLockHeldError && (await becomesLive(client, workflowId))) return null;
     throw err;
   }
+}
+
+/** Whether this output's run goes live within a few seconds (another terminal starting it). */
+async function becomesLive(client: Client, workflowId: string): Promise<boolean> {
+  for (let waited = 0; waited < LOCK_HOLDER_START_MS; waited += 250) {
+    await new Promise((r) => setTimeout(r, 250));
+    if (await isLive(client, workflowId)) return true;
+  }
+  return false;
 }
