@@ -81,6 +81,115 @@ async function writeLines(path: string, lines: Iterable<string>): Promise<void> 
   await pipeline(Readable.from(batched(lines)), createWriteStream(path));
 }
 
+/** What every generated line needs: the options, each task's right letter and the one PRNG. */
+interface SampleRun {
+  tasks: number;
+  repeats: number;
+  responseBytes: number;
+  correctRate: number;
+  expected: Uint8Array;
+  random: () => number;
+  filler: string;
+  agentRef: (t: number) => { type: string; name: string };
+}
+
+function* inputLines(run: SampleRun): Generator<string> {
+  for (let t = 0; t < run.tasks; t++) {
+    const { content, options } = taskOf(t, run.expected[t]);
+    for (let r = 0; r < run.repeats; r++) {
+      yield JSON.stringify({
+        responses_create_params: { input: [{ role: 'user', content }] },
+        options,
+        expected_answer: LETTERS[run.expected[t]],
+        agent_ref: run.agentRef(t),
+        _ng_task_index: t,
+        _ng_rollout_index: r,
+      });
+    }
+  }
+}
+
+/** A Fisher–Yates permutation of 0..n-1: the rollouts' completion order. */
+function shuffledOrder(n: number, random: () => number): Uint32Array {
+  const order = new Uint32Array(n);
+  for (let k = 0; k < n; k++) order[k] = k;
+  for (let k = n - 1; k > 0; k--) {
+    const j = Math.floor(random() * (k + 1));
+    const swap = order[k];
+    order[k] = order[j];
+    order[j] = swap;
+  }
+  return order;
+}
+
+/** The Responses API object of one rollout whose final text is `text`. */
+function responseOf(task: Task, t: number, r: number, done: number, text: string) {
+  const message = {
+    type: 'message',
+    id: `msg_${t}_${r}`,
+    role: 'assistant',
+    status: 'completed',
+    content: [{ type: 'output_text', text, annotations: [] }],
+  };
+  return {
+    id: `resp_${t}_${r}`,
+    object: 'response',
+    created_at: CREATED_AT + done,
+    model: 'reference-policy',
+    status: 'completed',
+    output: [message] as object[],
+    parallel_tool_calls: false,
+    tool_choice: 'auto',
+    tools: [],
+    usage: {
+      input_tokens: tokens(task.content),
+      input_tokens_details: { cached_tokens: 0 },
+      output_tokens: tokens(text),
+      output_tokens_details: { reasoning_tokens: 0 },
+      total_tokens: tokens(task.content) + tokens(text),
+    },
+  };
+}
+
+/** Pads `response` to about `run.responseBytes` with a reasoning item cut from the filler text. */
+function padWithReasoning(run: SampleRun, response: ReturnType<typeof responseOf>, t: number, r: number): void {
+  const padding = run.responseBytes - JSON.stringify(response).length - REASONING_OVERHEAD;
+  if (padding <= 0) return;
+  const start = Math.floor(run.random() * FILLER_WORDS.length);
+  const reasoning = run.filler.slice(start, start + padding);
+  response.output.unshift({ type: 'reasoning', id: `rs_${t}_${r}`, summary: [{ type: 'summary_text', text: reasoning }] });
+  response.usage.output_tokens += tokens(reasoning);
+  response.usage.output_tokens_details.reasoning_tokens = tokens(reasoning);
+  response.usage.total_tokens += tokens(reasoning);
+}
+
+/** The rollout line of task `t`, repeat `r`, completed `done`-th. */
+function rolloutLine(run: SampleRun, t: number, r: number, done: number): string {
+  const task = taskOf(t, run.expected[t]);
+  const correct = run.random() < run.correctRate;
+  const chosen = correct ? run.expected[t] : (run.expected[t] + 1 + Math.floor(run.random() * 3)) % LETTERS.length;
+  const text = `The sum is ${task.values[chosen]}, so the answer is \\boxed{${LETTERS[chosen]}}.`;
+  const response = responseOf(task, t, r, done, text);
+  padWithReasoning(run, response, t, r);
+  return JSON.stringify({
+    responses_create_params: { input: [{ role: 'user', content: task.content }] },
+    response,
+    reward: correct ? 1.0 : 0.0,
+    expected_answer: LETTERS[run.expected[t]],
+    extracted_answer: LETTERS[chosen],
+    _ng_task_index: t,
+    _ng_rollout_index: r,
+    agent_ref: run.agentRef(t),
+  });
+}
+
+function* rolloutLines(run: SampleRun): Generator<string> {
+  const order = shuffledOrder(run.tasks * run.repeats, run.random);
+  for (let done = 0; done < order.length; done++) {
+    yield rolloutLine(run, Math.floor(order[done] / run.repeats), order[done] % run.repeats, done);
+  }
+}
+
 /**
  * Writes a deterministic NeMo Gym-shaped sample run into `dir` (created if missing): the
  * materialized inputs (spec §1.3) and the rollouts (spec §1.4) of an mcqa-style benchmark whose
@@ -93,100 +202,21 @@ export async function writeSampleData(dir: string, opts: SampleDataOptions): Pro
   if (agents.length === 0) throw new RangeError('agents must name at least one agent');
 
   const random = mulberry32(seed);
-  const expected = Uint8Array.from({ length: tasks }, () => Math.floor(random() * LETTERS.length));
-  const agentRef = (t: number) => ({ type: 'responses_api_agents', name: agents[t % agents.length] });
-
+  const run: SampleRun = {
+    tasks,
+    repeats,
+    responseBytes,
+    correctRate,
+    random,
+    expected: Uint8Array.from({ length: tasks }, () => Math.floor(random() * LETTERS.length)),
+    filler: FILLER_WORDS.repeat(Math.ceil((responseBytes + FILLER_WORDS.length) / FILLER_WORDS.length)),
+    agentRef: (t) => ({ type: 'responses_api_agents', name: agents[t % agents.length] }),
+  };
   await mkdir(dir, { recursive: true });
   const inputsPath = join(dir, 'rollouts_materialized_inputs.jsonl');
   const rolloutsPath = join(dir, 'rollouts.jsonl');
-
-  function* inputLines(): Generator<string> {
-    for (let t = 0; t < tasks; t++) {
-      const { content, options } = taskOf(t, expected[t]);
-      for (let r = 0; r < repeats; r++) {
-        yield JSON.stringify({
-          responses_create_params: { input: [{ role: 'user', content }] },
-          options,
-          expected_answer: LETTERS[expected[t]],
-          agent_ref: agentRef(t),
-          _ng_task_index: t,
-          _ng_rollout_index: r,
-        });
-      }
-    }
-  }
-
-  const filler = FILLER_WORDS.repeat(Math.ceil((responseBytes + FILLER_WORDS.length) / FILLER_WORDS.length));
-
-  function* rolloutLines(): Generator<string> {
-    const order = new Uint32Array(tasks * repeats);
-    for (let k = 0; k < order.length; k++) order[k] = k;
-    for (let k = order.length - 1; k > 0; k--) {
-      const j = Math.floor(random() * (k + 1));
-      const swap = order[k];
-      order[k] = order[j];
-      order[j] = swap;
-    }
-    for (let done = 0; done < order.length; done++) {
-      const t = Math.floor(order[done] / repeats);
-      const r = order[done] % repeats;
-      const task = taskOf(t, expected[t]);
-      const correct = random() < correctRate;
-      const chosen = correct ? expected[t] : (expected[t] + 1 + Math.floor(random() * 3)) % LETTERS.length;
-      const text = `The sum is ${task.values[chosen]}, so the answer is \\boxed{${LETTERS[chosen]}}.`;
-      const message = {
-        type: 'message',
-        id: `msg_${t}_${r}`,
-        role: 'assistant',
-        status: 'completed',
-        content: [{ type: 'output_text', text, annotations: [] }],
-      };
-      const response = {
-        id: `resp_${t}_${r}`,
-        object: 'response',
-        created_at: CREATED_AT + done,
-        model: 'reference-policy',
-        status: 'completed',
-        output: [message] as object[],
-        parallel_tool_calls: false,
-        tool_choice: 'auto',
-        tools: [],
-        usage: {
-          input_tokens: tokens(task.content),
-          input_tokens_details: { cached_tokens: 0 },
-          output_tokens: tokens(text),
-          output_tokens_details: { reasoning_tokens: 0 },
-          total_tokens: tokens(task.content) + tokens(text),
-        },
-      };
-      const padding = responseBytes - JSON.stringify(response).length - REASONING_OVERHEAD;
-      if (padding > 0) {
-        const start = Math.floor(random() * FILLER_WORDS.length);
-        const reasoning = filler.slice(start, start + padding);
-        response.output.unshift({
-          type: 'reasoning',
-          id: `rs_${t}_${r}`,
-          summary: [{ type: 'summary_text', text: reasoning }],
-        });
-        response.usage.output_tokens += tokens(reasoning);
-        response.usage.output_tokens_details.reasoning_tokens = tokens(reasoning);
-        response.usage.total_tokens += tokens(reasoning);
-      }
-      yield JSON.stringify({
-        responses_create_params: { input: [{ role: 'user', content: task.content }] },
-        response,
-        reward: correct ? 1.0 : 0.0,
-        expected_answer: LETTERS[expected[t]],
-        extracted_answer: LETTERS[chosen],
-        _ng_task_index: t,
-        _ng_rollout_index: r,
-        agent_ref: agentRef(t),
-      });
-    }
-  }
-
-  await writeLines(inputsPath, inputLines());
-  await writeLines(rolloutsPath, rolloutLines());
+  await writeLines(inputsPath, inputLines(run));
+  await writeLines(rolloutsPath, rolloutLines(run));
   return { inputsPath, rolloutsPath, rows: tasks * repeats };
 }
 
