@@ -35,107 +35,151 @@ export interface Followed {
   routed: ReadonlyMap<string, number> | null;
 }
 
+/** What one terminal following a run has printed so far, and how it prints the next poll. */
+class RunFollower {
+  private printed = 0;
+  private lastLine = 0;
+  private lastPrinted = 0;
+  private readonly rate = new RateMeter();
+  private readonly notices = new RetryNotices();
+  /** `Waiting:` lines come after the messages of the same poll (as the run wrote them, then why it waits). */
+  private readonly retryLines: string[] = [];
+  /** The counts shown never go back (a view read later may lag one read earlier by a checkpoint). */
+  private shown: RunView | null = null;
+  private opened = false;
+  watch: SidecarWatch | null = null;
+
+  constructor(private readonly opts: FollowOptions) {}
+
+  private get deferred(): boolean {
+    return this.opts.deferred === true;
+  }
+
+  /** Prints `lines` under the bar (cleared first on a TTY). */
+  private print(lines: readonly string[]): void {
+    if (lines.length > 0 && this.opts.tty) this.opts.bar('\r\x1b[K');
+    lines.forEach((line) => this.opts.out(line));
+  }
+
+  printMessages(messages: string[]): void {
+    this.print(messages.slice(this.printed));
+    this.printed = Math.max(this.printed, messages.length);
+  }
+
+  async printDropped(upTo?: number): Promise<void> {
+    this.print((await this.watch?.take(upTo)) ?? []);
+  }
+
+  outputsOpen(output?: string): void {
+    if (this.opened) return;
+    this.opened = true;
+    this.opts.onOutputsOpen?.(output);
+  }
+
+  /** One look at the run: its checkpoints and progress (one view, run-view.ts, as `status` reads it). */
+  async poll(handle: WorkflowHandle): Promise<void> {
+    const live = await readLive(handle);
+    const now = Date.now();
+    this.retryLines.push(...this.notices.take(live.pending, now));
+    const p = live.progress;
+    if (p && live.view) {
+      // Rows committed to the sidecar come before the messages that follow their commit ("Re-judging: …").
+      if (this.watch === null && p.outputs && typeof p.sidecarOpenedAt === 'number' && p.sidecarLength !== undefined)
+        this.watch = new SidecarWatch(
+          p.outputs.sidecar,
+          p.sidecarOpenedAt,
+          this.opts.attached ? p.sidecarLength : p.sidecarOpenedAt,
+          this.deferred,
+        );
+      await this.printDropped(p.sidecarLength);
+      if (typeof p.sidecarOpenedAt === 'number') this.outputsOpen(p.outputs?.output);
+      this.printMessages(p.messages);
+      this.shown = steadyView(this.shown, live.view);
+      this.rate.add(now, this.shown.answered);
+      if (p.phase === 'verify' || p.phase === 'rejudge-wait')
+        this.progress(progressLine(p, this.rate.perSecond(), undefined, { view: this.shown, outage: live.outage, now }), now);
+    }
+    this.print(this.retryLines.splice(0));
+  }
+
+  /** The bar on a TTY; else a plain line at most every interval, and one as soon as the first answers are in. */
+  private progress(line: string, now: number): void {
+    if (this.opts.tty) return this.opts.bar(`\r\x1b[K${line}`);
+    const answered = this.shown?.answered ?? 0;
+    if (now - this.lastLine < this.opts.lineIntervalMs && !(this.lastPrinted === 0 && answered > 0)) return;
+    this.lastLine = now;
+    this.lastPrinted = answered;
+    this.opts.out(line);
+  }
+
+  /** The end: rows, messages and the alarms for rollouts still missing, after the last poll. */
+  async finish(result: RunResult): Promise<Followed> {
+    if (this.opts.tty) this.opts.bar('\r\x1b[K');
+    if (this.watch === null && typeof result.sidecarOpenedAt === 'number') {
+      // The run ended before a progress answer showed its outputs: every row of it is new here,
+      // unless this terminal attached (then the other one showed them).
+      this.watch = new SidecarWatch(
+        result.outputs.sidecar,
+        result.sidecarOpenedAt,
+        this.opts.attached ? Infinity : result.sidecarOpenedAt,
+        this.deferred,
+      );
+    }
+    await this.printDropped();
+    this.outputsOpen();
+    this.printMessages(result.messages);
+    // After every message of the run (its rounds), before the summary: the rollouts it leaves missing.
+    if (this.watch?.deferred)
+      (await missingAlarms(this.watch, result.outputs.output, result.mainAtRejudge)).forEach((line) => this.opts.out(line));
+    return { result, routed: this.watch?.routed ?? null };
+  }
+}
+
+/** A loop that can be woken from its pause and stopped. */
+class PollLoop {
+  private stopped = false;
+  private pause: { timer: NodeJS.Timeout; wake: () => void } | null = null;
+  readonly done: Promise<void>;
+
+  constructor(step: () => Promise<void>) {
+    this.done = this.run(step);
+  }
+
+  private async run(step: () => Promise<void>): Promise<void> {
+    while (!this.stopped) {
+      await step();
+      // No answer: no worker has the run yet, or the run just closed. Ask again shortly (at once
+      // when the run has ended: the caller waits for this loop).
+      if (!this.stopped) await new Promise<void>((wake) => (this.pause = { timer: setTimeout(wake, POLL_MS), wake }));
+    }
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.pause) {
+      clearTimeout(this.pause.timer);
+      this.pause.wake();
+    }
+  }
+}
+
 /**
  * Follows a run until it ends: prints the workflow's messages as they appear, a line for each row
  * committed to the sidecar (dropped from the score), its progress, and why activities are being
  * retried (a verifier outage), then returns the result (or throws the run's failure).
  */
 export async function followRun(handle: WorkflowHandle, opts: FollowOptions): Promise<Followed> {
-  let printed = 0;
-  let lastLine = 0;
-  const rate = new RateMeter();
-  let stop = false;
-  const printMessages = (messages: string[]) => {
-    if (messages.length > printed && opts.tty) opts.bar('\r\x1b[K');
-    for (; printed < messages.length; printed++) opts.out(messages[printed]);
-  };
-  let watch: SidecarWatch | null = null;
-  const deferred = opts.deferred === true;
-  const watchFrom = (sidecar: string, openedAt: number, committed: number) =>
-    new SidecarWatch(sidecar, openedAt, opts.attached ? committed : openedAt, deferred);
-  const printDropped = async (upTo?: number) => {
-    const lines = (await watch?.take(upTo)) ?? [];
-    if (lines.length > 0 && opts.tty) opts.bar('\r\x1b[K');
-    lines.forEach((line) => opts.out(line));
-  };
-  const notices = new RetryNotices();
-  // `Waiting:` lines come after the messages of the same poll (as the run wrote them, then why it waits).
-  const retryLines: string[] = [];
-  const printRetries = () => {
-    if (retryLines.length > 0 && opts.tty) opts.bar('\r\x1b[K');
-    retryLines.splice(0).forEach((line) => opts.out(line));
-  };
-  // The counts shown never go back (a view read later may lag one read earlier by a checkpoint).
-  let shown: RunView | null = null;
-  let lastPrinted = 0;
-  let opened = false;
-  const outputsOpen = (output?: string) => {
-    if (opened) return;
-    opened = true;
-    opts.onOutputsOpen?.(output);
-  };
-  const poll = async () => {
-    while (!stop) {
-      // The running batches' checkpoints, then the progress: one view (run-view.ts), as `status` reads it.
-      const live = await readLive(handle);
-      const now = Date.now();
-      notices.take(live.pending, now).forEach((line) => retryLines.push(line));
-      const p = live.progress;
-      if (p && live.view) {
-        // Rows committed to the sidecar come before the messages that follow their commit ("Re-judging: …").
-        if (watch === null && p.outputs && typeof p.sidecarOpenedAt === 'number' && p.sidecarLength !== undefined)
-          watch = watchFrom(p.outputs.sidecar, p.sidecarOpenedAt, p.sidecarLength);
-        await printDropped(p.sidecarLength);
-        if (typeof p.sidecarOpenedAt === 'number') outputsOpen(p.outputs?.output);
-        printMessages(p.messages);
-        shown = steadyView(shown, live.view);
-        rate.add(now, shown.answered);
-        if (p.phase === 'verify' || p.phase === 'rejudge-wait') {
-          const line = progressLine(p, rate.perSecond(), undefined, { view: shown, outage: live.outage, now });
-          if (opts.tty) opts.bar(`\r\x1b[K${line}`);
-          // A plain line at most every interval, and one as soon as the first answers are in.
-          else if (now - lastLine >= opts.lineIntervalMs || (lastPrinted === 0 && shown.answered > 0)) {
-            lastLine = now;
-            lastPrinted = shown.answered;
-            opts.out(line);
-          }
-        }
-      }
-      printRetries();
-      // No answer: no worker has the run yet, or the run just closed. Ask again shortly (at once
-      // when the run has ended: the caller waits for this loop).
-      if (!stop) await new Promise<void>((r) => (pause = { timer: setTimeout(r, POLL_MS), wake: r }));
-    }
-  };
-  let pause: { timer: NodeJS.Timeout; wake: () => void } | null = null;
-  const stopPolling = () => {
-    stop = true;
-    if (pause) {
-      clearTimeout(pause.timer);
-      pause.wake();
-    }
-  };
-  const poller = poll();
+  const follower = new RunFollower(opts);
+  const loop = new PollLoop(() => follower.poll(handle));
   try {
     const result = (await handle.result()) as RunResult;
-    stopPolling();
-    await poller;
-    if (opts.tty) opts.bar('\r\x1b[K');
-    if (watch === null && typeof result.sidecarOpenedAt === 'number') {
-      // The run ended before a progress answer showed its outputs: every row of it is new here,
-      // unless this terminal attached (then the other one showed them).
-      watch = new SidecarWatch(result.outputs.sidecar, result.sidecarOpenedAt, opts.attached ? Infinity : result.sidecarOpenedAt, deferred);
-    }
-    await printDropped();
-    outputsOpen();
-    printMessages(result.messages);
-    // After every message of the run (its rounds), before the summary: the rollouts it leaves missing.
-    if (watch?.deferred) (await missingAlarms(watch, result.outputs.output, result.mainAtRejudge)).forEach((line) => opts.out(line));
-    return { result, routed: watch?.routed ?? null };
+    loop.stop();
+    await loop.done;
+    return await follower.finish(result);
   } finally {
     // Also when the run failed: the poll in flight ends before the caller closes the connection
     // (a gRPC retry of it would otherwise hit the closed channel, an uncaught error).
-    stopPolling();
-    await poller.catch(() => undefined);
+    loop.stop();
+    await loop.done.catch(() => undefined);
   }
 }
