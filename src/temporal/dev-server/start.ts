@@ -34,58 +34,11 @@ export async function startServer(
   for (let attempt = 1; ; attempt++) {
     const port = await choosePort(requestedPort, [previous?.port, DEFAULT_DEV_SERVER_PORT], 'REVERIFY_TEMPORAL_PORT', []);
     const uiPort = await choosePort(requestedUiPort, [previous?.uiPort, DEFAULT_DEV_SERVER_UI_PORT], 'REVERIFY_TEMPORAL_UI_PORT', [port]);
-    const args = [
-      'server',
-      'start-dev',
-      '--db-filename',
-      paths.dbPath,
-      '--sqlite-pragma',
-      'journal_mode=WAL',
-      '--sqlite-pragma',
-      'synchronous=NORMAL',
-      '--ip',
-      HOST,
-      '--port',
-      String(port),
-      '--ui-port',
-      String(uiPort),
-      '--log-level',
-      'warn',
-      ...(namespace !== 'default' ? ['--namespace', namespace] : []),
-      ...DEV_SERVER_SEARCH_ATTRIBUTE_ARGS,
-      // A run refused by a user error before it wrote anything is deleted (src/cli/user-error-runs.ts):
-      // without these the server first waits for the run's close tasks, up to a minute when busy.
-      '--dynamic-config-value',
-      'history.transferProcessorEnsureCloseBeforeDelete=false',
-      '--dynamic-config-value',
-      'history.visibilityProcessorEnsureCloseBeforeDelete=false',
-      ...(opts.extraArgs ?? []),
-    ];
+    const args = serverArgs(paths.dbPath, port, uiPort, namespace, opts.extraArgs ?? []);
     rotateLog(paths.logPath);
-    const logFd = openSync(paths.logPath, 'a');
-    let child: ChildProcess;
-    try {
-      child = spawn(binary, args, { detached: true, stdio: ['ignore', logFd, logFd], cwd: dir });
-    } finally {
-      closeSync(logFd);
-    }
-    const exit: { done: boolean; code: number | null; signal: NodeJS.Signals | null; error?: Error } = {
-      done: false,
-      code: null,
-      signal: null,
-    };
-    child.once('exit', (code, signal) => Object.assign(exit, { done: true, code, signal }));
-    child.once('error', (error) => Object.assign(exit, { done: true, error }));
-    child.unref();
-    // Wait a tick so a spawn error (ENOENT, EACCES) is reported before we record anything.
-    await new Promise((r) => setImmediate(r));
-    if (exit.error !== undefined || child.pid === undefined) {
-      throw new ConfigError(
-        `could not start the Temporal dev server (${binary}): ${exit.error?.message ?? 'no pid'}; set TEMPORAL_CLI_PATH to a working temporal binary or TEMPORAL_ADDRESS to a running server`,
-      );
-    }
+    const { pid, exit } = await spawnServer(binary, args, dir, paths.logPath);
     const record: DevServerRecord = {
-      pid: child.pid,
+      pid,
       port,
       uiPort,
       dbPath: paths.dbPath,
@@ -112,6 +65,63 @@ export async function startServer(
     await waitForPort(uiPort, Math.min(Date.now() + 5_000, Date.now() + readyTimeoutMs));
     return toInfo(dir, record, namespace, true);
   }
+}
+
+/** The `temporal server start-dev` arguments of a server on `port`/`uiPort` keeping its state in `dbPath`. */
+function serverArgs(dbPath: string, port: number, uiPort: number, namespace: string, extraArgs: string[]): string[] {
+  return [
+    'server',
+    'start-dev',
+    '--db-filename',
+    dbPath,
+    '--sqlite-pragma',
+    'journal_mode=WAL',
+    '--sqlite-pragma',
+    'synchronous=NORMAL',
+    '--ip',
+    HOST,
+    '--port',
+    String(port),
+    '--ui-port',
+    String(uiPort),
+    '--log-level',
+    'warn',
+    ...(namespace !== 'default' ? ['--namespace', namespace] : []),
+    ...DEV_SERVER_SEARCH_ATTRIBUTE_ARGS,
+    // A run refused by a user error before it wrote anything is deleted (src/cli/user-error-runs.ts):
+    // without these the server first waits for the run's close tasks, up to a minute when busy.
+    '--dynamic-config-value',
+    'history.transferProcessorEnsureCloseBeforeDelete=false',
+    '--dynamic-config-value',
+    'history.visibilityProcessorEnsureCloseBeforeDelete=false',
+    ...extraArgs,
+  ];
+}
+
+/** How the spawned server ended, filled in when it does (read by the readiness wait). */
+type ServerExit = { done: boolean; code: number | null; signal: NodeJS.Signals | null; error?: Error };
+
+/** Spawns the server detached, its output appended to `logPath`; a spawn error (ENOENT, EACCES) is one line. */
+async function spawnServer(binary: string, args: string[], dir: string, logPath: string): Promise<{ pid: number; exit: ServerExit }> {
+  const logFd = openSync(logPath, 'a');
+  let child: ChildProcess;
+  try {
+    child = spawn(binary, args, { detached: true, stdio: ['ignore', logFd, logFd], cwd: dir });
+  } finally {
+    closeSync(logFd);
+  }
+  const exit: ServerExit = { done: false, code: null, signal: null };
+  child.once('exit', (code, signal) => Object.assign(exit, { done: true, code, signal }));
+  child.once('error', (error) => Object.assign(exit, { done: true, error }));
+  child.unref();
+  // Wait a tick so a spawn error is reported before anything is recorded.
+  await new Promise((r) => setImmediate(r));
+  if (exit.error !== undefined || child.pid === undefined) {
+    throw new ConfigError(
+      `could not start the Temporal dev server (${binary}): ${exit.error?.message ?? 'no pid'}; set TEMPORAL_CLI_PATH to a working temporal binary or TEMPORAL_ADDRESS to a running server`,
+    );
+  }
+  return { pid: child.pid, exit };
 }
 
 function cliVersion(binary: string): string {
