@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { runCommand } from '../../src/cli/run-command.js';
@@ -6,6 +6,7 @@ import { ensureDevServer, stopDevServer } from '../../src/temporal/dev-server/in
 import { workflowIdForOutput } from '../../src/temporal/workflow-id.js';
 import { captureIo, keysOf, readRows, runArgs, sampleRun, useReferenceServer } from '../helpers/run-fixtures.js';
 import { tempDir, useSharedTemporal, useTemporalClient } from '../helpers/temporal-env.js';
+import { mulberry32 } from '../../src/reference-server/prng.js';
 import { reverifyBin, sigkill, startWorkerProcess } from '../helpers/worker-process.js';
 
 const temporal = useSharedTemporal('cluster');
@@ -51,6 +52,56 @@ describe('several processes', () => {
     const identities = new Set((history.events ?? []).map((e) => e.activityTaskStartedEventAttributes?.identity).filter(Boolean));
     expect(identities.size).toBe(2);
   });
+
+  it(
+    'kill -9 of a random worker at random moments, three times: every key once, the global concurrency cap held',
+    { timeout: 240_000 },
+    async () => {
+      const dir = tempDir();
+      const d = await sampleRun(dir, rs().port, { tasks: 150, repeats: 4 });
+      rs().resetStats();
+      const workers: ChildProcess[] = await Promise.all([0, 1, 2].map(() => startWorkerProcess(temporal.env)));
+      const random = mulberry32(33);
+      const killed: number[] = [];
+      const killer = (async () => {
+        // Three kills, each after a random number of further /verify requests; a fresh worker replaces each.
+        for (let k = 0; k < 3; k++) {
+          const at = rs().stats().requests.verify + 40 + Math.floor(random() * 80);
+          while (rs().stats().requests.verify < at && rs().stats().requests.verify < 560) await new Promise((r) => setTimeout(r, 20));
+          const victim = Math.floor(random() * workers.length);
+          killed.push(workers[victim].pid!);
+          await sigkill(workers[victim]);
+          workers[victim] = await startWorkerProcess(temporal.env);
+        }
+      })();
+      try {
+        const result = await runCommand(
+          {
+            inputs: d.inputsPath,
+            rollouts: d.rolloutsPath,
+            output: d.output,
+            configs: [d.config],
+            concurrency: 6,
+            batchSize: 20,
+            maxAttempts: 1,
+          },
+          { worker: false, heartbeatTimeoutMs: 4_000 },
+          captureIo(),
+        );
+        expect(result.done).toBe(600);
+        await killer;
+      } finally {
+        await killer.catch(() => undefined);
+        await Promise.all(workers.map(sigkill));
+      }
+      expect(killed).toHaveLength(3);
+      const keys = keysOf(readRows(d.output));
+      expect(keys).toHaveLength(600);
+      expect(new Set(keys).size).toBe(600);
+      // The cap is the run's, not each worker's: lanes are lent by the workflow.
+      expect(rs().stats().peak_verify_in_flight).toBeLessThanOrEqual(6);
+    },
+  );
 
   it('the embedded Temporal server SIGKILLed mid-run and started again: the run completes, every key once', async () => {
     const dir = tempDir();
