@@ -1,9 +1,9 @@
 /**
  * Issue 32 items 5 and 6 through the real `reverify` command (real Temporal dev server, scripted
  * judges): a planted regression (every stored reward is 1; the second judge gives 0 to agent_b's
- * rollouts of tasks 1 and 9, a quarter of its tasks) makes `run --fail-if` and `report --fail-if` exit 6 with the
- * rule's line, a rule that does not hold passes with 0, a bad rule is one line and 1, and
- * `reverify compare` of the two judges' outputs gives the planted difference.
+ * rollouts of tasks 1 and 9, a quarter of its tasks) makes `run --fail-if` and `report --fail-if`
+ * exit 6 with the rule's line, a rule that does not hold passes with 0, a bad rule is one line
+ * and 1, and `reverify compare` of the two judges' outputs gives the planted difference.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
