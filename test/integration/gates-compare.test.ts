@@ -79,13 +79,17 @@ describe('--fail-if', () => {
     expect(lines(strictRun).filter((l) => l.startsWith('Gate '))).toHaveLength(2);
   });
 
-  it('run: exits 0 when no rule holds', async () => {
+  it('run: exits 0 when no rule holds; --json carries the gates in its summary', async () => {
     const r = await runCli(
-      [...runArgs({ ...d, output: lenientOut }), '--server', lenient().flag('mcqa_rs'), '--fail-if', 'all.delta < -0.02'],
+      [...runArgs({ ...d, output: lenientOut }), '--server', lenient().flag('mcqa_rs'), '--json', '--fail-if', 'all.delta < -0.02'],
       temporal.env,
     );
     expect(r.code, r.stderr).toBe(0);
     expect(gateLine(r, 'Gate passed: all.delta(mean/reward) < -0.02 does not hold: ')).toBeDefined();
+    const summary = JSON.parse(r.stdout) as { exitStatus: number; gates: Array<Record<string, unknown>> };
+    expect(summary.gates).toEqual([
+      expect.objectContaining({ rule: 'all.delta(mean/reward) < -0.02', failed: false, compared: 0, value: { estimate: 0, lo: 0, hi: 0 } }),
+    ]);
   });
 
   it('report: exits 6 with the line of each rule that holds (task-clustered interval), 0 when none holds', async () => {
