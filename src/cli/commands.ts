@@ -106,7 +106,13 @@ export function addRunViews(program: Command): void {
     .option('--html <path>', 'where to write the HTML report (default <stem>_report.html next to the output)')
     .option('--json', 'also print the numbers as one JSON object on stdout')
     .option('--rollouts <path>', "the old verdicts, when the Temporal server no longer has the run (default: the run's --rollouts)")
-    .action(async (o: { output: string; html?: string; json?: boolean; rollouts?: string }) => {
+    .option(
+      '--fail-if <rule>',
+      "a gate for CI (repeatable): exit 6 with the rule's line when it holds, e.g. 'all.delta(mean/reward) < -0.02' (docs/usage.md, \"Gates for CI\")",
+      collect,
+      [],
+    )
+    .action(async (o: { output: string; html?: string; json?: boolean; rollouts?: string; failIf: string[] }) => {
       installRuntime(false);
       await (
         await import('./report-command.js')
@@ -158,6 +164,28 @@ export function addFileCommands(program: Command): void {
         merge: o.merge,
         overwrite: o.overwrite ?? false,
       });
+    });
+
+  program
+    .command('compare')
+    .description(
+      'compare outputs re-scored from the same rollouts (e.g. two judges), pairwise: paired deltas per agent with task-clustered intervals, flips, agreement (needs no Temporal server)',
+    )
+    .argument(
+      '<outputs...>',
+      'two or more main outputs (JSONL) of runs on the same --rollouts; each pair is compared as B − A in the order given',
+    )
+    .option('--json', 'print the comparison as one JSON object on stdout')
+    .option('--confidence <p>', 'level of the intervals', float('--confidence'), 0.95)
+    .action(async (outputs: string[], o: { json?: boolean; confidence: number }) => {
+      await (
+        await import('./compare-command.js')
+      ).compareCommand(
+        outputs,
+        { json: o.json === true, confidence: o.confidence },
+        (l) => console.log(l),
+        (l) => console.error(l),
+      );
     });
 
   program

@@ -5,6 +5,7 @@ import { USER_FAILURE_TYPES } from '../contract/failure-types.js';
 import { redactUserinfo } from '../contract/secrets.js';
 import { DiskWriteError } from '../io/write-errors.js';
 import { TemporalUnreachable, unreachableReason } from '../temporal/server-unreachable.js';
+import { GateFailedError } from './gate-ending.js';
 import { isCancelledRun, MetricsMissingError, RunCancelledError } from './run-endings.js';
 import { UploadFailedError } from './upload-command.js';
 
@@ -13,7 +14,7 @@ import { UploadFailedError } from './upload-command.js';
  * 2 run failed (also when the rows are complete but the aggregate metrics cannot be computed),
  * 3 the run completed but rollouts are still missing from the score (from its coverage: neither
  * scored, nor omitted, nor failed terminally; `exitStatusOf` in end-summary.ts), 4 the run was cancelled (`reverify cancel`), 5 the
- * Temporal server cannot be reached (the run, if any, is intact).
+ * Temporal server cannot be reached (the run, if any, is intact), 6 a `--fail-if` gate failed (gate-ending.ts).
  */
 export const EXIT_OK = 0;
 export const EXIT_USER_ERROR = 1;
@@ -23,6 +24,8 @@ export const EXIT_ROLLOUTS_MISSING = 3;
 export const EXIT_CANCELLED = 4;
 /** The Temporal server cannot be reached or was lost mid-run: nothing is lost, run the command again when it is back. */
 export const EXIT_TEMPORAL_UNREACHABLE = 5;
+/** A `--fail-if` rule of `run` or `report` holds, or cannot be evaluated (gate-ending.ts): the CI gate fails. */
+export const EXIT_GATE_FAILED = 6;
 
 /** The innermost Temporal failure message of an error chain, with its type. */
 export function rootFailure(err: unknown): { message: string; type?: string } {
@@ -52,6 +55,7 @@ function classifyFailure(err: unknown): { line: string; code: number } {
   }
   if (err instanceof MetricsMissingError) return { line: err.message, code: EXIT_RUN_FAILED };
   if (err instanceof UploadFailedError) return { line: `Error: ${err.message}`, code: EXIT_RUN_FAILED };
+  if (err instanceof GateFailedError) return { line: err.message, code: EXIT_GATE_FAILED };
   if (err instanceof RunCancelledError) return { line: err.message, code: EXIT_CANCELLED };
   if (isCancelledRun(err))
     return { line: 'Cancelled: the run was cancelled. To continue, run the same command with --resume.', code: EXIT_CANCELLED };

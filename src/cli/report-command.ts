@@ -21,7 +21,12 @@ import { reportData, type ReportData } from '../report/report-data.js';
 import { reportHtmlPath } from '../contract/file-names.js';
 import { keyMetricsOf, runFiles, specAndResult, type RunFiles } from '../report/run-files.js';
 import { sidecarClasses } from '../report/sidecar-classes.js';
-import { joinVerdicts } from '../report/verdict-join.js';
+import { joinVerdicts, type VerdictJoin } from '../report/verdict-join.js';
+import { reportGateLookup } from '../report/gate-numbers.js';
+import { REPORT_CONFIDENCE } from '../report/paired-stats.js';
+import type { GateOutcome } from '../stats/gate-check.js';
+import type { GateRule } from '../stats/gate-rules.js';
+import { enforceGates, gateOutcomes, gateRulesOf } from './gate-ending.js';
 import { readHistory } from './history-events.js';
 import { refuseAliases, type ReadFile } from '../run-checks/input-aliases.js';
 
@@ -31,6 +36,8 @@ export interface ReportOptions {
   json?: boolean;
   /** The old verdicts, when neither the history nor an earlier report names the run's --rollouts. */
   rollouts?: string;
+  /** `--fail-if` rules (src/stats/gate-rules.ts), checked on the report's task-clustered statistics. */
+  failIf?: string[];
 }
 
 /** A connection to reuse (`reverify run` has one), or none: the report connects itself. */
@@ -121,13 +128,18 @@ async function refuseReportAliases(html: string, files: RunFiles, opts: ReportOp
 
 /** The report's numbers for the run writing `output`. */
 export async function buildReport(opts: ReportOptions, temporal?: ReportTemporal): Promise<ReportData> {
+  return (await reportAndJoin(opts, temporal)).data;
+}
+
+/** The report's numbers and the verdict join they come from (the gates read its paired rows). */
+async function reportAndJoin(opts: ReportOptions, temporal?: ReportTemporal): Promise<{ data: ReportData; join: VerdictJoin }> {
   const output = resolve(opts.output);
   const workflowId = workflowIdForOutput(output);
   const history = await historyOf(workflowId, temporal);
   const files = runFiles(output, history.history ?? { spec: null, result: null }, opts.rollouts && resolve(opts.rollouts));
   await refuseReportAliases(htmlPathOf(opts, files.output), files, opts);
   const join = await joinVerdicts(files, tmpdir());
-  return reportData({
+  const data = reportData({
     join,
     keyMetrics: keyMetricsOf(files.metrics),
     paths: files,
@@ -137,14 +149,18 @@ export async function buildReport(opts: ReportOptions, temporal?: ReportTemporal
     sidecar: await sidecarClasses(files.sidecar),
     timeline: history.history ? historyTimeline(history.history.batches) : null,
   });
+  return { data, join };
 }
 
 /** Builds the report, writes its HTML (atomically), and returns where. */
-export async function writeReport(opts: ReportOptions, temporal?: ReportTemporal): Promise<{ data: ReportData; html: string }> {
-  const data = await buildReport(opts, temporal);
+export async function writeReport(
+  opts: ReportOptions,
+  temporal?: ReportTemporal,
+): Promise<{ data: ReportData; html: string; join: VerdictJoin }> {
+  const { data, join } = await reportAndJoin(opts, temporal);
   const html = htmlPathOf(opts, data.output);
   await writeFileAtomic(html, reportHtml(data));
-  return { data, html };
+  return { data, html, join };
 }
 
 /** The old keys missing from the main output, listed (the first MISSING_LISTED_MAX) and counted. */
@@ -165,8 +181,18 @@ export function throughputLines(data: ReportData): string[] {
   return [`Throughput: ${each.join('; ')}`];
 }
 
+/** `report --fail-if`: the rules on the report's task-clustered statistics (src/report/gate-numbers.ts). */
+function reportGates(rules: GateRule[], join: VerdictJoin): GateOutcome[] {
+  if (rules.length === 0) return [];
+  const agents = join.agents.map((a) => a.agent);
+  return gateOutcomes(rules, reportGateLookup(join, REPORT_CONFIDENCE), agents, 'the output');
+}
+
 export async function reportCommand(opts: ReportOptions, out: (line: string) => void, err: (line: string) => void): Promise<void> {
-  const { data, html } = await writeReport(opts);
+  // A bad rule is said before anything is read (exit 1).
+  const rules = gateRulesOf(opts.failIf);
+  const { data, html, join } = await writeReport(opts);
+  const gates = reportGates(rules, join);
   const t = data.totals;
   const lines = [
     `Report: ${html}`,
@@ -177,6 +203,8 @@ export async function reportCommand(opts: ReportOptions, out: (line: string) => 
   ];
   if (opts.json) {
     lines.forEach(err);
-    out(JSON.stringify(data));
+    out(JSON.stringify(gates.length > 0 ? { ...data, gates } : data));
   } else lines.forEach(out);
+  // A rule that holds ends the command with its line (exit 6).
+  enforceGates(gates, opts.json ? err : out);
 }

@@ -12,6 +12,7 @@ import { uploadConfigOf, wandbIncomplete, type UploadConfig } from '../upload/up
 import { attemptCap, buildRun } from './build-spec.js';
 import { endSummary, incompleteLines } from './end-summary.js';
 import { followRun, type Followed } from './follow-run.js';
+import { enforceGates, runGates } from './gate-ending.js';
 import { writeHistoryAfterFailure, writeHistoryBeside } from './history-file.js';
 import { createInProcessWorker, type InProcessWorker, type ReadyWorker } from './in-process-worker.js';
 import { onInterrupt } from './interrupt.js';
@@ -204,10 +205,15 @@ async function endOfRun(followed: Followed, e: RunEnd): Promise<RunResult> {
   trace('report written');
   const result = followed.result;
   for (const line of incompleteLines(result, e.spec.maxAttempts ?? 1, e.spec.atif !== undefined)) e.io.out(line);
-  if (e.proc.json) e.stdio.out(JSON.stringify(endSummary(result, e.workflowId, e.ui)));
+  const gates = runGates(opts.failIf, result.estimate);
+  if (e.proc.json) e.stdio.out(JSON.stringify({ ...endSummary(result, e.workflowId, e.ui), ...(gates.length > 0 ? { gates } : {}) }));
   // The rows are complete, the metrics are not: one line with the reason and the command that computes them (exit 2).
-  if (result.aggregationError)
+  if (result.aggregationError) {
+    for (const g of gates) e.io.out(g.line);
     throw new MetricsMissingError(result, aggregateCommandLine(result.outputs.output, opts.configs, opts.servers));
+  }
+  // A gate that fails ends the command with its lines (exit 6, before 3).
+  enforceGates(gates, e.io.out);
   return result;
 }
 

@@ -147,6 +147,14 @@ export const RUN_FLAG_LIST: readonly RunFlag[] = [
     shownDefault: String(DEFAULT_CONFIDENCE),
   },
   {
+    usage: '--fail-if RULE',
+    key: 'failIf',
+    kind: 'list',
+    meaning:
+      "a gate for CI (repeatable): at the end, exit with status 6 and a line naming the rule, the estimate and its interval when the rule holds on the run's final estimate, e.g. `--fail-if 'all.delta(mean/reward) < -0.02'` (see \"Gates for CI\" in docs/usage.md)",
+    shownDefault: '',
+  },
+  {
     usage: '--extend-attempts N',
     key: 'extendAttempts',
     kind: 'int',

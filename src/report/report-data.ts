@@ -93,7 +93,7 @@ export interface ReportData {
 
 const pass = (r: number) => r >= PASS_THRESHOLD;
 
-function passTableOf(olds: Float64Array, news: Float64Array): PassTable {
+export function passTableOf(olds: Float64Array, news: Float64Array): PassTable {
   const t = { pp: 0, pf: 0, fp: 0, ff: 0 };
   for (let i = 0; i < olds.length; i++) t[`${pass(olds[i]) ? 'p' : 'f'}${pass(news[i]) ? 'p' : 'f'}` as keyof PassTable]++;
   return t;

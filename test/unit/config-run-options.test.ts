@@ -100,7 +100,22 @@ describe('run options: defaults and other fields', () => {
       requestTimeoutMs: 600_000,
       batchSize: 1000,
       confidence: 0.95,
+      failIf: [],
     });
+  });
+
+  it('--fail-if: each rule parsed before the run, and only where the run keeps a live estimate', () => {
+    expect(parseRunOptions({ ...base, failIf: ['all.delta < -0.02', 'a.new.lower > 0.5'] }).failIf).toHaveLength(2);
+    expect(problem({ ...base, failIf: ['all.delta < -0.02', 'all.dleta < 0'] })).toBe(
+      `--fail-if 'all.dleta < 0': 'dleta' is not a statistic: use delta, new, old, flips(0->1) or flips(1->0); e.g. --fail-if 'all.delta(mean/reward) < -0.02' (docs/usage.md, "Gates for CI")`,
+    );
+    const atif = { inputs: 'in.jsonl', output: 'out.jsonl', inputFormat: 'atif', atifManifest: 'm.jsonl' };
+    expect(problem({ ...atif, failIf: ['all.delta < 0'] })).toMatch(
+      /^--fail-if is checked on the run's live estimate, which a run with --input-format atif does not keep/,
+    );
+    expect(problem({ ...base, judgeFailedOnly: true, failIf: ['all.delta < 0'] })).toMatch(
+      /a run with --judge-failed-only does not keep: .*reverify report -o OUT --fail-if RULE/,
+    );
   });
 
   it('--order: random or file, a seed of 0 to 2^31 − 1, and not random with ATIF input', () => {

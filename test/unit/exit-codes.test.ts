@@ -13,6 +13,7 @@ import { exitStatusOf, incompleteLines } from '../../src/cli/end-summary.js';
 import {
   describeFailure,
   EXIT_CANCELLED,
+  EXIT_GATE_FAILED,
   EXIT_OK,
   EXIT_ROLLOUTS_MISSING,
   EXIT_RUN_FAILED,
@@ -22,6 +23,9 @@ import type { Coverage } from '../../src/contract/coverage.js';
 import { MetricsMissingError, RunCancelledError } from '../../src/cli/run-endings.js';
 import type { RunResult } from '../../src/contract/run-spec.js';
 import { ConfigError, InputError } from '../../src/contract/errors.js';
+import { enforceGates, GateFailedError } from '../../src/cli/gate-ending.js';
+import { checkGates } from '../../src/stats/gate-check.js';
+import { parseGateRules } from '../../src/stats/gate-rules.js';
 
 /** The chain the client sees when an activity fails the workflow. */
 function viaActivity(inner: Error, activityType = 'planRun'): WorkflowFailedError {
@@ -32,6 +36,36 @@ function viaActivity(inner: Error, activityType = 'planRun'): WorkflowFailedErro
 describe('exit statuses', () => {
   it('0 ok, 1 user error, 2 run failed (also: rows complete but metrics missing), 4 cancelled', () => {
     expect([EXIT_OK, EXIT_USER_ERROR, EXIT_RUN_FAILED, EXIT_CANCELLED]).toEqual([0, 1, 2, 4]);
+  });
+});
+
+describe('a failed --fail-if gate', () => {
+  it('ends with status 6 and the lines of the rules that hold; those that pass go with the other lines', () => {
+    expect(EXIT_GATE_FAILED).toBe(6);
+    const rules = parseGateRules(['all.delta < -0.02', 'all.delta.upper < -0.1', 'a.delta < 0']);
+    const outcomes = checkGates(rules, (scope) => ({ value: { estimate: -0.05, lo: -0.08, hi: -0.02 }, basis: scope }));
+    const said: string[] = [];
+    let thrown: unknown;
+    try {
+      enforceGates(outcomes, (l) => said.push(l));
+    } catch (err) {
+      thrown = err;
+    }
+    expect(thrown).toBeInstanceOf(GateFailedError);
+    expect(said).toEqual([outcomes[1].line]);
+    const { line, code } = describeFailure(thrown);
+    expect(code).toBe(6);
+    expect(line.split('\n')).toEqual([outcomes[0].line, outcomes[2].line]);
+    expect(line).toMatch(
+      /^Gate failed: all\.delta\(mean\/reward\) < -0\.02 holds: delta\(mean\/reward\) of all agents −0\.0500 \[−0\.0800, −0\.0200\] \(all\)\n/,
+    );
+  });
+
+  it('passes quietly when no rule holds', () => {
+    const outcomes = checkGates(parseGateRules(['all.new > 0.9']), () => ({ value: { estimate: 0.5, lo: 0.4, hi: 0.6 }, basis: 'b' }));
+    const said: string[] = [];
+    expect(enforceGates(outcomes, (l) => said.push(l))).toBe(outcomes);
+    expect(said).toHaveLength(1);
   });
 });
 
