@@ -108,7 +108,7 @@ export function addRunViews(program: Command): void {
     .option('--rollouts <path>', "the old verdicts, when the Temporal server no longer has the run (default: the run's --rollouts)")
     .option(
       '--fail-if <rule>',
-      "a gate for CI (repeatable): exit 6 with the rule's line when it holds, e.g. 'all.delta(mean/reward) < -0.02' (docs/usage.md, \"Gates for CI\")",
+      "a gate for CI (repeatable): exit 5 with the rule's line when it holds, e.g. 'all.delta(mean/reward) < -0.02' (docs/usage.md, \"Gates for CI\")",
       collect,
       [],
     )

@@ -13,8 +13,8 @@ import { UploadFailedError } from './upload-command.js';
  * Exit statuses: 0 success (every rollout scored, or its failure terminal), 1 user/config error,
  * 2 run failed (also when the rows are complete but the aggregate metrics cannot be computed),
  * 3 the run completed but rollouts are still missing from the score (from its coverage: neither
- * scored, nor omitted, nor failed terminally; `exitStatusOf` in end-summary.ts), 4 the run was cancelled (`reverify cancel`), 5 the
- * Temporal server cannot be reached (the run, if any, is intact), 6 a `--fail-if` gate failed (gate-ending.ts).
+ * scored, nor omitted, nor failed terminally; `exitStatusOf` in end-summary.ts), 4 the run was cancelled (`reverify cancel`), 5 a
+ * `--fail-if` gate failed (gate-ending.ts), 6 the Temporal server cannot be reached (the run, if any, is intact).
  */
 export const EXIT_OK = 0;
 export const EXIT_USER_ERROR = 1;
@@ -23,9 +23,9 @@ export const EXIT_RUN_FAILED = 2;
 export const EXIT_ROLLOUTS_MISSING = 3;
 export const EXIT_CANCELLED = 4;
 /** The Temporal server cannot be reached or was lost mid-run: nothing is lost, run the command again when it is back. */
-export const EXIT_TEMPORAL_UNREACHABLE = 5;
+export const EXIT_TEMPORAL_UNREACHABLE = 6;
 /** A `--fail-if` rule of `run` or `report` holds, or cannot be evaluated (gate-ending.ts): the CI gate fails. */
-export const EXIT_GATE_FAILED = 6;
+export const EXIT_GATE_FAILED = 5;
 
 /** The innermost Temporal failure message of an error chain, with its type. */
 export function rootFailure(err: unknown): { message: string; type?: string } {

@@ -1,7 +1,7 @@
 /**
  * How a command ends on its `--fail-if` gates (src/stats/gate-rules.ts): the lines of the rules
  * that pass go with the command's other lines; those that fail are the error the command ends with
- * (exit status 6, `EXIT_GATE_FAILED`), one line each naming the rule, the estimate and its interval.
+ * (exit status 5, `EXIT_GATE_FAILED`), one line each naming the rule, the estimate and its interval.
  */
 import { ConfigError } from '../contract/errors.js';
 import type { RunEstimateView } from '../contract/estimate-view.js';
@@ -45,7 +45,7 @@ export function refuseUnknownAgents(rules: readonly GateRule[], agents: readonly
 
 /**
  * Checks the rules on the lookup's numbers: the passing lines go to `out`; when any rule fails,
- * throws `GateFailedError` (the failing lines, exit 6). Returns the outcomes (for `--json`).
+ * throws `GateFailedError` (the failing lines, exit 5). Returns the outcomes (for `--json`).
  */
 export function enforceGates(outcomes: GateOutcome[], out: (line: string) => void): GateOutcome[] {
   for (const o of outcomes) if (!o.failed) out(o.line);

@@ -205,6 +205,6 @@ export async function reportCommand(opts: ReportOptions, out: (line: string) => 
     lines.forEach(err);
     out(JSON.stringify(gates.length > 0 ? { ...data, gates } : data));
   } else lines.forEach(out);
-  // A rule that holds ends the command with its line (exit 6).
+  // A rule that holds ends the command with its line (exit 5).
   enforceGates(gates, opts.json ? err : out);
 }

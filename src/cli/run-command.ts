@@ -212,7 +212,7 @@ async function endOfRun(followed: Followed, e: RunEnd): Promise<RunResult> {
     for (const g of gates) e.io.out(g.line);
     throw new MetricsMissingError(result, aggregateCommandLine(result.outputs.output, opts.configs, opts.servers));
   }
-  // A gate that fails ends the command with its lines (exit 6, before 3).
+  // A gate that fails ends the command with its lines (exit 5, before 3).
   enforceGates(gates, e.io.out);
   return result;
 }

@@ -151,7 +151,7 @@ export const RUN_FLAG_LIST: readonly RunFlag[] = [
     key: 'failIf',
     kind: 'list',
     meaning:
-      "a gate for CI (repeatable): at the end, exit with status 6 and a line naming the rule, the estimate and its interval when the rule holds on the run's final estimate, e.g. `--fail-if 'all.delta(mean/reward) < -0.02'` (see \"Gates for CI\" in docs/usage.md)",
+      "a gate for CI (repeatable): at the end, exit with status 5 and a line naming the rule, the estimate and its interval when the rule holds on the run's final estimate, e.g. `--fail-if 'all.delta(mean/reward) < -0.02'` (see \"Gates for CI\" in docs/usage.md)",
     shownDefault: '',
   },
   {

@@ -2,7 +2,7 @@
  * Issue 32 items 5 and 6 through the real `reverify` command (real Temporal dev server, scripted
  * judges): a planted regression (every stored reward is 1; the second judge gives 0 to agent_b's
  * rollouts of tasks 1 and 9, a quarter of its tasks) makes `run --fail-if` and `report --fail-if`
- * exit 6 with the rule's line, a rule that does not hold passes with 0, a bad rule is one line
+ * exit 5 with the rule's line, a rule that does not hold passes with 0, a bad rule is one line
  * and 1, and `reverify compare` of the two judges' outputs gives the planted difference.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -63,8 +63,8 @@ beforeAll(async () => {
 const gateLine = (r: CliOutcome, prefix: string) => lines(r).find((l) => l.startsWith(prefix));
 
 describe('--fail-if', () => {
-  it('run: exits 6 at the end of the run, with the line of the rule that holds on its final estimate', () => {
-    expect(strictRun.code, strictRun.stderr).toBe(6);
+  it('run: exits 5 at the end of the run, with the line of the rule that holds on its final estimate', () => {
+    expect(strictRun.code, strictRun.stderr).toBe(5);
     // The run itself completed: its summary and report are written.
     expect(strictRun.stdout).toMatch(/^Report: /m);
     expect(gateLine(strictRun, 'Gate failed: ')).toMatch(
@@ -92,12 +92,12 @@ describe('--fail-if', () => {
     ]);
   });
 
-  it('report: exits 6 with the line of each rule that holds (task-clustered interval), 0 when none holds', async () => {
+  it('report: exits 5 with the line of each rule that holds (task-clustered interval), 0 when none holds', async () => {
     const failed = await runCli(
       ['report', '-o', d.output, '--fail-if', 'all.delta(mean/reward) < -0.02', '--fail-if', 'agent_b.flips(1->0) > 0.1'],
       temporal.env,
     );
-    expect(failed.code, failed.stderr).toBe(6);
+    expect(failed.code, failed.stderr).toBe(5);
     const all = gateLine(failed, 'Gate failed: all.delta(mean/reward) < -0.02 holds: ');
     const m = /of all agents (\S+) \[(\S+), (\S+)\] \(95% task-clustered interval, (\d+) paired rows in (\d+) tasks\)$/.exec(all ?? '');
     expect(m, all).not.toBeNull();

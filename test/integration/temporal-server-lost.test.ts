@@ -1,6 +1,6 @@
 /**
  * The Temporal server dies while `reverify run` follows a run: the command says the run is intact
- * and how to continue (exit status 5), not "the run failed". A real `temporal server start-dev` of
+ * and how to continue (exit status 6), not "the run failed". A real `temporal server start-dev` of
  * this test's own (it is killed), the CLI as a subprocess, the reference server made slow so the run
  * is still going when the server dies.
  */
@@ -23,7 +23,7 @@ afterAll(async () => {
 });
 
 describe('the Temporal server dies during a run', () => {
-  it('the command says the run is intact and to run it again when the server is back; exit 5', async () => {
+  it('the command says the run is intact and to run it again when the server is back; exit 6', async () => {
     const server = await ensureDevServer({ stateDir: join(dir, 'state'), port: 0, uiPort: 0, readyTimeoutMs: 60_000 });
     const d = await sampleRun(dir, rs().port, { tasks: 40, repeats: 2 });
     const child = spawn(process.execPath, [reverifyBin, ...runArgs(d), '--concurrency', '2'], {

@@ -40,8 +40,8 @@ describe('exit statuses', () => {
 });
 
 describe('a failed --fail-if gate', () => {
-  it('ends with status 6 and the lines of the rules that hold; those that pass go with the other lines', () => {
-    expect(EXIT_GATE_FAILED).toBe(6);
+  it('ends with status 5 and the lines of the rules that hold; those that pass go with the other lines', () => {
+    expect(EXIT_GATE_FAILED).toBe(5);
     const rules = parseGateRules(['all.delta < -0.02', 'all.delta.upper < -0.1', 'a.delta < 0']);
     const outcomes = checkGates(rules, (scope) => ({ value: { estimate: -0.05, lo: -0.08, hi: -0.02 }, basis: scope }));
     const said: string[] = [];
@@ -54,7 +54,7 @@ describe('a failed --fail-if gate', () => {
     expect(thrown).toBeInstanceOf(GateFailedError);
     expect(said).toEqual([outcomes[1].line]);
     const { line, code } = describeFailure(thrown);
-    expect(code).toBe(6);
+    expect(code).toBe(5);
     expect(line.split('\n')).toEqual([outcomes[0].line, outcomes[2].line]);
     expect(line).toMatch(
       /^Gate failed: all\.delta\(mean\/reward\) < -0\.02 holds: delta\(mean\/reward\) of all agents −0\.0500 \[−0\.0800, −0\.0200\] \(all\)\n/,
