@@ -11,6 +11,7 @@ import { dropPlansAhead } from '../temporal/worker.js';
 import { uploadConfigOf, wandbIncomplete, type UploadConfig } from '../upload/upload-config.js';
 import { attemptCap, buildRun } from './build-spec.js';
 import { endSummary, incompleteLines } from './end-summary.js';
+import { stoppedEarlyLines } from './stopped-early.js';
 import { followRun, type Followed } from './follow-run.js';
 import { writeHistoryAfterFailure, writeHistoryBeside } from './history-file.js';
 import { createInProcessWorker, type InProcessWorker, type ReadyWorker } from './in-process-worker.js';
@@ -203,6 +204,7 @@ async function endOfRun(followed: Followed, e: RunEnd): Promise<RunResult> {
   printSummary(followed, e.ui, e.io, await report, await wandb);
   trace('report written');
   const result = followed.result;
+  for (const line of stoppedEarlyLines(result)) e.io.out(line);
   for (const line of incompleteLines(result, e.spec.maxAttempts ?? 1, e.spec.atif !== undefined)) e.io.out(line);
   if (e.proc.json) e.stdio.out(JSON.stringify(endSummary(result, e.workflowId, e.ui)));
   // The rows are complete, the metrics are not: one line with the reason and the command that computes them (exit 2).

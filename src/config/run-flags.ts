@@ -53,7 +53,7 @@ export const RUN_FLAG_LIST: readonly RunFlag[] = [
     usage: '--seed N',
     key: 'orderSeed',
     kind: 'int',
-    meaning: "the seed of `--order random`, printed at start and saved in the run's plan summary",
+    meaning: "the seed of `--order random`, printed at start and saved with the run (its coverage file): `--resume` reuses it unless given",
     shownDefault: 'drawn at random',
   },
   {
@@ -145,6 +145,14 @@ export const RUN_FLAG_LIST: readonly RunFlag[] = [
     meaning:
       "level of the live estimate's intervals (old and new mean, delta new − old, flips, per agent: progress line, `reverify status`; see docs/statistics.md), between 0 and 1",
     shownDefault: String(DEFAULT_CONFIDENCE),
+  },
+  {
+    usage: '--stop-when RULE',
+    key: 'stopWhen',
+    kind: 'list',
+    meaning:
+      'end the first pass early when RULE holds (repeatable; the first to hold wins): `delta-excludes-zero` or `width<X` (the live interval of new − old over all agents; needs `--order random`), `rows>=N`, `requests>=N`; batches in flight finish, rows never started are listed in `<stem>_unstarted.jsonl`, `--resume` runs them (see "Stopping early" in docs/usage.md)',
+    shownDefault: 'none',
   },
   {
     usage: '--extend-attempts N',

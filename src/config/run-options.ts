@@ -27,6 +27,7 @@ import {
 } from './run-defaults.js';
 import { RUN_FLAG_LIST, RUN_FLAGS } from './run-flags.js';
 import { parseServerFlag } from './routing.js';
+import { stopRulesOf, stopRulesRefusal } from './stop-when.js';
 
 export { RUN_FLAGS } from './run-flags.js';
 
@@ -104,6 +105,7 @@ export const RunOptionsSchema = z
     extendAttempts: count().optional(),
     requestTimeoutMs: count().default(DEFAULT_REQUEST_TIMEOUT_MS),
     batchSize: count().default(DEFAULT_BATCH_SIZE),
+    stopWhen: list().transform(stopRulesOf),
   })
   .superRefine((o, ctx) => {
     for (const s of o.servers) {
@@ -119,6 +121,7 @@ export const RunOptionsSchema = z
     if (refusal !== null) ctx.addIssue({ code: 'custom', path: [], message: refusal });
     else if (o.extendAttempts !== undefined && !o.resume) ctx.addIssue({ code: 'custom', path: [], message: extendNeedsResume() });
     else if (o.order === 'random' && o.inputFormat === 'atif') ctx.addIssue({ code: 'custom', path: [], message: RANDOM_ORDER_NOT_ATIF });
+    else if (stopRulesRefusal(o) !== null) ctx.addIssue({ code: 'custom', path: [], message: stopRulesRefusal(o)! });
   });
 
 const RANDOM_ORDER_NOT_ATIF =

@@ -100,6 +100,7 @@ describe('run options: defaults and other fields', () => {
       requestTimeoutMs: 600_000,
       batchSize: 1000,
       confidence: 0.95,
+      stopWhen: [],
     });
   });
 
