@@ -53,7 +53,7 @@ export const RUN_FLAG_LIST: readonly RunFlag[] = [
     usage: '--seed N',
     key: 'orderSeed',
     kind: 'int',
-    meaning: "the seed of `--order random`, printed at start and saved with the run (its coverage file): `--resume` reuses it unless given",
+    meaning: 'the seed of `--order random`, printed at start and saved with the run (its coverage file): `--resume` reuses it unless given',
     shownDefault: 'drawn at random',
   },
   {

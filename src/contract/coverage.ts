@@ -276,7 +276,9 @@ export function coverageBlock(cov: Coverage, path: string, live = false): string
     `  ${cov.attempts} attempts, ${cov.counted_failures} counted failures; ${cov.attempts_exhausted} at the attempt cap, ${cov.retryable} retryable; ` +
       `attempt cap ${cov.attempt_cap} (${cov.max_rollout_attempts} saved + ${cov.attempt_extension} extension)`,
     `  ${completeText(cov, pct, live)}; ${cov.outcomes_recorded} outcome row(s) recorded by this run`,
-    ...(cov.stopped_early ? [`  ${stoppedEarlyText(cov.stopped_early)} (--stop-when); the rollouts never started: --resume without --stop-when verifies them`] : []),
+    ...(cov.stopped_early
+      ? [`  ${stoppedEarlyText(cov.stopped_early)} (--stop-when); the rollouts never started: --resume without --stop-when verifies them`]
+      : []),
   ];
 }
 

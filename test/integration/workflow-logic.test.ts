@@ -968,7 +968,9 @@ describe('workflow logic with stub activities', () => {
     expect(allCommitted(rec.commits)).toEqual(launched);
     expectLengthsThreaded(rec.commits);
     let rows = 0;
-    const firedAt = committedBatches(rec.commits).map((c) => (rows += 5 * c.length)).find((n) => n >= 10);
+    const firedAt = committedBatches(rec.commits)
+      .map((c) => (rows += 5 * c.length))
+      .find((n) => n >= 10);
     expect(result.stoppedEarly).toEqual({ rule: 'rows>=10', rows: firedAt, planned: 40 });
     expect(result.done).toBe(5 * launched.length);
     expect(rec.unstarted.map((u) => u.reason)).toEqual([`stopped early: rows>=10 at ${firedAt} of 40 rows`]);
