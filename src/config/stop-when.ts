@@ -20,16 +20,18 @@ export function stopRulesOf(texts: string[], ctx: z.core.$RefinementCtx<string[]
 }
 
 /**
- * Why these options cannot stop on a rule of the live estimate (null: they can): ATIF inputs and
- * recovery have no old rewards, hence no estimate; in file order the rows done first are not a
- * random sample of the planned tasks, so the interval would not hold (docs/statistics.md).
+ * Why these options cannot stop on these rules (null: they can). An ATIF run cannot be resumed, so
+ * the rollouts a stop leaves could never be verified later. Rules on the live estimate: recovery
+ * has no old rewards, hence no estimate; in file order the rows done first are not a random sample
+ * of the planned tasks, so the interval would not hold (docs/statistics.md).
  */
 export function stopRulesRefusal(o: { stopWhen: StopRule[]; inputFormat: string; judgeFailedOnly: boolean; order: string }): string | null {
+  if (o.stopWhen.length > 0 && o.inputFormat === 'atif')
+    return '--stop-when is not available with --input-format atif: an ATIF run cannot be resumed, so the rollouts it never started could not be verified later; use --limit N instead';
   const rule = o.stopWhen.find(needsEstimate);
   if (rule === undefined) return null;
   const flag = `--stop-when ${stopRuleText(rule)}`;
   const budget = 'use rows>=N or requests>=N';
-  if (o.inputFormat === 'atif') return `${flag} needs the live estimate, which ATIF runs do not have (no old rewards): ${budget}`;
   if (o.judgeFailedOnly)
     return `${flag} needs the live estimate, which recovery (--judge-failed-only) does not have (no old rewards): ${budget}`;
   if (o.order !== 'random')

@@ -73,18 +73,19 @@ describe('--stop-when rules', () => {
     );
   });
 
-  it('refuses a rule on the estimate where there is none (ATIF, recovery) or where it would not hold (file order); budgets run anywhere', () => {
+  it('refuses a rule on the estimate where there is none (recovery) or where it would not hold (file order), and any rule with ATIF', () => {
     const atif = { inputs: 'in.jsonl', output: 'out.jsonl', inputFormat: 'atif', atifManifest: 'm.jsonl' };
-    expect(problem({ ...atif, stopWhen: ['width<0.1'] })).toBe(
-      '--stop-when width<0.1 needs the live estimate, which ATIF runs do not have (no old rewards): use rows>=N or requests>=N',
-    );
+    for (const rule of ['width<0.1', 'requests>=100'])
+      expect(problem({ ...atif, stopWhen: [rule] })).toBe(
+        '--stop-when is not available with --input-format atif: an ATIF run cannot be resumed, so the rollouts it never started could not be verified later; use --limit N instead',
+      );
     expect(problem({ ...base, judgeFailedOnly: true, order: 'random', stopWhen: ['delta-excludes-zero'] })).toMatch(
       /^--stop-when delta-excludes-zero needs the live estimate, which recovery \(--judge-failed-only\) does not have/,
     );
     expect(problem({ ...base, stopWhen: ['rows>=5', 'delta-excludes-zero'] })).toMatch(
       /^--stop-when delta-excludes-zero needs --order random: .*; add --order random$/,
     );
-    expect(parseRunOptions({ ...atif, stopWhen: ['requests>=100'] }).stopWhen).toHaveLength(1);
+    expect(parseRunOptions({ ...atif }).stopWhen).toEqual([]);
     expect(parseRunOptions({ ...base, stopWhen: ['rows>=5'] }).stopWhen).toHaveLength(1);
   });
 });
