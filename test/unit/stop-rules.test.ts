@@ -2,6 +2,9 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/contract/errors.js';
 import { parseRunOptions } from '../../src/config/run-options.js';
+import type { RunSpec } from '../../src/contract/run-spec.js';
+import { detailsOf } from '../../workflows/details.js';
+import { initialState } from '../../workflows/run-state.js';
 import { firstFiring, parseStopRule, ruleHolds, stopRuleText, stoppedEarlyText, type StopFacts } from '../../src/contract/stop-rules.js';
 
 const base = { inputs: 'in.jsonl', rollouts: 'ro.jsonl', output: 'out.jsonl' };
@@ -87,5 +90,13 @@ describe('--stop-when rules', () => {
     );
     expect(parseRunOptions({ ...atif }).stopWhen).toEqual([]);
     expect(parseRunOptions({ ...base, stopWhen: ['rows>=5'] }).stopWhen).toHaveLength(1);
+  });
+
+  it("the Temporal UI's details say where the run stopped", () => {
+    const st = initialState({ concurrency: 2 } as RunSpec);
+    st.phase = 'verify';
+    expect(detailsOf(st)).not.toContain('stopped early');
+    st.stoppedEarly = { rule: 'width<0.05', rows: 300, planned: 1000 };
+    expect(detailsOf(st)).toContain('**Phase:** verify · **stopped early: width<0.05 at 300 of 1000 rows**');
   });
 });
