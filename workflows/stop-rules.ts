@@ -19,10 +19,14 @@ function firstPassRows(st: RunState): number {
   return st.totals.main + st.totals.failed + st.totals.dropped;
 }
 
-/** After a commit of the first pass: notes the first rule that holds (once). */
+/**
+ * After a commit of the first pass: notes the first rule that holds (once), unless every batch has
+ * started already (then it would stop nothing).
+ */
 export function checkStopRules(spec: RunSpec, st: RunState): void {
   const rules = spec.stopWhen ?? [];
   if (rules.length === 0 || st.round !== 0 || st.stoppedEarly || st.plan === null) return;
+  if (st.nextBatch * spec.batchSize >= st.plan.rows) return;
   const delta = st.estimate ? (runEstimateView(st.estimate).all.delta ?? null) : null;
   const rows = firstPassRows(st);
   const rule = firstFiring(rules, { delta, rows, requests: st.requestsUsed });

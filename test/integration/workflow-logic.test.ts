@@ -980,6 +980,13 @@ describe('workflow logic with stub activities', () => {
     expect(progress.messages).toContain(
       `Stopping early: --stop-when rows>=10 holds at ${firedAt} of 40 rows; no new batch starts, the batches in flight finish and are committed`,
     );
+
+    // A rule that holds only once every batch has started stops nothing: the run ends as any other.
+    const late = stubActivities({ rows: 40 });
+    const full = await withRun({ ...spec, stopWhen: [{ kind: 'rows-at-least', rows: 40 }] }, late.activities, finished);
+    expect(allCommitted(late.rec.commits)).toEqual(ranges(40, 5).map((_, b) => b));
+    expect(full.result.stoppedEarly).toBeUndefined();
+    expect(late.rec.unstarted).toEqual([]);
   });
 
   it('--stop-when delta-excludes-zero fires at the first commit whose estimate (fed in plan order) excludes 0; none fires without the rule', async () => {
