@@ -9,6 +9,7 @@ import { quick } from './activity-proxies.js';
 import { adaptLimit } from './adaptive-limit.js';
 import { addCounts, committed, type InFlight, type RunState } from './run-state.js';
 import { feedBatch } from '../src/stats/run-estimate.js';
+import { checkStopRules } from './stop-rules.js';
 
 /** Appends part files to the outputs exactly once and records the new lengths. */
 export async function appendParts(
@@ -71,6 +72,8 @@ export async function commitBatches(spec: RunSpec, st: RunState, batches: BatchR
     st.baselineLatencyMs = limit.baselineLatencyMs;
     if (limit.throttledOnce) st.throttledOnce = true;
   }
+  // `--stop-when`, from the counts just committed (stop-rules.ts).
+  checkStopRules(spec, st);
 }
 
 /**

@@ -25,6 +25,10 @@ function request(spec: RunSpec, st: RunState, state: CoverageContext['state']) {
       not_persisted: st.totals.dropped,
       outcomes_recorded: st.totals.main + st.totals.failed + st.seeded,
       cap: capOfSpec(spec),
+      ...(spec.order === 'random' && spec.orderSeed !== undefined
+        ? { plan_order: { order: 'random' as const, seed: spec.orderSeed } }
+        : {}),
+      ...(st.stoppedEarly ? { stopped_early: st.stoppedEarly } : {}),
     },
   };
 }

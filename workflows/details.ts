@@ -11,6 +11,7 @@ import { runView } from '../src/contract/run-view.js';
 import { requestsShown } from './budget.js';
 import { estimateText } from '../src/contract/estimate-text.js';
 import { runEstimateView } from '../src/stats/run-estimate.js';
+import { stoppedEarlyText } from '../src/contract/stop-rules.js';
 
 /** Sets the phase and shows it. */
 export function enterPhase(st: RunState, phase: Phase): void {
@@ -30,7 +31,8 @@ export function detailsOf(st: RunState, inflight: Map<number, InFlight> = new Ma
   return [
     `**Rows:** ${v.answered}/${v.planned} answered · ${v.scored} scored · ${v.failed} failed (${t.judgeFailed} judge failures, ${t.rejected} rejected) · ` +
       `${v.notPersisted} not persisted · ${v.inFlight} in flight`,
-    `**Phase:** ${st.phase}${round}${st.paused ? ' · **paused**' : ''}${st.budgetPaused ? ' · **paused: request budget spent**' : ''}`,
+    `**Phase:** ${st.phase}${round}${st.paused ? ' · **paused**' : ''}${st.budgetPaused ? ' · **paused: request budget spent**' : ''}` +
+      (st.stoppedEarly ? ` · **${stoppedEarlyText(st.stoppedEarly)}**` : ''),
     `**Batches:** ${st.nextBatch} launched in this round · concurrency ${st.effective}/${st.concurrency} · generation ${st.generation}`,
     ...(st.maxRequests !== null ? [`**/verify requests:** ${requestsShown(st)}`] : []),
     ...(st.estimate

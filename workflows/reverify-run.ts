@@ -18,6 +18,7 @@ import { announce, guard, moveInvalidJudgeRows, openOutputs, plan, planEstimate,
 import { nextRound } from './rejudge.js';
 import { initialState, progressOf, upgradeState, type InFlight, type RunState } from './run-state.js';
 import { verifyRound } from './verify-round.js';
+import { recordStoppedEarly } from './stop-rules.js';
 
 export type { RunState } from './run-state.js';
 
@@ -45,8 +46,10 @@ export async function reverifyRun(spec: RunSpec, carried?: RunState): Promise<Ru
       await planEstimate(spec, st, planned.plan);
       announce(st, planned.plan, planned.messages);
     }
-    do await verifyRound(spec, st, inflight);
-    while (await nextRound(spec, st));
+    do {
+      await verifyRound(spec, st, inflight);
+      await recordStoppedEarly(st);
+    } while (await nextRound(spec, st));
     return await finish(spec, st);
   } catch (err) {
     // Not an end: the next generation goes on (and writes the coverage file when the run ends).

@@ -55,9 +55,9 @@ export class RoundWindow {
     this.operation = st.round > 0 || spec.judgeFailedOnly ? operationPrefix(workflowInfo().firstExecutionRunId, st.round) : undefined;
   }
 
-  /** Batches left to launch: not launched yet, or held. */
+  /** Batches left to launch: not launched yet (none once a `--stop-when` rule fired: stop-rules.ts), or held. */
   private workLeft(): boolean {
-    return this.st.nextBatch < this.batches || this.st.held.length > 0;
+    return (!this.st.stoppedEarly && this.st.nextBatch < this.batches) || this.st.held.length > 0;
   }
 
   /** The round goes on while work is left, in flight, or waiting for its commit. */

@@ -15,6 +15,7 @@ import type {
 } from '../src/contract/run-spec.js';
 import { addRows, NO_ROWS, type RowCounts } from '../src/contract/run-view.js';
 import { runEstimateView, type RunEstimate } from '../src/stats/run-estimate.js';
+import type { StoppedEarly } from '../src/contract/stop-rules.js';
 
 /** A batch activity in flight: its rows and the `/verify` slots it holds. */
 export interface InFlight {
@@ -84,6 +85,8 @@ export interface RunState {
   coverageOpened: boolean;
   /** The live paired estimate of the first round (src/stats/run-estimate.ts; null: none, `--confidence` absent, ATIF, recovery). */
   estimate: RunEstimate | null;
+  /** A `--stop-when` rule fired (workflows/stop-rules.ts): no new first-pass batch starts (absent or null: none). */
+  stoppedEarly?: StoppedEarly | null;
   /** When the re-judgment timer fires (workflow time, epoch ms); set only while it runs (query-only). */
   rejudgeAt?: number | null;
   /**

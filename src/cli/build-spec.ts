@@ -164,6 +164,7 @@ export async function buildRun(opts: RunOptions, extra: SpecExtras): Promise<{ s
     batchSize: opts.batchSize,
     ...(opts.maxRequests !== undefined ? { maxRequests: opts.maxRequests } : {}),
     confidence: opts.confidence,
+    ...(opts.stopWhen.length > 0 ? { stopWhen: opts.stopWhen } : {}),
     requestTimeoutMs: opts.requestTimeoutMs,
     heartbeatTimeoutMs: extra.heartbeatTimeoutMs,
     resume: opts.resume,

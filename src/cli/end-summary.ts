@@ -5,7 +5,9 @@
 import { missingFromScore, type Coverage, type MissingFromScore } from '../contract/coverage.js';
 import type { AgentRollouts, RunResult } from '../contract/run-spec.js';
 import type { RunEstimateView } from '../contract/estimate-view.js';
+import type { StoppedEarly } from '../contract/stop-rules.js';
 import { EXIT_OK, EXIT_ROLLOUTS_MISSING, EXIT_RUN_FAILED } from './exit-codes.js';
+import { leftByStop } from './stopped-early.js';
 
 /** One line per agent: rollouts planned, scored, in the sidecar, not persisted, still missing. */
 export function perAgentLines(result: RunResult): string[] {
@@ -31,13 +33,14 @@ export function missingAtEnd(result: RunResult): MissingFromScore | null {
 /**
  * The run's exit status once its rows are complete: 2 when the aggregate metrics could not be
  * computed; 3 when rollouts are still missing from the score (neither scored, nor omitted, nor
- * failed terminally: `missingFromScore`); else 0. A run of an earlier version (no coverage): 3 when
+ * failed terminally: `missingFromScore`), the rollouts a `--stop-when` rule left never started
+ * excepted (a clean early stop is 0); else 0. A run of an earlier version (no coverage): 3 when
  * judge failures were left at the attempt cap.
  */
 export function exitStatusOf(result: RunResult): number {
   if (result.aggregationError) return EXIT_RUN_FAILED;
   const missing = missingAtEnd(result);
-  const n = missing ? missing.resumable + missing.atCap : (result.missingAfterCap ?? 0);
+  const n = missing ? missing.resumable - leftByStop(result) + missing.atCap : (result.missingAfterCap ?? 0);
   return n > 0 ? EXIT_ROLLOUTS_MISSING : EXIT_OK;
 }
 
@@ -47,7 +50,9 @@ export function exitStatusOf(result: RunResult): number {
  * cap; an ATIF run cannot be resumed, so it is run again with `--overwrite`.
  */
 export function incompleteLines(result: RunResult, maxAttempts: number, atif = false): string[] {
-  const missing = missingAtEnd(result) ?? { resumable: 0, atCap: result.missingAfterCap ?? 0 };
+  const all = missingAtEnd(result) ?? { resumable: 0, atCap: result.missingAfterCap ?? 0 };
+  // The rollouts a stop rule left are said by the `Stopped early:` line (stopped-early.ts).
+  const missing = { ...all, resumable: all.resumable - leftByStop(result) };
   const sidecar = result.outputs.sidecar;
   if (atif && missing.resumable + missing.atCap > 0)
     return [
@@ -73,7 +78,7 @@ export function incompleteLines(result: RunResult, maxAttempts: number, atif = f
 /** The end of a run as one JSON object (`reverify run --json`). */
 export interface EndSummary {
   exitStatus: number;
-  outcome: 'complete' | 'rollouts-missing' | 'metrics-missing';
+  outcome: 'complete' | 'stopped-early' | 'rollouts-missing' | 'metrics-missing';
   workflowId: string;
   uiUrl: string | null;
   output: string;
@@ -99,13 +104,15 @@ export interface EndSummary {
   coverage: Coverage | null;
   /** The live paired estimate at the end (absent: none; docs/statistics.md). */
   estimate?: RunEstimateView;
+  /** The `--stop-when` rule that ended the first pass early (absent: none did). */
+  stoppedEarly?: StoppedEarly;
 }
 
 export function endSummary(result: RunResult, workflowId: string, uiUrl: string | null): EndSummary {
   const exitStatus = exitStatusOf(result);
   return {
     exitStatus,
-    outcome: exitStatus === EXIT_OK ? 'complete' : exitStatus === EXIT_RUN_FAILED ? 'metrics-missing' : 'rollouts-missing',
+    outcome: outcomeOf(exitStatus, result),
     workflowId,
     uiUrl,
     output: result.outputs.output,
@@ -128,5 +135,12 @@ export function endSummary(result: RunResult, workflowId: string, uiUrl: string 
     forceWarning: result.forceWarning,
     coverage: result.coverage ?? null,
     ...(result.estimate ? { estimate: result.estimate } : {}),
+    ...(result.stoppedEarly ? { stoppedEarly: result.stoppedEarly } : {}),
   };
+}
+
+function outcomeOf(exitStatus: number, result: RunResult): EndSummary['outcome'] {
+  if (exitStatus === EXIT_RUN_FAILED) return 'metrics-missing';
+  if (exitStatus !== EXIT_OK) return 'rollouts-missing';
+  return result.stoppedEarly ? 'stopped-early' : 'complete';
 }

@@ -10,7 +10,8 @@ import { isCancelledRun, MetricsMissingError, RunCancelledError } from './run-en
 import { UploadFailedError } from './upload-command.js';
 
 /**
- * Exit statuses: 0 success (every rollout scored, or its failure terminal), 1 user/config error,
+ * Exit statuses: 0 success (every rollout scored, or its failure terminal; or a clean `--stop-when`
+ * early stop, stopped-early.ts), 1 user/config error,
  * 2 run failed (also when the rows are complete but the aggregate metrics cannot be computed),
  * 3 the run completed but rollouts are still missing from the score (from its coverage: neither
  * scored, nor omitted, nor failed terminally; `exitStatusOf` in end-summary.ts), 4 the run was cancelled (`reverify cancel`), 5 a

@@ -11,6 +11,7 @@ import { dropPlansAhead } from '../temporal/worker.js';
 import { uploadConfigOf, wandbIncomplete, type UploadConfig } from '../upload/upload-config.js';
 import { attemptCap, buildRun } from './build-spec.js';
 import { endSummary, incompleteLines } from './end-summary.js';
+import { stoppedEarlyLines } from './stopped-early.js';
 import { followRun, type Followed } from './follow-run.js';
 import { enforceGates, runGates } from './gate-ending.js';
 import { writeHistoryAfterFailure, writeHistoryBeside } from './history-file.js';
@@ -204,6 +205,7 @@ async function endOfRun(followed: Followed, e: RunEnd): Promise<RunResult> {
   printSummary(followed, e.ui, e.io, await report, await wandb);
   trace('report written');
   const result = followed.result;
+  for (const line of stoppedEarlyLines(result)) e.io.out(line);
   for (const line of incompleteLines(result, e.spec.maxAttempts ?? 1, e.spec.atif !== undefined)) e.io.out(line);
   const gates = runGates(opts.failIf, result.estimate);
   if (e.proc.json) e.stdio.out(JSON.stringify({ ...endSummary(result, e.workflowId, e.ui), ...(gates.length > 0 ? { gates } : {}) }));

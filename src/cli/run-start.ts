@@ -10,6 +10,7 @@ import { outputSearchAttributes } from '../temporal/search-attributes.js';
 import type { reverifyRun } from '../../workflows/reverify-run.js';
 import { differingOptionsLine, liveRunSpec } from './attach-options.js';
 import { withAttemptCap } from './attempt-cap.js';
+import { withSavedOrder } from './saved-order.js';
 import { precheckRun } from './precheck.js';
 import type { RunCommandIo, RunProcessOptions } from './run-command.js';
 import { RunLockHeldError } from '../io/run-lock.js';
@@ -32,7 +33,7 @@ function isLive(client: Client, workflowId: string): Promise<boolean> {
 async function prechecked(spec: RunSpec, opts: RunOptions, proc: RunProcessOptions, io: RunCommandIo): Promise<RunSpec> {
   const capped = await withAttemptCap(await precheckRun(spec, { worker: proc.worker }), opts, process.env);
   capped.notices.forEach((line) => io.out(line));
-  return capped.spec;
+  return withSavedOrder(capped.spec, opts);
 }
 
 /**

@@ -53,7 +53,7 @@ export const RUN_FLAG_LIST: readonly RunFlag[] = [
     usage: '--seed N',
     key: 'orderSeed',
     kind: 'int',
-    meaning: "the seed of `--order random`, printed at start and saved in the run's plan summary",
+    meaning: 'the seed of `--order random`, printed at start and saved with the run (its coverage file): `--resume` reuses it unless given',
     shownDefault: 'drawn at random',
   },
   {
@@ -153,6 +153,14 @@ export const RUN_FLAG_LIST: readonly RunFlag[] = [
     meaning:
       "a gate for CI (repeatable): at the end, exit with status 5 and a line naming the rule, the estimate and its interval when the rule holds on the run's final estimate, e.g. `--fail-if 'all.delta(mean/reward) < -0.02'` (see \"Gates for CI\" in docs/usage.md)",
     shownDefault: '',
+  },
+  {
+    usage: '--stop-when RULE',
+    key: 'stopWhen',
+    kind: 'list',
+    meaning:
+      'end the first pass early when RULE holds (repeatable; the first to hold wins): `delta-excludes-zero` or `width<X` (the live interval of new − old over all agents; needs `--order random`), `rows>=N`, `requests>=N`; batches in flight finish, rows never started are listed in `<stem>_unstarted.jsonl`, `--resume` runs them (see "Stopping early" in docs/usage.md)',
+    shownDefault: 'none',
   },
   {
     usage: '--extend-attempts N',

@@ -27,7 +27,8 @@ import {
 } from './run-defaults.js';
 import { RUN_FLAG_LIST, RUN_FLAGS } from './run-flags.js';
 import { parseServerFlag } from './routing.js';
-import { GateRuleError, parseGateRules } from '../stats/gate-rules.js';
+import { gateRefusal } from './fail-if.js';
+import { stopRulesOf, stopRulesRefusal } from './stop-when.js';
 
 export { RUN_FLAGS } from './run-flags.js';
 
@@ -106,6 +107,7 @@ export const RunOptionsSchema = z
     extendAttempts: count().optional(),
     requestTimeoutMs: count().default(DEFAULT_REQUEST_TIMEOUT_MS),
     batchSize: count().default(DEFAULT_BATCH_SIZE),
+    stopWhen: list().transform(stopRulesOf),
   })
   .superRefine((o, ctx) => {
     for (const s of o.servers) {
@@ -122,27 +124,10 @@ export const RunOptionsSchema = z
     else if (o.extendAttempts !== undefined && !o.resume) ctx.addIssue({ code: 'custom', path: [], message: extendNeedsResume() });
     else if (o.order === 'random' && o.inputFormat === 'atif') ctx.addIssue({ code: 'custom', path: [], message: RANDOM_ORDER_NOT_ATIF });
     else {
-      const gate = gateRefusal(o);
-      if (gate !== null) ctx.addIssue({ code: 'custom', path: [], message: gate });
+      const refusal = stopRulesRefusal(o) ?? gateRefusal(o);
+      if (refusal !== null) ctx.addIssue({ code: 'custom', path: [], message: refusal });
     }
   });
-
-/**
- * `--fail-if`: each rule parsed (the first bad one said, with an example), and only on runs that
- * keep a live estimate (not ATIF, not `--judge-failed-only`); null when fine.
- */
-function gateRefusal(o: { failIf: string[]; inputFormat: InputFormat; judgeFailedOnly: boolean }): string | null {
-  if (o.failIf.length === 0) return null;
-  try {
-    parseGateRules(o.failIf);
-  } catch (err) {
-    if (err instanceof GateRuleError) return err.message;
-    throw err;
-  }
-  const without = o.inputFormat === 'atif' ? '--input-format atif' : o.judgeFailedOnly ? '--judge-failed-only' : null;
-  if (without === null) return null;
-  return `--fail-if is checked on the run's live estimate, which a run with ${without} does not keep: leave --fail-if out and, after the run, check the files with \`reverify report -o OUT --fail-if RULE\``;
-}
 
 const RANDOM_ORDER_NOT_ATIF =
   '--order random is not available with --input-format atif (its plan keeps the manifest order): use --order file, or leave --order out';

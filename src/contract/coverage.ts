@@ -10,6 +10,7 @@
  */
 import { reconciliationGap } from './coverage-reconcile.js';
 import { failureExportMetrics } from './failure-export-metrics.js';
+import { stoppedEarlyText, type StoppedEarly } from './stop-rules.js';
 
 /** What the files say about one key. */
 export interface KeyTally {
@@ -135,6 +136,16 @@ export interface CoverageContext {
   retry_terminal_timeouts: boolean;
   output: string;
   failures: string;
+  /** `--order random` and its seed, saved with the run: `--resume` reuses the seed (absent: file order). */
+  plan_order?: PlanOrder;
+  /** A `--stop-when` rule ended the first pass early (absent: none did). */
+  stopped_early?: StoppedEarly;
+}
+
+/** The plan's order as the coverage file saves it. */
+export interface PlanOrder {
+  order: 'random';
+  seed: number;
 }
 
 /** How a rollout's outcome is selected among its rows: its latest attempt (the run store's only policy). */
@@ -178,6 +189,8 @@ export interface Coverage extends AttemptCap {
   };
   /** The seed's `failure_export_metrics()` (src/contract/failure-export-metrics.ts), as exported to the trackers. */
   failure_export_metrics: Record<string, number>;
+  plan_order?: PlanOrder;
+  stopped_early?: StoppedEarly;
 }
 
 /**
@@ -230,6 +243,8 @@ function countedCoverage(c: CoverageCounts, ctx: CoverageContext): Coverage {
       terminal_rows: c.terminal_rows,
     },
     failure_export_metrics: failureExportMetrics(c),
+    ...(ctx.plan_order ? { plan_order: ctx.plan_order } : {}),
+    ...(ctx.stopped_early ? { stopped_early: ctx.stopped_early } : {}),
   };
 }
 
@@ -261,6 +276,9 @@ export function coverageBlock(cov: Coverage, path: string, live = false): string
     `  ${cov.attempts} attempts, ${cov.counted_failures} counted failures; ${cov.attempts_exhausted} at the attempt cap, ${cov.retryable} retryable; ` +
       `attempt cap ${cov.attempt_cap} (${cov.max_rollout_attempts} saved + ${cov.attempt_extension} extension)`,
     `  ${completeText(cov, pct, live)}; ${cov.outcomes_recorded} outcome row(s) recorded by this run`,
+    ...(cov.stopped_early
+      ? [`  ${stoppedEarlyText(cov.stopped_early)} (--stop-when); the rollouts never started: --resume without --stop-when verifies them`]
+      : []),
   ];
 }
 

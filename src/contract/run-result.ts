@@ -6,6 +6,7 @@ import type { Coverage } from './coverage.js';
 import type { AgentCounts } from './batch-result.js';
 import type { RunEstimateView } from './estimate-view.js';
 import type { OutputPaths } from './run-spec.js';
+import type { StoppedEarly } from './stop-rules.js';
 
 /** Per agent, what became of the rollouts (keys) a run planned, at its end. */
 export interface AgentRollouts {
@@ -129,4 +130,6 @@ export interface RunResult {
   coverage?: Coverage | null;
   /** The live paired estimate at the end (docs/statistics.md; absent: none). */
   estimate?: RunEstimateView;
+  /** A `--stop-when` rule ended the first pass early (absent: none did). */
+  stoppedEarly?: StoppedEarly;
 }

@@ -4,6 +4,7 @@
  */
 import type { AttemptCap } from './coverage.js';
 import type { RoutingTable } from './routing-table.js';
+import type { StopRule } from './stop-rules.js';
 
 // The other types the workflow exchanges, in named parts; re-exported so that one import names them.
 export type { FileIdentity, PlanSummary } from './plan-summary.js';
@@ -57,6 +58,8 @@ export interface RunSpec extends RetryRules {
   maxRequests?: number | null;
   /** `--confidence`: the level of the live estimate (absent: no estimate, runs started before it). */
   confidence?: number;
+  /** `--stop-when`: rules that end the first pass early (src/contract/stop-rules.ts; absent: none). */
+  stopWhen?: StopRule[];
   /** Timeout of one `/verify` request, in ms. */
   requestTimeoutMs: number;
   /** Heartbeat timeout of a batch activity, in ms: how fast a dead worker is noticed. */

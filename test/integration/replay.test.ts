@@ -100,6 +100,37 @@ describe('determinism: recorded histories replay against the current workflow co
     await replayAndRecord('rejudge-chain', workflowId, runs);
   });
 
+  it('a random-order run stopped early by --stop-when across continue-as-new, then re-judged: every run of its chain replays', async () => {
+    const d = await sampleRun(tempDir(), rs().port, { tasks: 12, repeats: 4 }); // 48 rows, 6 batches
+    const opts = parseRunOptions({
+      inputs: d.inputsPath,
+      rollouts: d.rolloutsPath,
+      output: d.output,
+      configs: [d.config],
+      concurrency: 2,
+      batchSize: 8,
+      rejudgeDelayMs: 200,
+      order: 'random',
+      orderSeed: 4,
+      stopWhen: ['rows>=16'],
+    });
+    const spec = { ...(await buildRunSpec(opts, { heartbeatTimeoutMs: 10_000, maxAttempts: 3 })), continueAsNewAfterBatches: 1 };
+    const workflowId = `replay-stopped-${process.pid}-${Date.now()}`;
+    const w = await createReverifyWorker({ address: temporal.address, namespace: temporal.namespace, cacheDir: cacheDir() });
+    const handle = await client().workflow.start<typeof reverifyRun>('reverifyRun', {
+      workflowId,
+      taskQueue: temporal.taskQueue,
+      args: [spec],
+    });
+    const result: RunResult = await w.worker.runUntil(handle.result());
+    await w.close();
+    expect(result.stoppedEarly).toMatchObject({ rule: 'rows>=16', planned: 48 });
+    expect(result.coverage!.never_dispatched).toBeGreaterThan(0);
+    const runs = await chainOf(workflowId, handle.firstExecutionRunId);
+    expect(runs.length).toBeGreaterThanOrEqual(2);
+    await replayAndRecord('stopped-chain', workflowId, runs);
+  });
+
   it('a run paused on its request budget, raised by an update, continued as new: every run of its chain replays', async () => {
     const d = await sampleRun(tempDir(), rs().port, { tasks: 6, repeats: 4 }); // 24 rows, 3 batches
     const opts = parseRunOptions({ inputs: d.inputsPath, rollouts: d.rolloutsPath, output: d.output, configs: [d.config] });

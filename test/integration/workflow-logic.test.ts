@@ -109,6 +109,8 @@ function stubActivities(o: StubOptions) {
     /** Every activity of the end of the run, in order: upload steps and aggregation. */
     ending: [] as string[],
     coverages: [] as CoverageRequest[],
+    /** The requests of `recordUnstartedRows` (the rollouts a run never started, and why). */
+    unstarted: [] as Array<Parameters<ReverifyActivities['recordUnstartedRows']>[0]>,
     /** Loans of lanes (`lendLanes`): when each started, with the batches launched and running then. */
     loans: [] as Array<{ lanes: number; round: number; launched: number; running: number }>,
   };
@@ -238,7 +240,8 @@ function stubActivities(o: StubOptions) {
       if (o.aggregate) return o.aggregate(req, rec.aggregates.length);
       return { metricsPath: req.metrics, keyMetrics: [] };
     },
-    recordUnstartedRows: async () => {
+    recordUnstartedRows: async (req) => {
+      rec.unstarted.push(req);
       rec.ending.push('recordUnstarted');
       return { rows: 0, path: '' };
     },
@@ -946,6 +949,85 @@ describe('workflow logic with stub activities', () => {
     );
     expect(result).toMatchObject({ aggregationError: null, done: 6 });
     expect(progress.phase).toBe('done');
+  });
+
+  it('--stop-when rows>=N: once committed rows reach N no batch starts, those in flight finish and commit, the rest are recorded as unstarted', async () => {
+    const spec = specFor('stop-rows', { concurrency: 8, batchSize: 5, stopWhen: [{ kind: 'rows-at-least', rows: 10 }] });
+    // Batches after the first two wait until the rule has fired: what is in flight then is known.
+    const stopped = gate();
+    const { activities, rec } = stubActivities({ rows: 40, beforeVerify: (req) => (req.batch < 2 ? sleep(5) : stopped.promise) });
+    const { result, progress } = await withRun(spec, activities, async (handle) => {
+      await until('the rule to fire', async () => (await handle.query(progressQuery)).messages.some((m) => m.startsWith('Stopping early')));
+      stopped.resolve();
+      return finished(handle);
+    });
+    const launched = rec.verify.map((c) => c.req.batch).sort((a, b) => a - b);
+    // Batches 0 and 1 (10 rows) fire the rule; at most the window (4) was in flight, none started after.
+    expect(launched.length).toBeLessThan(8);
+    expect(launched).toEqual([...new Set(launched)]);
+    expect(allCommitted(rec.commits)).toEqual(launched);
+    expectLengthsThreaded(rec.commits);
+    let rows = 0;
+    const firedAt = committedBatches(rec.commits)
+      .map((c) => (rows += 5 * c.length))
+      .find((n) => n >= 10);
+    expect(result.stoppedEarly).toEqual({ rule: 'rows>=10', rows: firedAt, planned: 40 });
+    expect(result.done).toBe(5 * launched.length);
+    expect(rec.unstarted.map((u) => u.reason)).toEqual([`stopped early: rows>=10 at ${firedAt} of 40 rows`]);
+    expect(rec.unstarted[0].plan).toMatchObject({ rows: 40 });
+    expect(rec.coverages.at(-1)!.context).toMatchObject({ state: 'finished', stopped_early: result.stoppedEarly });
+    expect(rec.coverages[0].context.stopped_early).toBeUndefined();
+    expect(progress.messages).toContain(
+      `Stopping early: --stop-when rows>=10 holds at ${firedAt} of 40 rows; no new batch starts, the batches in flight finish and are committed`,
+    );
+
+    // A rule that holds only once every batch has started stops nothing: the run ends as any other.
+    const late = stubActivities({ rows: 40 });
+    const full = await withRun({ ...spec, stopWhen: [{ kind: 'rows-at-least', rows: 40 }] }, late.activities, finished);
+    expect(allCommitted(late.rec.commits)).toEqual(ranges(40, 5).map((_, b) => b));
+    expect(full.result.stoppedEarly).toBeUndefined();
+    expect(late.rec.unstarted).toEqual([]);
+  });
+
+  it('--stop-when delta-excludes-zero fires at the first commit whose estimate (fed in plan order) excludes 0; none fires without the rule', async () => {
+    const rows = 80;
+    // A planted change: every old reward 0, every new one 1 (tasks of 4 rollouts, split across batches of 5).
+    const rowsOf = (from: number, to: number): Record<number, PairedRow> =>
+      Object.fromEntries(Array.from({ length: to - from }, (_, i) => [i, [0, String(Math.floor((from + i) / 4)), 0, 1] as PairedRow]));
+    const unitsOf = (req: VerifyRequest) => pairedUnits(rowsOf(req.from, req.to), ['agent_a']);
+    const planned = { agent_a: plannedOf(pairedUnits(rowsOf(0, rows), ['agent_a'])) };
+    // What src/stats says, batch after batch: the first batch after which the interval excludes 0.
+    const expected = createRunEstimate(planned, rows, 0.9);
+    const fires = ranges(rows, 5).findIndex(([from, to], b) => {
+      feedBatch(expected, b, pairedUnits(rowsOf(from, to), ['agent_a']));
+      return runEstimateView(expected).all.delta!.lo > 0;
+    });
+    expect(fires).toBeGreaterThan(0);
+    expect(fires).toBeLessThan(15);
+    // One batch at a time (concurrency 1; the next starts as one ends, before its commit).
+    const spec = specFor('stop-delta', { concurrency: 1, batchSize: 5, confidence: 0.9, order: 'random', orderSeed: 3 });
+    const stub = stubActivities({ rows, paired: { planned, units: unitsOf } });
+    const { result } = await withRun({ ...spec, stopWhen: [{ kind: 'delta-excludes-zero' }] }, stub.activities, finished);
+    // The rule fires at the commit that holds that batch; the batches in flight then finish and are committed; no other starts.
+    const firing = committedBatches(stub.rec.commits).find((c) => c.some(([, b]) => b === fires))!;
+    const upTo = Math.max(...firing.map(([, b]) => b));
+    expect(result.stoppedEarly).toEqual({ rule: 'delta-excludes-zero', rows: 5 * (upTo + 1), planned: rows });
+    const launched = stub.rec.verify.map((c) => c.req.batch);
+    expect(launched.length).toBeLessThan(16);
+    expect(launched).toEqual(Array.from({ length: launched.length }, (_, b) => b));
+    expect(allCommitted(stub.rec.commits)).toEqual(launched);
+    // The estimate at the end holds every committed batch, the ones that finished after the stop too.
+    const atEnd = createRunEstimate(planned, rows, 0.9);
+    for (const b of launched) feedBatch(atEnd, b, pairedUnits(rowsOf(5 * b, 5 * b + 5), ['agent_a']));
+    expect(result.estimate).toEqual(runEstimateView(atEnd));
+    expect(result.estimate!.all.delta!.lo).toBeGreaterThan(0);
+    expect(stub.rec.coverages.at(-1)!.context.plan_order).toEqual({ order: 'random', seed: 3 });
+
+    const plain = stubActivities({ rows, paired: { planned, units: unitsOf } });
+    const full = await withRun(spec, plain.activities, finished);
+    expect(plain.rec.verify).toHaveLength(16);
+    expect(full.result.stoppedEarly).toBeUndefined();
+    expect(plain.rec.unstarted).toEqual([]);
   });
 
   it('keeps the live estimate in plan order whatever order batches commit in, across continue-as-new: the progress query answers what src/stats computes', async () => {

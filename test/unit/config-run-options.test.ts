@@ -101,6 +101,7 @@ describe('run options: defaults and other fields', () => {
       batchSize: 1000,
       confidence: 0.95,
       failIf: [],
+      stopWhen: [],
     });
   });
 

@@ -10,6 +10,7 @@ import {
 } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import { exitStatusOf, incompleteLines } from '../../src/cli/end-summary.js';
+import { stoppedEarlyLines } from '../../src/cli/stopped-early.js';
 import {
   describeFailure,
   EXIT_CANCELLED,
@@ -228,5 +229,19 @@ describe('exitStatusOf: one rule from the coverage of the files', () => {
     expect(atCap).toMatch(/^Incomplete: 4 rollout\(s\) still failed after 3 attempt\(s\), the attempt cap .*--resume --extend-attempts N/);
     expect(incompleteLines(result({ coverage: coverage({ retryable: 1 }) }), 3)).toHaveLength(1);
     expect(incompleteLines(r, 3, true)).toEqual([expect.stringMatching(/7 rollout.*ATIF runs cannot be resumed.*--overwrite/)]);
+  });
+
+  it('a clean early stop (--stop-when) is 0: the rollouts it never started are not missing; other missing ones still give 3', () => {
+    const stoppedEarly = { rule: 'delta-excludes-zero', rows: 40, planned: 100 };
+    expect(exitStatusOf(result({ coverage: coverage({ never_dispatched: 60 }), stoppedEarly }))).toBe(EXIT_OK);
+    expect(incompleteLines(result({ coverage: coverage({ never_dispatched: 60 }), stoppedEarly }), 3)).toEqual([]);
+    const failed = result({ coverage: coverage({ never_dispatched: 60, retryable: 2 }), stoppedEarly });
+    expect(exitStatusOf(failed)).toBe(EXIT_ROLLOUTS_MISSING);
+    expect(incompleteLines(failed, 3)).toEqual([expect.stringMatching(/^Incomplete: 2 rollout\(s\) still missing/)]);
+    expect(stoppedEarlyLines(failed)).toEqual([
+      'Stopped early: delta-excludes-zero at 40 of 100 rows (--stop-when); 60 rollout(s) never started are listed in /d/o_unstarted.jsonl: ' +
+        'to verify them too, run the same command with --resume and without --stop-when',
+    ]);
+    expect(stoppedEarlyLines(result({ coverage: coverage({ never_dispatched: 60 }) }))).toEqual([]);
   });
 });

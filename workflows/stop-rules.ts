@@ -1,0 +1,45 @@
+/**
+ * `--stop-when` in the workflow (the rules and their grammar: src/contract/stop-rules.ts). The
+ * rules are evaluated at each commit of the first pass, from committed counts only (the rows of
+ * the batches committed, the requests the ended batches reported, the live estimate fed in plan
+ * order at commit), so a replay decides the same. When one fires: no new batch of the first pass
+ * starts (round-window.ts reads `st.stoppedEarly`); the batches in flight, and held ones, finish
+ * and commit; once the pass has ended, the rollouts of its plan never started are recorded with the
+ * reason (the seed's `record_unstarted`, not an omission: `--resume` runs them); re-judgment
+ * rounds of the rows already verified still run, as in any run.
+ */
+import { firstFiring, stopRuleText, stoppedEarlyText } from '../src/contract/stop-rules.js';
+import type { RunSpec } from '../src/contract/run-spec.js';
+import { runEstimateView } from '../src/stats/run-estimate.js';
+import { recordUnstarted } from './coverage.js';
+import type { RunState } from './run-state.js';
+
+/** Rows of the first pass committed so far: answered, to either output, or not persisted. */
+function firstPassRows(st: RunState): number {
+  return st.totals.main + st.totals.failed + st.totals.dropped;
+}
+
+/**
+ * After a commit of the first pass: notes the first rule that holds (once), unless every batch has
+ * started already (then it would stop nothing).
+ */
+export function checkStopRules(spec: RunSpec, st: RunState): void {
+  const rules = spec.stopWhen ?? [];
+  if (rules.length === 0 || st.round !== 0 || st.stoppedEarly || st.plan === null) return;
+  if (st.nextBatch * spec.batchSize >= st.plan.rows) return;
+  const delta = st.estimate ? (runEstimateView(st.estimate).all.delta ?? null) : null;
+  const rows = firstPassRows(st);
+  const rule = firstFiring(rules, { delta, rows, requests: st.requestsUsed });
+  if (rule === null) return;
+  st.stoppedEarly = { rule: stopRuleText(rule), rows, planned: st.keysPlanned ?? st.plan.rows };
+  st.messages.push(
+    `Stopping early: --stop-when ${stopRuleText(rule)} holds at ${rows} of ${st.stoppedEarly.planned} rows; ` +
+      'no new batch starts, the batches in flight finish and are committed',
+  );
+}
+
+/** The first pass ended after a rule fired: the rollouts it never started are recorded with the reason. */
+export async function recordStoppedEarly(st: RunState): Promise<void> {
+  if (!st.stoppedEarly || st.round !== 0) return;
+  await recordUnstarted(st, stoppedEarlyText(st.stoppedEarly));
+}
