@@ -46,6 +46,11 @@ export interface AgentJoin {
   /** Old and new reward of the rows that have both (paired by index, in key order). */
   oldRewards: Float64Array;
   newRewards: Float64Array;
+  /**
+   * The task of each paired row (same index): the task's ordinal in the join's key order, shared by
+   * all agents (equal ordinal, same task), for errors clustered by task.
+   */
+  taskIds: Float64Array;
   /** Main-output rows with no old reward (key not in the old files, or no numeric reward there). */
   noOld: number;
   /** Main-output rows whose own reward is not a number. */
@@ -131,7 +136,12 @@ class TaskRanking {
 
 /** The walk over the sorted records: one key at a time, one task at a time. */
 class JoinWalk {
-  private readonly agents: { counts: Omit<AgentJoin, 'oldRewards' | 'newRewards'>; old: NumberColumn; new: NumberColumn }[];
+  private readonly agents: {
+    counts: Omit<AgentJoin, 'oldRewards' | 'newRewards' | 'taskIds'>;
+    old: NumberColumn;
+    new: NumberColumn;
+    task: NumberColumn;
+  }[];
   private readonly ranking = new TaskRanking(TASKS_LISTED_MAX);
   private readonly flipped: FlippedRow[] = [];
   private flippedMore = 0;
@@ -146,6 +156,8 @@ class JoinWalk {
   private rolloutText = '';
   private before: number | undefined = undefined;
   private taken = false;
+  /** The current task's ordinal in key order (−1: none yet). */
+  private taskOrdinal = -1;
   /** The current task's counts per agent index. */
   private readonly taskFlips = new Map<number, TaskFlips>();
 
@@ -154,6 +166,7 @@ class JoinWalk {
       counts: { agent, rows: 0, noOld: 0, noNew: 0, flips: noFlips() },
       old: new NumberColumn(),
       new: new NumberColumn(),
+      task: new NumberColumn(),
     }));
   }
 
@@ -161,7 +174,10 @@ class JoinWalk {
     const newTask = r.taskNum !== this.taskNum || r.taskText !== this.taskText;
     if (newTask || r.rolloutNum !== this.rolloutNum || r.rolloutText !== this.rolloutText) {
       this.endKey();
-      if (newTask) this.endTask();
+      if (newTask) {
+        this.endTask();
+        this.taskOrdinal++;
+      }
       this.taskNum = r.taskNum;
       this.taskText = r.taskText;
       this.rolloutNum = r.rolloutNum;
@@ -200,6 +216,7 @@ class JoinWalk {
     if (noOld || Number.isNaN(r.reward)) return;
     a.old.push(before);
     a.new.push(r.reward);
+    a.task.push(this.taskOrdinal);
     let t = this.taskFlips.get(r.agent);
     if (!t) this.taskFlips.set(r.agent, (t = { task: partText(partId(r.taskNum, r.taskText)), agent: c.agent, rows: 0, ...noFlips() }));
     t.rows++;
@@ -222,7 +239,12 @@ class JoinWalk {
     this.endKey();
     this.endTask();
     const tasks = this.ranking.top();
-    const agents = this.agents.map((a) => ({ ...a.counts, oldRewards: a.old.values(), newRewards: a.new.values() }));
+    const agents = this.agents.map((a) => ({
+      ...a.counts,
+      oldRewards: a.old.values(),
+      newRewards: a.new.values(),
+      taskIds: a.task.values(),
+    }));
     return {
       agents: agents.sort((x, y) => (x.agent < y.agent ? -1 : x.agent > y.agent ? 1 : 0)),
       tasks,
