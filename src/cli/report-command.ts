@@ -126,7 +126,9 @@ export async function buildReport(opts: ReportOptions, temporal?: ReportTemporal
   const history = await historyOf(workflowId, temporal);
   const files = runFiles(output, history.history ?? { spec: null, result: null }, opts.rollouts && resolve(opts.rollouts));
   await refuseReportAliases(htmlPathOf(opts, files.output), files, opts);
-  const join = await joinVerdicts(files, tmpdir());
+  const spec = history.history?.spec;
+  const order = spec?.order === 'random' ? { kind: 'random' as const, seed: spec.orderSeed ?? 0 } : { kind: 'file' as const };
+  const join = await joinVerdicts(files, tmpdir(), { order });
   return reportData({
     join,
     keyMetrics: keyMetricsOf(files.metrics),
@@ -136,6 +138,7 @@ export async function buildReport(opts: ReportOptions, temporal?: ReportTemporal
     historyUnavailable: history.why,
     sidecar: await sidecarClasses(files.sidecar),
     timeline: history.history ? historyTimeline(history.history.batches) : null,
+    ...(spec?.confidence !== undefined ? { confidence: spec.confidence } : {}),
   });
 }
 
