@@ -13,7 +13,7 @@ import type { PairedUnit } from '../contract/batch-result.js';
 import type { PlanOrder } from '../contract/plan-summary.js';
 import type { ShownInterval } from '../contract/estimate-view.js';
 import { createRunEstimate, feedBatch, plannedOf, runEstimateView } from '../stats/run-estimate.js';
-import { PASS_THRESHOLD, type VerdictJoin } from './verdict-join.js';
+import { PASS_THRESHOLD, type AgentJoin, type VerdictJoin } from './verdict-join.js';
 
 /** Points of the history at most (batches the units are fed in). */
 export const STEPS = 100;
@@ -36,6 +36,11 @@ export interface EstimateHistory {
   points: EstimatePoint[];
 }
 
+/** What the replay reads of a verdict join. */
+export type JoinOrder = Pick<VerdictJoin, 'taskOrder' | 'order'> & {
+  agents: readonly Pick<AgentJoin, 'agent' | 'oldRewards' | 'newRewards' | 'taskIds'>[];
+};
+
 interface PlacedUnit {
   unit: PairedUnit;
   place: number;
@@ -43,7 +48,7 @@ interface PlacedUnit {
 }
 
 /** Each agent's paired rows summed per task (the rows of a task are consecutive in the join). */
-function unitsOf(join: Pick<VerdictJoin, 'agents' | 'taskOrder'>): PlacedUnit[] {
+function unitsOf(join: JoinOrder): PlacedUnit[] {
   const units: PlacedUnit[] = [];
   for (const a of join.agents) {
     let u: PairedUnit | null = null;
@@ -73,11 +78,7 @@ function unitsOf(join: Pick<VerdictJoin, 'agents' | 'taskOrder'>): PlacedUnit[] 
 const deltaOf = (v: { delta?: ShownInterval }) => (v.delta ? { ...v.delta } : null);
 
 /** The history of the live delta, replayed over the join's paired rows in the plan order at `confidence`. */
-export function estimateHistoryOf(
-  join: Pick<VerdictJoin, 'agents' | 'taskOrder' | 'order'>,
-  confidence: number,
-  steps = STEPS,
-): EstimateHistory | null {
+export function estimateHistoryOf(join: JoinOrder, confidence: number, steps = STEPS): EstimateHistory | null {
   const units = unitsOf(join).map((p) => p.unit);
   if (units.length === 0) return null;
   const byAgent = new Map<string, PairedUnit[]>();
