@@ -168,12 +168,28 @@ export function throughputLines(data: ReportData): string[] {
   return [`Throughput: ${each.join('; ')}`];
 }
 
+const signed = (v: number) => `${v >= 0 ? '+' : ''}${v.toFixed(4)}`;
+
+/** The paired difference over all agents, clustered by task, and the clustered McNemar test (paired-stats.ts). */
+export function pairedLines(data: ReportData): string[] {
+  const { all, confidence } = data.paired;
+  if (!all.delta) return [];
+  const d = all.delta;
+  const m = all.mcnemar;
+  const test =
+    m.statistic === null ? 'no flips one way more than the other' : `X² ${m.statistic.toFixed(2)}, p ${m.pValue!.toPrecision(2)}`;
+  return [
+    `Δ mean reward (new − old, all agents): ${signed(d.mean)}, ${confidence * 100} % CI clustered by task [${signed(d.lo)}, ${signed(d.hi)}] (SE ${d.se.toFixed(4)}, ${d.clusters} tasks); clustered McNemar on pass/fail flips: ${test}`,
+  ];
+}
+
 export async function reportCommand(opts: ReportOptions, out: (line: string) => void, err: (line: string) => void): Promise<void> {
   const { data, html } = await writeReport(opts);
   const t = data.totals;
   const lines = [
     `Report: ${html}`,
     `Flips: ${t.flips.up} 0→1, ${t.flips.down} 1→0, ${t.flips.changed} changed of ${t.paired} rows with both verdicts; Cohen's κ ${t.kappa === null ? '–' : t.kappa.toFixed(3)}`,
+    ...pairedLines(data),
     ...missingLines(data),
     ...throughputLines(data),
     ...(data.historyUnavailable ? [`History part unavailable: ${data.historyUnavailable}`] : []),

@@ -18,6 +18,7 @@ import { buildReport, writeReport } from '../../src/cli/report-command.js';
 import { CHART_IDS } from '../../src/report/html.js';
 import type { ReportData } from '../../src/report/report-data.js';
 import { runCli } from '../helpers/cli-process.js';
+import { pairedExpected } from '../helpers/paired-expected.js';
 import { projectRoot } from '../helpers/worker-process.js';
 import { readRows, runReverify, sampleRun, useReferenceServer } from '../helpers/run-fixtures.js';
 import { tempDir, useSharedTemporal } from '../helpers/temporal-env.js';
@@ -77,6 +78,8 @@ beforeAll(async () => {
     configs: [d.config],
     concurrency: 6,
     batchSize: 16,
+    order: 'random',
+    orderSeed: 4242,
   });
   expect(error).toBeNull();
   run = { dir, output: d.output, rollouts: d.rolloutsPath, inputs: d.inputsPath, config: d.config, printed: lines };
@@ -162,6 +165,47 @@ describe('reverify report', () => {
     expect((await buildReport({ output: run.output })).agents).toEqual(data.agents);
   });
 
+  it('carries the paired differences clustered by task, the clustered McNemar test, the tasks that flipped and the live estimate replayed', async () => {
+    const data = await buildReport({ output: run.output });
+    const main = readRows(run.output);
+    const { stats, tasksUp, tasksDown } = pairedExpected(readRows(run.rollouts), main);
+    expect(tasksUp.length + tasksDown.length).toBeGreaterThan(5);
+    for (const s of [...data.paired.agents, data.paired.all]) {
+      const e = stats[s.agent];
+      expect([s.rows, s.mcnemar.fp, s.mcnemar.pf], s.agent).toEqual([e.rows, e.up, e.down]);
+      expect(s.delta!.mean).toBeCloseTo(e.mean, 12);
+      expect(s.delta!.se).toBeCloseTo(e.se, 12);
+      expect(s.delta!.hi - s.delta!.mean).toBeCloseTo(1.959964 * e.se, 5);
+      if (e.x2 === null) expect(s.mcnemar.statistic).toBeNull();
+      else expect(s.mcnemar.statistic).toBeCloseTo(e.x2, 12);
+    }
+    expect(
+      data.tasks
+        .filter((t) => t.up > 0)
+        .map((t) => `${t.task}/${t.agent}`)
+        .sort(),
+    ).toEqual(tasksUp);
+    expect(
+      data.tasks
+        .filter((t) => t.down > 0)
+        .map((t) => `${t.task}/${t.agent}`)
+        .sort(),
+    ).toEqual(tasksDown);
+
+    // The live estimate, replayed in the run's random order (its seed from the history): every row
+    // with both verdicts in, ending at the exact delta over them.
+    const h = data.estimateHistory!;
+    expect(h.order).toEqual({ kind: 'random', seed: 4242 });
+    expect(h.confidence).toBe(0.95);
+    expect(h.rows).toBe(stats.all.rows);
+    const last = h.points.at(-1)!;
+    expect(last.rows).toBe(stats.all.rows);
+    expect(last.all!.estimate).toBeCloseTo(stats.all.mean, 12);
+    expect(last.all!.hi - last.all!.lo).toBeLessThan(1e-9);
+    for (const p of h.points) expect(p.all!.lo <= stats.all.mean + 1e-9 && stats.all.mean - 1e-9 <= p.all!.hi).toBe(true);
+    expect(h.points[0].all!.hi - h.points[0].all!.lo).toBeGreaterThan(0.5);
+  });
+
   it('renders its charts in headless Chromium with no console error and no request; saves a screenshot', async () => {
     const html = join(run.dir, 'out_report.html');
     const context = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'report-chromium-')), {
@@ -210,6 +254,15 @@ describe('reverify report', () => {
         expect(c.painted, c.id).toBeGreaterThan(1000);
       }
       expect(await page.locator('#flipped-table tr').count()).toBeGreaterThan(10);
+      // The statistics: a row per agent and one for all agents; the task lists closed until clicked.
+      const data = await buildReport({ output: run.output });
+      expect(await page.locator('#paired-table tr').count()).toBe(data.agents.length + 2);
+      const ups = data.tasks.filter((t) => t.up > 0).length;
+      expect(await page.locator('#tasks-up summary').textContent()).toMatch(new RegExp(`^${ups} task\\(s\\) with rows flipped 0→1`));
+      expect(await page.locator('#tasks-up table').isVisible()).toBe(false);
+      await page.locator('#tasks-up summary').click();
+      expect(await page.locator('#tasks-up tr').count()).toBe(ups + 1);
+      expect(await page.locator('#estimate-history-table tr').count()).toBeGreaterThan(2);
       const out = join(projectRoot, 'test-output');
       mkdirSync(out, { recursive: true });
       await page.screenshot({ path: join(out, 'report.png'), fullPage: true });
