@@ -41,45 +41,63 @@ export type JoinOrder = Pick<VerdictJoin, 'taskOrder' | 'order'> & {
   agents: readonly Pick<AgentJoin, 'agent' | 'oldRewards' | 'newRewards' | 'taskIds'>[];
 };
 
-interface PlacedUnit {
-  unit: PairedUnit;
-  place: number;
-  task: number;
+const newUnit = (agent: string, task: number): PairedUnit => ({
+  agent,
+  task: String(task),
+  rows: 0,
+  known: 0,
+  oldSum: 0,
+  newSum: 0,
+  up: 0,
+  down: 0,
+  invalid: 0,
+});
+
+/** Adds one paired row to its unit (a reward outside [0, 1] makes it invalid, which turns the estimate off). */
+function addRow(u: PairedUnit, before: number, after: number): void {
+  u.rows++;
+  if (!(before >= 0 && before <= 1 && after >= 0 && after <= 1)) {
+    u.invalid++;
+    return;
+  }
+  u.known++;
+  u.oldSum += before;
+  u.newSum += after;
+  if (before < PASS_THRESHOLD && after >= PASS_THRESHOLD) u.up++;
+  if (before >= PASS_THRESHOLD && after < PASS_THRESHOLD) u.down++;
 }
 
-/** Each agent's paired rows summed per task (the rows of a task are consecutive in the join). */
-function unitsOf(join: JoinOrder): PlacedUnit[] {
-  const units: PlacedUnit[] = [];
-  for (const a of join.agents) {
+/**
+ * Each agent's paired rows summed per task (a task's rows are consecutive in the join), in plan
+ * order: tasks by place (ties by ordinal), and a task's agents together in the join's agent order.
+ */
+function unitsOf(join: JoinOrder): PairedUnit[] {
+  const tasks = join.taskOrder.length;
+  const perAgent = join.agents.map((a) => {
+    const byTask = new Map<number, PairedUnit>();
     let u: PairedUnit | null = null;
     for (let i = 0; i < a.oldRewards.length; i++) {
       const task = a.taskIds[i];
-      if (i === 0 || task !== a.taskIds[i - 1]) {
-        u = { agent: a.agent, task: String(task), rows: 0, known: 0, oldSum: 0, newSum: 0, up: 0, down: 0, invalid: 0 };
-        units.push({ unit: u, place: join.taskOrder[task], task });
-      }
-      const [before, after] = [a.oldRewards[i], a.newRewards[i]];
-      u!.rows++;
-      if (!(before >= 0 && before <= 1 && after >= 0 && after <= 1)) {
-        u!.invalid++;
-        continue;
-      }
-      u!.known++;
-      u!.oldSum += before;
-      u!.newSum += after;
-      if (before < PASS_THRESHOLD && after >= PASS_THRESHOLD) u!.up++;
-      if (before >= PASS_THRESHOLD && after < PASS_THRESHOLD) u!.down++;
+      if (u === null || task !== a.taskIds[i - 1]) byTask.set(task, (u = newUnit(a.agent, task)));
+      addRow(u, a.oldRewards[i], a.newRewards[i]);
     }
-  }
-  // Plan order: by place, then task (ties), then agent (a task's agents together, as the plan keeps them).
-  return units.sort((x, y) => x.place - y.place || x.task - y.task || (x.unit.agent < y.unit.agent ? -1 : 1));
+    return byTask;
+  });
+  const order = new Uint32Array(tasks).map((_, k) => k).sort((x, y) => join.taskOrder[x] - join.taskOrder[y] || x - y);
+  const units: PairedUnit[] = [];
+  for (const task of order)
+    for (const byTask of perAgent) {
+      const u = byTask.get(task);
+      if (u) units.push(u);
+    }
+  return units;
 }
 
 const deltaOf = (v: { delta?: ShownInterval }) => (v.delta ? { ...v.delta } : null);
 
 /** The history of the live delta, replayed over the join's paired rows in the plan order at `confidence`. */
 export function estimateHistoryOf(join: JoinOrder, confidence: number, steps = STEPS): EstimateHistory | null {
-  const units = unitsOf(join).map((p) => p.unit);
+  const units = unitsOf(join);
   if (units.length === 0) return null;
   const byAgent = new Map<string, PairedUnit[]>();
   for (const u of units) {
