@@ -2,9 +2,26 @@
  * The report's paired statistics computed here, independently of src/report, from a run's files:
  * per agent and over all agents, the paired difference new − old with Miller's clustered SE (the
  * double sum over pairs of rows of a task, written out), the flips on pass/fail (reward ≥ 0.5) and
- * Durkalski's X², and the (task, agent) pairs with rows flipped 0→1 and 1→0.
+ * Durkalski's X², and the (task, agent) pairs with rows flipped 0→1 and 1→0. And the edit of the
+ * stored rewards that plants the flips.
  */
+import { readFileSync, writeFileSync } from 'node:fs';
+
 type Row = Record<string, unknown>;
+
+/** The stored rewards, edited: every 5th row flipped, every 7th 0.5, every 11th without a reward. */
+export function editRewards(path: string): void {
+  const rows = readFileSync(path, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Row);
+  rows.forEach((r, i) => {
+    if (i % 11 === 0) delete r.reward;
+    else if (i % 7 === 0) r.reward = 0.5;
+    else if (i % 5 === 0) r.reward = r.reward === 1 ? 0 : 1;
+  });
+  writeFileSync(path, rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
+}
 
 export interface ExpectedPaired {
   rows: number;

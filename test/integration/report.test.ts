@@ -5,11 +5,8 @@
  * real headless Chromium (charts drawn, no console error, no request), and the report from the
  * files alone once the Temporal server has no run for the output.
  */
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { chromium } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { workflowUiUrl } from '../../src/temporal/dev-server/index.js';
 import { workflowIdForOutput } from '../../src/temporal/workflow-id.js';
@@ -17,8 +14,9 @@ import { describeFailure } from '../../src/cli/exit-codes.js';
 import { buildReport, writeReport } from '../../src/cli/report-command.js';
 import { CHART_IDS } from '../../src/report/html.js';
 import type { ReportData } from '../../src/report/report-data.js';
+import { chartsDrawn, openPage } from '../helpers/report-page.js';
 import { runCli } from '../helpers/cli-process.js';
-import { pairedExpected } from '../helpers/paired-expected.js';
+import { editRewards, pairedExpected } from '../helpers/paired-expected.js';
 import { projectRoot } from '../helpers/worker-process.js';
 import { readRows, runReverify, sampleRun, useReferenceServer } from '../helpers/run-fixtures.js';
 import { tempDir, useSharedTemporal } from '../helpers/temporal-env.js';
@@ -26,35 +24,9 @@ import { tempDir, useSharedTemporal } from '../helpers/temporal-env.js';
 const temporal = useSharedTemporal('report');
 const rs = useReferenceServer({ port: 0, judgeFailRate: 0.1, seed: 7, latencyMs: 2 });
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-
 type Row = Record<string, unknown>;
 const keyOf = (r: Row) => `${String(r._ng_task_index)}:${String(r._ng_rollout_index)}`;
 const agentOf = (r: Row) => (r.agent_ref as { name: string }).name;
-
-/** The stored rewards, edited: every 5th row flipped, every 7th 0.5, every 11th without a reward. */
-function editRewards(path: string): void {
-  const rows = readFileSync(path, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as Row);
-  rows.forEach((r, i) => {
-    if (i % 11 === 0) delete r.reward;
-    else if (i % 7 === 0) r.reward = 0.5;
-    else if (i % 5 === 0) r.reward = r.reward === 1 ? 0 : 1;
-  });
-  writeFileSync(path, rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
-}
 
 interface Run {
   dir: string;
@@ -208,46 +180,9 @@ describe('reverify report', () => {
 
   it('renders its charts in headless Chromium with no console error and no request; saves a screenshot', async () => {
     const html = join(run.dir, 'out_report.html');
-    const context = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'report-chromium-')), {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: CHROMIUM_ARGS,
-      viewport: { width: 1280, height: 900 },
-    });
+    const { context, page, problems } = await openPage(html);
     try {
-      const page = await context.newPage();
-      const problems: string[] = [];
-      page.on('console', (m) => {
-        if (m.type() === 'error') problems.push(`console: ${m.text()}`);
-      });
-      page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-      page.on('request', (r) => {
-        if (!r.url().startsWith('file:')) problems.push(`request: ${r.url()}`);
-      });
-      await page.goto(pathToFileURL(html).href);
-      const charts = await page.evaluate(
-        (ids) => {
-          const chartJs = (
-            window as unknown as {
-              Chart: { getChart(c: HTMLCanvasElement): { data: { datasets: Array<{ data: unknown[] }> } } | undefined };
-            }
-          ).Chart;
-          return ids.map((id) => {
-            const canvas = document.getElementById(id) as HTMLCanvasElement | null;
-            const chart = canvas ? chartJs.getChart(canvas) : undefined;
-            const pixels = canvas?.getContext('2d')?.getImageData(0, 0, canvas.width, canvas.height).data ?? [];
-            let painted = 0;
-            for (let i = 3; i < pixels.length; i += 4) if (pixels[i] !== 0) painted++;
-            return {
-              id,
-              canvas: canvas !== null,
-              points: chart ? chart.data.datasets.reduce((s, d) => s + d.data.length, 0) : -1,
-              painted,
-            };
-          });
-        },
-        CHART_IDS as unknown as string[],
-      );
+      const charts = await chartsDrawn(page, CHART_IDS);
       for (const c of charts) {
         expect(c.canvas, c.id).toBe(true);
         expect(c.points, c.id).toBeGreaterThan(0);
@@ -287,6 +222,10 @@ describe('reverify report', () => {
     const full = await buildReport({ output: run.output });
     expect(data.totals).toEqual(full.totals);
     expect(data.agents).toEqual(full.agents);
+    // The run's order (random, its seed in the history) is unknown: the live estimate is replayed in file order, to the same end.
+    expect(data.paired).toEqual(full.paired);
+    expect(data.estimateHistory!.order).toEqual({ kind: 'file' });
+    expect(data.estimateHistory!.points.at(-1)!.all!.estimate).toBeCloseTo(full.estimateHistory!.points.at(-1)!.all!.estimate, 12);
 
     // Without an earlier report, it asks for --rollouts in one line (exit 1).
     const bare = tempDir();
