@@ -138,7 +138,9 @@ async function reportAndJoin(opts: ReportOptions, temporal?: ReportTemporal): Pr
   const history = await historyOf(workflowId, temporal);
   const files = runFiles(output, history.history ?? { spec: null, result: null }, opts.rollouts && resolve(opts.rollouts));
   await refuseReportAliases(htmlPathOf(opts, files.output), files, opts);
-  const join = await joinVerdicts(files, tmpdir());
+  const spec = history.history?.spec;
+  const order = spec?.order === 'random' ? { kind: 'random' as const, seed: spec.orderSeed ?? 0 } : { kind: 'file' as const };
+  const join = await joinVerdicts(files, tmpdir(), { order });
   const data = reportData({
     join,
     keyMetrics: keyMetricsOf(files.metrics),
@@ -148,6 +150,7 @@ async function reportAndJoin(opts: ReportOptions, temporal?: ReportTemporal): Pr
     historyUnavailable: history.why,
     sidecar: await sidecarClasses(files.sidecar),
     timeline: history.history ? historyTimeline(history.history.batches) : null,
+    ...(spec?.confidence !== undefined ? { confidence: spec.confidence } : {}),
   });
   return { data, join };
 }
@@ -188,6 +191,21 @@ function reportGates(rules: GateRule[], join: VerdictJoin): GateOutcome[] {
   return gateOutcomes(rules, reportGateLookup(join, REPORT_CONFIDENCE), agents, 'the output');
 }
 
+const signed = (v: number) => `${v >= 0 ? '+' : ''}${v.toFixed(4)}`;
+
+/** The paired difference over all agents, clustered by task, and the clustered McNemar test (paired-stats.ts). */
+export function pairedLines(data: ReportData): string[] {
+  const { all, confidence } = data.paired;
+  if (!all.delta) return [];
+  const d = all.delta;
+  const m = all.mcnemar;
+  const test =
+    m.statistic === null ? 'no flips one way more than the other' : `X² ${m.statistic.toFixed(2)}, p ${m.pValue!.toPrecision(2)}`;
+  return [
+    `Δ mean reward (new − old, all agents): ${signed(d.mean)}, ${confidence * 100} % CI clustered by task [${signed(d.lo)}, ${signed(d.hi)}] (SE ${d.se.toFixed(4)}, ${d.clusters} tasks); clustered McNemar on pass/fail flips: ${test}`,
+  ];
+}
+
 export async function reportCommand(opts: ReportOptions, out: (line: string) => void, err: (line: string) => void): Promise<void> {
   // A bad rule is said before anything is read (exit 1).
   const rules = gateRulesOf(opts.failIf);
@@ -197,6 +215,7 @@ export async function reportCommand(opts: ReportOptions, out: (line: string) => 
   const lines = [
     `Report: ${html}`,
     `Flips: ${t.flips.up} 0→1, ${t.flips.down} 1→0, ${t.flips.changed} changed of ${t.paired} rows with both verdicts; Cohen's κ ${t.kappa === null ? '–' : t.kappa.toFixed(3)}`,
+    ...pairedLines(data),
     ...missingLines(data),
     ...throughputLines(data),
     ...(data.historyUnavailable ? [`History part unavailable: ${data.historyUnavailable}`] : []),

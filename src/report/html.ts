@@ -1,7 +1,8 @@
 /**
  * The report as one self-contained HTML file: Chart.js's UMD bundle (read from node_modules at run
  * time) and the report's numbers as JSON, both inline, so nothing is fetched when it is viewed.
- * The page script (report-page.js, next to this file) builds the tables and the charts from the JSON.
+ * The page scripts (report-page.js, then report-page-stats.js, next to this file) build the tables and
+ * the charts from the JSON.
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -10,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import type { ReportData } from './report-data.js';
 
 /** The canvases of the charts, by id; the browser test checks each one. */
-export const CHART_IDS = ['chart-distribution', 'chart-flips', 'chart-latency', 'chart-progress'] as const;
+export const CHART_IDS = ['chart-distribution', 'chart-flips', 'chart-latency', 'chart-progress', 'chart-estimate'] as const;
 
 /** Chart.js's UMD bundle, from the installed package. */
 function chartJsBundle(): string {
@@ -18,9 +19,9 @@ function chartJsBundle(): string {
   return readFileSync(join(dirname(main), 'chart.umd.js'), 'utf8');
 }
 
-/** The page's own script, src/report/report-page.js (by a root-relative path: this also runs bundled, from dist/cli/). */
-function pageScript(): string {
-  return readFileSync(fileURLToPath(new URL('../../src/report/report-page.js', import.meta.url)), 'utf8');
+/** A script of the page, src/report/<name> (by a root-relative path: this also runs bundled, from dist/cli/). */
+function pageScript(name: 'report-page.js' | 'report-page-stats.js'): string {
+  return readFileSync(fileURLToPath(new URL(`../../src/report/${name}`, import.meta.url)), 'utf8');
 }
 
 /** Text safe inside a <script> element. */
@@ -54,10 +55,12 @@ export function reportHtml(data: ReportData): string {
 <div class="charts">
 ${charts}
 </div>
+<div id="statistics"></div>
 <div id="tables"></div>
 <script id="report-data" type="application/json">${json}</script>
 <script>${inScript(chartJsBundle())}</script>
-<script>${inScript(pageScript())}</script>
+<script>${inScript(pageScript('report-page.js'))}</script>
+<script>${inScript(pageScript('report-page-stats.js'))}</script>
 </body>
 </html>
 `;

@@ -47,11 +47,7 @@ function statsOf(agent: string, p: Paired, confidence: number): PairedStats {
   const n = p.oldRewards.length;
   const oldPass = passes(p.oldRewards);
   const newPass = passes(p.newRewards);
-  const flips = taskFlipsOf(
-    Array.from(oldPass, (x) => x === 1),
-    Array.from(newPass, (x) => x === 1),
-    p.taskIds,
-  );
+  const flips = taskFlipsOf(oldPass, newPass, p.taskIds);
   return {
     agent,
     rows: n,

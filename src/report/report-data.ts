@@ -2,7 +2,9 @@
  * The numbers of the run report (`reverify report`): what the HTML plots and `--json` prints.
  * Built from the verdict join, the aggregate metrics file, the sidecar counts and the history timeline.
  */
+import { estimateHistoryOf, type EstimateHistory } from './estimate-history.js';
 import type { Timeline } from './history-timeline.js';
+import { pairedStatsOf, REPORT_CONFIDENCE, type PairedReport } from './paired-stats.js';
 import type { SidecarCounts } from './sidecar-classes.js';
 import {
   bootstrapMeanInterval,
@@ -89,6 +91,10 @@ export interface ReportData {
   flippedMore: number;
   sidecarCounts: SidecarCounts | null;
   timeline: Timeline | null;
+  /** Paired differences clustered by task and the clustered McNemar test (paired-stats.ts). */
+  paired: PairedReport;
+  /** The live estimate replayed in the plan order (estimate-history.ts); null: no paired rows. */
+  estimateHistory: EstimateHistory | null;
 }
 
 const pass = (r: number) => r >= PASS_THRESHOLD;
@@ -173,6 +179,8 @@ export interface ReportInputs {
   historyUnavailable: string | null;
   sidecar: SidecarCounts | null;
   timeline: Timeline | null;
+  /** The live estimate's level (the run's --confidence; default the report's). */
+  confidence?: number;
 }
 
 export function reportData(i: ReportInputs): ReportData {
@@ -216,5 +224,7 @@ export function reportData(i: ReportInputs): ReportData {
     flippedMore: i.join.flippedMore,
     sidecarCounts: i.sidecar,
     timeline: i.timeline,
+    paired: pairedStatsOf(i.join),
+    estimateHistory: estimateHistoryOf(i.join, i.confidence ?? REPORT_CONFIDENCE),
   };
 }

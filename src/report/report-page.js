@@ -33,6 +33,9 @@
     return td;
   }
 
+  // Shared with the statistics script (report-page-stats.js), which runs after this one.
+  window.reportKit = { data, num, el, section, table };
+
   const t = data.totals;
   const summary = document.getElementById('summary');
   table(

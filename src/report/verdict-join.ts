@@ -7,9 +7,12 @@
  * map of every key. Rows without both indices are skipped.
  */
 import { auditKey } from '../contract/batch-audit.js';
+import type { PlanOrder } from '../contract/plan-summary.js';
 import { ExternalSorter } from '../io/external-sort.js';
+import { taskRank } from '../planning/task-order.js';
 import { withScratchDir } from '../io/scratch-dir.js';
 import { NumberColumn } from './number-column.js';
+import { TaskRanking, total, type FlipCounts, type TaskFlips } from './task-ranking.js';
 import { forEachRowVerdict, partText, type RowVerdict } from './row-verdicts.js';
 import { compareVerdictRecords, heldPart, NEW, OLD, partId, verdictRecordCodec, type VerdictRecord } from './verdict-records.js';
 
@@ -22,6 +25,8 @@ export const FLIPS_LISTED_MAX = 10_000;
 /** Tasks with flips listed (most flips first); the rest are counted. */
 export const TASKS_LISTED_MAX = 10_000;
 
+export type { FlipCounts, TaskFlips };
+
 export type FlipKind = 'up' | 'down' | 'changed';
 
 /** 0→1 `up`, 1→0 `down`, any other different pair `changed`; null when equal or one is missing. */
@@ -30,12 +35,6 @@ export function flipOf(oldReward: number, newReward: number): FlipKind | null {
   if (oldReward === 0 && newReward === 1) return 'up';
   if (oldReward === 1 && newReward === 0) return 'down';
   return 'changed';
-}
-
-export interface FlipCounts {
-  up: number;
-  down: number;
-  changed: number;
 }
 
 /** One agent's joined verdicts: the paired rewards (same index, same key) and the counts. */
@@ -66,12 +65,6 @@ export interface FlippedRow {
   kind: FlipKind;
 }
 
-export interface TaskFlips extends FlipCounts {
-  task: string;
-  agent: string;
-  rows: number;
-}
-
 export interface VerdictJoin {
   agents: AgentJoin[];
   /** Tasks with at least one flip, most flips first (the first TASKS_LISTED_MAX). */
@@ -89,6 +82,9 @@ export interface VerdictJoin {
   /** Keys of the old files (with both indices) and rows of the main output. */
   oldRows: number;
   newRows: number;
+  /** The plan's order, and each task's place in it by task ordinal (`--order random`: its rank; file order: the file position of its first row). */
+  order: PlanOrder;
+  taskOrder: Float64Array;
 }
 
 /** The files of a join: the old verdicts (a recovery run's input sidecar first, then --rollouts) and the main output. */
@@ -99,40 +95,6 @@ export interface VerdictFiles {
 }
 
 const noFlips = (): FlipCounts => ({ up: 0, down: 0, changed: 0 });
-const total = (f: FlipCounts) => f.up + f.down + f.changed;
-const INTEGER = /^-?\d+$/;
-
-/** Most flips first, then by task (numerically where both are integers), then by agent. */
-function compareTaskFlips(x: TaskFlips, y: TaskFlips): number {
-  const byFlips = total(y) - total(x);
-  if (byFlips !== 0) return byFlips;
-  if (x.task !== y.task) {
-    if (INTEGER.test(x.task) && INTEGER.test(y.task)) {
-      const d = Number(x.task) - Number(y.task);
-      if (d !== 0) return d;
-    }
-    return x.task < y.task ? -1 : 1;
-  }
-  return x.agent < y.agent ? -1 : x.agent > y.agent ? 1 : 0;
-}
-
-/** The first `max` tasks by `compareTaskFlips` of those offered, in bounded memory (at most 2·max held). */
-class TaskRanking {
-  private held: TaskFlips[] = [];
-  offered = 0;
-
-  constructor(private readonly max: number) {}
-
-  offer(t: TaskFlips): void {
-    this.offered++;
-    this.held.push(t);
-    if (this.held.length >= 2 * this.max) this.held = this.held.sort(compareTaskFlips).slice(0, this.max);
-  }
-
-  top(): TaskFlips[] {
-    return this.held.sort(compareTaskFlips).slice(0, this.max);
-  }
-}
 
 /** The walk over the sorted records: one key at a time, one task at a time. */
 class JoinWalk {
@@ -156,12 +118,16 @@ class JoinWalk {
   private rolloutText = '';
   private before: number | undefined = undefined;
   private taken = false;
-  /** The current task's ordinal in key order (−1: none yet). */
+  /** The current task's ordinal in key order (−1: none yet), and each task's place in the plan order. */
   private taskOrdinal = -1;
+  private readonly taskOrder = new NumberColumn();
   /** The current task's counts per agent index. */
   private readonly taskFlips = new Map<number, TaskFlips>();
 
-  constructor(agentNames: readonly string[]) {
+  constructor(
+    agentNames: readonly string[],
+    private readonly order: PlanOrder,
+  ) {
     this.agents = agentNames.map((agent) => ({
       counts: { agent, rows: 0, noOld: 0, noNew: 0, flips: noFlips() },
       old: new NumberColumn(),
@@ -177,6 +143,9 @@ class JoinWalk {
       if (newTask) {
         this.endTask();
         this.taskOrdinal++;
+        const task = partId(r.taskNum, r.taskText);
+        // The plan ranks a task by the text `keyId` gives its part (task-order.ts: taskOfKeyId).
+        this.taskOrder.push(this.order.kind === 'random' ? taskRank(this.order.seed, JSON.stringify(task).slice(1, -1)) : r.seq);
       }
       this.taskNum = r.taskNum;
       this.taskText = r.taskText;
@@ -255,6 +224,8 @@ class JoinWalk {
       oldOnlyKeys: this.oldOnlyKeys,
       oldRows: this.oldRows,
       newRows: this.newRows,
+      order: this.order,
+      taskOrder: this.taskOrder.values(),
     };
   }
 }
@@ -264,7 +235,11 @@ class JoinWalk {
  * reward, which pairs with the key's first main-output row. The sort's run files go to a fresh
  * scratch directory under `scratchParent`, removed afterwards.
  */
-export async function joinVerdicts(files: VerdictFiles, scratchParent: string, opts: { maxRecords?: number } = {}): Promise<VerdictJoin> {
+export async function joinVerdicts(
+  files: VerdictFiles,
+  scratchParent: string,
+  opts: { maxRecords?: number; order?: PlanOrder } = {},
+): Promise<VerdictJoin> {
   return withScratchDir(scratchParent, '.reverify-report-', async (dir) => {
     const sorter = new ExternalSorter<VerdictRecord>({
       dir,
@@ -289,7 +264,7 @@ export async function joinVerdicts(files: VerdictFiles, scratchParent: string, o
       if (files.oldSidecar) await forEachRowVerdict(files.oldSidecar, adder(OLD));
       await forEachRowVerdict(files.rollouts, adder(OLD));
       await forEachRowVerdict(files.output, adder(NEW));
-      const walk = new JoinWalk([...agentIds.keys()]);
+      const walk = new JoinWalk([...agentIds.keys()], opts.order ?? { kind: 'file' });
       for await (const chunk of sorter.sortedChunks()) for (const r of chunk) walk.add(r);
       return walk.finish();
     } finally {

@@ -53,10 +53,14 @@ export function clusteredMcNemar(tasks: readonly TaskFlips[]): ClusteredMcNemar 
 }
 
 /**
- * The per-task flip counts from paired pass/fail rows (same index is the same row) and their task
- * ids, in the order tasks first appear.
+ * The per-task flip counts from paired pass/fail rows (same index is the same row; pass: true or 1,
+ * fail: false or 0) and their task ids, in the order tasks first appear.
  */
-export function taskFlipsOf(oldPass: ArrayLike<boolean>, newPass: ArrayLike<boolean>, clusters: ArrayLike<string | number>): TaskFlips[] {
+export function taskFlipsOf(
+  oldPass: ArrayLike<boolean | number>,
+  newPass: ArrayLike<boolean | number>,
+  clusters: ArrayLike<string | number>,
+): TaskFlips[] {
   if (oldPass.length !== newPass.length || oldPass.length !== clusters.length) {
     throw new RangeError('clustered McNemar: old, new and task ids differ in length');
   }

@@ -76,7 +76,7 @@ export function plannedOf(units: readonly PairedUnit[]): PlannedUnits {
   return {
     units: units.length,
     rows: units.reduce((n, u) => n + u.rows, 0),
-    maxRows: Math.max(0, ...units.map((u) => u.rows)),
+    maxRows: units.reduce((m, u) => Math.max(m, u.rows), 0),
     oldSum: units.reduce((n, u) => n + u.oldSum, 0),
     invalid: units.reduce((n, u) => n + u.invalid, 0),
   };

@@ -5,11 +5,8 @@
  * real headless Chromium (charts drawn, no console error, no request), and the report from the
  * files alone once the Temporal server has no run for the output.
  */
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { chromium } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { workflowUiUrl } from '../../src/temporal/dev-server/index.js';
 import { workflowIdForOutput } from '../../src/temporal/workflow-id.js';
@@ -17,7 +14,9 @@ import { describeFailure } from '../../src/cli/exit-codes.js';
 import { buildReport, writeReport } from '../../src/cli/report-command.js';
 import { CHART_IDS } from '../../src/report/html.js';
 import type { ReportData } from '../../src/report/report-data.js';
+import { chartsDrawn, openPage } from '../helpers/report-page.js';
 import { runCli } from '../helpers/cli-process.js';
+import { editRewards, pairedExpected } from '../helpers/paired-expected.js';
 import { projectRoot } from '../helpers/worker-process.js';
 import { readRows, runReverify, sampleRun, useReferenceServer } from '../helpers/run-fixtures.js';
 import { tempDir, useSharedTemporal } from '../helpers/temporal-env.js';
@@ -25,35 +24,9 @@ import { tempDir, useSharedTemporal } from '../helpers/temporal-env.js';
 const temporal = useSharedTemporal('report');
 const rs = useReferenceServer({ port: 0, judgeFailRate: 0.1, seed: 7, latencyMs: 2 });
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-
 type Row = Record<string, unknown>;
 const keyOf = (r: Row) => `${String(r._ng_task_index)}:${String(r._ng_rollout_index)}`;
 const agentOf = (r: Row) => (r.agent_ref as { name: string }).name;
-
-/** The stored rewards, edited: every 5th row flipped, every 7th 0.5, every 11th without a reward. */
-function editRewards(path: string): void {
-  const rows = readFileSync(path, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as Row);
-  rows.forEach((r, i) => {
-    if (i % 11 === 0) delete r.reward;
-    else if (i % 7 === 0) r.reward = 0.5;
-    else if (i % 5 === 0) r.reward = r.reward === 1 ? 0 : 1;
-  });
-  writeFileSync(path, rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
-}
 
 interface Run {
   dir: string;
@@ -77,6 +50,8 @@ beforeAll(async () => {
     configs: [d.config],
     concurrency: 6,
     batchSize: 16,
+    order: 'random',
+    orderSeed: 4242,
   });
   expect(error).toBeNull();
   run = { dir, output: d.output, rollouts: d.rolloutsPath, inputs: d.inputsPath, config: d.config, printed: lines };
@@ -162,54 +137,67 @@ describe('reverify report', () => {
     expect((await buildReport({ output: run.output })).agents).toEqual(data.agents);
   });
 
+  it('carries the paired differences clustered by task, the clustered McNemar test, the tasks that flipped and the live estimate replayed', async () => {
+    const data = await buildReport({ output: run.output });
+    const main = readRows(run.output);
+    const { stats, tasksUp, tasksDown } = pairedExpected(readRows(run.rollouts), main);
+    expect(tasksUp.length + tasksDown.length).toBeGreaterThan(5);
+    for (const s of [...data.paired.agents, data.paired.all]) {
+      const e = stats[s.agent];
+      expect([s.rows, s.mcnemar.fp, s.mcnemar.pf], s.agent).toEqual([e.rows, e.up, e.down]);
+      expect(s.delta!.mean).toBeCloseTo(e.mean, 12);
+      expect(s.delta!.se).toBeCloseTo(e.se, 12);
+      expect(s.delta!.hi - s.delta!.mean).toBeCloseTo(1.959964 * e.se, 5);
+      if (e.x2 === null) expect(s.mcnemar.statistic).toBeNull();
+      else expect(s.mcnemar.statistic).toBeCloseTo(e.x2, 12);
+    }
+    expect(
+      data.tasks
+        .filter((t) => t.up > 0)
+        .map((t) => `${t.task}/${t.agent}`)
+        .sort(),
+    ).toEqual(tasksUp);
+    expect(
+      data.tasks
+        .filter((t) => t.down > 0)
+        .map((t) => `${t.task}/${t.agent}`)
+        .sort(),
+    ).toEqual(tasksDown);
+
+    // The live estimate, replayed in the run's random order (its seed from the history): every row
+    // with both verdicts in, ending at the exact delta over them.
+    const h = data.estimateHistory!;
+    expect(h.order).toEqual({ kind: 'random', seed: 4242 });
+    expect(h.confidence).toBe(0.95);
+    expect(h.rows).toBe(stats.all.rows);
+    const last = h.points.at(-1)!;
+    expect(last.rows).toBe(stats.all.rows);
+    expect(last.all!.estimate).toBeCloseTo(stats.all.mean, 12);
+    expect(last.all!.hi - last.all!.lo).toBeLessThan(1e-9);
+    for (const p of h.points) expect(p.all!.lo <= stats.all.mean + 1e-9 && stats.all.mean - 1e-9 <= p.all!.hi).toBe(true);
+    expect(h.points[0].all!.hi - h.points[0].all!.lo).toBeGreaterThan(0.5);
+  });
+
   it('renders its charts in headless Chromium with no console error and no request; saves a screenshot', async () => {
     const html = join(run.dir, 'out_report.html');
-    const context = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'report-chromium-')), {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: CHROMIUM_ARGS,
-      viewport: { width: 1280, height: 900 },
-    });
+    const { context, page, problems } = await openPage(html);
     try {
-      const page = await context.newPage();
-      const problems: string[] = [];
-      page.on('console', (m) => {
-        if (m.type() === 'error') problems.push(`console: ${m.text()}`);
-      });
-      page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-      page.on('request', (r) => {
-        if (!r.url().startsWith('file:')) problems.push(`request: ${r.url()}`);
-      });
-      await page.goto(pathToFileURL(html).href);
-      const charts = await page.evaluate(
-        (ids) => {
-          const chartJs = (
-            window as unknown as {
-              Chart: { getChart(c: HTMLCanvasElement): { data: { datasets: Array<{ data: unknown[] }> } } | undefined };
-            }
-          ).Chart;
-          return ids.map((id) => {
-            const canvas = document.getElementById(id) as HTMLCanvasElement | null;
-            const chart = canvas ? chartJs.getChart(canvas) : undefined;
-            const pixels = canvas?.getContext('2d')?.getImageData(0, 0, canvas.width, canvas.height).data ?? [];
-            let painted = 0;
-            for (let i = 3; i < pixels.length; i += 4) if (pixels[i] !== 0) painted++;
-            return {
-              id,
-              canvas: canvas !== null,
-              points: chart ? chart.data.datasets.reduce((s, d) => s + d.data.length, 0) : -1,
-              painted,
-            };
-          });
-        },
-        CHART_IDS as unknown as string[],
-      );
+      const charts = await chartsDrawn(page, CHART_IDS);
       for (const c of charts) {
         expect(c.canvas, c.id).toBe(true);
         expect(c.points, c.id).toBeGreaterThan(0);
         expect(c.painted, c.id).toBeGreaterThan(1000);
       }
       expect(await page.locator('#flipped-table tr').count()).toBeGreaterThan(10);
+      // The statistics: a row per agent and one for all agents; the task lists closed until clicked.
+      const data = await buildReport({ output: run.output });
+      expect(await page.locator('#paired-table tr').count()).toBe(data.agents.length + 2);
+      const ups = data.tasks.filter((t) => t.up > 0).length;
+      expect(await page.locator('#tasks-up summary').textContent()).toMatch(new RegExp(`^${ups} task\\(s\\) with rows flipped 0→1`));
+      expect(await page.locator('#tasks-up table').isVisible()).toBe(false);
+      await page.locator('#tasks-up summary').click();
+      expect(await page.locator('#tasks-up tr').count()).toBe(ups + 1);
+      expect(await page.locator('#estimate-history-table tr').count()).toBeGreaterThan(2);
       const out = join(projectRoot, 'test-output');
       mkdirSync(out, { recursive: true });
       await page.screenshot({ path: join(out, 'report.png'), fullPage: true });
@@ -234,6 +222,10 @@ describe('reverify report', () => {
     const full = await buildReport({ output: run.output });
     expect(data.totals).toEqual(full.totals);
     expect(data.agents).toEqual(full.agents);
+    // The run's order (random, its seed in the history) is unknown: the live estimate is replayed in file order, to the same end.
+    expect(data.paired).toEqual(full.paired);
+    expect(data.estimateHistory!.order).toEqual({ kind: 'file' });
+    expect(data.estimateHistory!.points.at(-1)!.all!.estimate).toBeCloseTo(full.estimateHistory!.points.at(-1)!.all!.estimate, 12);
 
     // Without an earlier report, it asks for --rollouts in one line (exit 1).
     const bare = tempDir();
