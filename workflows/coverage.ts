@@ -25,6 +25,7 @@ function request(spec: RunSpec, st: RunState, state: CoverageContext['state']) {
       not_persisted: st.totals.dropped,
       outcomes_recorded: st.totals.main + st.totals.failed + st.seeded,
       cap: capOfSpec(spec),
+      dispatch_longest_first: spec.dispatchLongestFirst === true,
     },
   };
 }

@@ -27,7 +27,8 @@ import { uploadConfigOf } from '../upload/upload-config.js';
 export function exportedRunOptions(opts: RunOptions, uploadRollouts: boolean): Record<string, unknown> {
   const options: Record<string, unknown> = {};
   for (const f of RUN_FLAG_LIST) {
-    const value = f.gymKey && f.key ? (opts as Record<string, unknown>)[f.key] : undefined;
+    const given = f.gymKey && f.key ? (opts as Record<string, unknown>)[f.key] : undefined;
+    const value = f.kind === 'policy' ? (given ?? false) : given;
     if (f.gymKey && value !== undefined) options[f.gymKey] = value;
   }
   options.upload_rollouts = uploadRollouts;
@@ -174,7 +175,9 @@ export async function buildRun(opts: RunOptions, extra: SpecExtras): Promise<{ s
     rejudge: opts.rejudge,
     rejudgeDelayMs: opts.rejudgeDelayMs,
     retryInvalidJudgeResponses: opts.retryInvalidJudgeResponses,
-    retryTerminalTimeouts: opts.retryTerminalTimeouts,
+    // Absent flags are off here; a resume keeps the saved policies (attempt-cap.ts, saved-policy.ts).
+    retryTerminalTimeouts: opts.retryTerminalTimeouts === true,
+    ...(opts.dispatchLongestFirst === true ? { dispatchLongestFirst: true } : {}),
   };
   return { spec, config };
 }

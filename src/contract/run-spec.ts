@@ -48,6 +48,11 @@ export interface RunSpec extends RetryRules {
   /** `--order`: `random` permutes the plan's tasks by `orderSeed` (absent: file order, as runs before it). */
   order?: 'random' | 'file';
   orderSeed?: number;
+  /**
+   * `--dispatch-longest-first` (the seed's `dispatch_longest_first`), in force (the flag, or as saved
+   * with the run): the plan lists the largest saved rows first. Absent: off.
+   */
+  dispatchLongestFirst?: boolean;
   force: boolean;
   overwrite: boolean;
   disableAggregation: boolean;
