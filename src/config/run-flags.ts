@@ -262,7 +262,7 @@ export function longFlag(f: RunFlag): string {
 /** Raw option field -> its flag, for messages (`--rejudge-delay`, `--no-rejudge`, ...). */
 export const RUN_FLAGS: Readonly<Record<string, string>> = Object.fromEntries(
   RUN_FLAG_LIST.filter((f) => f.key !== null)
-    .map((f) => [f.key!, longFlag(f)])
+    .map((f): [string, string] => [f.key!, longFlag(f)])
     .reverse(), // a policy's own flag, not its `--no-` form
 );
 
