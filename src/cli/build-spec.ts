@@ -18,11 +18,6 @@ import { newOrderSeed } from '../planning/task-order.js';
 import type { UploadSpec } from '../contract/run-spec.js';
 import { uploadConfigOf } from '../upload/upload-config.js';
 
-/**
- * The upload part of the spec (spec §4.12): set when the `--config` files configure MLflow and
- * `--no-upload` is not given. Only the config paths go in (the activity reads the token itself),
- * with the run's options under NeMo Gym's config keys for the exported config.
- */
 /** The run's options under NeMo Gym's config keys, for the exported config of every tracker. */
 export function exportedRunOptions(opts: RunOptions, uploadRollouts: boolean): Record<string, unknown> {
   const options: Record<string, unknown> = {};
@@ -35,12 +30,24 @@ export function exportedRunOptions(opts: RunOptions, uploadRollouts: boolean): R
   return options;
 }
 
+/**
+ * The upload part of the spec (spec §4.12): set when the `--config` files configure MLflow or W&B
+ * and `--no-upload` is not given. Only the config paths go in (the activities read the token and
+ * the W&B key themselves), with which trackers to log to and the run's options under NeMo Gym's
+ * config keys for the exported config.
+ */
 export function uploadSpecOf(opts: RunOptions, gymConfig: GymConfig | null): UploadSpec | null {
   if (!opts.upload || gymConfig === null) return null;
   const config = uploadConfigOf(gymConfig);
-  if (config.mlflow === null) return null;
+  if (config.mlflow === null && config.wandb === null) return null;
   const options = exportedRunOptions(opts, config.uploadRollouts);
-  return { configs: opts.configs.map((c) => resolve(c)), uploadRollouts: config.uploadRollouts, options };
+  return {
+    configs: opts.configs.map((c) => resolve(c)),
+    uploadRollouts: config.uploadRollouts,
+    options,
+    ...(config.mlflow === null ? { mlflow: false } : {}),
+    ...(config.wandb === null ? {} : { wandb: true }),
+  };
 }
 
 /** Checks that an input file exists and is readable; one line naming the flag otherwise. */
