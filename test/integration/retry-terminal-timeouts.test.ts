@@ -50,6 +50,7 @@ async function interrupted(judge: Partial<ReferenceServerOptions> = {}) {
 }
 
 const coverageFile = (output: string) => output.replace(/\.jsonl$/, '_coverage.json');
+const savedCoverage = (output: string) => JSON.parse(readFileSync(coverageFile(output), 'utf8')) as Record<string, unknown>;
 const saveCoverage = (output: string, retry: boolean) =>
   writeFileSync(coverageFile(output), JSON.stringify({ max_rollout_attempts: 3, attempt_extension: 0, retry_terminal_timeouts: retry }));
 
@@ -74,6 +75,9 @@ describe('--retry-terminal-timeouts', () => {
     expect(summaryLine(lines, 'sidecar-terminal')).toBe('- 2 sidecar-terminal (for example skipped) → not retried');
     expect(summaryLine(lines, 'max_attempts')).toBe('- 1 hit max_attempts → not retried');
     expect(summaryLine(lines, 'still need')).toBe('- 3 rows that still need to be run');
+    // The budget counts non-terminal failures: the 5 timeout / eval_missing rows the policy retries;
+    // the skipped and verify_rejected rows stay terminal and are not counted.
+    expect(savedCoverage(f.output)).toMatchObject({ counted_failures: 5, reporting: { sidecar_rows: 7, terminal_rows: 2 } });
   });
 
   it('a resume keeps the saved policy: a run saved with the flag retries terminal timeouts without it', async () => {
@@ -128,6 +132,8 @@ describe('--retry-terminal-timeouts', () => {
     expect(error).toBeNull();
     expect(keys(rows(f.output)).sort()).toEqual(['0:0', '6:0']);
     expect(summaryLine(lines, 'sidecar-terminal')).toBe('- 5 sidecar-terminal (for example skipped) → not retried');
+    // Every sidecar row is stamped terminal: none counts against the budget.
+    expect(savedCoverage(f.output)).toMatchObject({ counted_failures: 0, attempts: 9, reporting: { sidecar_rows: 7, terminal_rows: 7 } });
   });
 
   it('the re-judgment rounds keep re-judging a key whose earlier row is a terminal timeout, as repeated resumes would', async () => {
