@@ -13,6 +13,18 @@ COPY scripts/install-temporal.mjs scripts/build-cli.mjs ./scripts/
 RUN TEMPORAL_CLI_PATH=/nonexistent npm ci --omit=dev --no-audit --no-fund \
     && npm cache clean --force
 
+# W&B's own client (the `wandb` Python package): the run's upload activity logs to W&B with it, in a
+# child process (src/upload/wandb-upload.ts looks for .wandb/venv/bin/python under the project).
+# Installed by the script the tests' set-up uses, with its pinned version; a failed install fails
+# the build here (the script itself never fails a set-up).
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends python3 python3-venv \
+    && rm -rf /var/lib/apt/lists/*
+COPY scripts/install-venv.sh scripts/install-wandb.sh scripts/wandb-upload.py ./scripts/
+RUN bash scripts/install-wandb.sh \
+    && test -x .wandb/venv/bin/python \
+    && rm -rf /root/.cache/pip
+
 # The sources, and the CLI bundled from them (scripts/build-cli.mjs; the postinstall above ran
 # before they were here). Workflow code stays TypeScript: the worker bundles it for its sandbox.
 COPY tsconfig.json ./
@@ -24,8 +36,10 @@ RUN node scripts/build-cli.mjs
 
 # Any uid can run it (compose sets `user:`); the state dir (workflow bundle cache) is per container.
 # MALLOC_ARENA_MAX: what bin/reverify.js's shebang sets, which `node bin/reverify.js` bypasses.
+# WANDB_DIR: W&B keeps its run files there (the image's /app is not writable by the user).
 ENV TEMPORAL_ADDRESS=temporal:7233 \
     REVERIFY_STATE_DIR=/tmp/reverify-state \
+    WANDB_DIR=/tmp/reverify-wandb \
     MALLOC_ARENA_MAX=2
 USER node
 

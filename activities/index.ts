@@ -15,7 +15,7 @@ import { openOutputs } from './open-outputs.js';
 import { recordUnstartedRows } from './record-unstarted.js';
 import { removeWorkDir } from './remove-work-dir.js';
 import { seedSuccesses } from './seed-successes.js';
-import { uploadOpen, uploadRolloutsTable, uploadRunMetrics } from './upload-results.js';
+import { uploadOpen, uploadRolloutsTable, uploadRunMetrics, uploadWandbRun } from './upload-results.js';
 import { verifyBatch } from './verify-batch.js';
 import { writeCoverage } from './write-coverage.js';
 import { failFastOnFsError } from './user-errors.js';
@@ -47,6 +47,7 @@ export function createActivities(deps: ActivityDeps) {
     uploadOpen,
     uploadRolloutsTable,
     uploadRunMetrics,
+    uploadWandbRun,
     writeCoverage,
   });
 }

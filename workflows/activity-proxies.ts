@@ -101,3 +101,15 @@ export const upload = proxyActivities<ReverifyActivities>({
   },
   cancellationType: WAIT_CANCELLED,
 });
+
+/**
+ * The W&B upload (activities/upload-results.ts `uploadWandbRun`): one try, so one W&B run per run; a
+ * retry after a partial log would open a second one. A worker lost during it is noticed by the
+ * heartbeat; the run then ends with the warning (`reverify upload --to wandb` logs it later).
+ */
+export const wandbOnce = proxyActivities<ReverifyActivities>({
+  startToCloseTimeout: '2 hours',
+  heartbeatTimeout: '2 minutes',
+  retry: { maximumAttempts: 1 },
+  cancellationType: WAIT_CANCELLED,
+});

@@ -29,6 +29,7 @@ function request(spec: RunSpec, st: RunState, state: CoverageContext['state']) {
         ? { plan_order: { order: 'random' as const, seed: spec.orderSeed } }
         : {}),
       ...(st.stoppedEarly ? { stopped_early: st.stoppedEarly } : {}),
+      dispatch_longest_first: spec.dispatchLongestFirst === true,
     },
   };
 }

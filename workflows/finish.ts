@@ -1,4 +1,4 @@
-/** The run's end: upload the rows, aggregate (a failure retrying cannot fix ends the run with the rows complete), upload the metrics, write the coverage file, clean up, report. */
+/** The run's end: upload the rows, aggregate (a failure retrying cannot fix ends the run with the rows complete), upload the metrics and to W&B, write the coverage file, clean up, report. */
 import { CancellationScope } from '@temporalio/workflow';
 import { aggregateTimeoutMs } from '../src/contract/aggregate-timeout.js';
 import { computingAggregateMetrics, disableAggregationNotice } from '../src/contract/messages.js';
@@ -7,11 +7,11 @@ import { aggregation, aggregationRetry, quick } from './activity-proxies.js';
 import { innermostMessage } from './failures.js';
 import { keysMissing, rolloutsPerAgent, type RunState } from './run-state.js';
 import { enterPhase } from './details.js';
-import { uploadMetrics, uploadRows } from './upload.js';
+import { uploadMetrics, uploadRows, uploadWandb } from './upload.js';
 import { coverageAtEnd } from './coverage.js';
 import { runEstimateView } from '../src/stats/run-estimate.js';
 
-/** Upload the rows, aggregate, upload the metrics, write the coverage file, clean up, and report. */
+/** Upload the rows, aggregate, upload the metrics and to W&B, write the coverage file, clean up, and report. */
 export async function finish(spec: RunSpec, st: RunState): Promise<RunResult> {
   const outputs = st.outputs!;
   const uploading = await uploadRows(spec, st);
@@ -49,7 +49,9 @@ export async function finish(spec: RunSpec, st: RunState): Promise<RunResult> {
       aggregationError = innermostMessage(err);
     }
   }
-  const upload = await uploadMetrics(uploading, st, { scored: st.mainRows ?? 0, missing: keysMissing(st) });
+  const counts = { scored: st.mainRows ?? 0, missing: keysMissing(st) };
+  const upload = await uploadMetrics(uploading, st, counts);
+  const wandb = await uploadWandb(spec, st, counts, metricsPath);
   const coverage = await coverageAtEnd(spec, st);
   await quick.removeWorkDir.executeWithOptions({ summary: 'done: remove the work directory' }, [outputs.workDir]);
   enterPhase(st, 'done');
@@ -75,6 +77,7 @@ export async function finish(spec: RunSpec, st: RunState): Promise<RunResult> {
     keyMetrics,
     aggregationError,
     ...(upload === undefined ? {} : { upload }),
+    ...(wandb === undefined ? {} : { wandb }),
     messages: st.messages,
     forceWarning: st.forceWarning,
     ...(coverage ? { coverage } : {}),

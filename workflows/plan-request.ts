@@ -8,6 +8,16 @@ import type { OutputPaths, RunSpec } from '../src/contract/run-spec.js';
 
 type PlanRequest = Parameters<ReverifyActivities['planRun']>[0];
 
+/**
+ * The plan's order from the run's options (absent: the file's): `--order random` and its seed, or
+ * `--dispatch-longest-first` (in force: the flag or as saved; the CLI refuses both at once).
+ */
+function planOrderOf(spec: RunSpec): Pick<PlanRequest, 'order'> {
+  if (spec.order === 'random') return { order: { kind: 'random', seed: spec.orderSeed ?? 0 } };
+  if (spec.dispatchLongestFirst === true) return { order: { kind: 'longest' } };
+  return {};
+}
+
 export function planRequestFor(spec: RunSpec, outputs: OutputPaths): PlanRequest {
   return {
     inputsPath: spec.inputsPath,
@@ -15,7 +25,7 @@ export function planRequestFor(spec: RunSpec, outputs: OutputPaths): PlanRequest
     workDir: outputs.workDir,
     routing: spec.routing,
     limit: spec.limit,
-    ...(spec.order === 'random' ? { order: { kind: 'random', seed: spec.orderSeed ?? 0 } } : {}),
+    ...planOrderOf(spec),
     judgeFailedOnly: spec.judgeFailedOnly,
     resume: spec.resume,
     outputs,

@@ -3,12 +3,13 @@
  * rows uploaded after the last commit, before aggregation; the metrics after aggregation. A step
  * that fails after its bounded retries ends the upload (the later steps are skipped) with one
  * warning in the result; the run's outcome and its files are unchanged (`reverify upload` redoes
- * it).
+ * it). Then W&B, from the files, in one activity tried once: one W&B run per run, however many
+ * terminals follow it.
  */
 import { CancellationScope } from '@temporalio/workflow';
 import type { RunResult, RunSpec } from '../src/contract/run-spec.js';
 import type { UploadRequest, UploadTarget } from '../src/upload/upload-run.js';
-import { upload } from './activity-proxies.js';
+import { upload, wandbOnce } from './activity-proxies.js';
 import { enterPhase } from './details.js';
 import { innermostMessage } from './failures.js';
 import type { RunState } from './run-state.js';
@@ -28,10 +29,9 @@ function failed(p: UploadProgress, step: string, err: unknown): void {
 
 /** Before aggregation: opens the MLflow run and uploads the rows. Null when the run uploads nothing. */
 export async function uploadRows(spec: RunSpec, st: RunState): Promise<UploadProgress | null> {
-  if (!spec.upload) return null;
-  const outputs = st.outputs!;
+  if (!spec.upload || spec.upload.mlflow === false) return null;
   const p: UploadProgress = {
-    req: { output: outputs.output, metrics: outputs.metrics, configs: spec.upload.configs, options: spec.upload.options },
+    req: uploadRequest(spec.upload, st),
     target: null,
     result: { runId: null, rows: null, metrics: null, warning: null },
   };
@@ -67,4 +67,31 @@ export async function uploadMetrics(
     failed(p, 'metrics', err);
   }
   return p.result;
+}
+
+function uploadRequest(u: NonNullable<RunSpec['upload']>, st: RunState): UploadRequest {
+  const outputs = st.outputs!;
+  return { output: outputs.output, metrics: outputs.metrics, configs: u.configs, options: u.options };
+}
+
+/** After MLflow: the W&B run (config, rollouts table, metrics), or the warning of the step that failed. */
+export async function uploadWandb(
+  spec: RunSpec,
+  st: RunState,
+  coverage: { scored: number; missing: number },
+  metricsFile: string | null,
+): Promise<RunResult['wandb']> {
+  if (!spec.upload?.wandb) return undefined;
+  enterPhase(st, 'upload');
+  try {
+    const uploaded = await wandbOnce.uploadWandbRun.executeWithOptions({ summary: 'upload: the W&B run' }, [
+      uploadRequest(spec.upload, st),
+      coverage,
+      metricsFile,
+    ]);
+    return { uploaded, warning: null };
+  } catch (err) {
+    if (CancellationScope.current().consideredCancelled) throw err;
+    return { uploaded: null, warning: innermostMessage(err) };
+  }
 }

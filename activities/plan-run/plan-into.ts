@@ -29,7 +29,7 @@ import { addKeyFacts } from './key-facts-pass.js';
 import { FirstAt } from './plan-lines.js';
 import { writePlanRecords, type PlanRecords, type PlanRecordsOptions } from './plan-records-pass.js';
 import { addSourceRows } from './source-rows.js';
-import { taskOfKeyId, taskRank, type PlanOrder } from '../../src/planning/task-order.js';
+import { planRank, type PlanOrder } from '../../src/planning/task-order.js';
 
 /** With the retry rules: recovery also recovers `judge_invalid`; resume retries terminal timeouts. */
 export interface PlanRequest extends RetryRules {
@@ -106,10 +106,11 @@ async function joinKeys(
   const found: JoinFindings = { problems: new FirstAt<JoinProblem>(), firstDuplicate: new FirstAt<string>() };
   const policy = { recovery: req.judgeFailedOnly, resume: req.resume, maxAttempts: req.maxAttempts };
   const order = req.order ?? { kind: 'file' };
-  // --order random: each key's rows carry its task's rank (the plan is sorted by it at the end).
-  let rank = 0;
+  // Each planned row carries its rank in the plan's order (the plan is sorted by it at the end).
+  let key = '';
   const sink = {
-    verdict: (ordinal: number, verdict: Verdict, plan?: PlanRecord) => verdicts.set(ordinal, verdict, plan, rank),
+    verdict: (ordinal: number, verdict: Verdict, plan?: PlanRecord) =>
+      verdicts.set(ordinal, verdict, plan, plan === undefined ? 0 : planRank(order, key, plan)),
     problem: (ordinal: number, problem: JoinProblem) => found.problems.offer(ordinal, problem),
     duplicate: (ordinal: number, line: number, firstLine: number) =>
       found.firstDuplicate.offer(ordinal, `${sourcePath}:${line} repeats the key of line ${firstLine}`),
@@ -118,7 +119,7 @@ async function joinKeys(
     sorter.sortedChunks(),
     (r) => r.key,
     (group) => {
-      if (order.kind === 'random') rank = taskRank(order.seed, taskOfKeyId(group[0].key));
+      key = group[0].key;
       decideKey(group, policy, sink);
     },
   );
@@ -216,7 +217,7 @@ async function writePlan(req: PlanRequest): Promise<PlanOutcome> {
       agents: names.agents.list,
       servers: names.servers.list,
       rowsPerAgent: written.rowsPerAgent,
-      ...(req.order?.kind === 'random' ? { order: req.order } : {}),
+      ...(req.order && req.order.kind !== 'file' ? { order: req.order } : {}),
     };
     await writeFileAtomic(join(req.workDir, 'plan.json'), JSON.stringify(summary));
     return { ...summary, messages: planMessages(req, written, firstDuplicate.value) };

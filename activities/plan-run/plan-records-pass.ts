@@ -1,7 +1,8 @@
 /**
  * The plan's last pass: the verdicts in file order — apply the limit, stop at the first error,
- * count what is skipped, and write the rows to verify as the plan file, in file order or (`--order
- * random`) by their task's rank, through an external sort.
+ * count what is skipped, and write the rows to verify as the plan file, in file order or by their
+ * rank in the plan's order (`--order random`, `--dispatch-longest-first`; task-order.ts `planRank`),
+ * through an external sort.
  */
 import { InputError } from '../../src/contract/errors.js';
 import { ExternalSorter } from '../../src/io/external-sort.js';

@@ -18,28 +18,36 @@ import { newOrderSeed } from '../planning/task-order.js';
 import type { UploadSpec } from '../contract/run-spec.js';
 import { uploadConfigOf } from '../upload/upload-config.js';
 
-/**
- * The upload part of the spec (spec §4.12): set when the `--config` files configure MLflow and
- * `--no-upload` is not given. Only the config paths go in (the activity reads the token itself),
- * with the run's options under NeMo Gym's config keys for the exported config.
- */
 /** The run's options under NeMo Gym's config keys, for the exported config of every tracker. */
 export function exportedRunOptions(opts: RunOptions, uploadRollouts: boolean): Record<string, unknown> {
   const options: Record<string, unknown> = {};
   for (const f of RUN_FLAG_LIST) {
-    const value = f.gymKey && f.key ? (opts as Record<string, unknown>)[f.key] : undefined;
+    const given = f.gymKey && f.key ? (opts as Record<string, unknown>)[f.key] : undefined;
+    const value = f.kind === 'policy' ? (given ?? false) : given;
     if (f.gymKey && value !== undefined) options[f.gymKey] = value;
   }
   options.upload_rollouts = uploadRollouts;
   return options;
 }
 
+/**
+ * The upload part of the spec (spec §4.12): set when the `--config` files configure MLflow or W&B
+ * and `--no-upload` is not given. Only the config paths go in (the activities read the token and
+ * the W&B key themselves), with which trackers to log to and the run's options under NeMo Gym's
+ * config keys for the exported config.
+ */
 export function uploadSpecOf(opts: RunOptions, gymConfig: GymConfig | null): UploadSpec | null {
   if (!opts.upload || gymConfig === null) return null;
   const config = uploadConfigOf(gymConfig);
-  if (config.mlflow === null) return null;
+  if (config.mlflow === null && config.wandb === null) return null;
   const options = exportedRunOptions(opts, config.uploadRollouts);
-  return { configs: opts.configs.map((c) => resolve(c)), uploadRollouts: config.uploadRollouts, options };
+  return {
+    configs: opts.configs.map((c) => resolve(c)),
+    uploadRollouts: config.uploadRollouts,
+    options,
+    ...(config.mlflow === null ? { mlflow: false } : {}),
+    ...(config.wandb === null ? {} : { wandb: true }),
+  };
 }
 
 /** Checks that an input file exists and is readable; one line naming the flag otherwise. */
@@ -175,7 +183,9 @@ export async function buildRun(opts: RunOptions, extra: SpecExtras): Promise<{ s
     rejudge: opts.rejudge,
     rejudgeDelayMs: opts.rejudgeDelayMs,
     retryInvalidJudgeResponses: opts.retryInvalidJudgeResponses,
-    retryTerminalTimeouts: opts.retryTerminalTimeouts,
+    // Absent flags are off here; a resume keeps the saved policies (attempt-cap.ts, saved-policy.ts).
+    retryTerminalTimeouts: opts.retryTerminalTimeouts === true,
+    ...(opts.dispatchLongestFirst === true ? { dispatchLongestFirst: true } : {}),
   };
   return { spec, config };
 }

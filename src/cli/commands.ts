@@ -15,6 +15,7 @@ import type { controlCommand } from './control-command.js';
 import { exitStatusOf } from './end-summary.js';
 import { handleInterrupts } from './interrupt.js';
 import { runCommand } from './run-command.js';
+import type { PolicyFlags } from './saved-policy.js';
 import { collect, float, heartbeatFlag, int, optionOf, runOptions, toRaw } from './run-flag-options.js';
 
 /**
@@ -72,11 +73,21 @@ export function addRunViews(program: Command): void {
       'preview, writing nothing, which rollouts `run --resume --extend-attempts N` would reopen',
       int('--extend-attempts'),
     )
-    .action(async (o: { output: string; json?: boolean; extendAttempts?: number }) => {
+    .option('--retry-terminal-timeouts', 'preview, writing nothing, what `run --resume --retry-terminal-timeouts` would reopen')
+    .option('--no-retry-terminal-timeouts', 'preview what `run --resume --no-retry-terminal-timeouts` would leave terminal')
+    .option('--dispatch-longest-first', 'preview `run --resume --dispatch-longest-first`')
+    .option('--no-dispatch-longest-first', 'preview `run --resume --no-dispatch-longest-first`')
+    .action(async (o: { output: string; json?: boolean; extendAttempts?: number } & PolicyFlags) => {
       installRuntime(false);
+      const { extendAttempts, retryTerminalTimeouts, dispatchLongestFirst } = o;
       await (
         await import('./status-command.js')
-      ).statusCommand(o.output, (l) => console.log(l), { json: o.json === true, extendAttempts: o.extendAttempts });
+      ).statusCommand(o.output, (l) => console.log(l), {
+        json: o.json === true,
+        extendAttempts,
+        retryTerminalTimeouts,
+        dispatchLongestFirst,
+      });
     });
 
   program

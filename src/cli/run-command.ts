@@ -23,7 +23,6 @@ import { DriverHold } from './run-hold.js';
 import { aggregateCommandLine, isCancelledRun, MetricsMissingError, RunCancelledError } from './run-endings.js';
 import { endReport, printSummary } from './run-summary.js';
 import { checkedUnlessLive, sayAttached, startRun } from './run-start.js';
-import { wandbAfterRun } from './wandb-after-run.js';
 import { trace } from './trace.js';
 import { isUserError, removeRunWithoutEffect } from './user-error-runs.js';
 
@@ -185,8 +184,8 @@ interface RunEnd {
 }
 
 /**
- * The end of a run that ended well: the workers released, the history file, the report and W&B
- * written side by side, then the summary, the `Incomplete:` lines and the `--json` object.
+ * The end of a run that ended well: the workers released, the history file and the report
+ * written side by side, then the summary (with the uploads the run made: MLflow and W&B), the `Incomplete:` lines and the `--json` object.
  */
 async function endOfRun(followed: Followed, e: RunEnd): Promise<RunResult> {
   const { opts } = e.built;
@@ -197,12 +196,9 @@ async function endOfRun(followed: Followed, e: RunEnd): Promise<RunResult> {
   // The report (which reads the history from the server, not from the file) is made while the
   // history file is written; its line is printed in the summary, after the history's.
   const report = endReport(e.spec, followed.result, { client: e.client, target: e.target }, e.reportModule);
-  // W&B (when configured) is logged while the history file is written.
-  const wandb = wandbAfterRun(opts, e.built.upload, followed.result);
-  wandb.catch(() => undefined);
   await writeHistoryBeside(e.client, e.workflowId, followed.result.outputs.output, e.io.out);
   trace('history written');
-  printSummary(followed, e.ui, e.io, await report, await wandb);
+  printSummary(followed, e.ui, e.io, await report);
   trace('report written');
   const result = followed.result;
   for (const line of stoppedEarlyLines(result)) e.io.out(line);

@@ -55,7 +55,7 @@ export function runOptions(cmd: Command): Command {
   return cmd;
 }
 
-/** The run's raw options from commander's values: seconds in ms, switches false when absent. */
+/** The run's raw options from commander's values: seconds in ms, switches false when absent, policies absent when absent. */
 export function toRaw(o: Record<string, unknown>): Record<string, unknown> {
   const raw: Record<string, unknown> = {};
   for (const f of RUN_FLAG_LIST) {
@@ -63,6 +63,8 @@ export function toRaw(o: Record<string, unknown>): Record<string, unknown> {
     const v = o[attributeOf(f)];
     if (f.kind === 'seconds') raw[f.key] = v === undefined ? undefined : Math.round((v as number) * 1000);
     else if (f.kind === 'switch') raw[f.key] = v ?? false;
+    // A policy and its `--no-` form share commander's attribute: true, false, or absent (keep the saved one).
+    else if (f.kind === 'policy') raw[f.key] = v;
     else if (f.kind === 'list') raw[f.key] = v ?? [];
     else raw[f.key] = v;
   }

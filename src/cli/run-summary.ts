@@ -10,7 +10,7 @@ import type { Followed } from './follow-run.js';
 import type { ReportTemporal } from './report-command.js';
 import type { RunCommandIo } from './run-command.js';
 import { uploadedLine } from './upload-command.js';
-import type { WandbOutcome } from './wandb-after-run.js';
+import { wandbUploadedLine } from '../upload/wandb-upload.js';
 
 /**
  * What this run did, counted in rollouts (keys), not attempts: scored, still missing from the score
@@ -35,13 +35,7 @@ export function uploadWarningLine(warning: string, output: string, to: 'mlflow' 
   return `Warning: ${warning}; the outputs are complete: \`reverify upload -o ${output} --config ...${to ? ` --to ${to}` : ''}\` uploads them later`;
 }
 
-export function printSummary(
-  { result, routed }: Followed,
-  uiUrl: string | null,
-  io: RunCommandIo,
-  reportLine: string | null = null,
-  wandb: WandbOutcome | null = null,
-): void {
+export function printSummary({ result, routed }: Followed, uiUrl: string | null, io: RunCommandIo, reportLine: string | null = null): void {
   for (const { agent, keyMetrics } of result.keyMetrics) {
     io.out(keyMetricsFor(agent));
     io.out(JSON.stringify(keyMetrics, null, 2));
@@ -55,11 +49,11 @@ export function printSummary(
   io.out(`Aggregate metrics: ${result.metricsPath ?? 'None'}`);
   if (typeof result.scored === 'number' && result.missing !== undefined)
     coverageReport(result.scored, result.missing, routed, result.outputs.sidecar).forEach((line) => io.out(line));
-  const upload = result.upload;
+  const { upload, wandb } = result;
   if (upload?.warning) io.out(uploadWarningLine(upload.warning, result.outputs.output, wandb ? 'mlflow' : null));
   else if (upload?.runId) io.out(uploadedLine(upload.runId, upload.rows, upload.metrics));
-  if (wandb?.warning !== undefined) io.out(uploadWarningLine(wandb.warning, result.outputs.output, upload ? 'wandb' : null));
-  else if (wandb) io.out(wandb.line);
+  if (wandb?.warning) io.out(uploadWarningLine(wandb.warning, result.outputs.output, upload ? 'wandb' : null));
+  else if (wandb?.uploaded) io.out(wandbUploadedLine(wandb.uploaded));
   if (result.coverage) coverageBlock(result.coverage, coveragePath(result.outputs.output)).forEach((line) => io.out(line));
   if (uiUrl) io.out(`Temporal UI: ${uiUrl}`);
   if (reportLine) io.out(reportLine);

@@ -10,7 +10,8 @@ import { estimateLines } from '../contract/estimate-text.js';
 import { duration } from './progress-view.js';
 import { RetryNotices } from './retry-notices.js';
 import { runReport, type RunReport } from './run-report.js';
-import { coverageLines, coverageNow, previewExtension, previewLines } from './coverage-view.js';
+import { coverageLines, coverageNow, previewLines, previewResume } from './coverage-view.js';
+import type { PolicyFlags } from './saved-policy.js';
 import { unresolvedLines, unresolvedRejudgments, unsettledBatches } from './unresolved-rejudgments.js';
 
 /** How long `status` watches a live run for its rate. */
@@ -102,9 +103,11 @@ export function statusLines(r: RunReport): string[] {
 export async function statusCommand(
   output: string,
   out: (line: string) => void,
-  opts: { json?: boolean; extendAttempts?: number } = {},
+  opts: { json?: boolean; extendAttempts?: number } & PolicyFlags = {},
 ): Promise<RunReport | null> {
-  if (opts.extendAttempts !== undefined) return previewCommand(output, opts.extendAttempts, out, opts.json === true);
+  const { extendAttempts, retryTerminalTimeouts, dispatchLongestFirst } = opts;
+  if (extendAttempts !== undefined || retryTerminalTimeouts !== undefined || dispatchLongestFirst !== undefined)
+    return previewCommand(output, { extension: extendAttempts, retryTerminalTimeouts, dispatchLongestFirst }, out, opts.json === true);
   const target = await resolveTemporal();
   const workflowId = workflowIdForOutput(resolve(output));
   const { client, close } = await connectClient(target);
@@ -159,12 +162,20 @@ export async function statusCommand(
 }
 
 /**
- * `reverify status -o OUT --extend-attempts N`: which rollouts `--resume --extend-attempts N` would
- * run again, from the files and the saved cap alone (no Temporal server needed); writes nothing.
+ * `reverify status -o OUT --extend-attempts N` and/or a policy override (`--[no-]retry-terminal-timeouts`,
+ * `--[no-]dispatch-longest-first`): what `run --resume` with them would run differently, from the
+ * files and what the run saved alone (no Temporal server needed); writes nothing.
  */
-async function previewCommand(output: string, extension: number, out: (line: string) => void, json: boolean): Promise<null> {
-  if (!Number.isInteger(extension) || extension < 1) throw new ConfigError(`--extend-attempts must be an integer >= 1, got ${extension}`);
-  const preview = await previewExtension(output, extension);
+async function previewCommand(
+  output: string,
+  change: { extension?: number } & PolicyFlags,
+  out: (line: string) => void,
+  json: boolean,
+): Promise<null> {
+  const extension = change.extension ?? 0;
+  if (change.extension !== undefined && (!Number.isInteger(extension) || extension < 1))
+    throw new ConfigError(`--extend-attempts must be an integer >= 1, got ${extension}`);
+  const preview = await previewResume(output, { ...change, extension });
   if (preview === null)
     throw new ConfigError(
       `no coverage file beside '${resolve(output)}' (it is written by every run of this version): nothing saved to preview; check the path`,

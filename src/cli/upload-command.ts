@@ -15,7 +15,7 @@ import { requireReadableFile } from './build-spec.js';
 import { coverageFromFiles } from '../upload/coverage-from-files.js';
 import { loadUploadConfig, wandbIncomplete, type UploadConfig } from '../upload/upload-config.js';
 import { openUpload, uploadMetrics, uploadRollouts, type UploadRequest } from '../upload/upload-run.js';
-import { uploadToWandb, wandbUploadedLine } from '../upload/wandb-upload.js';
+import { uploadToWandb, wandbFailure, wandbUploadedLine } from '../upload/wandb-upload.js';
 
 export class UploadFailedError extends Error {}
 
@@ -87,12 +87,6 @@ export async function uploadCommand(o: UploadCommandOptions, out: (line: string)
     }
   }
   if (failures.length > 0) throw new UploadFailedError(failures.join('; '));
-}
-
-/** The one-line reason of a failed W&B upload. */
-export function wandbFailure(err: unknown): string {
-  const step = (err as { step?: unknown }).step;
-  return `W&B upload failed (${typeof step === 'string' ? step : 'opening the run'}): ${redactUserinfo((err as Error).message)}`;
 }
 
 /** The line that says where the upload went. */

@@ -15,6 +15,10 @@ export function gymOverrideHint(arg: string): string | null {
   const flag = RUN_FLAG_LIST.find((f) => f.gymKey === key);
   if (!flag) return `${head} '${arg}' has no matching flag; see \`reverify run --help\`.`;
   const long = longFlag(flag);
+  if (flag.kind === 'policy') {
+    const off = RUN_FLAG_LIST.find((f) => f.kind === 'negated' && f.key === flag.key)!;
+    return `${head} pass ${TRUE.test(value) ? long : longFlag(off)} instead of ${arg}.`;
+  }
   if (flag.kind === 'switch')
     return TRUE.test(value) ? `${head} pass ${long} instead of ${arg}.` : `${head} leave out ${arg} (${long} is off by default).`;
   return `${head} pass ${long} ${value} instead of ${arg}.`;

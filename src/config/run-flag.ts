@@ -1,6 +1,10 @@
 /** The shape of one `reverify run` flag's declaration (the list is run-flags.ts). */
 /** How a flag's text becomes a value. */
-export type FlagKind = 'path' | 'list' | 'int' | 'number' | 'seconds' | 'switch' | 'negated' | 'choice';
+/**
+ * `policy`: a switch saved with the run, with a `--no-` form beside it (a `negated` flag of the same
+ * key): absent, a `--resume` keeps what the run saved (a new run: off).
+ */
+export type FlagKind = 'path' | 'list' | 'int' | 'number' | 'seconds' | 'switch' | 'policy' | 'negated' | 'choice';
 
 export interface RunFlag {
   /** As docs/usage.md and help show it: `--limit N`, `-o, --output PATH`. */

@@ -117,10 +117,32 @@ export const RUN_FLAG_LIST: readonly RunFlag[] = [
     usage: '--retry-terminal-timeouts',
     gymKey: 'retry_terminal_timeouts',
     key: 'retryTerminalTimeouts',
-    kind: 'switch',
+    kind: 'policy',
     meaning:
-      '`--resume` and the re-judgment rounds retry sidecar rows of class `timeout_exceeded`, `reference_missing`, `eval_missing`, `transport_ineligible` even when terminal (`skipped` stays terminal; the attempt cap still applies)',
-    shownDefault: 'off',
+      '`--resume` and the re-judgment rounds retry sidecar rows of class `timeout_exceeded`, `reference_missing`, `eval_missing`, `transport_ineligible` even when terminal (`skipped` stays terminal; the attempt cap still applies); saved with the run: a later `--resume` keeps it (preview: `reverify status -o OUT --retry-terminal-timeouts`)',
+    shownDefault: 'off, or as saved',
+  },
+  {
+    usage: '--no-retry-terminal-timeouts',
+    key: 'retryTerminalTimeouts',
+    kind: 'negated',
+    meaning: 'with `--resume`: turn off a `--retry-terminal-timeouts` saved with the run (saved off from then on)',
+    shownDefault: '',
+  },
+  {
+    usage: '--dispatch-longest-first',
+    key: 'dispatchLongestFirst',
+    kind: 'policy',
+    meaning:
+      'dispatch the rollouts longest first: the largest saved rows of `--rollouts` (their bytes: the saved answer and trajectory a judge reads) first, ties in file order, so the slowest rows do not start last; saved with the run: a later `--resume` keeps it (see "Order" in docs/usage.md)',
+    shownDefault: 'off, or as saved',
+  },
+  {
+    usage: '--no-dispatch-longest-first',
+    key: 'dispatchLongestFirst',
+    kind: 'negated',
+    meaning: 'with `--resume`: turn off a `--dispatch-longest-first` saved with the run',
+    shownDefault: '',
   },
   {
     usage: '--max-attempts N',
@@ -255,7 +277,9 @@ export function longFlag(f: RunFlag): string {
 
 /** Raw option field -> its flag, for messages (`--rejudge-delay`, `--no-rejudge`, ...). */
 export const RUN_FLAGS: Readonly<Record<string, string>> = Object.fromEntries(
-  RUN_FLAG_LIST.filter((f) => f.key !== null).map((f) => [f.key!, longFlag(f)]),
+  RUN_FLAG_LIST.filter((f) => f.key !== null)
+    .map((f): [string, string] => [f.key!, longFlag(f)])
+    .reverse(), // a policy's own flag, not its `--no-` form
 );
 
 /** The option table of docs/usage.md: a header and one row per flag, as the page shows it. */

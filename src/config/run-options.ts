@@ -60,6 +60,8 @@ function listFromOne(v: unknown): unknown {
 
 const count = () => z.preprocess(intFromText, z.int().min(1));
 const flag = () => z.preprocess(boolFromText, z.boolean()).default(false);
+/** A policy saved with the run: absent keeps the saved one (src/cli/saved-policy.ts). */
+const policy = () => z.preprocess(boolFromText, z.boolean()).optional();
 const path = () => z.string().trim().min(1);
 const list = () => z.preprocess(listFromOne, z.array(z.string())).default([]);
 
@@ -94,7 +96,8 @@ export const RunOptionsSchema = z
     judgeFailedOnly: flag(),
     append: flag(),
     retryInvalidJudgeResponses: flag(),
-    retryTerminalTimeouts: flag(),
+    retryTerminalTimeouts: policy(),
+    dispatchLongestFirst: policy(),
     disableAggregation: flag(),
     repairTruncated: flag(),
     rejudge: z.preprocess(boolFromText, z.boolean()).default(true),
@@ -123,11 +126,19 @@ export const RunOptionsSchema = z
     if (refusal !== null) ctx.addIssue({ code: 'custom', path: [], message: refusal });
     else if (o.extendAttempts !== undefined && !o.resume) ctx.addIssue({ code: 'custom', path: [], message: extendNeedsResume() });
     else if (o.order === 'random' && o.inputFormat === 'atif') ctx.addIssue({ code: 'custom', path: [], message: RANDOM_ORDER_NOT_ATIF });
+    else if (o.dispatchLongestFirst === true && o.inputFormat === 'atif')
+      ctx.addIssue({ code: 'custom', path: [], message: LONGEST_FIRST_NOT_ATIF });
+    else if (o.dispatchLongestFirst === true && o.order === 'random') ctx.addIssue({ code: 'custom', path: [], message: TWO_ORDERS });
     else {
       const refusal = stopRulesRefusal(o) ?? gateRefusal(o);
       if (refusal !== null) ctx.addIssue({ code: 'custom', path: [], message: refusal });
     }
   });
+
+const LONGEST_FIRST_NOT_ATIF =
+  '--dispatch-longest-first is not available with --input-format atif (its plan keeps the manifest order): leave it out';
+export const TWO_ORDERS =
+  '--order random and --dispatch-longest-first ask for two orders of dispatch: keep one (with --resume, --no-dispatch-longest-first turns off a saved longest-first)';
 
 const RANDOM_ORDER_NOT_ATIF =
   '--order random is not available with --input-format atif (its plan keeps the manifest order): use --order file, or leave --order out';

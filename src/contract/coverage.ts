@@ -134,6 +134,8 @@ export interface CoverageContext {
   outcomes_recorded: number;
   cap: AttemptCap;
   retry_terminal_timeouts: boolean;
+  /** `--dispatch-longest-first` in force (saved with the run, as `retry_terminal_timeouts`). */
+  dispatch_longest_first: boolean;
   output: string;
   failures: string;
   /** `--order random` and its seed, saved with the run: `--resume` reuses the seed (absent: file order). */
@@ -172,6 +174,7 @@ export interface Coverage extends AttemptCap {
   /** The cap in force: `max_rollout_attempts + attempt_extension`. */
   attempt_cap: number;
   retry_terminal_timeouts: boolean;
+  dispatch_longest_first: boolean;
   completion_fraction: number;
   complete: boolean;
   /** `expected = successful + failed + intentionally_omitted + unknown + never_dispatched` (coverage-reconcile.ts). */
@@ -229,6 +232,7 @@ function countedCoverage(c: CoverageCounts, ctx: CoverageContext): Coverage {
     attempt_extension: ctx.cap.attempt_extension,
     attempt_cap: capOf(ctx.cap),
     retry_terminal_timeouts: ctx.retry_terminal_timeouts,
+    dispatch_longest_first: ctx.dispatch_longest_first,
     completion_fraction: expected === 0 ? 1 : Math.round(((expected - pending) / expected) * 1e6) / 1e6,
     complete: pending === 0,
     reconciled: false,

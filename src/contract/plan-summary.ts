@@ -9,8 +9,11 @@ export interface FileIdentity extends FileStamp {
   path: string;
 }
 
-/** The plan's order (`--order`): the file's, or a seeded permutation of tasks (src/planning/task-order.ts). */
-export type PlanOrder = { kind: 'file' } | { kind: 'random'; seed: number };
+/**
+ * The plan's order (src/planning/task-order.ts `planRank`): the file's (`--order file`), a seeded
+ * permutation of tasks (`--order random`), or the largest saved rows first (`--dispatch-longest-first`).
+ */
+export type PlanOrder = { kind: 'file' } | { kind: 'random'; seed: number } | { kind: 'longest' };
 
 export interface PlanSummary {
   planPath: string;
@@ -38,6 +41,6 @@ export interface PlanSummary {
   servers: string[];
   /** Rows per agent name. */
   rowsPerAgent: Record<string, number>;
-  /** `--order random`: the seed the plan's rows were permuted by (absent: file order). */
+  /** The plan's order when not the file's: `--order random` and its seed, or `--dispatch-longest-first`. */
   order?: PlanOrder;
 }

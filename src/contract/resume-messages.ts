@@ -94,6 +94,19 @@ export function savedTimeoutPolicyNotice(coverageFile: string): string {
   );
 }
 
+/** Ours: a resume keeps the longest-first dispatch saved with the run. */
+export function savedLongestFirstNotice(coverageFile: string): string {
+  return (
+    `Dispatching longest first (--dispatch-longest-first): on, as saved with the run in ${coverageFile}; ` +
+    '--no-dispatch-longest-first turns it off'
+  );
+}
+
+/** Ours: a saved policy turned off by its `--no-` flag (`--no-retry-terminal-timeouts`). */
+export function savedPolicyOffNotice(flag: string, coverageFile: string): string {
+  return `${flag.replace(/^--/, '--no-')}: the ${flag} saved with the run in ${coverageFile} is off for this run, and saved off`;
+}
+
 /** Ours: the extension `--extend-attempts` records before planning. */
 export function extendedCapNotice(saved: number, extension: number, added: number, coverageFile: string): string {
   return (

@@ -23,6 +23,17 @@ export interface AgentRollouts {
 }
 export type Phase = 'guard' | 'prepare' | 'plan' | 'verify' | 'rejudge-wait' | 'upload' | 'aggregate' | 'done' | 'cancelling';
 
+/** What a W&B upload logged (src/upload/wandb-upload.ts): no secret, a local path for an offline run. */
+export interface WandbLogged {
+  project: string;
+  runId: string;
+  /** The run's local directory (for an offline run: what `wandb sync` uploads). */
+  runDir: string;
+  offline: boolean;
+  rows: number | null;
+  metrics: number;
+}
+
 /** The answer of the `progress` query. */
 export interface Progress {
   phase: Phase;
@@ -123,6 +134,11 @@ export interface RunResult {
   aggregationError?: string | null;
   /** The upload phase: the MLflow run it logged to, or the warning of the step that failed (the run's outcome is unchanged). */
   upload?: { runId: string | null; rows: number | null; metrics: number | null; warning: string | null } | null;
+  /**
+   * The W&B upload (once per run, by the workflow; absent when W&B is not configured, or in runs
+   * started before it moved there): what it logged, or the warning of the step that failed.
+   */
+  wandb?: { uploaded: WandbLogged | null; warning: string | null };
   messages: string[];
   /** The `--force` warning, printed again at the very end. */
   forceWarning: string | null;

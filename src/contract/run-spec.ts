@@ -49,6 +49,11 @@ export interface RunSpec extends RetryRules {
   /** `--order`: `random` permutes the plan's tasks by `orderSeed` (absent: file order, as runs before it). */
   order?: 'random' | 'file';
   orderSeed?: number;
+  /**
+   * `--dispatch-longest-first` (the seed's `dispatch_longest_first`), in force (the flag, or as saved
+   * with the run): the plan lists the largest saved rows first. Absent: off.
+   */
+  dispatchLongestFirst?: boolean;
   force: boolean;
   overwrite: boolean;
   disableAggregation: boolean;
@@ -96,7 +101,7 @@ export interface RunSpec extends RetryRules {
   /** The deadline of one `POST /aggregate_metrics` instead of the one scaled by the rows (tests; src/contract/aggregate-timeout.ts). */
   aggregateTimeoutMs?: number;
   /**
-   * The upload phase (spec §4.12), when MLflow is configured in `--config` and not `--no-upload`:
+   * The upload phase (spec §4.12), when MLflow or W&B is configured in `--config` and not `--no-upload`:
    * the config files (the activity reads the exporter keys and the token from them: no secret is
    * in the spec), whether the rollouts table is uploaded (`upload_rollouts`), and the run's options
    * under NeMo Gym's config keys (for the exported config).
@@ -109,6 +114,10 @@ export interface UploadSpec {
   configs: string[];
   uploadRollouts: boolean;
   options: Record<string, unknown>;
+  /** MLflow configured (absent: yes, as in runs started when only MLflow was uploaded by the run). */
+  mlflow?: boolean;
+  /** W&B configured: the workflow logs the run to W&B once, after MLflow (workflows/upload.ts). */
+  wandb?: boolean;
 }
 
 /** What an ATIF run needs besides the common options. */

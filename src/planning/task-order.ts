@@ -1,4 +1,10 @@
 /**
+ * The plan's order, decided here (`planRank`) for every order. `--order file`: file order.
+ * `--dispatch-longest-first` (the seed's `dispatch_longest_first`): the largest saved rows first,
+ * by the byte length of the row the run verifies (its line in `--rollouts`, or the sidecar's in
+ * recovery: the saved answer, messages and trajectory the verifier reads, which is what makes a
+ * judge slow), ties in file order; rows, not tasks: a task's rollouts may be apart.
+ *
  * `--order random`: the plan as a seeded permutation of tasks. Each task (`_ng_task_index`) gets a
  * rank, a keyed hash of (seed, task); the plan lists rows by (rank, file order), so all rollouts
  * of a task stay together, in their file order, and the same seed gives the same plan. The rank is
@@ -7,6 +13,7 @@
  * about n² / 2^54 for n tasks); that breaks no guarantee, only the grouping of those two.
  */
 import type { PlanOrder } from '../contract/plan-summary.js';
+import type { PlanRecord } from './plan-file.js';
 
 export type { PlanOrder };
 
@@ -45,4 +52,19 @@ export function taskRank(seed: number, task: string): number {
   const hi = hash32(task, seed) >>> 11; // 21 bits
   const lo = hash32(task, seed ^ 0x5bd1e995); // 32 bits
   return hi * 2 ** 32 + lo;
+}
+
+/**
+ * A planned row's rank under `order`: the plan lists rows by (rank, file order). The one place the
+ * order of dispatch is decided (the spec's options become a `PlanOrder` in workflows/plan-request.ts).
+ */
+export function planRank(order: PlanOrder, keyId: string, row: Pick<PlanRecord, 'sourceLength'>): number {
+  switch (order.kind) {
+    case 'file':
+      return 0;
+    case 'random':
+      return taskRank(order.seed, taskOfKeyId(keyId));
+    case 'longest':
+      return -row.sourceLength;
+  }
 }

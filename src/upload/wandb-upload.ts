@@ -13,6 +13,8 @@ import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { redactUserinfo } from '../contract/secrets.js';
+import type { WandbLogged } from '../contract/run-result.js';
 import { withScratchDir } from '../io/scratch-dir.js';
 import { coverageMetrics, exportedMetricPicks } from './metric-names.js';
 import { ROW_LINES, writeRolloutsTable } from './rollouts-table.js';
@@ -30,15 +32,7 @@ export function wandbPython(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 /** What the W&B upload logged. */
-export interface WandbUploaded {
-  project: string;
-  runId: string;
-  /** The run's local directory (for an offline run: what `wandb sync` uploads). */
-  runDir: string;
-  offline: boolean;
-  rows: number | null;
-  metrics: number;
-}
+export type WandbUploaded = WandbLogged;
 
 /** A W&B upload that failed at `step`. */
 export class WandbUploadError extends Error {
@@ -129,6 +123,12 @@ export async function uploadToWandb(
       metrics: Number(answer.metrics),
     };
   });
+}
+
+/** The one-line reason of a failed W&B upload. */
+export function wandbFailure(err: unknown): string {
+  const step = (err as { step?: unknown }).step;
+  return `W&B upload failed (${typeof step === 'string' ? step : 'opening the run'}): ${redactUserinfo((err as Error).message)}`;
 }
 
 /** The line that says where the W&B upload went. */

@@ -260,6 +260,10 @@ function stubActivities(o: StubOptions) {
       rec.ending.push(`uploadRunMetrics ${coverage.scored}/${coverage.missing}`);
       return 3;
     },
+    uploadWandbRun: async (_req, coverage) => {
+      rec.ending.push(`uploadWandbRun ${coverage.scored}/${coverage.missing}`);
+      return { project: 'p', runId: 'w-1', runDir: '/w', offline: true, rows: null, metrics: 3 };
+    },
     // The real arithmetic over empty files: the workflow's context is what the tests look at.
     writeCoverage: async (req) => {
       rec.coverages.push(req);
@@ -929,6 +933,21 @@ describe('workflow logic with stub activities', () => {
     const { result: without } = await withRun(specFor('upload-none', { batchSize: 5 }), plain.activities, finished);
     expect(plain.rec.ending).toEqual(['aggregateRun']);
     expect(without.upload).toBeUndefined();
+
+    // W&B: once, after MLflow's metrics; with W&B alone, no MLflow step.
+    const both = stubActivities({ rows: 12 });
+    const { result: logged } = await withRun(
+      specFor('upload-wandb', { batchSize: 5, upload: { ...upload, wandb: true } }),
+      both.activities,
+      finished,
+    );
+    expect(both.rec.ending.slice(-2)).toEqual([`uploadRunMetrics ${ROWS_OPENED + 12}/0`, `uploadWandbRun ${ROWS_OPENED + 12}/0`]);
+    expect(logged.wandb).toEqual({ uploaded: expect.objectContaining({ runId: 'w-1' }), warning: null });
+    const alone = stubActivities({ rows: 12 });
+    const wandbOnly = { ...upload, mlflow: false, wandb: true };
+    const { result: onlyW } = await withRun(specFor('upload-wandb-only', { batchSize: 5, upload: wandbOnly }), alone.activities, finished);
+    expect(alone.rec.ending).toEqual(['aggregateRun', `uploadWandbRun ${ROWS_OPENED + 12}/0`]);
+    expect(onlyW.upload).toBeUndefined();
   });
 
   it('an upload that keeps failing is tried a bounded number of times, then the run ends as it would have, with one warning', async () => {

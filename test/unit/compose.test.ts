@@ -232,6 +232,23 @@ describe('Dockerfile', () => {
     for (const dir of ['bin', 'src', 'workflows', 'activities']) expect(copied).toContain(dir);
   });
 
+  it("installs W&B's client where the upload finds it, with the set-up's script, and copies the script it runs", () => {
+    const copied = dockerfile.filter((i) => i.op === 'COPY').flatMap((i) => i.args.split(/\s+/).slice(0, -1));
+    for (const f of ['scripts/install-venv.sh', 'scripts/install-wandb.sh', 'scripts/wandb-upload.py']) {
+      expect(copied).toContain(f);
+      expect(existsSync(join(ROOT, f)), f).toBe(true);
+    }
+    const runs = dockerfile.filter((i) => i.op === 'RUN').map((i) => i.args);
+    expect(runs.some((r) => /apt-get install .*\bpython3-venv\b/.test(r))).toBe(true);
+    // install-venv.sh never fails; the build checks the interpreter the upload looks for (src/upload/wandb-upload.ts).
+    expect(runs.some((r) => r.includes('bash scripts/install-wandb.sh') && r.includes('test -x .wandb/venv/bin/python'))).toBe(true);
+    expect(readFileSync(join(ROOT, 'src', 'upload', 'wandb-upload.ts'), 'utf8')).toContain("join(ROOT, '.wandb', 'venv', 'bin', 'python')");
+    const installIndex = dockerfile.findIndex((i) => i.op === 'RUN' && i.args.includes('install-wandb.sh'));
+    const copyIndex = dockerfile.findIndex((i) => i.op === 'COPY' && i.args.includes('scripts/install-wandb.sh'));
+    expect(copyIndex).toBeGreaterThanOrEqual(0);
+    expect(copyIndex).toBeLessThan(installIndex);
+  });
+
   it("sets the malloc arena cap bin/reverify.js's shebang sets (its ENTRYPOINT bypasses the shebang)", () => {
     const shebang = readFileSync(join(ROOT, 'bin', 'reverify.js'), 'utf8').split('\n')[0];
     const cap = /^#!\/usr\/bin\/env -S MALLOC_ARENA_MAX=(\d+) node$/.exec(shebang)?.[1];

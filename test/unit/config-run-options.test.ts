@@ -91,7 +91,7 @@ describe('run options: defaults and other fields', () => {
       judgeFailedOnly: false,
       append: false,
       retryInvalidJudgeResponses: false,
-      retryTerminalTimeouts: false,
+      // Policies saved with the run (retryTerminalTimeouts, dispatchLongestFirst): absent keeps the saved one.
       disableAggregation: false,
       repairTruncated: false,
       rejudge: true,
@@ -173,8 +173,14 @@ describe('run options: documentation', () => {
   it('every field has a flag name and one meaning, declared in run-flags.ts (the only place)', () => {
     for (const field of Object.keys(RunOptionsSchema.shape)) {
       expect(RUN_FLAGS[field], field).toMatch(/^--[a-z-]+$/);
-      const declared = RUN_FLAG_LIST.filter((f) => f.key === field);
-      expect(declared, field).toHaveLength(1);
+      // A policy saved with the run has its `--no-` form beside it, and only that.
+      const declared = RUN_FLAG_LIST.filter((f) => f.key === field && f.kind !== 'negated');
+      const negations = RUN_FLAG_LIST.filter((f) => f.key === field && f.kind === 'negated');
+      if (declared[0]?.kind === 'policy') expect(negations.map((f) => f.usage)).toEqual([RUN_FLAGS[field].replace(/^--/, '--no-')]);
+      else if (declared.length === 0) expect(negations, field).toHaveLength(1);
+      else expect(negations, field).toHaveLength(0);
+      if (declared.length > 0) expect(declared, field).toHaveLength(1);
+      else declared.push(...negations);
       expect(declared[0].meaning.length, field).toBeGreaterThan(10);
     }
   });

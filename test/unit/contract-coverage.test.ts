@@ -32,6 +32,7 @@ const context = (over: Partial<CoverageContext> = {}): CoverageContext => ({
   outcomes_recorded: 0,
   cap: { max_rollout_attempts: 2, attempt_extension: 0 },
   retry_terminal_timeouts: false,
+  dispatch_longest_first: false,
   output: '/o.jsonl',
   failures: '/o_failures.jsonl',
   ...over,

@@ -24,6 +24,7 @@ const coverage = (expected: number) =>
     outcomes_recorded: 0,
     cap: { max_rollout_attempts: 2, attempt_extension: 1 },
     retry_terminal_timeouts: false,
+    dispatch_longest_first: false,
     output: '/o.jsonl',
     failures: '/o_failures.jsonl',
   });

@@ -6,7 +6,7 @@ import { configArtifactText, configParams } from '../../src/upload/global-config
 import { hideSecrets } from '../../src/contract/secrets.js';
 import { uploadConfigOf } from '../../src/upload/upload-config.js';
 import { uploadWarningLine } from '../../src/cli/run-summary.js';
-import { wandbFailure } from '../../src/cli/upload-command.js';
+import { wandbFailure } from '../../src/upload/wandb-upload.js';
 import { wandbUploadedLine } from '../../src/upload/wandb-upload.js';
 
 describe('metric names (spec §3.9) and MLflow rules', () => {
