@@ -142,7 +142,7 @@ export async function statusCommand(
       return report;
     }
     statusLines(report).forEach((line) => out(line));
-    unresolvedLines(report.unresolvedRejudgments ?? []).forEach((line) => out(line));
+    unresolvedLines(report.unresolvedRejudgments ?? [], report.state === 'RUNNING').forEach((line) => out(line));
     if (report.coverage)
       coverageLines(
         { file: coveragePath(report.coverage.reporting.output), coverage: report.coverage },
