@@ -89,6 +89,8 @@ function startRun(args: string[], view: string, samples: Sample[]) {
   });
   let text = '';
   let partial = '';
+  // When each printed line arrived (for the timings logged).
+  const arrived: Array<{ t: number; line: string }> = [];
   // A line is read just before it is printed: the verifier's count when the previous chunk arrived comes before it.
   let before = verifier();
   child.stdout.on('data', (t) => {
@@ -97,6 +99,7 @@ function startRun(args: string[], view: string, samples: Sample[]) {
     const lines = (partial + String(t)).split('\n');
     partial = lines.pop()!;
     for (const line of lines) {
+      arrived.push({ t: Date.now(), line });
       const m = /\] (\d+)\/(\d+) rollouts {2}(\d+) ok {2}(\d+) failed/.exec(line);
       if (!m) continue;
       const attempts = /attempts (\d+)\/(\d+)/.exec(line);
@@ -116,7 +119,8 @@ function startRun(args: string[], view: string, samples: Sample[]) {
   });
   child.stderr.on('data', (t) => (text += t));
   const exited = new Promise<number>((r) => child.on('exit', (c, signal) => r(c ?? (signal ? -1 : -2))));
-  return { child, out: () => text, exited };
+  const at = (re: RegExp) => arrived.find((a) => re.test(a.line))?.t ?? NaN;
+  return { child, out: () => text, exited, at, last: (re: RegExp) => arrived.filter((a) => re.test(a.line)).at(-1)?.t ?? NaN };
 }
 
 /** The `**Rows:**` line of the workflow's details (the UI's summary panel). */
@@ -213,6 +217,7 @@ describe('the live views of a multi-batch run stopped and resumed', () => {
       await new Promise((r) => setTimeout(r, 2000));
       const resumed = startRun([...args, '--resume'], 'terminal 2', terminal[1]);
       const code = await resumed.exited;
+      const tEnd = Date.now();
       running = false;
       await samplers;
       const printed = resumed.out();
@@ -227,6 +232,11 @@ describe('the live views of a multi-batch run stopped and resumed', () => {
       console.log(
         `${((tCtrlC - t0) / 1000).toFixed(1)} s to the Ctrl-C, ${((Date.now() - tCtrlC) / 1000).toFixed(1)} s from it to the end; largest lag behind the verifier: ` +
           `terminal ${maxLag(terminal.flat())}, status ${maxLag(status)}, query ${maxLag(query)}, details ${maxLag(details)} rows`,
+      );
+      const secs = (t: number) => `${((t - tCtrlC) / 1000).toFixed(1)} s`;
+      console.log(
+        `after the Ctrl-C: attached at ${secs(resumed.at(/^Attached/))}, progress lines ${secs(resumed.at(/ rollouts {2}/))}..${secs(resumed.last(/ rollouts {2}|^waiting to re-judge/))}, ` +
+          `summary at ${secs(resumed.at(/^Rollouts: /))}, exit at ${secs(tEnd)}`,
       );
       console.log(`status answered/verifier: ${JSON.stringify(status.map((s) => [s.answered, s.before.answered, s.after.answered]))}`);
       console.log(`terminal answered/verifier: ${JSON.stringify(terminal.flat().map((s) => [s.answered, s.before.answered]))}`);
