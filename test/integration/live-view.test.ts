@@ -15,15 +15,14 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { queryProgress } from '../../src/cli/query-progress.js';
 import type { RunReport } from '../../src/cli/run-report.js';
 import { statusCommand } from '../../src/cli/status-command.js';
 import { CHECKPOINT_INTERVAL_MS } from '../../src/contract/checkpoint-interval.js';
 import type { Coverage } from '../../src/contract/coverage.js';
 import { DROPPED_FROM_SCORE } from '../../src/contract/dropped-row.js';
-import type { Progress } from '../../src/contract/run-spec.js';
 import { runView } from '../../src/contract/run-view.js';
 import { workflowIdForOutput } from '../../src/temporal/workflow-id.js';
-import { progressQuery } from '../../workflows/definitions.js';
 import { readRows, runArgs, sampleRun, useReferenceServer } from '../helpers/run-fixtures.js';
 import { tempDir, useSharedTemporal, useTemporalClient } from '../helpers/temporal-env.js';
 import { reverifyBin } from '../helpers/worker-process.js';
@@ -163,8 +162,11 @@ describe('the live views of a multi-batch run stopped and resumed', () => {
           await new Promise((r) => setTimeout(r, 1000));
           const before = verifier();
           const fileBefore = fileRows(d.output);
-          const p = await handle.query(progressQuery).catch(() => null as Progress | null);
-          const meta = await handle.query<{ currentDetails?: string }>('__temporal_workflow_metadata').catch(() => null);
+          // Bounded: with no worker (after the Ctrl-C, after the end) a query waits for the server's own timeout.
+          const p = await queryProgress(handle, 2000);
+          const meta = await handle.client
+            .withDeadline(Date.now() + 2000, () => handle.query<{ currentDetails?: string }>('__temporal_workflow_metadata'))
+            .catch(() => null);
           const fileAfter = fileRows(d.output);
           const after = verifier();
           if (p?.phase !== 'verify') continue;
