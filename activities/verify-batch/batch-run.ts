@@ -6,6 +6,7 @@
  */
 import { Context } from '@temporalio/activity';
 import { auditKey, auditRow, lastNotedAttempt, lostAttemptLine, noteAttempt, noteRow } from '../../src/contract/batch-audit.js';
+import { CHECKPOINT_BEAT_MS } from '../../src/contract/checkpoint-interval.js';
 import type { BatchResult } from '../../src/contract/run-spec.js';
 import { readPlanRange, type PlanRecord } from '../../src/planning/plan-file.js';
 import { settleReply, type VerifierClient, type VerifyReply } from '../../src/verifier/client.js';
@@ -57,7 +58,7 @@ export class BatchRun {
   private readonly stops: BatchStops;
   private readonly strikes: RowStrikes;
   private readonly guard: RejectGuard;
-  /** Every second (the worker sends at most one in 2 s, see src/temporal/worker.ts): live progress. */
+  /** Every second (the worker sends at most one in 2 s: src/contract/checkpoint-interval.ts): live progress. */
   private readonly beatTimer: NodeJS.Timeout;
   /** The allowance was spent with rows unfinished: they wait for the next launch. */
   private held = false;
@@ -75,7 +76,7 @@ export class BatchRun {
     this.allowance = new RequestAllowance(this.checkpoint, req.allowance);
     this.http = deps.verifier(req.requestTimeoutMs);
     this.client = deps.replies.client(this.allowance.client(this.http));
-    this.beatTimer = setInterval(() => this.beat(), Math.min(1000, (this.ctx.info.heartbeatTimeoutMs ?? 30000) / 3));
+    this.beatTimer = setInterval(() => this.beat(), Math.min(CHECKPOINT_BEAT_MS, (this.ctx.info.heartbeatTimeoutMs ?? 30000) / 3));
     this.stops = new BatchStops(this.ctx);
     this.guard = new RejectGuard(req.rejectGuard);
     this.strikes = new RowStrikes({

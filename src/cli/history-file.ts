@@ -17,8 +17,9 @@ import { describeFailure, EXIT_CANCELLED, EXIT_RUN_FAILED } from './exit-codes.j
 export async function writeHistoryBeside(client: Client, workflowId: string, output: string, out: (line: string) => void): Promise<void> {
   const path = historyPath(output);
   try {
-    const { runs, events } = await writeRunHistory(client, workflowId, path);
-    out(`Workflow history: ${path} (${events} events in ${runs} run${runs === 1 ? '' : 's'} of the chain)`);
+    const { invocations, runs, events } = await writeRunHistory(client, workflowId, path);
+    const of = invocations === 1 ? 'of the chain' : `of ${invocations} invocations`;
+    out(`Workflow history: ${path} (${events} events in ${runs} run${runs === 1 ? '' : 's'} ${of})`);
   } catch (err) {
     out(
       `Could not write the workflow history to ${path}: ${(err as Error).message}; \`reverify history -o ${output} --json\` reads it while the server keeps the run`,

@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { ConfigError } from '../contract/errors.js';
 import { coveragePath } from '../contract/file-names.js';
 import { connectClient, resolveTemporal, runUiUrl } from '../temporal/connection.js';
+import { runDetailsUiUrl } from '../temporal/dev-server/index.js';
 import { invocationsOf } from '../temporal/run-history.js';
 import { outputScopeLine, type InvocationFigures } from './output-scope.js';
 import { workflowIdForOutput } from '../temporal/workflow-id.js';
@@ -90,7 +91,8 @@ export function statusLines(r: RunReport): string[] {
     lines.push(
       'Cancelled: the rows it committed are kept in its output and sidecar; to continue, run the same `reverify run` command with --resume',
     );
-  if (r.uiUrl) lines.push(`Temporal UI: ${r.uiUrl}`);
+  // A live run's counts are on its User Metadata tab (Current Details), not on the page the UI opens first.
+  if (r.uiUrl) lines.push(`Temporal UI: ${r.uiUrl}${r.state === 'RUNNING' ? ` (live counts: ${runDetailsUiUrl(r.uiUrl, r.runId)})` : ''}`);
   return lines;
 }
 
@@ -143,7 +145,7 @@ export async function statusCommand(
       return report;
     }
     statusLines(report).forEach((line) => out(line));
-    unresolvedLines(report.unresolvedRejudgments ?? []).forEach((line) => out(line));
+    unresolvedLines(report.unresolvedRejudgments ?? [], report.state === 'RUNNING').forEach((line) => out(line));
     if (report.coverage)
       coverageLines(
         { file: coveragePath(report.coverage.reporting.output), coverage: report.coverage },

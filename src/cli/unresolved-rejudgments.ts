@@ -114,12 +114,13 @@ export async function unresolvedRejudgments(batches: UnsettledBatch[]): Promise<
 const LISTED = 20;
 
 /** The status lines: none when every admission is settled. */
-export function unresolvedLines(found: UnresolvedRejudgment[]): string[] {
+export function unresolvedLines(found: UnresolvedRejudgment[], live = false): string[] {
   if (found.length === 0) return [];
+  // A live run settles them itself: --resume is for a run that has ended.
   const lines = [
     `Re-judgments admitted, not settled (outcome unknown): ${found.length}: their batches were scheduled and are not committed ` +
       `(in flight, or the run ended first), so whether their judge ran is unknown; each settles at most once, ` +
-      `when its batch commits or when a later round or --resume judges it again`,
+      `when its batch commits or when a later round${live ? '' : ' or --resume'} judges it again`,
   ];
   for (const u of found.slice(0, LISTED))
     lines.push(`  ${u.operationId}${u.key === null ? '' : ` (key ${u.key})`}, round ${u.round + 1}, batch ${u.batch + 1}`);

@@ -295,6 +295,9 @@ function completeText(cov: Coverage, pct: string, live: boolean): string {
   if (!cov.complete)
     return `${pct} complete${live ? ' so far (the run is still writing)' : ' (not complete: run the same command with --resume)'}`;
   if (cov.attempts_exhausted === 0) return `${pct} complete`;
+  // Still writing: the advice waits for the run's end (`--resume` would attach to the live run).
+  if (live)
+    return `not complete so far: ${cov.attempts_exhausted} rollout(s) at the attempt cap are missing from the score (the run is still writing)`;
   return (
     `not complete: ${cov.attempts_exhausted} rollout(s) at the attempt cap are missing from the score ` +
     '(nothing is pending below it; run the same command with --resume --extend-attempts N)'

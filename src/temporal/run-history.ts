@@ -1,9 +1,10 @@
 /**
  * The run's full workflow history written beside its outputs (`<stem>_history.json`), so the audit
- * trail outlives the server's retention. Every run of the continue-as-new chain, oldest first, each
- * in the JSON form of `temporal workflow show --output json` (replayable with the SDK's
+ * trail outlives the server's retention. Every invocation of the output's workflow id (a fresh run,
+ * each `--resume`, `--extend-attempts`, recovery) and every run of its continue-as-new chain, oldest
+ * first, each in the JSON form of `temporal workflow show --output json` (replayable with the SDK's
  * `historyFromJSON`), in one compact JSON object:
- * `{"workflowId":"…","runs":[{"runId":"…","history":{"events":[…]}},…]}`.
+ * `{"workflowId":"…","runs":[{"runId":"…","invocation":1,"history":{"events":[…]}},…]}`.
  *
  * Written by the CLI once the run has ended, not by an activity: only after the end does the server
  * have the whole history (an activity runs before the workflow's last events, and its own completion
@@ -131,9 +132,21 @@ export async function* runsNewestFirst(
   }
 }
 
-/** Writes the whole history of the workflow's chain to `path` atomically; returns the number of runs and events. */
-export async function writeRunHistory(client: Client, workflowId: string, path: string): Promise<{ runs: number; events: number }> {
-  const runIds = await runChain(client, workflowId);
+/**
+ * Writes the whole history of the output's workflow to `path` atomically: every invocation the
+ * server holds (fresh, resumed, extended, recovered; oldest first), each run of its continue-as-new
+ * chain with its invocation's number. Returns the number of invocations, runs and events.
+ */
+export async function writeRunHistory(
+  client: Client,
+  workflowId: string,
+  path: string,
+): Promise<{ invocations: number; runs: number; events: number }> {
+  // Without a visibility store that lists the workflow id's executions: the latest invocation's chain.
+  const invocations = await invocationsOf(client, workflowId).catch(async (): Promise<Invocation[]> => [
+    { runIds: await runChain(client, workflowId), started: new Date() },
+  ]);
+  const runs = invocations.flatMap((inv, i) => inv.runIds.map((runId) => ({ runId, invocation: i + 1 })));
   const tmp = `${path}.tmp-${process.pid}`;
   let events = 0;
   try {
@@ -141,14 +154,14 @@ export async function writeRunHistory(client: Client, workflowId: string, path: 
       const fh = await open(tmp, 'w');
       try {
         await fh.write(`{"workflowId":${JSON.stringify(workflowId)},"runs":[`);
-        for (const [i, runId] of runIds.entries()) {
+        for (const [i, { runId, invocation }] of runs.entries()) {
           const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
           events += history.events?.length ?? 0;
           const compact = JSON.stringify(JSON.parse(historyToJSON(history)));
-          await fh.write(`${i > 0 ? ',' : ''}{"runId":${JSON.stringify(runId)},"history":${compact}}`);
+          await fh.write(`${i > 0 ? ',' : ''}{"runId":${JSON.stringify(runId)},"invocation":${invocation},"history":${compact}}`);
           // This run's decoded events and their three JSON copies are garbage now; V8 would keep
           // them beside the next run's (at 10^6 rows the file's write was the end's largest heap).
-          if (i < runIds.length - 1) collectGarbage();
+          if (i < runs.length - 1) collectGarbage();
         }
         await fh.write(']}\n');
         await fh.sync();
@@ -160,5 +173,5 @@ export async function writeRunHistory(client: Client, workflowId: string, path: 
   } finally {
     await rm(tmp, { force: true });
   }
-  return { runs: runIds.length, events };
+  return { invocations: invocations.length, runs: runs.length, events };
 }

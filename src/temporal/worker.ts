@@ -1,6 +1,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities, createActivityDeps } from '../../activities/index.js';
+import { CHECKPOINT_THROTTLE_MS } from '../contract/checkpoint-interval.js';
 import { taskQueue } from './connection.js';
 import { workflowBundlePath } from './workflow-bundle.js';
 
@@ -44,7 +45,7 @@ export async function createReverifyWorker(opts: WorkerOptions): Promise<{ worke
     shutdownGraceTime: 0,
     // A batch's checkpoint reaches the server every 2 s (not 0.8 × the heartbeat timeout): the CLI
     // counts the rows answered inside running batches from it (src/cli/live-batches.ts).
-    maxHeartbeatThrottleInterval: '2s',
+    maxHeartbeatThrottleInterval: CHECKPOINT_THROTTLE_MS,
   });
   return {
     worker,

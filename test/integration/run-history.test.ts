@@ -14,6 +14,7 @@ import { tempDir, useSharedTemporal, useTemporalClient } from '../helpers/tempor
 const temporal = useSharedTemporal('run-history');
 const client = useTemporalClient(temporal);
 const rs = useReferenceServer({});
+const flaky = useReferenceServer({ judgeFailRate: 0.4, seed: 5 });
 
 afterEach(() => {
   vi.unstubAllEnvs();
@@ -21,7 +22,7 @@ afterEach(() => {
 
 interface HistoryFile {
   workflowId: string;
-  runs: Array<{ runId: string; history: { events: Array<Record<string, unknown>> } }>;
+  runs: Array<{ runId: string; invocation: number; history: { events: Array<Record<string, unknown>> } }>;
 }
 
 describe('the workflow history beside the outputs', () => {
@@ -69,6 +70,31 @@ describe('the workflow history beside the outputs', () => {
       timeline: { progress: { rows: number }[] };
     };
     expect(data.timeline.progress.at(-1)!.rows).toBe(12);
+  });
+
+  it('an output written by two invocations (a fresh run, then --resume) holds both, oldest first', async () => {
+    const dir = tempDir();
+    const d = await sampleRun(dir, flaky().port, { tasks: 6, repeats: 2 });
+    const opts = { inputs: d.inputsPath, rollouts: d.rolloutsPath, output: d.output, configs: [d.config], batchSize: 4 };
+    const fresh = await runReverify(opts);
+    expect(fresh.error?.code ?? 3).toBe(3);
+    const resumed = await runReverify({ ...opts, resume: true });
+    expect(resumed.error?.code ?? 0, resumed.lines.join('\n')).not.toBe(2);
+    const path = join(dir, 'out_history.json');
+    const file = JSON.parse(readFileSync(path, 'utf8')) as HistoryFile;
+    expect(file.runs.map((r) => r.invocation)).toEqual([1, 2]);
+    // Each invocation's run starts the workflow afresh (no continue-as-new between them); both ended.
+    for (const r of file.runs) {
+      const events = r.history.events;
+      expect(events[0].eventType).toBe('EVENT_TYPE_WORKFLOW_EXECUTION_STARTED');
+      expect((events[0].workflowExecutionStartedEventAttributes as Record<string, unknown>).continuedExecutionRunId).toBeUndefined();
+      expect(events.at(-1)!.eventType).toBe('EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED');
+      expect(historyFromJSON(r.history).events?.length).toBe(events.length);
+    }
+    expect(new Set(file.runs.map((r) => r.runId)).size).toBe(2);
+    expect(resumed.lines).toContain(
+      `Workflow history: ${path} (${file.runs.reduce((n, r) => n + r.history.events.length, 0)} events in 2 runs of 2 invocations)`,
+    );
   });
 
   it('a run stopped by bad input (found by its plan, inside the workflow) writes no history file', async () => {

@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { resolveAttemptCap } from '../../src/contract/attempts.js';
 import {
   addKey,
+  coverageBlock,
   coverageOf,
   dispositionOf,
   emptyCounts,
@@ -125,6 +126,18 @@ describe('coverageOf', () => {
     for (const t of [tally({ main: 1 }), tally({ counted: 2 }), tally({ omitted: true, terminal: true })]) addKey(c, t, 2);
     expect(coverageOf(c, context({ expected: 3 }))).toMatchObject({ complete: true, completion_fraction: 1, never_dispatched: 0 });
     expect(coverageOf(emptyCounts(), context({ expected: 0 }))).toMatchObject({ complete: true, completion_fraction: 1 });
+  });
+});
+
+describe('coverageBlock', () => {
+  it('of a live run with rollouts at the cap: says so, and no advice until the run ends', () => {
+    const c = emptyCounts();
+    for (const t of [tally({ main: 1 }), tally({ counted: 2 })]) addKey(c, t, 2);
+    const cov = coverageOf(c, context({ expected: 2 }));
+    expect(coverageBlock(cov, '/o_coverage.json', true)[3]).toBe(
+      '  not complete so far: 1 rollout(s) at the attempt cap are missing from the score (the run is still writing); 0 outcome row(s) recorded by this run',
+    );
+    expect(coverageBlock(cov, '/o_coverage.json')[3]).toContain('run the same command with --resume --extend-attempts N');
   });
 });
 

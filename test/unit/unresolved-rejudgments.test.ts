@@ -41,5 +41,8 @@ describe('unsettledBatches', () => {
     expect(lines[1]).toBe('  R/r2/0.0 (key 0:0), round 2, batch 1');
     expect(lines.at(-1)).toBe('  and 2 more (reverify status --json lists them all)');
     expect(lines).toHaveLength(22);
+    // --resume only once the run has ended: a live run settles them itself.
+    expect(lines[0]).toMatch(/when a later round or --resume judges it again$/);
+    expect(unresolvedLines(many, true)[0]).toMatch(/when its batch commits or when a later round judges it again$/);
   });
 });

@@ -15,5 +15,5 @@ export { ensureDevServer } from './ensure.js';
 export { stopDevServer } from './stop.js';
 export { devServerStatus } from './status.js';
 export { devServerPaths } from './paths.js';
-export { workflowUiUrl } from './workflow-ui-url.js';
+export { runDetailsUiUrl, workflowUiUrl } from './workflow-ui-url.js';
 export type { DevServerRecord } from './types.js';
