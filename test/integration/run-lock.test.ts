@@ -219,7 +219,7 @@ describe('managed runs (item 6)', () => {
     );
     const before = snapshot(dir);
     const run = await runReverify({ inputs: d.inputsPath, rollouts: d.rolloutsPath, output: d.output, configs: [d.config], resume: true });
-    expect(run.error).toEqual({ code: 1, line: `Error: ${runTaggedWithoutManifest(d.output)}` });
+    expect(run.error).toEqual({ code: 1, line: `Error: ${runTaggedWithoutManifest(d.output, 1)}` });
     const read = await runCli(['read', '-o', d.output], temporal.env);
     expect(read.code).toBe(1);
     expect(read.stdout).toBe('');
