@@ -18,7 +18,7 @@ export function managedRunRefused(which: '--rollouts' | '--output', companion: s
     `${which} belongs to a NeMo Gym managed run (${companion}). Journal-backed reverification is a follow-up to ` +
     'evaluation resume. Resume collection to retry unfinished tasks from their inputs, or reverify a ' +
     'selected-result projection in a separate output. Saved artifacts were not changed. ' +
-    `(Make the projection with \`reverify read -o ${path} --disposition success > selected.jsonl\` and pass it as --rollouts.)`
+    `(Make the projection with \`reverify read -o ${path} --disposition success --skip-keys _ng_run_id > selected.jsonl\` and pass it as --rollouts.)`
   );
 }
 
@@ -31,7 +31,7 @@ export function managedOverwriteRefused(companion: string): string {
 export function managedShardRefused(shard: string, companion: string): string {
   return (
     `${shard} belongs to a NeMo Gym managed run (${companion}): its rows include superseded attempts that only its manifest ` +
-    `selects. Aggregate a selected-result projection of it instead (\`reverify read -o ${shard} --disposition success > selected.jsonl\`), ` +
+    `selects. Aggregate a selected-result projection of it instead (\`reverify read -o ${shard} --disposition success --skip-keys _ng_run_id > selected.jsonl\`), ` +
     'or leave it out of --input-glob. Nothing was written.'
   );
 }

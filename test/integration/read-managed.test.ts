@@ -152,26 +152,12 @@ describe('reverify read of a managed run', () => {
   });
 
   it('rows that do not fit the manifest stop the read with one line naming file:line', async () => {
+    // The other cases (an attempt never reserved, a result in the sidecar, an unknown rollout): test/unit/raw-outcomes.test.ts.
     const cases: Array<[string, Array<{ file: 'results' | 'failures'; row: Row }>, string]> = [
       [
         'another run',
         [{ file: 'results', row: result(0, 0, 0, 1.0, { _ng_run_id: 'other' }) }],
         'out.jsonl:1: the outcome belongs to a different run',
-      ],
-      [
-        'no reserved attempt',
-        [{ file: 'results', row: result(0, 0, 3, 1.0) }],
-        "out.jsonl:1: rollout '0-0' attempt 3 has no reserved attempt in the run manifest",
-      ],
-      [
-        'wrong file',
-        [{ file: 'failures', row: result(0, 0, 0, 1.0) }],
-        'out_failures.jsonl:1: a result (no _ng_failure_class) in the failures sidecar',
-      ],
-      [
-        'unknown rollout',
-        [{ file: 'results', row: result(7, 0, 0, 1.0) }],
-        "out.jsonl:1: rollout '7-0' is not in this run's materialized inputs",
       ],
     ];
     for (const [, outcomes, message] of cases) {
