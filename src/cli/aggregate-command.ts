@@ -141,7 +141,7 @@ export async function aggregateCommand(
   if (shards.length === 0) throw new ConfigError(noShardsMatched(opts.inputGlob));
   await refuseClobbering(written, shards, opts);
   // Only selected outcomes are aggregated: a plain run's main rows are all selected; a managed
-  // run's are not, and its selection follows a manifest reverify does not read.
+  // run's are not: its manifest selects them, so a projection (`reverify read`) is aggregated instead.
   for (const shard of shards) {
     const companion = await managedCompanion(shard);
     if (companion !== null) throw new ConfigError(managedShardRefused(shard, companion));

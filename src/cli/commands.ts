@@ -142,10 +142,27 @@ export function addRunViews(program: Command): void {
     .requiredOption('-o, --output <path>', "the run's --output")
     .option(
       '--disposition <d>',
-      'only these: success (main rows), failure (latest sidecar row of rollouts not in main), omitted (_ng_omitted), unknown',
+      'only these: success, failure, omitted (_ng_omitted or a terminal skip), unknown (a managed run: attempt allocated, no outcome saved)',
     )
     .option('--json', 'the stderr summary as one JSON object')
-    .action(async (o: { output: string; disposition?: string; json?: boolean }) => {
+    .option(
+      '--records',
+      'metadata only (selected_records): one JSON line per selected outcome with its rollout id, attempt, file, line and byte slice',
+    )
+    .option(
+      '--skip-keys <keys>',
+      'comma-separated top-level keys left out of each row (e.g. response, for a selection that reads no trajectory)',
+    )
+    .option(
+      '--retry-terminal-timeouts',
+      'count terminal timeouts as retryable in the summary (runs without a manifest; a managed run keeps its saved policy)',
+    )
+    .option('--no-import-legacy', 'read a NeMo Gym run without a manifest as a plain run, not by importing its materialized inputs')
+    .option(
+      '--artifacts <files>',
+      'comma-separated files the caller reads: raw_outcomes_are_selected compares only these (default: results and failures)',
+    )
+    .action(async (o: import('./read-command.js').ReadOptions) => {
       await (await import('./read-command.js')).readCommand(o);
     });
 }

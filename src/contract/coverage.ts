@@ -11,6 +11,7 @@
 import { reconciliationGap } from './coverage-reconcile.js';
 import { failureExportMetrics } from './failure-export-metrics.js';
 import { stoppedEarlyText, type StoppedEarly } from './stop-rules.js';
+import type { Measure } from './measure.js';
 
 /** What the files say about one key. */
 export interface KeyTally {
@@ -22,6 +23,8 @@ export interface KeyTally {
   terminal: boolean;
   /** A sidecar row is an intentional omission (`_ng_omitted`). */
   omitted: boolean;
+  /** How its main rows measure it (measured if any of them is); absent: measured. */
+  measure?: Measure;
 }
 
 /** Where one key stands in the coverage: scored, omitted, or why it is still failed. */
@@ -52,6 +55,9 @@ export function reopensWith(t: KeyTally, cap: number, extension: number): boolea
 /** The totals of the files, key by key. */
 export interface CoverageCounts {
   successful: number;
+  /** Of the successful, masked by their producer (`mask_sample` with a reward) and without a numeric reward. */
+  masked: number;
+  unscored: number;
   failed: number;
   intentionally_omitted: number;
   attempts_exhausted: number;
@@ -72,6 +78,8 @@ export interface CoverageCounts {
 export function emptyCounts(): CoverageCounts {
   return {
     successful: 0,
+    masked: 0,
+    unscored: 0,
     failed: 0,
     intentionally_omitted: 0,
     attempts_exhausted: 0,
@@ -90,6 +98,8 @@ export function addKey(c: CoverageCounts, t: KeyTally, cap: number): void {
   switch (dispositionOf(t, cap)) {
     case 'success':
       c.successful++;
+      if (t.measure === 'masked') c.masked++;
+      if (t.measure === 'unscored') c.unscored++;
       break;
     case 'omitted':
       c.intentionally_omitted++;
@@ -161,6 +171,10 @@ export interface Coverage extends AttemptCap {
   state: CoverageContext['state'];
   expected: number;
   successful: number;
+  /** `successful = measured + masked + unscored` (the run store's split of the scored rollouts). */
+  measured: number;
+  masked: number;
+  unscored: number;
   failed: number;
   intentionally_omitted: number;
   unknown: number;
@@ -220,6 +234,9 @@ function countedCoverage(c: CoverageCounts, ctx: CoverageContext): Coverage {
     state: ctx.state,
     expected,
     successful: c.successful,
+    measured: c.successful - c.masked - c.unscored,
+    masked: c.masked,
+    unscored: c.unscored,
     failed: c.failed,
     intentionally_omitted: c.intentionally_omitted,
     unknown,

@@ -45,6 +45,10 @@ export const INVALID_JUDGE_RETRYABLE_KEY = 'invalid_judge_retryable';
 export const MIGRATED_INVALID_JUDGE_KEY = '_ng_migrated_invalid_judge_response';
 /** NeMo Gym 0.7.0: set on a moved row whose `deliverables_dir` still holds a deliverable. */
 export const REUSE_CACHED_DELIVERABLE_KEY = 'reuse_cached_deliverable';
+/** A result's score; a number (not a bool) makes the rollout measured (the run store's coverage). */
+export const REWARD_KEY = 'reward';
+/** Truthy on a result its producer masked: scored, but not a measurement (the run store's `masked`). */
+export const MASK_SAMPLE_KEY = 'mask_sample';
 /** Stamped by collection on resumed retries (spec §1.0); part of a moved row's identity. */
 export const ATTEMPT_INDEX_KEY = '_ng_attempt_index';
 /** Newer NeMo Gym's run identity of a managed run's rows (kept by a settled re-judgment). */

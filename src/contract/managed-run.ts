@@ -9,12 +9,16 @@ export function runLockHeld(lockPath: string): string {
   return `Another collector owns this run (${lockPath}). Wait for it to stop before resuming.`;
 }
 
-/** `--rollouts` or `--output` has a manifest or attempts journal beside it. */
-export function managedRunRefused(which: '--rollouts' | '--output', companion: string): string {
+/**
+ * `--rollouts` or `--output` has a manifest or attempts journal beside it. NeMo Gym's text, then
+ * how to make the projection it names with reverify (`reverify read` reads a managed run).
+ */
+export function managedRunRefused(which: '--rollouts' | '--output', companion: string, path: string): string {
   return (
     `${which} belongs to a NeMo Gym managed run (${companion}). Journal-backed reverification is a follow-up to ` +
     'evaluation resume. Resume collection to retry unfinished tasks from their inputs, or reverify a ' +
-    'selected-result projection in a separate output. Saved artifacts were not changed.'
+    'selected-result projection in a separate output. Saved artifacts were not changed. ' +
+    `(Make the projection with \`reverify read -o ${path} --disposition success --skip-keys _ng_run_id > selected.jsonl\` and pass it as --rollouts.)`
   );
 }
 
@@ -27,12 +31,12 @@ export function managedOverwriteRefused(companion: string): string {
 export function managedShardRefused(shard: string, companion: string): string {
   return (
     `${shard} belongs to a NeMo Gym managed run (${companion}): its rows include superseded attempts that only its manifest ` +
-    'selects, and reverify does not read manifests. Aggregate a selected-result projection of it (NeMo Gym RolloutStore.read) ' +
-    'instead, or leave it out of --input-glob. Nothing was written.'
+    `selects. Aggregate a selected-result projection of it instead (\`reverify read -o ${shard} --disposition success --skip-keys _ng_run_id > selected.jsonl\`), ` +
+    'or leave it out of --input-glob. Nothing was written.'
   );
 }
 
 /** An output (or its sidecar) whose rows carry a managed run's `_ng_run_id` has no manifest beside it (newer NeMo Gym's wording). */
-export function runTaggedWithoutManifest(file: string): string {
-  return `Run-tagged outcomes have lost their manifest. Restore it from backup or use a new output path. (${file} has rows stamped _ng_run_id and no manifest beside it.)`;
+export function runTaggedWithoutManifest(file: string, lineNo: number): string {
+  return `Run-tagged outcomes have lost their manifest. Restore it from backup or use a new output path. (${file}:${lineNo} is stamped _ng_run_id and no manifest is beside it.)`;
 }

@@ -8,28 +8,20 @@
  */
 import { tmpdir } from 'node:os';
 import { ConfigError } from '../contract/errors.js';
-import { OMITTED_KEY } from '../contract/keys.js';
-import { rawField } from '../contract/json-spans.js';
+import { FAILURE_CLASS_KEY, FAILURE_TERMINAL_KEY, OMITTED_KEY } from '../contract/keys.js';
+import { rawField, topLevelSpans } from '../contract/json-spans.js';
+import { managedRowFacts } from '../contract/managed-row.js';
 import { rawTruthy } from '../contract/python-truthiness.js';
 import { selectRows, type Disposition, type SavedRow } from '../contract/outcome-selection.js';
+import { isTerminalFailure } from '../contract/retry-rules.js';
 import { compareCodePoints, lineKeyId } from '../contract/row-key.js';
 import { ExternalSorter, groupsOf, type RecordCodec } from './external-sort.js';
 import { exists } from './file-exists.js';
-import { isBlank, jsonlLines } from './jsonl-lines.js';
+import { isBlank, jsonlLines, type JsonlLine } from './jsonl-lines.js';
 import { readString, stringSize, writeString } from './row-key-codec.js';
+import type { ReadRequest, SelectedOutcome } from './managed-read.js';
 import { withScratchDir } from './scratch-dir.js';
-
-export interface SelectionSummary {
-  counts: Record<Disposition, number>;
-  /** Saved rows no disposition selects (superseded by a later row of their rollout). */
-  superseded: number;
-  /** NeMo Gym's `raw_outcomes_are_selected`: every saved row is selected and every line whole, so a plain reader needs no filter. */
-  rawOutcomesAreSelected: boolean;
-  /** The run's files that exist (the sidecar may not). */
-  files: string[];
-  /** Files whose last line is cut off (an interrupted write): not a row, and a plain reader would fail on it. */
-  cutOff: string[];
-}
+import { rawSelectedFor, type SelectionSummary } from './selection-summary.js';
 
 interface Rec extends SavedRow {
   id: string;
@@ -79,13 +71,39 @@ async function* savedRows(path: string, file: SavedRow['file'], cutOff: () => vo
   }
 }
 
-/** Emits the wanted selected rows (verbatim lines, without their newline) and returns the summary. */
+/** Identity and attempt of a plain run's row, for metadata output (null when it has no valid identity). */
+function identityOf(text: string): { identity: string | null; attempt: number | null } {
+  try {
+    const f = managedRowFacts(text);
+    return { identity: f.identity, attempt: f.attempt ?? 0 };
+  } catch {
+    return { identity: null, attempt: null };
+  }
+}
+
+function outcomeOf(line: JsonlLine, path: string, disposition: Disposition, rows: boolean): SelectedOutcome {
+  const id = rows ? { identity: null, attempt: null } : identityOf(line.text);
+  const length = line.rawLength + (line.terminated ? 1 : 0);
+  return { ...id, disposition, path, lineNo: line.lineNo, offset: line.offset, length, text: rows ? line.text : null };
+}
+
+/** Whether a selected sidecar failure is terminal under the read's timeout policy. */
+function terminalUnder(text: string, retryTerminalTimeouts: boolean): boolean {
+  const spans = topLevelSpans(text);
+  const raw = (k: string) => (spans.has(k) ? text.slice(spans.get(k)!.start, spans.get(k)!.end) : 'null');
+  return isTerminalFailure(JSON.parse(raw(FAILURE_CLASS_KEY)), rawTruthy(raw(FAILURE_TERMINAL_KEY)), { retryTerminalTimeouts });
+}
+
+type PlainRequest = Pick<ReadRequest, 'want' | 'artifacts'> & Partial<Pick<ReadRequest, 'rows' | 'retryTerminalTimeouts'>>;
+
+/** Emits the wanted selected outcomes (main rows, then the selected sidecar rows, in file order) and returns the summary. */
 export async function readSelectedOutcomes(
   paths: { output: string; sidecar: string },
-  want: ReadonlySet<Disposition>,
-  emit: (line: string) => void | Promise<void>,
+  req: PlainRequest,
+  emit: (o: SelectedOutcome) => void | Promise<void>,
   opts: { maxRecords?: number } = {},
 ): Promise<SelectionSummary> {
+  const rows = req.rows ?? true;
   return withScratchDir(tmpdir(), 'reverify-read-', async (dir) => {
     const byKey = new ExternalSorter<Rec>({
       dir,
@@ -94,15 +112,18 @@ export async function readSelectedOutcomes(
       maxRecords: opts.maxRecords,
       compare: (a, b) => compareCodePoints(a.id, b.id) || (a.file === b.file ? 0 : a.file === 'main' ? -1 : 1) || a.lineNo - b.lineNo,
     });
-    const files: string[] = [];
-    const cutOff: string[] = [];
+    const perFile = new Map<SavedRow['file'], { path: string; rows: number; selected: number; cutOff: boolean }>();
     for (const [file, path] of [
       ['main', paths.output],
       ['sidecar', paths.sidecar],
     ] as const) {
       if (!(await exists(path))) continue;
-      files.push(path);
-      for await (const r of savedRows(path, file, () => cutOff.push(path))) await byKey.add(r);
+      const f = { path, rows: 0, selected: 0, cutOff: false };
+      perFile.set(file, f);
+      for await (const r of savedRows(path, file, () => (f.cutOff = true))) {
+        f.rows++;
+        await byKey.add(r);
+      }
     }
     const picks = new ExternalSorter<{ lineNo: number; omitted: boolean }>({
       dir,
@@ -112,28 +133,40 @@ export async function readSelectedOutcomes(
       compare: (a, b) => a.lineNo - b.lineNo,
     });
     const counts: Record<Disposition, number> = { success: 0, failure: 0, omitted: 0, unknown: 0 };
-    let selected = 0;
     for await (const group of groupsOf(byKey.sorted(), (r) => r.id)) {
       for (const s of selectRows(group)) {
         counts[s.disposition]++;
-        selected++;
-        if (s.row.file === 'sidecar' && want.has(s.disposition)) await picks.add({ lineNo: s.row.lineNo, omitted: s.row.omitted });
+        perFile.get(s.row.file)!.selected++;
+        if (s.row.file === 'sidecar') await picks.add({ lineNo: s.row.lineNo, omitted: s.row.omitted });
       }
     }
-    const total = byKey.count;
-    if (want.has('success') && (await exists(paths.output)))
-      for await (const line of jsonlLines(paths.output)) if (line.terminated && !isBlank(line.text)) await emit(line.text);
+    if (req.want.has('success') && perFile.has('main'))
+      for await (const line of jsonlLines(paths.output))
+        if (line.terminated && !isBlank(line.text)) await emit(outcomeOf(line, paths.output, 'success', rows));
+    let terminalFailures = 0;
     if (picks.count > 0) {
       const next = picks.sorted()[Symbol.asyncIterator]();
       let pick = await next.next();
       for await (const line of jsonlLines(paths.sidecar)) {
         if (pick.done) break;
         if (line.lineNo !== pick.value.lineNo) continue;
-        await emit(line.text);
+        const disposition: Disposition = pick.value.omitted ? 'omitted' : 'failure';
+        if (disposition === 'failure' && terminalUnder(line.text, req.retryTerminalTimeouts === true)) terminalFailures++;
+        if (req.want.has(disposition)) await emit(outcomeOf(line, paths.sidecar, disposition, rows));
         pick = await next.next();
       }
       await next.return?.(undefined);
     }
-    return { counts, superseded: total - selected, rawOutcomesAreSelected: selected === total && cutOff.length === 0, files, cutOff };
+    const files = [...perFile.values()];
+    const selected = files.reduce((n, f) => n + f.selected, 0);
+    return {
+      counts,
+      superseded: byKey.count - selected,
+      rawOutcomesAreSelected: rawSelectedFor(files, req.artifacts),
+      files: files.map((f) => f.path),
+      cutOff: files.filter((f) => f.cutOff).map((f) => f.path),
+      perFile: files,
+      terminalFailures,
+    };
   });
 }

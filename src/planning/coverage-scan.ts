@@ -11,7 +11,10 @@ import type { ScanOptions } from '../io/scan-ahead.js';
 import { withScratchDir } from '../io/scratch-dir.js';
 import { decode, encode, Kind } from './key-facts.js';
 import { compareKeyedRecords, keyedRecordCodec, type KeyedRecord } from './keyed-records.js';
-import { outputKeyIdChunks, sidecarAttemptChunks } from './output-cache.js';
+import { outputMeasureChunks, sidecarAttemptChunks } from './output-cache.js';
+import type { Measure } from '../contract/measure.js';
+
+const MEASURES: readonly Measure[] = ['measured', 'masked', 'unscored'];
 
 /** Each key's tally, in key order, to `visit`; a cut-off last line (a commit in progress) is left out. */
 export async function scanKeys(
@@ -33,10 +36,10 @@ export async function scanKeys(
     // Failure rows (omissions left out) by their raw `_ng_failure_class` text (few distinct values).
     const rows = { mainRows: 0, sidecarRows: 0, omissionRows: 0, terminalRows: 0, classes: new Map<string, number>() };
     try {
-      for await (const ids of outputKeyIdChunks(files.output, policy, opts.scan))
-        for (const id of ids) {
+      for await (const outcomes of outputMeasureChunks(files.output, policy, opts.scan))
+        for (const { id, measure } of outcomes) {
           rows.mainRows++;
-          const adding = sorter.add({ key: id, nums: encode.output(), text: null });
+          const adding = sorter.add({ key: id, nums: [...encode.output(), MEASURES.indexOf(measure)], text: null });
           if (adding) await adding;
         }
       for await (const attempts of sidecarAttemptChunks(files.sidecar, policy, opts.scan))
@@ -58,6 +61,7 @@ export async function scanKeys(
           for (const r of group) {
             if (r.nums[0] === Kind.Output) {
               t.main++;
+              t.measure ??= MEASURES[r.nums[1]];
               continue;
             }
             const attempt = decode.sidecar(r.nums);

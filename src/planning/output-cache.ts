@@ -1,7 +1,16 @@
 import { existsSync } from 'node:fs';
-import { FAILURE_CLASS_KEY, FAILURE_TERMINAL_KEY, OMITTED_KEY, ROLLOUT_INDEX_KEY, TASK_INDEX_KEY } from '../contract/keys.js';
+import {
+  FAILURE_CLASS_KEY,
+  FAILURE_TERMINAL_KEY,
+  MASK_SAMPLE_KEY,
+  OMITTED_KEY,
+  REWARD_KEY,
+  ROLLOUT_INDEX_KEY,
+  TASK_INDEX_KEY,
+} from '../contract/keys.js';
 import { InputError } from '../contract/errors.js';
 import { topLevelSpans, type Span } from '../contract/json-spans.js';
+import { measureOf, type Measure } from '../contract/measure.js';
 import { rawTruthy } from '../contract/python-truthiness.js';
 import { isTerminalFailure, type RetryRules } from '../contract/retry-rules.js';
 import { lineKeyId } from '../contract/row-key.js';
@@ -115,6 +124,24 @@ export async function* outputKeyIdChunks(path: string, policy: TailPolicy, scan:
       if (id !== null) ids.push(id);
     }
     yield ids;
+  }
+}
+
+/** The key ids of a main output's lines with each row's `Measure`, a read of the file at a time; streams. */
+export async function* outputMeasureChunks(
+  path: string,
+  policy: TailPolicy,
+  scan: ScanOptions = {},
+): AsyncGenerator<Array<{ id: string; measure: Measure }>> {
+  if (!existsSync(path)) return;
+  const reader = new KeyedLineReader(path, policy, [REWARD_KEY, MASK_SAMPLE_KEY]);
+  for await (const { chunk, read } of scannedReads(path, reader.names, scan)) {
+    const rows: Array<{ id: string; measure: Measure }> = [];
+    for (let k = 0; k < chunk.count; k++) {
+      const id = reader.keyAt(chunk, k, read);
+      if (id !== null) rows.push({ id, measure: measureOf(reader.raw(0), reader.raw(1)) });
+    }
+    yield rows;
   }
 }
 

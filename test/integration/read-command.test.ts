@@ -62,7 +62,7 @@ describe('reverify read', () => {
     expect(snapshot(dir)).toEqual(before); // no lock file, nothing written
   });
 
-  it('an omission is read as omitted, not failed; --disposition checked; a managed run refused', async () => {
+  it('an omission is read as omitted, not failed; --disposition checked; a manifest reverify cannot read: one line', async () => {
     const dir = tempDir();
     const out = join(dir, 'out.jsonl');
     writeFileSync(out, '{"_ng_task_index": 0, "_ng_rollout_index": 0, "reward": 1.0}\n');
@@ -98,10 +98,13 @@ describe('reverify read', () => {
     expect(folder.code).toBe(1);
     expect(folder.stderr.trim()).toBe(`Error: --output '${dir}' is a directory: pass the --output file of a run`);
 
+    // Managed runs are read (read-managed.test.ts); a manifest without its run id is not one.
     writeFileSync(join(dir, 'out_manifest.json'), '{"schema_version": 2}\n');
     const managed = await runCli(['read', '-o', out], {});
     expect(managed.code).toBe(1);
     expect(managed.stdout).toBe('');
-    expect(managed.stderr).toMatch(/belongs to a NeMo Gym managed run .*out_manifest\.json/);
+    expect(managed.stderr.trim()).toBe(
+      `Error: ${join(dir, 'out_manifest.json')}: run_id missing; this is not a run manifest reverify can read (schema_version 2, selection_policy latest_allocated): restore it from backup, or read the run with NeMo Gym's RolloutStore.read`,
+    );
   });
 });

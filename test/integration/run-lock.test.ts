@@ -8,15 +8,16 @@
  * in-process worker or with `reverify worker` processes (which write under its driver lease).
  */
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runTaggedWithoutManifest } from '../../src/contract/managed-run.js';
 import { startReferenceServer } from '../../src/reference-server/server.js';
 import { holdLockElsewhere, lockFreeElsewhere } from '../helpers/foreign-lock.js';
 import { closedAfterEach } from '../helpers/hooks.js';
-import { runCli } from '../helpers/cli-process.js';
-import { captureIo, runArgs, runReverify, sampleRun } from '../helpers/run-fixtures.js';
+import { runCli, runShell } from '../helpers/cli-process.js';
+import { RUN_ID, writeManagedRun } from '../helpers/managed-run.js';
+import { captureIo, keysOf, readRows, runArgs, runReverify, sampleRun } from '../helpers/run-fixtures.js';
 import { reward, startScriptedServer, type Reply } from '../helpers/scripted-server.js';
 import { tasks, writeFixture } from '../helpers/spec-fixtures.js';
 import { reverifyBin, sigkill, startWorkerProcess } from '../helpers/worker-process.js';
@@ -209,6 +210,45 @@ describe('managed runs (item 6)', () => {
     expect(run.error?.line).toContain(`--output belongs to a NeMo Gym managed run (${join(dir, 'out_attempts.jsonl')})`);
     expect(snapshot(dir)).toEqual(before);
   });
+  it('the projection the refusal names (reverify read … --skip-keys _ng_run_id) runs, and only selected attempts are verified', async () => {
+    const rs = await reference({});
+    const dir = tempDir();
+    const d = await sampleRun(dir, rs.port, { tasks: 3, repeats: 1 });
+    // The sample rollouts as a managed run's results: the first one retried (attempt 0 failed, attempt 1 scored).
+    const rollouts = readRows(d.rolloutsPath);
+    const ids = rollouts.map((r) => `${r._ng_task_index as number}-${r._ng_rollout_index as number}`);
+    const tag = (row: Record<string, unknown>, attempt: number) => ({ ...row, _ng_run_id: RUN_ID, _ng_attempt_index: attempt });
+    const gym = join(dir, 'gym');
+    mkdirSync(gym);
+    writeManagedRun({
+      dir: gym,
+      materialized: rollouts.map((r) => ({ _ng_task_index: r._ng_task_index, _ng_rollout_index: r._ng_rollout_index })),
+      next_attempt: Object.fromEntries(ids.map((id, i) => [id, i === 0 ? 2 : 1])),
+      outcomes: [
+        { file: 'failures', row: { ...tag(rollouts[0], 0), _ng_failure_class: 'transient' } },
+        ...rollouts.slice(1).map((r) => ({ file: 'results' as const, row: tag(r, 0) })),
+        { file: 'results', row: tag(rollouts[0], 1) },
+      ],
+    });
+    const refused = await runCli([...runArgs({ ...d, rolloutsPath: join(gym, 'out.jsonl') })], temporal.env);
+    expect(refused.code).toBe(1);
+    const hint = /\(Make the projection with `(reverify read .*)` and pass it as --rollouts\.\)/.exec(refused.stderr);
+    expect(hint).not.toBeNull();
+    const projection = join(dir, 'selected.jsonl');
+    const made = await runShell(hint![1].replace('selected.jsonl', projection), temporal.env);
+    expect(made.stderr).toContain('raw_outcomes_are_selected: false: 1 superseded row(s)');
+    expect(made.code).toBe(0);
+    const run = await runReverify({ inputs: d.inputsPath, rollouts: projection, output: d.output, configs: [d.config] });
+    expect(run.error).toBeNull();
+    const out = readRows(d.output);
+    expect(keysOf(out).sort()).toEqual(['0:0', '1:0', '2:0']);
+    expect(out.every((r) => !('_ng_run_id' in r))).toBe(true);
+    const selected = readRows(projection);
+    expect(selected).toHaveLength(3);
+    expect(selected.every((r) => !('_ng_run_id' in r) && !('_ng_failure_class' in r))).toBe(true);
+    expect(selected.find((r) => r._ng_task_index === rollouts[0]._ng_task_index)?._ng_attempt_index).toBe(1); // the selected attempt
+  });
+
   it('an output whose rows carry _ng_run_id but no manifest (it was lost): refused by run and read, unchanged', async () => {
     const rs = await reference({});
     const dir = tempDir();
@@ -219,7 +259,7 @@ describe('managed runs (item 6)', () => {
     );
     const before = snapshot(dir);
     const run = await runReverify({ inputs: d.inputsPath, rollouts: d.rolloutsPath, output: d.output, configs: [d.config], resume: true });
-    expect(run.error).toEqual({ code: 1, line: `Error: ${runTaggedWithoutManifest(d.output)}` });
+    expect(run.error).toEqual({ code: 1, line: `Error: ${runTaggedWithoutManifest(d.output, 1)}` });
     const read = await runCli(['read', '-o', d.output], temporal.env);
     expect(read.code).toBe(1);
     expect(read.stdout).toBe('');

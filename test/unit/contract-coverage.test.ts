@@ -200,6 +200,8 @@ describe('countCoverage over real files', () => {
     const c = await countCoverage({ output, sidecar }, {}, 2, dir);
     expect(c).toEqual({
       successful: 3,
+      masked: 0,
+      unscored: 0,
       failed: 3,
       intentionally_omitted: 1,
       attempts_exhausted: 1,
@@ -226,5 +228,33 @@ describe('countCoverage over real files', () => {
     expect(keys).toHaveLength(7);
     // The scratch directory is gone.
     expect(readdirSync(dir).sort()).toEqual(['o.jsonl', 'o_failures.jsonl']);
+  });
+
+  it('the scored rollouts split into measured, masked (mask_sample with a reward) and unscored (no numeric reward), as the run store splits them', async () => {
+    const dir = tmp.freshDir();
+    const output = join(dir, 'o.jsonl');
+    const sidecar = join(dir, 'o_failures.jsonl');
+    const key = (t: number) => `"_ng_task_index":${t},"_ng_rollout_index":0`;
+    writeFileSync(
+      output,
+      [
+        `{${key(0)},"reward":1.0}`,
+        `{${key(1)},"reward":0,"mask_sample":true}`,
+        `{${key(2)},"reward":null}`,
+        `{${key(3)},"reward":true}`, // a bool is no reward (Python's type check)
+        `{${key(4)},"mask_sample":true}`, // masked without a reward: unscored
+        `{${key(5)},"reward":-0.5,"mask_sample":0}`,
+      ].join('\n') + '\n',
+    );
+    writeFileSync(sidecar, `{${key(6)},"_ng_failure_class":"judge_failed"}\n`);
+    const c = await countCoverage({ output, sidecar }, {}, 2, dir);
+    const cov = coverageOf(c, context({ expected: 7 }));
+    expect({ successful: cov.successful, measured: cov.measured, masked: cov.masked, unscored: cov.unscored }).toEqual({
+      successful: 6,
+      measured: 2,
+      masked: 1,
+      unscored: 3,
+    });
+    expect(cov.reconciled).toBe(true);
   });
 });
