@@ -8,6 +8,8 @@ import { commitBatches } from './commit-batches.js';
 import { countPairedUnits } from './count-paired-units.js';
 import type { ActivityDeps } from './deps.js';
 import { planRound } from './plan-round.js';
+import { planSelected } from './plan-selected.js';
+import { noiseAgreement } from './noise-agreement.js';
 import { planRun } from './plan-run.js';
 import { checkOutputs } from './check-outputs.js';
 import { moveInvalidJudgeRows } from './move-invalid-judge-rows.js';
@@ -38,6 +40,8 @@ export function createActivities(deps: ActivityDeps) {
     openOutputs,
     seedSuccesses,
     planRound,
+    planSelected,
+    noiseAgreement,
     verifyBatch: verifyBatch(deps),
     lendLanes: lendLanes(deps),
     commitBatches,

@@ -79,5 +79,6 @@ export async function finish(spec: RunSpec, st: RunState): Promise<RunResult> {
     forceWarning: st.forceWarning,
     ...(coverage ? { coverage } : {}),
     ...(st.estimate ? { estimate: runEstimateView(st.estimate) } : {}),
+    ...(st.noise ? { noise: st.noise } : {}),
   };
 }

@@ -16,6 +16,7 @@ import { asRunFailure } from './failures.js';
 import { finish } from './finish.js';
 import { announce, guard, moveInvalidJudgeRows, openOutputs, plan, planEstimate, prepare, seed } from './first-phases.js';
 import { nextRound } from './rejudge.js';
+import { noiseSample } from './noise-sample.js';
 import { initialState, progressOf, upgradeState, type InFlight, type RunState } from './run-state.js';
 import { verifyRound } from './verify-round.js';
 
@@ -47,6 +48,7 @@ export async function reverifyRun(spec: RunSpec, carried?: RunState): Promise<Ru
     }
     do await verifyRound(spec, st, inflight);
     while (await nextRound(spec, st));
+    await noiseSample(spec, st);
     return await finish(spec, st);
   } catch (err) {
     // Not an end: the next generation goes on (and writes the coverage file when the run ends).

@@ -147,6 +147,8 @@ export async function buildRun(opts: RunOptions, extra: SpecExtras): Promise<{ s
   await refuseConfigAliases(opts, outputPath);
   const { config, routing } = await loadRunConfig(opts.configs, opts.servers, extra.worker === false ? 'refuse' : 'keep');
   const upload = uploadSpecOf(opts, config);
+  // One seed for the order and the noise sample: printed and saved with the run.
+  const seed = opts.orderSeed ?? newOrderSeed();
   const spec: RunSpec = {
     ...(upload === null ? {} : { upload }),
     inputsPath,
@@ -157,7 +159,8 @@ export async function buildRun(opts: RunOptions, extra: SpecExtras): Promise<{ s
     guardServers: guardServerNames(routing).map((name) => ({ name, url: routing.servers[name] })),
     concurrency: opts.concurrency,
     limit: opts.limit ?? null,
-    ...(opts.order === 'random' ? { order: opts.order, orderSeed: opts.orderSeed ?? newOrderSeed() } : {}),
+    ...(opts.order === 'random' ? { order: opts.order, orderSeed: seed } : {}),
+    ...(opts.noiseSample ? { noiseSample: { rows: opts.noiseSample, seed } } : {}),
     force: opts.force,
     overwrite: opts.overwrite,
     disableAggregation: opts.disableAggregation,

@@ -5,6 +5,7 @@
 import { missingFromScore, type Coverage, type MissingFromScore } from '../contract/coverage.js';
 import type { AgentRollouts, RunResult } from '../contract/run-spec.js';
 import type { RunEstimateView } from '../contract/estimate-view.js';
+import type { NoiseSampleView } from '../contract/run-result.js';
 import { EXIT_OK, EXIT_ROLLOUTS_MISSING, EXIT_RUN_FAILED } from './exit-codes.js';
 
 /** One line per agent: rollouts planned, scored, in the sidecar, not persisted, still missing. */
@@ -99,6 +100,8 @@ export interface EndSummary {
   coverage: Coverage | null;
   /** The live paired estimate at the end (absent: none; docs/statistics.md). */
   estimate?: RunEstimateView;
+  /** `--noise-sample`: the judge noise floor (absent: none asked; docs/statistics.md). */
+  noise?: NoiseSampleView;
 }
 
 export function endSummary(result: RunResult, workflowId: string, uiUrl: string | null): EndSummary {
@@ -128,5 +131,6 @@ export function endSummary(result: RunResult, workflowId: string, uiUrl: string 
     forceWarning: result.forceWarning,
     coverage: result.coverage ?? null,
     ...(result.estimate ? { estimate: result.estimate } : {}),
+    ...(result.noise ? { noise: result.noise } : {}),
   };
 }

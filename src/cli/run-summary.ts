@@ -53,6 +53,7 @@ export function printSummary(
   io.out(`Re-verified rollouts: ${result.outputs.output}`);
   io.out(`Failures: ${result.outputs.sidecar}`);
   io.out(`Aggregate metrics: ${result.metricsPath ?? 'None'}`);
+  if (result.noise?.text) io.out(`Judge noise: ${result.noise.text} (${result.noise.path})`);
   if (typeof result.scored === 'number' && result.missing !== undefined)
     coverageReport(result.scored, result.missing, routed, result.outputs.sidecar).forEach((line) => io.out(line));
   const upload = result.upload;

@@ -53,7 +53,7 @@ export const RUN_FLAG_LIST: readonly RunFlag[] = [
     usage: '--seed N',
     key: 'orderSeed',
     kind: 'int',
-    meaning: "the seed of `--order random`, printed at start and saved in the run's plan summary",
+    meaning: 'the seed of `--order random` and of `--noise-sample`, printed and saved with the run',
     shownDefault: 'drawn at random',
   },
   {
@@ -145,6 +145,14 @@ export const RUN_FLAG_LIST: readonly RunFlag[] = [
     meaning:
       "level of the live estimate's intervals (old and new mean, delta new − old, flips, per agent: progress line, `reverify status`; see docs/statistics.md), between 0 and 1",
     shownDefault: String(DEFAULT_CONFIDENCE),
+  },
+  {
+    usage: '--noise-sample N',
+    key: 'noiseSample',
+    kind: 'int',
+    meaning:
+      "once the run's rounds are done, judge N rows this run scored a second time (drawn by `--seed`), into `<stem>_noise.jsonl`; the output never changes, the requests count in `--max-requests`; the end summary, `reverify status` and the report give the judge's self-agreement (flip rate, Cohen's κ, mean abs. reward change; docs/statistics.md)",
+    shownDefault: '0 (none)',
   },
   {
     usage: '--extend-attempts N',

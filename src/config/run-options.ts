@@ -102,6 +102,7 @@ export const RunOptionsSchema = z
     maxRequests: count().optional(),
     confidence: z.preprocess(numberFromText, z.number().gt(0).lt(1)).default(DEFAULT_CONFIDENCE),
     extendAttempts: count().optional(),
+    noiseSample: z.preprocess(intFromText, z.int().min(0)).optional(),
     requestTimeoutMs: count().default(DEFAULT_REQUEST_TIMEOUT_MS),
     batchSize: count().default(DEFAULT_BATCH_SIZE),
   })

@@ -5,6 +5,7 @@
 import type { Coverage } from './coverage.js';
 import type { AgentCounts } from './batch-result.js';
 import type { RunEstimateView } from './estimate-view.js';
+import type { NoiseFloor } from './noise-floor.js';
 import type { OutputPaths } from './run-spec.js';
 
 /** Per agent, what became of the rollouts (keys) a run planned, at its end. */
@@ -20,7 +21,33 @@ export interface AgentRollouts {
   /** Keys whose last attempt is in the sidecar: still missing from the score after all rounds. */
   missing: number;
 }
-export type Phase = 'guard' | 'prepare' | 'plan' | 'verify' | 'rejudge-wait' | 'upload' | 'aggregate' | 'done' | 'cancelling';
+export type Phase =
+  | 'guard'
+  | 'prepare'
+  | 'plan'
+  | 'rejudge-saved'
+  | 'verify'
+  | 'rejudge-wait'
+  | 'noise-sample'
+  | 'upload'
+  | 'aggregate'
+  | 'done'
+  | 'cancelling';
+
+/** `--noise-sample N`: the rows re-judged a second time and the judge's agreement with itself (docs/statistics.md). */
+export interface NoiseSampleView {
+  /** N asked for, and the seed of the sample. */
+  requested: number;
+  seed: number;
+  /** The noise file (`<stem>_noise.jsonl`). */
+  path: string;
+  /** Rows re-judged and written to it. */
+  sampled: number;
+  /** The statistics (null: not computed yet, or the sample was not taken). */
+  floor: NoiseFloor | null;
+  /** `noiseFloorText`'s line (null with `floor`). */
+  text: string | null;
+}
 
 /** The answer of the `progress` query. */
 export interface Progress {
@@ -71,6 +98,8 @@ export interface Progress {
   held?: { main: number; failed: number; dropped: number; requests: number };
   /** The live paired estimate (docs/statistics.md; null or absent: none). */
   estimate?: RunEstimateView | null;
+  /** `--noise-sample`: the judge noise floor (absent: none asked). */
+  noise?: NoiseSampleView;
 }
 
 /** Key metrics of one aggregate entry. */
@@ -129,4 +158,6 @@ export interface RunResult {
   coverage?: Coverage | null;
   /** The live paired estimate at the end (docs/statistics.md; absent: none). */
   estimate?: RunEstimateView;
+  /** `--noise-sample`: the judge noise floor (absent: none asked). */
+  noise?: NoiseSampleView;
 }

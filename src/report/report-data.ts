@@ -15,6 +15,7 @@ import {
   type Interval,
   type PassTable,
 } from './stats.js';
+import type { ReportNoise } from './noise-files.js';
 import { PASS_THRESHOLD, type AgentJoin, type FlipCounts, type FlippedRow, type TaskFlips, type VerdictJoin } from './verdict-join.js';
 
 export interface Delta {
@@ -89,6 +90,8 @@ export interface ReportData {
   flippedMore: number;
   sidecarCounts: SidecarCounts | null;
   timeline: Timeline | null;
+  /** `--noise-sample`: the judge's agreement with itself (src/report/noise-files.ts; null: no sample taken). */
+  noise: ReportNoise;
 }
 
 const pass = (r: number) => r >= PASS_THRESHOLD;
@@ -173,6 +176,7 @@ export interface ReportInputs {
   historyUnavailable: string | null;
   sidecar: SidecarCounts | null;
   timeline: Timeline | null;
+  noise?: ReportNoise;
 }
 
 export function reportData(i: ReportInputs): ReportData {
@@ -216,5 +220,6 @@ export function reportData(i: ReportInputs): ReportData {
     flippedMore: i.join.flippedMore,
     sidecarCounts: i.sidecar,
     timeline: i.timeline,
+    noise: i.noise ?? null,
   };
 }
