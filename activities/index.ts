@@ -10,6 +10,7 @@ import type { ActivityDeps } from './deps.js';
 import { planRound } from './plan-round.js';
 import { planSelected } from './plan-selected.js';
 import { noiseAgreement } from './noise-agreement.js';
+import { settleSavedRows } from './settle-saved-rows.js';
 import { planRun } from './plan-run.js';
 import { checkOutputs } from './check-outputs.js';
 import { moveInvalidJudgeRows } from './move-invalid-judge-rows.js';
@@ -42,6 +43,7 @@ export function createActivities(deps: ActivityDeps) {
     planRound,
     planSelected,
     noiseAgreement,
+    settleSavedRows,
     verifyBatch: verifyBatch(deps),
     lendLanes: lendLanes(deps),
     commitBatches,

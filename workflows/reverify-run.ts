@@ -17,6 +17,7 @@ import { finish } from './finish.js';
 import { announce, guard, moveInvalidJudgeRows, openOutputs, plan, planEstimate, prepare, seed } from './first-phases.js';
 import { nextRound } from './rejudge.js';
 import { noiseSample } from './noise-sample.js';
+import { rejudgeSaved } from './rejudge-saved.js';
 import { initialState, progressOf, upgradeState, type InFlight, type RunState } from './run-state.js';
 import { verifyRound } from './verify-round.js';
 
@@ -43,6 +44,7 @@ export async function reverifyRun(spec: RunSpec, carried?: RunState): Promise<Ru
       await openOutputs(spec, st, outputs);
       await coverageAtOpen(spec, st);
       await seed(spec, st, outputs, planned.plan);
+      await rejudgeSaved(spec, st);
       await planEstimate(spec, st, planned.plan);
       announce(st, planned.plan, planned.messages);
     }

@@ -17,6 +17,7 @@ import { RUN_FLAG_LIST } from '../config/run-flags.js';
 import { newOrderSeed } from '../planning/task-order.js';
 import type { UploadSpec } from '../contract/run-spec.js';
 import { uploadConfigOf } from '../upload/upload-config.js';
+import { rejudgeSavedKeys } from './rejudge-saved-keys.js';
 
 /**
  * The upload part of the spec (spec §4.12): set when the `--config` files configure MLflow and
@@ -161,6 +162,7 @@ export async function buildRun(opts: RunOptions, extra: SpecExtras): Promise<{ s
     limit: opts.limit ?? null,
     ...(opts.order === 'random' ? { order: opts.order, orderSeed: seed } : {}),
     ...(opts.noiseSample ? { noiseSample: { rows: opts.noiseSample, seed } } : {}),
+    ...(opts.rejudgeSaved !== undefined ? { rejudgeSaved: { keys: await rejudgeSavedKeys(opts.rejudgeSaved) } } : {}),
     force: opts.force,
     overwrite: opts.overwrite,
     disableAggregation: opts.disableAggregation,

@@ -155,6 +155,22 @@ export const RUN_FLAG_LIST: readonly RunFlag[] = [
     shownDefault: '0 (none)',
   },
   {
+    usage: '--rejudge-saved KEYS',
+    key: 'rejudgeSaved',
+    kind: 'path',
+    meaning:
+      'with `--resume`: before the run goes on, judge again the saved (scored) rows of these keys from their saved answers and settle each in the output (its grading replaced, its other fields kept; an answer without a grade or a failure leaves it as it was): `all`, `T:R[,T:R…]`, or a file of keys (`T:R` lines, or JSONL rows with both indices); see "Saved results re-verified" in docs/usage.md',
+    shownDefault: 'none',
+  },
+  {
+    usage: '--dry-run',
+    key: 'dryRun',
+    kind: 'switch',
+    meaning:
+      'with `--rejudge-saved`: start nothing and judge nothing; list the saved row each key would settle (`file:line`), or fail with one line naming the first key that cannot settle',
+    shownDefault: 'off',
+  },
+  {
     usage: '--extend-attempts N',
     key: 'extendAttempts',
     kind: 'int',

@@ -17,6 +17,14 @@ export interface Candidate {
   line: number;
   digest: bigint;
   reward: number | null;
+  /** Why it cannot be re-verified from its saved answer (`savedRowProblem`); null: it can. */
+  problem: string | null;
+}
+
+/** A key id (`keyId`) as `T:R`, the way messages name keys (a string part quoted). */
+export function keyIdText(id: string): string {
+  const parts = JSON.parse(id) as [string, string];
+  return parts.map((p) => (p.startsWith('s') ? JSON.stringify(p.slice(1)) : p)).join(':');
 }
 
 /**
@@ -61,16 +69,22 @@ export class RowSelector {
   /** A candidate row; a key seen twice keeps its first row (an output holds each key once). */
   offer(c: Candidate): void {
     if (this.sample) {
-      this.sample.offer(c);
+      if (c.problem === null) this.sample.offer(c);
       return;
     }
     if (this.wanted !== null && !this.wanted.has(c.key)) return;
     if (!this.byKey.has(c.key)) this.byKey.set(c.key, c);
   }
 
+  /** The rows selected that can be re-verified, in file order. */
   chosen(): Candidate[] {
-    const rows = this.sample ? this.sample.chosen() : [...this.byKey.values()];
+    const rows = this.sample ? this.sample.chosen() : [...this.byKey.values()].filter((c) => c.problem === null);
     return rows.sort((a, b) => a.offset - b.offset);
+  }
+
+  /** The rows `--rejudge-saved` selected that cannot be re-verified (a failure row, no saved answer), in file order. */
+  refused(): Candidate[] {
+    return [...this.byKey.values()].filter((c) => c.problem !== null).sort((a, b) => a.offset - b.offset);
   }
 
   /** Keys asked for by `--rejudge-saved` that no saved row holds. */

@@ -154,6 +154,7 @@ function stubActivities(o: StubOptions) {
     discardPlan: () => Promise.reject(new Error('discardPlan is not expected in these runs')),
     planSelected: () => Promise.reject(new Error('planSelected is not expected in these runs')),
     noiseAgreement: () => Promise.reject(new Error('noiseAgreement is not expected in these runs')),
+    settleSavedRows: () => Promise.reject(new Error('settleSavedRows is not expected in these runs')),
     countPairedUnits: async () => {
       if (!o.paired) throw new Error('countPairedUnits is not expected in these runs');
       return o.paired.planned;

@@ -94,6 +94,7 @@ describe('run options: defaults and other fields', () => {
       retryTerminalTimeouts: false,
       disableAggregation: false,
       repairTruncated: false,
+      dryRun: false,
       rejudge: true,
       upload: true,
       rejudgeDelayMs: 3_000,
@@ -101,6 +102,14 @@ describe('run options: defaults and other fields', () => {
       batchSize: 1000,
       confidence: 0.95,
     });
+  });
+
+  it('--rejudge-saved needs --resume (not --judge-failed-only); --dry-run needs --rejudge-saved', () => {
+    expect(problem({ ...base, rejudgeSaved: 'all' })).toMatch(
+      /^--rejudge-saved re-verifies rows saved in an existing output: give it with --resume/,
+    );
+    expect(parseRunOptions({ ...base, resume: true, rejudgeSaved: '1:0' })).toMatchObject({ rejudgeSaved: '1:0', dryRun: false });
+    expect(problem({ ...base, dryRun: true })).toBe('--dry-run checks a --rejudge-saved selection: give --rejudge-saved KEYS with it');
   });
 
   it('--order: random or file, a seed of 0 to 2^31 − 1, and not random with ATIF input', () => {
