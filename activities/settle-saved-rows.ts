@@ -1,5 +1,5 @@
 /**
- * `--rejudge-saved`: settles the re-verified saved rows of a batch in the main output, the way the
+ * `--rejudge-saved`: settles the re-verified saved rows in the main output, the way the
  * invalid-judge move rewrites `--rollouts` (move-invalid-judge-rows.ts): the whole output is written
  * to a temp file next to it — each selected row replaced, in its place, by its settled row (its
  * grading replaced: src/contract/rejudgment.ts `settledSavedRow`), every other byte copied as it is —
@@ -26,8 +26,8 @@ export interface SettleRequest {
   output: string;
   /** The output's length as the workflow recorded it. */
   mainLength: number;
-  /** The batch's main part: the settled rows. */
-  part: string;
+  /** The batches' main parts: the settled rows (all settled by one rewrite: the plan's offsets point into the output as it was). */
+  parts: string[];
 }
 
 export interface SettleResult {
@@ -42,14 +42,15 @@ export function settleTempPath(output: string): string {
   return join(dirname(output), `.${basename(output)}.settle-saved.tmp`);
 }
 
-/** The part's settled rows by key, with their operation ids. */
-async function settledByKey(part: string): Promise<Map<string, { row: string; op: string | undefined }>> {
+/** The parts' settled rows by key, with their operation ids. */
+async function settledByKey(parts: string[]): Promise<Map<string, { row: string; op: string | undefined }>> {
   const rows = new Map<string, { row: string; op: string | undefined }>();
-  for (const line of (await readFile(part, 'utf8')).split('\n')) {
-    if (isBlank(line)) continue;
-    const key = lineKeyId(line);
-    if (key !== null) rows.set(key, { row: line, op: rawField(line, OPERATION_ID_KEY) });
-  }
+  for (const part of parts)
+    for (const line of (await readFile(part, 'utf8')).split('\n')) {
+      if (isBlank(line)) continue;
+      const key = lineKeyId(line);
+      if (key !== null) rows.set(key, { row: line, op: rawField(line, OPERATION_ID_KEY) });
+    }
   return rows;
 }
 
@@ -117,7 +118,7 @@ function killAt(step: 'written' | 'renamed'): void {
 export async function settleRows(req: SettleRequest): Promise<SettleResult> {
   const temp = settleTempPath(req.output);
   await rm(temp, { force: true });
-  const rows = await settledByKey(req.part);
+  const rows = await settledByKey(req.parts);
   if (rows.size === 0) return { mainLength: req.mainLength, settled: 0, already: 0 };
   const done = await writeSettled(req, temp, rows).catch(async (err: unknown) => {
     await rm(temp, { force: true });

@@ -4,7 +4,7 @@
  * answers (reverify-selected.ts) and settled in place. Each batch is admitted when the workflow
  * schedules it (its operation id prefix is in the history before the judge is called; no row is);
  * a graded answer settles its row (the saved row with its grading replaced), written by
- * `settleSavedRows` (crash-safe: temp file, rename) whose new length the workflow records; an answer
+ * `settleSavedRows` once every batch is in (crash-safe: temp file, rename) whose new length the workflow records; an answer
  * without a grade is withdrawn and a failure saves nothing: the saved row stays as it was.
  */
 import { workflowInfo } from '@temporalio/workflow';
@@ -35,16 +35,23 @@ export async function rejudgeSaved(spec: RunSpec, st: RunState): Promise<void> {
       `--rejudge-saved: ${sel.refused.length} saved row(s) cannot be re-verified, left as they are: ${sel.refused.slice(0, LISTED).join('; ')}`,
     );
   const n = { settled: 0, withdrawn: 0, failed: 0 };
-  const commit = async (r: BatchResult) => {
-    const done = await quick.settleSavedRows.executeWithOptions({ summary: `rejudge saved: settle batch ${r.batch + 1} in the output` }, [
-      { output: st.outputs!.output, mainLength: st.mainLength, part: r.mainPart },
-    ]);
-    st.mainLength = done.mainLength;
+  const parts: string[] = [];
+  // The batches' verdicts are published in the work directory; all are settled by one rewrite once
+  // the last is in (the plan's offsets point into the output as it is until then).
+  const collect = (r: BatchResult): Promise<void> => {
+    parts.push(r.mainPart);
     n.settled += r.main;
     n.withdrawn += r.withdrawn ?? 0;
     n.failed += r.failed + r.dropped;
+    return Promise.resolve();
   };
-  const whole = await reverifySelected(spec, st, sel.plan, use, commit);
+  const whole = await reverifySelected(spec, st, sel.plan, use, collect);
+  if (parts.length > 0) {
+    const done = await quick.settleSavedRows.executeWithOptions({ summary: `rejudge saved: settle ${n.settled} row(s) in the output` }, [
+      { output: st.outputs.output, mainLength: st.mainLength, parts },
+    ]);
+    st.mainLength = done.mainLength;
+  }
   // Rows scored by this run come after the settled output (the noise sample draws from them).
   if (st.mainOpenedAt !== undefined) st.mainOpenedAt = st.mainLength;
   st.messages.push(

@@ -62,7 +62,7 @@ export function unsettledBatches(events: HistoryEvent[]): UnsettledBatch[] {
         commits.set(String(e.eventId), (input as { mainParts: string[] }).mainParts);
       } else if (type === 'settleSavedRows') {
         // A `--rejudge-saved` batch settles when its rows are settled in the output.
-        commits.set(String(e.eventId), [(input as { part: string }).part]);
+        commits.set(String(e.eventId), (input as { parts: string[] }).parts);
       }
     }
     const completed = e.activityTaskCompletedEventAttributes;

@@ -47,7 +47,8 @@ describe('--rejudge-saved', () => {
     expect(lines(d.output)).toEqual(before);
 
     // Settled: 0:0 and 1:0 judged again (their second grading is their true grade).
-    const settled = await run({ ...files, resume: true, rejudgeSaved: '0:0,1:0' });
+    // Two batches: both settled by one rewrite (the second's plan offsets point into the output as it was).
+    const settled = await run({ ...files, batchSize: 1, resume: true, rejudgeSaved: '0:0,1:0' });
     expect(settled.error).toBeNull();
     const after = lines(d.output);
     expect(after).toHaveLength(before.length);

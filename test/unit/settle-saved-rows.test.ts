@@ -27,7 +27,7 @@ function files() {
 describe('settleRows', () => {
   it('replaces the selected rows in place and copies every other byte', async () => {
     const f = files();
-    const r = await settleRows({ output: f.output, mainLength: f.text.length, part: f.part });
+    const r = await settleRows({ output: f.output, mainLength: f.text.length, parts: [f.part] });
     const want = `${row(0)}\n${settled(1)}\n${settled(2)}\n`;
     expect(readFileSync(f.output, 'utf8')).toBe(want);
     expect(r).toEqual({ mainLength: Buffer.byteLength(want), settled: 2, already: 0 });
@@ -35,10 +35,10 @@ describe('settleRows', () => {
 
   it('retried after its rename (the old length recorded): nothing settles twice, the file stays', async () => {
     const f = files();
-    await settleRows({ output: f.output, mainLength: f.text.length, part: f.part });
+    await settleRows({ output: f.output, mainLength: f.text.length, parts: [f.part] });
     const once = readFileSync(f.output, 'utf8');
     writeFileSync(settleTempPath(f.output), 'a stale temp file of a killed attempt');
-    const again = await settleRows({ output: f.output, mainLength: f.text.length, part: f.part });
+    const again = await settleRows({ output: f.output, mainLength: f.text.length, parts: [f.part] });
     expect(again).toEqual({ mainLength: statSync(f.output).size, settled: 0, already: 2 });
     expect(readFileSync(f.output, 'utf8')).toBe(once);
     expect(existsSync(settleTempPath(f.output))).toBe(false);
@@ -46,7 +46,7 @@ describe('settleRows', () => {
 
   it('refuses an output whose length is not the recorded one, and leaves it as it was', async () => {
     const f = files();
-    await expect(settleRows({ output: f.output, mainLength: f.text.length - 1, part: f.part })).rejects.toThrow(
+    await expect(settleRows({ output: f.output, mainLength: f.text.length - 1, parts: [f.part] })).rejects.toThrow(
       /out\.jsonl is \d+ bytes, not the \d+ this run recorded: another program changed it/,
     );
     expect(readFileSync(f.output, 'utf8')).toBe(f.text);
