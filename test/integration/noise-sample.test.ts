@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readRows, runReverify as run, sampleRun, useReferenceServer } from '../helpers/run-fixtures.js';
+import { endSummary } from '../../src/cli/end-summary.js';
 import { noiseFromFiles } from '../../src/report/noise-files.js';
 import { tempDir, useSharedTemporal } from '../helpers/temporal-env.js';
 
@@ -72,9 +73,22 @@ describe('--noise-sample', () => {
     expect(noisy.result!.noise).toMatchObject({ requested: 12, seed: 5, sampled: 12, path: noisePath });
     expect(noisy.lines).toContain('Noise sample: 12 scored row(s) judged again at the end (seed 5)');
     expect(noisy.lines.some((l) => l.startsWith('Judge noise: judge noise floor (N=12): flip rate'))).toBe(true);
+    // `reverify status --json` of the ended run (its end summary) carries it too.
+    expect(endSummary(noisy.result!, 'id', null).noise!.floor).toEqual(floor);
     // The report reads the same floor from the two files.
     const { path: _path, ...fromFiles } = (await noiseFromFiles(a.output))!;
     expect(fromFiles).toEqual(floor);
     expect(readFileSync(join(a.output, '..', 'out_report.html'), 'utf8')).toContain(`"noise":{"sampled":12,"n":12,`);
+  });
+
+  it('counts in the request budget: with too few requests left the sample is cut short and the output is complete', async () => {
+    const a = await sampleRun(tempDir(), rsPlain().port, { tasks: 10, repeats: 2 });
+    const files = { inputs: a.inputsPath, rollouts: a.rolloutsPath, output: a.output, configs: [a.config] };
+    // 20 rows take 20 requests; 3 are left for a sample of 12.
+    const r = await run({ ...files, concurrency: 1, batchSize: 50, noiseSample: 12, orderSeed: 5, maxRequests: 23 });
+    expect(r.error).toBeNull();
+    expect(r.result!.done).toBe(20);
+    expect(r.result!.noise).toMatchObject({ requested: 12, sampled: 0 });
+    expect(r.result!.messages).toContain('Noise sample cut short: the request budget is spent (0 of 12 row(s) re-judged)');
   });
 });
