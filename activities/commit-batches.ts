@@ -15,6 +15,8 @@ export interface CommitRequest {
   sidecarParts: string[];
   /** Files of batches whose commit the workflow has recorded: safe to delete now. */
   obsolete: string[];
+  /** The run's main output, whose run lock is held, when `outputs.output` is another file of the run (the noise file). */
+  lockOf?: string;
 }
 
 /**
@@ -26,7 +28,7 @@ export interface CommitRequest {
 export function commitBatches(req: CommitRequest): Promise<{ mainLength: number; sidecarLength: number }> {
   return failFastOnUserError(() =>
     whileHeartbeating(() =>
-      withRunLock(req.outputs.output, async () => {
+      withRunLock(req.lockOf ?? req.outputs.output, async () => {
         await Promise.all(req.obsolete.map((p) => rm(p, { force: true })));
         const mainLength = await commitParts(req.outputs.output, req.mainLength, req.mainParts);
         const sidecarLength = await commitParts(req.outputs.sidecar, req.sidecarLength, req.sidecarParts);

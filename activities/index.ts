@@ -8,6 +8,9 @@ import { commitBatches } from './commit-batches.js';
 import { countPairedUnits } from './count-paired-units.js';
 import type { ActivityDeps } from './deps.js';
 import { planRound } from './plan-round.js';
+import { planSelected } from './plan-selected.js';
+import { noiseAgreement } from './noise-agreement.js';
+import { settleSavedRows } from './settle-saved-rows.js';
 import { planRun } from './plan-run.js';
 import { checkOutputs } from './check-outputs.js';
 import { moveInvalidJudgeRows } from './move-invalid-judge-rows.js';
@@ -38,6 +41,9 @@ export function createActivities(deps: ActivityDeps) {
     openOutputs,
     seedSuccesses,
     planRound,
+    planSelected,
+    noiseAgreement,
+    settleSavedRows,
     verifyBatch: verifyBatch(deps),
     lendLanes: lendLanes(deps),
     commitBatches,

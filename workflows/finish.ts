@@ -83,5 +83,6 @@ export async function finish(spec: RunSpec, st: RunState): Promise<RunResult> {
     ...(coverage ? { coverage } : {}),
     ...(st.estimate ? { estimate: runEstimateView(st.estimate) } : {}),
     ...(st.stoppedEarly ? { stoppedEarly: st.stoppedEarly } : {}),
+    ...(st.noise ? { noise: st.noise } : {}),
   };
 }

@@ -104,6 +104,7 @@ export async function openOutputs(spec: RunSpec, st: RunState, outputs: OutputPa
   ]);
   st.messages.push(...opened.messages);
   st.mainLength = opened.mainLength;
+  if (spec.noiseSample) st.mainOpenedAt = opened.mainLength;
   st.sidecarLength = opened.sidecarLength;
   st.sidecarOpenedAt = opened.sidecarLength;
   // Absent in histories recorded before the count existed.

@@ -16,6 +16,8 @@ import { asRunFailure } from './failures.js';
 import { finish } from './finish.js';
 import { announce, guard, moveInvalidJudgeRows, openOutputs, plan, planEstimate, prepare, seed } from './first-phases.js';
 import { nextRound } from './rejudge.js';
+import { noiseSample } from './noise-sample.js';
+import { rejudgeSaved } from './rejudge-saved.js';
 import { initialState, progressOf, upgradeState, type InFlight, type RunState } from './run-state.js';
 import { verifyRound } from './verify-round.js';
 import { recordStoppedEarly } from './stop-rules.js';
@@ -43,6 +45,7 @@ export async function reverifyRun(spec: RunSpec, carried?: RunState): Promise<Ru
       await openOutputs(spec, st, outputs);
       await coverageAtOpen(spec, st);
       await seed(spec, st, outputs, planned.plan);
+      await rejudgeSaved(spec, st);
       await planEstimate(spec, st, planned.plan);
       announce(st, planned.plan, planned.messages);
     }
@@ -50,6 +53,7 @@ export async function reverifyRun(spec: RunSpec, carried?: RunState): Promise<Ru
       await verifyRound(spec, st, inflight);
       await recordStoppedEarly(st);
     } while (await nextRound(spec, st));
+    await noiseSample(spec, st);
     return await finish(spec, st);
   } catch (err) {
     // Not an end: the next generation goes on (and writes the coverage file when the run ends).

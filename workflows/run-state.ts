@@ -13,6 +13,7 @@ import type {
   Progress,
   RunSpec,
 } from '../src/contract/run-spec.js';
+import type { NoiseSampleView } from '../src/contract/run-result.js';
 import { addRows, NO_ROWS, type RowCounts } from '../src/contract/run-view.js';
 import { runEstimateView, type RunEstimate } from '../src/stats/run-estimate.js';
 import type { StoppedEarly } from '../src/contract/stop-rules.js';
@@ -87,6 +88,10 @@ export interface RunState {
   estimate: RunEstimate | null;
   /** A `--stop-when` rule fired (workflows/stop-rules.ts): no new first-pass batch starts (absent or null: none). */
   stoppedEarly?: StoppedEarly | null;
+  /** Length of the main output when this run opened it (or once its saved rows were settled): rows past it were scored by this run (absent: earlier versions). */
+  mainOpenedAt?: number;
+  /** `--noise-sample`: the judge noise floor (workflows/noise-sample.ts; absent: none asked, or not taken yet). */
+  noise?: NoiseSampleView;
   /** When the re-judgment timer fires (workflow time, epoch ms); set only while it runs (query-only). */
   rejudgeAt?: number | null;
   /**
@@ -257,6 +262,7 @@ export function progressOf(st: RunState, inflight: Map<number, InFlight>): Progr
     keys: st.keysPlanned,
     rejudgeAt: st.phase === 'rejudge-wait' ? (st.rejudgeAt ?? null) : null,
     estimate: st.estimate ? runEstimateView(st.estimate) : null,
+    ...(st.noise ? { noise: st.noise } : {}),
   };
 }
 

@@ -7,9 +7,14 @@ import type { Checkpoint } from './checkpoint.js';
 import { pairedUnits } from './paired-units.js';
 import type { VerifyBatchRequest } from './request.js';
 
+/** `r<round>-b<batch>`, or `<tag>-b<batch>` for a re-verification of saved rows (never read as a round's). */
+function batchName(req: Pick<VerifyBatchRequest, 'round' | 'batch' | 'tag'>): string {
+  return `${req.tag ?? `r${req.round}`}-b${req.batch}`;
+}
+
 /** The batch's files in the work directory: its published parts and result, and the parts being written. */
 export function batchFiles(req: VerifyBatchRequest) {
-  const name = `r${req.round}-b${req.batch}`;
+  const name = batchName(req);
   const mainPart = join(req.workDir, `${name}.main.part`);
   const sidecarPart = join(req.workDir, `${name}.sidecar.part`);
   return {
@@ -47,7 +52,10 @@ export async function publish(
   await Promise.all([
     publishFile(files.mainPartial, files.mainPart),
     publishFile(files.sidecarPartial, files.sidecarPart),
-    writeFileAtomic(rejudgeListPath(req.workDir, req.round, req.batch), JSON.stringify(checkpoint.judgeFailedRows)),
+    writeFileAtomic(
+      req.tag === undefined ? rejudgeListPath(req.workDir, req.round, req.batch) : join(req.workDir, `${batchName(req)}.rejudge.json`),
+      JSON.stringify(checkpoint.judgeFailedRows),
+    ),
   ]);
   await writeFileAtomic(files.result, JSON.stringify(result));
   return result;

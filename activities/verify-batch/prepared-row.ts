@@ -43,7 +43,12 @@ export function rowFacts(req: VerifyBatchRequest, p: Prepared, elapsedMs: number
   const rejudgment =
     operation === undefined || p.saved === undefined
       ? undefined
-      : { opId: operationId(operation, p.stamps.task, p.stamps.rollout), judged: p.payload, saved: p.saved };
+      : {
+          opId: operationId(operation, p.stamps.task, p.stamps.rollout),
+          judged: p.payload,
+          saved: p.saved,
+          ...(req.tag === 'saved' ? { savedResult: true } : {}),
+        };
   const latencyMs = elapsedMs - throttleWaitMs;
   return { agent: req.plan.agents[p.rec.agent], planIndex: req.from + p.i, latencyMs, throttleWaitMs, throttled, atif: p.atif, rejudgment };
 }

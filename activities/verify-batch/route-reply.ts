@@ -19,7 +19,7 @@ import {
   withInvalidJudge,
   type RetryRules,
 } from '../../src/contract/retry-rules.js';
-import { isGraded, settledRow } from '../../src/contract/rejudgment.js';
+import { isGraded, settledRow, settledSavedRow } from '../../src/contract/rejudgment.js';
 import type { SettledReply } from '../../src/verifier/client.js';
 import type { VerifierUnavailableError } from '../../src/verifier/errors.js';
 import { agentCounts, type Checkpoint, type Counts } from './checkpoint.js';
@@ -55,7 +55,7 @@ export interface RowFacts {
    * A re-judgment (src/contract/rejudgment.ts): its operation id, and the judged body and saved row
    * a success settles from. A success without a grade is withdrawn: nothing is written.
    */
-  rejudgment?: { opId: string; judged: string; saved: string };
+  rejudgment?: { opId: string; judged: string; saved: string; savedResult?: boolean };
 }
 
 /**
@@ -93,7 +93,10 @@ export function routeReply(reply: SettledReply, stamps: Stamps, row: RowFacts, r
   }
   const op = row.rejudgment;
   if (op && outcome === 'success') {
-    if (isGraded(result)) return mainRow(settledRow(body, stamps, op.judged, op.saved, op.opId), result.reward, row);
+    // A saved result re-verified (`--rejudge-saved`) settles as the saved row with its grading replaced.
+    const settled = () =>
+      op.savedResult ? settledSavedRow(body, op.saved, op.opId) : settledRow(body, stamps, op.judged, op.saved, op.opId);
+    if (isGraded(result)) return mainRow(settled(), result.reward, row);
     return {
       target: null,
       line: null,

@@ -13,6 +13,8 @@ const SPEC_FIELD: Readonly<Record<string, keyof RunSpec | null>> = {
   '--heartbeat-timeout': 'heartbeatTimeoutMs',
   // Drawn afresh by each command unless given: the live run's seed is the one in force.
   orderSeed: null,
+  // Its seed too is drawn afresh unless given: the live run's sample is the one in force.
+  noiseSample: null,
 };
 
 /** A spec value as the user gives it: seconds for the `…Ms` fields. */

@@ -17,6 +17,7 @@ import { RUN_FLAG_LIST } from '../config/run-flags.js';
 import { newOrderSeed } from '../planning/task-order.js';
 import type { UploadSpec } from '../contract/run-spec.js';
 import { uploadConfigOf } from '../upload/upload-config.js';
+import { rejudgeSavedKeys } from './rejudge-saved-keys.js';
 
 /** The run's options under NeMo Gym's config keys, for the exported config of every tracker. */
 export function exportedRunOptions(opts: RunOptions, uploadRollouts: boolean): Record<string, unknown> {
@@ -155,6 +156,8 @@ export async function buildRun(opts: RunOptions, extra: SpecExtras): Promise<{ s
   await refuseConfigAliases(opts, outputPath);
   const { config, routing } = await loadRunConfig(opts.configs, opts.servers, extra.worker === false ? 'refuse' : 'keep');
   const upload = uploadSpecOf(opts, config);
+  // One seed for the order and the noise sample: printed and saved with the run.
+  const seed = opts.orderSeed ?? newOrderSeed();
   const spec: RunSpec = {
     ...(upload === null ? {} : { upload }),
     inputsPath,
@@ -165,7 +168,9 @@ export async function buildRun(opts: RunOptions, extra: SpecExtras): Promise<{ s
     guardServers: guardServerNames(routing).map((name) => ({ name, url: routing.servers[name] })),
     concurrency: opts.concurrency,
     limit: opts.limit ?? null,
-    ...(opts.order === 'random' ? { order: opts.order, orderSeed: opts.orderSeed ?? newOrderSeed() } : {}),
+    ...(opts.order === 'random' ? { order: opts.order, orderSeed: seed } : {}),
+    ...(opts.noiseSample ? { noiseSample: { rows: opts.noiseSample, seed } } : {}),
+    ...(opts.rejudgeSaved !== undefined ? { rejudgeSaved: { keys: await rejudgeSavedKeys(opts.rejudgeSaved) } } : {}),
     force: opts.force,
     overwrite: opts.overwrite,
     disableAggregation: opts.disableAggregation,

@@ -39,6 +39,8 @@ function installRuntime(workerOwnsSignals: boolean): void {
 export function addRunCommands(program: Command, setCode: (code: number) => void): void {
   runOptions(program.command('run').description('re-verify rollouts against resources servers')).action(
     async (o: Record<string, unknown> & { worker: boolean; workers: number; heartbeatTimeout: number; json?: boolean }) => {
+      // `--rejudge-saved … --dry-run`: a check of the files; no run starts.
+      if (o.dryRun === true) return (await import('./rejudge-saved-check.js')).rejudgeSavedCheck(toRaw(o), (l) => console.log(l));
       installRuntime(false);
       handleInterrupts();
       const proc = {

@@ -6,6 +6,7 @@ import { missingFromScore, type Coverage, type MissingFromScore } from '../contr
 import type { AgentRollouts, RunResult } from '../contract/run-spec.js';
 import type { RunEstimateView } from '../contract/estimate-view.js';
 import type { StoppedEarly } from '../contract/stop-rules.js';
+import type { NoiseSampleView } from '../contract/run-result.js';
 import { EXIT_OK, EXIT_ROLLOUTS_MISSING, EXIT_RUN_FAILED } from './exit-codes.js';
 import { leftByStop } from './stopped-early.js';
 
@@ -106,6 +107,8 @@ export interface EndSummary {
   estimate?: RunEstimateView;
   /** The `--stop-when` rule that ended the first pass early (absent: none did). */
   stoppedEarly?: StoppedEarly;
+  /** `--noise-sample`: the judge noise floor (absent: none asked; docs/statistics.md). */
+  noise?: NoiseSampleView;
 }
 
 export function endSummary(result: RunResult, workflowId: string, uiUrl: string | null): EndSummary {
@@ -136,6 +139,7 @@ export function endSummary(result: RunResult, workflowId: string, uiUrl: string 
     coverage: result.coverage ?? null,
     ...(result.estimate ? { estimate: result.estimate } : {}),
     ...(result.stoppedEarly ? { stoppedEarly: result.stoppedEarly } : {}),
+    ...(result.noise ? { noise: result.noise } : {}),
   };
 }
 

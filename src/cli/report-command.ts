@@ -19,6 +19,8 @@ import { historyTimeline, type RecordedBatch } from '../report/history-timeline.
 import { reportHtml } from '../report/html.js';
 import { reportData, type ReportData } from '../report/report-data.js';
 import { reportHtmlPath } from '../contract/file-names.js';
+import { noiseFromFiles } from '../report/noise-files.js';
+import { noiseFloorText } from '../stats/noise-floor.js';
 import { keyMetricsOf, runFiles, specAndResult, type RunFiles } from '../report/run-files.js';
 import { sidecarClasses } from '../report/sidecar-classes.js';
 import { joinVerdicts, type VerdictJoin } from '../report/verdict-join.js';
@@ -151,6 +153,7 @@ async function reportAndJoin(opts: ReportOptions, temporal?: ReportTemporal): Pr
     sidecar: await sidecarClasses(files.sidecar),
     timeline: history.history ? historyTimeline(history.history.batches) : null,
     ...(spec?.confidence !== undefined ? { confidence: spec.confidence } : {}),
+    noise: await noiseFromFiles(files.output),
   });
   return { data, join };
 }
@@ -217,6 +220,7 @@ export async function reportCommand(opts: ReportOptions, out: (line: string) => 
     `Flips: ${t.flips.up} 0→1, ${t.flips.down} 1→0, ${t.flips.changed} changed of ${t.paired} rows with both verdicts; Cohen's κ ${t.kappa === null ? '–' : t.kappa.toFixed(3)}`,
     ...pairedLines(data),
     ...missingLines(data),
+    ...(data.noise ? [`Judge noise: ${noiseFloorText(data.noise, data.noise.sampled)} (${data.noise.path})`] : []),
     ...throughputLines(data),
     ...(data.historyUnavailable ? [`History part unavailable: ${data.historyUnavailable}`] : []),
   ];

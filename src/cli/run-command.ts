@@ -259,6 +259,8 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
       state.announced = true;
       if (!existing) io.out(`Started run ${workflowId}${ui ? ` — ${ui}` : ''}`);
       if (inForce.order === 'random') io.out(`Order: random (seed ${inForce.orderSeed})`);
+      if (inForce.noiseSample)
+        io.out(`Noise sample: ${inForce.noiseSample.rows} scored row(s) judged again at the end (seed ${inForce.noiseSample.seed})`);
     };
     const followed = await followRun(handle, {
       tty: io.tty,

@@ -7,6 +7,7 @@ import type { UnresolvedRejudgment } from './unresolved-rejudgments.js';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { Coverage } from '../contract/coverage.js';
 import type { RunEstimateView } from '../contract/estimate-view.js';
+import type { NoiseSampleView } from '../contract/run-result.js';
 import type { AgentCounts, Progress, RunResult } from '../contract/run-spec.js';
 import { endSummary, type EndSummary } from './end-summary.js';
 import { describeFailure } from './exit-codes.js';
@@ -43,6 +44,8 @@ export interface LiveReport {
   perAgent: Record<string, AgentCounts>;
   /** The live paired estimate (docs/statistics.md; null: none). */
   estimate: RunEstimateView | null;
+  /** `--noise-sample`: the judge noise floor so far (absent: none asked, or not begun). */
+  noise?: NoiseSampleView;
 }
 
 export interface RunReport {
@@ -128,6 +131,7 @@ function liveReport(p: Progress, v: RunView, rate: number | null): LiveReport {
     requests: p.requests ? v.requests : null,
     perAgent: p.perAgent,
     estimate: p.estimate ?? null,
+    ...(p.noise ? { noise: p.noise } : {}),
   };
 }
 

@@ -47,6 +47,7 @@ export function printSummary({ result, routed }: Followed, uiUrl: string | null,
   io.out(`Re-verified rollouts: ${result.outputs.output}`);
   io.out(`Failures: ${result.outputs.sidecar}`);
   io.out(`Aggregate metrics: ${result.metricsPath ?? 'None'}`);
+  if (result.noise?.text) io.out(`Judge noise: ${result.noise.text} (${result.noise.path})`);
   if (typeof result.scored === 'number' && result.missing !== undefined)
     coverageReport(result.scored, result.missing, routed, result.outputs.sidecar).forEach((line) => io.out(line));
   const { upload, wandb } = result;

@@ -8,6 +8,7 @@ import { invocationsOf } from '../temporal/run-history.js';
 import { outputScopeLine, type InvocationFigures } from './output-scope.js';
 import { workflowIdForOutput } from '../temporal/workflow-id.js';
 import { estimateLines } from '../contract/estimate-text.js';
+import type { NoiseSampleView } from '../contract/run-result.js';
 import { duration } from './progress-view.js';
 import { RetryNotices } from './retry-notices.js';
 import { runReport, type RunReport } from './run-report.js';
@@ -43,7 +44,15 @@ function liveLines(r: RunReport): string[] {
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
       .map(([agent, c]) => `  ${agent}: ${c.done} scored, ${c.failed} failed, ${c.dropped} not persisted`),
     ...(p.estimate ? estimateLines(p.estimate) : []),
+    ...(p.noise ? [noiseLine(p.noise)] : []),
   ];
+}
+
+/** The judge noise floor (`--noise-sample`), or how far its sample is. */
+function noiseLine(n: NoiseSampleView): string {
+  return n.text === null
+    ? `Judge noise: ${n.sampled} of ${n.requested} row(s) re-judged so far (${n.path})`
+    : `Judge noise: ${n.text} (${n.path})`;
 }
 
 /** A completed run's lines: outcome, counts, key metrics, paths. */
@@ -59,6 +68,7 @@ function resultLines(r: RunReport): string[] {
     lines.push(`  ${agent}: ${a.planned} planned: ${a.scored} scored, ${a.missing} still missing, ${a.notPersisted} not persisted`);
   for (const [agent, metrics] of Object.entries(s.keyMetrics)) lines.push(`Key metrics for ${agent}: ${JSON.stringify(metrics)}`);
   if (s.estimate) lines.push(...estimateLines(s.estimate));
+  if (s.noise) lines.push(noiseLine(s.noise));
   lines.push(`Re-verified rollouts: ${s.output}`, `Failures: ${s.sidecar}`, `Aggregate metrics: ${s.metrics ?? 'None'}`);
   if (s.aggregationError) lines.push(`Metrics not computed: ${s.aggregationError}`);
   return lines;

@@ -50,7 +50,7 @@ export function unsettledBatches(events: HistoryEvent[]): UnsettledBatch[] {
         const req = input as VerifyBatchRequest;
         // Launched again after it was held: one admission, the latest request.
         if (req.operation !== undefined)
-          admitted.set(`r${req.round}-b${req.batch}`, {
+          admitted.set(`${req.tag ?? `r${req.round}`}-b${req.batch}`, {
             round: req.round,
             batch: req.batch,
             from: req.from,
@@ -60,12 +60,15 @@ export function unsettledBatches(events: HistoryEvent[]): UnsettledBatch[] {
           });
       } else if (type === 'commitBatches') {
         commits.set(String(e.eventId), (input as { mainParts: string[] }).mainParts);
+      } else if (type === 'settleSavedRows') {
+        // A `--rejudge-saved` batch settles when its rows are settled in the output.
+        commits.set(String(e.eventId), (input as { parts: string[] }).parts);
       }
     }
     const completed = e.activityTaskCompletedEventAttributes;
     const parts = completed ? commits.get(String(completed.scheduledEventId)) : undefined;
     for (const part of parts ?? []) {
-      const name = /(r\d+-b\d+)\.main\.part$/.exec(part)?.[1];
+      const name = /((?:r\d+|saved)-b\d+)\.main\.part$/.exec(part)?.[1];
       if (name !== undefined) admitted.delete(name);
     }
   }

@@ -53,7 +53,8 @@ export const RUN_FLAG_LIST: readonly RunFlag[] = [
     usage: '--seed N',
     key: 'orderSeed',
     kind: 'int',
-    meaning: 'the seed of `--order random`, printed at start and saved with the run (its coverage file): `--resume` reuses it unless given',
+    meaning:
+      'the seed of `--order random` and of `--noise-sample`, printed at start and saved with the run (its coverage file): `--resume` reuses it unless given',
     shownDefault: 'drawn at random',
   },
   {
@@ -183,6 +184,30 @@ export const RUN_FLAG_LIST: readonly RunFlag[] = [
     meaning:
       'end the first pass early when RULE holds (repeatable; the first to hold wins): `delta-excludes-zero` or `width<X` (the live interval of new − old over all agents; needs `--order random`), `rows>=N`, `requests>=N`; batches in flight finish, rows never started are listed in `<stem>_unstarted.jsonl`, `--resume` runs them (see "Stopping early" in docs/usage.md)',
     shownDefault: 'none',
+  },
+  {
+    usage: '--noise-sample N',
+    key: 'noiseSample',
+    kind: 'int',
+    meaning:
+      "once the run's rounds are done, judge N rows this run scored a second time (drawn by `--seed`), into `<stem>_noise.jsonl`; the output never changes, the requests count in `--max-requests`; the end summary, `reverify status` and the report give the judge's self-agreement (flip rate, Cohen's κ, mean abs. reward change; docs/statistics.md)",
+    shownDefault: '0 (none)',
+  },
+  {
+    usage: '--rejudge-saved KEYS',
+    key: 'rejudgeSaved',
+    kind: 'path',
+    meaning:
+      'with `--resume`: before the run goes on, judge again the saved (scored) rows of these keys from their saved answers and settle each in the output (its grading replaced, its other fields kept; an answer without a grade or a failure leaves it as it was): `all`, `T:R[,T:R…]`, or a file of keys (`T:R` lines, or JSONL rows with both indices); see "Saved results re-verified" in docs/usage.md',
+    shownDefault: 'none',
+  },
+  {
+    usage: '--dry-run',
+    key: 'dryRun',
+    kind: 'switch',
+    meaning:
+      'with `--rejudge-saved`: start nothing and judge nothing; list the saved row each key would settle (`file:line`), or fail with one line naming the first key that cannot settle',
+    shownDefault: 'off',
   },
   {
     usage: '--extend-attempts N',

@@ -108,6 +108,9 @@ export const RunOptionsSchema = z
     confidence: z.preprocess(numberFromText, z.number().gt(0).lt(1)).default(DEFAULT_CONFIDENCE),
     failIf: list(),
     extendAttempts: count().optional(),
+    noiseSample: z.preprocess(intFromText, z.int().min(0)).optional(),
+    rejudgeSaved: z.string().min(1).optional(),
+    dryRun: flag(),
     requestTimeoutMs: count().default(DEFAULT_REQUEST_TIMEOUT_MS),
     batchSize: count().default(DEFAULT_BATCH_SIZE),
     stopWhen: list().transform(stopRulesOf),
@@ -125,6 +128,9 @@ export const RunOptionsSchema = z
     const refusal = combinationRefusal(o);
     if (refusal !== null) ctx.addIssue({ code: 'custom', path: [], message: refusal });
     else if (o.extendAttempts !== undefined && !o.resume) ctx.addIssue({ code: 'custom', path: [], message: extendNeedsResume() });
+    else if (o.rejudgeSaved !== undefined && (!o.resume || o.judgeFailedOnly || o.inputFormat === 'atif'))
+      ctx.addIssue({ code: 'custom', path: [], message: REJUDGE_SAVED_NEEDS_RESUME });
+    else if (o.dryRun && o.rejudgeSaved === undefined) ctx.addIssue({ code: 'custom', path: [], message: DRY_RUN_NEEDS_REJUDGE_SAVED });
     else if (o.order === 'random' && o.inputFormat === 'atif') ctx.addIssue({ code: 'custom', path: [], message: RANDOM_ORDER_NOT_ATIF });
     else if (o.dispatchLongestFirst === true && o.inputFormat === 'atif')
       ctx.addIssue({ code: 'custom', path: [], message: LONGEST_FIRST_NOT_ATIF });
@@ -139,6 +145,9 @@ const LONGEST_FIRST_NOT_ATIF =
   '--dispatch-longest-first is not available with --input-format atif (its plan keeps the manifest order): leave it out';
 export const TWO_ORDERS =
   '--order random and --dispatch-longest-first ask for two orders of dispatch: keep one (with --resume, --no-dispatch-longest-first turns off a saved longest-first)';
+const REJUDGE_SAVED_NEEDS_RESUME =
+  '--rejudge-saved re-verifies rows saved in an existing output: give it with --resume (not with --judge-failed-only or --input-format atif)';
+const DRY_RUN_NEEDS_REJUDGE_SAVED = '--dry-run checks a --rejudge-saved selection: give --rejudge-saved KEYS with it';
 
 const RANDOM_ORDER_NOT_ATIF =
   '--order random is not available with --input-format atif (its plan keeps the manifest order): use --order file, or leave --order out';

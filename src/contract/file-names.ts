@@ -39,6 +39,14 @@ export function unstartedPath(p: string): string {
   return sibling(p, `${pathStem(p)}_unstarted.jsonl`);
 }
 
+/**
+ * `D/<S>_noise.jsonl`: the judge's second verdicts of the rows `--noise-sample N` re-judged (the judge
+ * noise floor, docs/statistics.md); apart from the output, which they never change.
+ */
+export function noisePath(p: string): string {
+  return sibling(p, `${pathStem(p)}_noise.jsonl`);
+}
+
 /** `D/<S>_materialized_inputs.jsonl`: the materialized inputs written by `gym eval run` for output `p`. */
 export function materializedInputsPath(p: string): string {
   return sibling(p, `${pathStem(p)}_materialized_inputs.jsonl`);
@@ -90,7 +98,8 @@ export function prefixedOutputPath(p: string, prefix: string): string {
 
 /** A file or directory named after a run's main output, and what the messages call it. */
 export interface DerivedFile {
-  role: 'output' | 'sidecar' | 'metrics' | 'coverage' | 'unstarted' | 'history' | 'runLock' | 'driverLease' | 'report' | 'workDir';
+  role:
+    'output' | 'sidecar' | 'metrics' | 'coverage' | 'unstarted' | 'noise' | 'history' | 'runLock' | 'driverLease' | 'report' | 'workDir';
   what: string;
   path: string;
   /** Written as a temporary file beside it first, then renamed (src/io/atomic-file.ts). */
@@ -108,6 +117,7 @@ export function derivedFiles(output: string): DerivedFile[] {
     { role: 'metrics', what: 'the aggregate metrics file', path: aggregateMetricsPath(output), viaTemp: true },
     { role: 'coverage', what: 'the coverage file', path: coveragePath(output), viaTemp: true },
     { role: 'unstarted', what: 'the unstarted rollouts file', path: unstartedPath(output), viaTemp: true },
+    { role: 'noise', what: 'the judge noise file', path: noisePath(output), viaTemp: false },
     { role: 'history', what: 'the workflow history file', path: historyPath(output), viaTemp: true },
     { role: 'runLock', what: 'the run lock', path: runLockFilePath(output), viaTemp: false },
     { role: 'driverLease', what: "the run driver's lease", path: driverLeasePath(runLockFilePath(output)), viaTemp: false },

@@ -62,3 +62,65 @@ export function settledRow(verdictRaw: string, stamps: Stamps, judgedRaw: string
   fields.push([OPERATION_ID_KEY, JSON.stringify(opId)]);
   return setFieldsScanned(verdictRaw, verdict, fields, remove);
 }
+
+/**
+ * The grading keys of a saved result (the run store's `_REJUDGE_GRADING_KEYS`; the seed page shows
+ * the set truncated after `failure_kind`, `fai…`: this is the set inferred from it and from the
+ * verdict fields NeMo Gym 0.7.0 reads): a settled re-verification replaces them, so a stale grade
+ * (an `invalid_judge_response` flag, a `failure_kind`) never outlives the verdict that replaced it.
+ */
+export const REJUDGE_GRADING_KEYS: ReadonlySet<string> = new Set([
+  'reward',
+  'mask_sample',
+  'evaluation_completed',
+  'failure_kind',
+  'failure_reason',
+  'invalid_judge_response',
+  'invalid_judge_retryable',
+]);
+
+/**
+ * The row that settles the re-verification of a saved result (`--rejudge-saved`): the saved row with
+ * its grading keys replaced — its grading keys and `_ng_failure*`/`_ng_rejudge*` keys removed, then
+ * every member of the verdict set (an existing key keeps its place) — and the operation id. Fields
+ * the verifier does not echo (capture fields, a user's own) are kept as they were, byte for byte.
+ */
+export function settledSavedRow(verdictRaw: string, savedRaw: string, opId: string): string {
+  const dropped = (k: string) => REJUDGE_DROPPED_PREFIXES.some((p) => k.startsWith(p));
+  const saved = scanObject(savedRaw);
+  const verdict = scanObject(verdictRaw);
+  const fields: Array<[string, string]> = verdict.members
+    .filter((m) => !dropped(m.key))
+    .map((m) => [m.key, verdictRaw.slice(m.valueStart, m.valueEnd)]);
+  const fromVerdict = new Set(fields.map(([k]) => k));
+  const remove = saved.members.map((m) => m.key).filter((k) => dropped(k) || (REJUDGE_GRADING_KEYS.has(k) && !fromVerdict.has(k)));
+  fields.push([OPERATION_ID_KEY, JSON.stringify(opId)]);
+  return setFieldsScanned(savedRaw, saved, fields, remove);
+}
+
+/**
+ * The run store's `check_rejudgment` for a saved result: the row that would settle it with `verdictRaw`,
+ * or null when it is settled already (the saved row carries this operation id). Throws, in one line,
+ * when it cannot settle: the saved row is not a scored row with a saved answer (`response`).
+ */
+export function checkSavedRejudgment(savedRaw: string, verdictRaw: string, opId: string, where: string): string | null {
+  const spans = topLevelSpans(savedRaw);
+  const op = spans.get(OPERATION_ID_KEY);
+  if (op !== undefined && savedRaw.slice(op.start, op.end) === JSON.stringify(opId)) return null;
+  const problem = savedRowProblem(spans);
+  if (problem !== null) throw new Error(`${where}: cannot settle a re-verification of this saved row: ${problem}`);
+  return settledSavedRow(verdictRaw, savedRaw, opId);
+}
+
+/** Why a saved row cannot be re-verified from its saved answer (null: it can). */
+export function savedRowProblem(spans: ReadonlyMap<string, unknown>): string | null {
+  if (!spans.has(RESPONSE_KEY)) return 'it has no saved answer (`response`) to judge again';
+  if ([...spans.keys()].some((k) => k.startsWith('_ng_failure')))
+    return 'it is a failure row, not a scored result (see --judge-failed-only)';
+  return null;
+}
+
+/** The operation id prefix of a run's re-verifications of saved results (`--rejudge-saved`). */
+export function savedOperationPrefix(firstRunId: string): string {
+  return `${firstRunId}/saved`;
+}

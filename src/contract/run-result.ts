@@ -5,6 +5,7 @@
 import type { Coverage } from './coverage.js';
 import type { AgentCounts } from './batch-result.js';
 import type { RunEstimateView } from './estimate-view.js';
+import type { NoiseFloor } from './noise-floor.js';
 import type { OutputPaths } from './run-spec.js';
 import type { StoppedEarly } from './stop-rules.js';
 
@@ -21,7 +22,33 @@ export interface AgentRollouts {
   /** Keys whose last attempt is in the sidecar: still missing from the score after all rounds. */
   missing: number;
 }
-export type Phase = 'guard' | 'prepare' | 'plan' | 'verify' | 'rejudge-wait' | 'upload' | 'aggregate' | 'done' | 'cancelling';
+export type Phase =
+  | 'guard'
+  | 'prepare'
+  | 'plan'
+  | 'rejudge-saved'
+  | 'verify'
+  | 'rejudge-wait'
+  | 'noise-sample'
+  | 'upload'
+  | 'aggregate'
+  | 'done'
+  | 'cancelling';
+
+/** `--noise-sample N`: the rows re-judged a second time and the judge's agreement with itself (docs/statistics.md). */
+export interface NoiseSampleView {
+  /** N asked for, and the seed of the sample. */
+  requested: number;
+  seed: number;
+  /** The noise file (`<stem>_noise.jsonl`). */
+  path: string;
+  /** Rows re-judged and written to it. */
+  sampled: number;
+  /** The statistics (null: not computed yet, or the sample was not taken). */
+  floor: NoiseFloor | null;
+  /** `noiseFloorText`'s line (null with `floor`). */
+  text: string | null;
+}
 
 /** What a W&B upload logged (src/upload/wandb-upload.ts): no secret, a local path for an offline run. */
 export interface WandbLogged {
@@ -83,6 +110,8 @@ export interface Progress {
   held?: { main: number; failed: number; dropped: number; requests: number };
   /** The live paired estimate (docs/statistics.md; null or absent: none). */
   estimate?: RunEstimateView | null;
+  /** `--noise-sample`: the judge noise floor (absent: none asked). */
+  noise?: NoiseSampleView;
 }
 
 /** Key metrics of one aggregate entry. */
@@ -148,4 +177,6 @@ export interface RunResult {
   estimate?: RunEstimateView;
   /** A `--stop-when` rule ended the first pass early (absent: none did). */
   stoppedEarly?: StoppedEarly;
+  /** `--noise-sample`: the judge noise floor (absent: none asked). */
+  noise?: NoiseSampleView;
 }

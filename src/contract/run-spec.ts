@@ -65,6 +65,10 @@ export interface RunSpec extends RetryRules {
   confidence?: number;
   /** `--stop-when`: rules that end the first pass early (src/contract/stop-rules.ts; absent: none). */
   stopWhen?: StopRule[];
+  /** `--noise-sample N`: re-judge N rows this run scored, drawn by `seed`, into the noise file (absent: none). */
+  noiseSample?: { rows: number; seed: number };
+  /** `--rejudge-saved`: saved rows of the output re-verified and settled before the run's rounds (absent: none). */
+  rejudgeSaved?: { keys: string[] | 'all'; dryRun?: boolean };
   /** Timeout of one `/verify` request, in ms. */
   requestTimeoutMs: number;
   /** Heartbeat timeout of a batch activity, in ms: how fast a dead worker is noticed. */

@@ -10,6 +10,11 @@ export interface VerifyBatchRequest {
   /** Re-judgment round (0 for the first pass); part of the part file names. */
   round: number;
   batch: number;
+  /**
+   * A re-verification of saved rows (`noise`, `saved`: workflows/reverify-selected.ts): names the
+   * batch's files in the work directory instead of the round (absent: a round's batch).
+   */
+  tag?: string;
   /** Plan records [from, to). */
   from: number;
   to: number;

@@ -17,6 +17,7 @@ import {
   type Interval,
   type PassTable,
 } from './stats.js';
+import type { ReportNoise } from './noise-files.js';
 import { PASS_THRESHOLD, type AgentJoin, type FlipCounts, type FlippedRow, type TaskFlips, type VerdictJoin } from './verdict-join.js';
 
 export interface Delta {
@@ -95,6 +96,8 @@ export interface ReportData {
   paired: PairedReport;
   /** The live estimate replayed in the plan order (estimate-history.ts); null: no paired rows. */
   estimateHistory: EstimateHistory | null;
+  /** `--noise-sample`: the judge's agreement with itself (src/report/noise-files.ts; null: no sample taken). */
+  noise: ReportNoise;
 }
 
 const pass = (r: number) => r >= PASS_THRESHOLD;
@@ -181,6 +184,7 @@ export interface ReportInputs {
   timeline: Timeline | null;
   /** The live estimate's level (the run's --confidence; default the report's). */
   confidence?: number;
+  noise?: ReportNoise;
 }
 
 export function reportData(i: ReportInputs): ReportData {
@@ -226,5 +230,6 @@ export function reportData(i: ReportInputs): ReportData {
     timeline: i.timeline,
     paired: pairedStatsOf(i.join),
     estimateHistory: estimateHistoryOf(i.join, i.confidence ?? REPORT_CONFIDENCE),
+    noise: i.noise ?? null,
   };
 }

@@ -59,6 +59,14 @@
         : []),
       ['flips 0→1 / 1→0 / changed', `${t.flips.up} / ${t.flips.down} / ${t.flips.changed}`],
       [`Cohen's κ on pass/fail (pass: reward ≥ ${data.passThreshold})`, num(t.kappa)],
+      ...(data.noise
+        ? [
+            [
+              `judge noise floor (--noise-sample, ${data.noise.n} rows judged twice): flip rate / κ / mean |Δreward|`,
+              `${num(data.noise.flipRate)} / ${num(data.noise.kappa)} / ${num(data.noise.meanAbsDelta)}`,
+            ],
+          ]
+        : []),
       ['history', data.historyUnavailable ? `unavailable: ${data.historyUnavailable}` : 'read from the Temporal server'],
     ],
     'summary-table',

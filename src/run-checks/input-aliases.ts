@@ -28,6 +28,7 @@ const WRITTEN_ROLES: ReadonlySet<DerivedFile['role']> = new Set([
   'metrics',
   'coverage',
   'unstarted',
+  'noise',
   'history',
   'report',
   'workDir',

@@ -159,6 +159,27 @@ describe('determinism: recorded histories replay against the current workflow co
     await replayAndRecord('budget-chain', workflowId, runs);
   });
 
+  it('a --resume that re-verifies saved rows (--rejudge-saved all) and takes a noise sample: the run replays', async () => {
+    const d = await sampleRun(tempDir(), rs().port, { tasks: 4, repeats: 2 }); // 8 rows
+    const opts = parseRunOptions({ inputs: d.inputsPath, rollouts: d.rolloutsPath, output: d.output, configs: [d.config] });
+    const base = await buildRunSpec({ ...opts, batchSize: 4, rejudge: false, limit: 6 }, { heartbeatTimeoutMs: 10_000, maxAttempts: 1 });
+    const w = await createReverifyWorker({ address: temporal.address, namespace: temporal.namespace, cacheDir: cacheDir() });
+    const start = (spec: typeof base, workflowId: string) =>
+      client().workflow.start<typeof reverifyRun>('reverifyRun', { workflowId, taskQueue: temporal.taskQueue, args: [spec] });
+    const workflowId = `replay-saved-${process.pid}-${Date.now()}`;
+    const result: RunResult = await w.worker.runUntil(async () => {
+      await (await start(base, `${workflowId}-first`)).result();
+      const resumed = { ...base, limit: null, resume: true, rejudgeSaved: { keys: 'all' as const }, noiseSample: { rows: 2, seed: 1 } };
+      const handle = await start(resumed, workflowId);
+      const r = await handle.result();
+      await replayAndRecord('saved-noise', workflowId, await chainOf(workflowId, handle.firstExecutionRunId));
+      return r;
+    });
+    await w.close();
+    expect(result.messages.some((m) => m.startsWith('Re-verified '))).toBe(true);
+    expect(result.noise?.requested).toBe(2);
+  });
+
   it('a run paused by an operator, then cancelled: the cancelled run replays', async () => {
     const d = await sampleRun(tempDir(), slow().port, { tasks: 30, repeats: 4 }); // 120 rows, 15 batches
     const opts = parseRunOptions({ inputs: d.inputsPath, rollouts: d.rolloutsPath, output: d.output, configs: [d.config] });

@@ -154,6 +154,9 @@ function stubActivities(o: StubOptions) {
     planAtif: () => Promise.reject(new Error('planAtif is not expected in these runs')),
     atifPreflight: () => Promise.reject(new Error('atifPreflight is not expected in these runs')),
     discardPlan: () => Promise.reject(new Error('discardPlan is not expected in these runs')),
+    planSelected: () => Promise.reject(new Error('planSelected is not expected in these runs')),
+    noiseAgreement: () => Promise.reject(new Error('noiseAgreement is not expected in these runs')),
+    settleSavedRows: () => Promise.reject(new Error('settleSavedRows is not expected in these runs')),
     countPairedUnits: async () => {
       if (!o.paired) throw new Error('countPairedUnits is not expected in these runs');
       return o.paired.planned;

@@ -94,6 +94,7 @@ describe('run options: defaults and other fields', () => {
       // Policies saved with the run (retryTerminalTimeouts, dispatchLongestFirst): absent keeps the saved one.
       disableAggregation: false,
       repairTruncated: false,
+      dryRun: false,
       rejudge: true,
       upload: true,
       rejudgeDelayMs: 3_000,
@@ -117,6 +118,14 @@ describe('run options: defaults and other fields', () => {
     expect(problem({ ...base, judgeFailedOnly: true, failIf: ['all.delta < 0'] })).toMatch(
       /a run with --judge-failed-only does not keep: .*reverify report -o OUT --fail-if RULE/,
     );
+  });
+
+  it('--rejudge-saved needs --resume (not --judge-failed-only); --dry-run needs --rejudge-saved', () => {
+    expect(problem({ ...base, rejudgeSaved: 'all' })).toMatch(
+      /^--rejudge-saved re-verifies rows saved in an existing output: give it with --resume/,
+    );
+    expect(parseRunOptions({ ...base, resume: true, rejudgeSaved: '1:0' })).toMatchObject({ rejudgeSaved: '1:0', dryRun: false });
+    expect(problem({ ...base, dryRun: true })).toBe('--dry-run checks a --rejudge-saved selection: give --rejudge-saved KEYS with it');
   });
 
   it('--order: random or file, a seed of 0 to 2^31 − 1, and not random with ATIF input', () => {

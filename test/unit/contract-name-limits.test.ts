@@ -19,13 +19,14 @@ import {
 const LONGEST_STEM = NAME_MAX - '_aggregate_metrics.json'.length - LONGEST_TEMP_SUFFIX.length;
 
 describe('names derived from --output against NAME_MAX', () => {
-  it('every derived name is listed: output, sidecar, metrics, coverage, history, run lock and its driver lease, report, work directory', () => {
+  it('every derived name is listed: output, sidecar, metrics, coverage, unstarted, noise, history, run lock and its driver lease, report, work directory', () => {
     expect(derivedFiles('/d/out.jsonl').map((f) => f.path)).toEqual([
       '/d/out.jsonl',
       '/d/out_failures.jsonl',
       '/d/out_aggregate_metrics.json',
       '/d/out_coverage.json',
       '/d/out_unstarted.jsonl',
+      '/d/out_noise.jsonl',
       '/d/out_history.json',
       '/d/out_run.lock',
       '/d/.out_run.lock.driver',

@@ -3,7 +3,14 @@ import { describe, expect, it } from 'vitest';
 import { emptyCounts, type Checkpoint } from '../../activities/verify-batch/checkpoint.js';
 import { routeReply } from '../../activities/verify-batch/route-reply.js';
 import type { Stamps } from '../../src/contract/outcome.js';
-import { isGraded, operationId, operationPrefix, settledRow } from '../../src/contract/rejudgment.js';
+import {
+  checkSavedRejudgment,
+  isGraded,
+  operationId,
+  operationPrefix,
+  settledRow,
+  settledSavedRow,
+} from '../../src/contract/rejudgment.js';
 
 const saved =
   '{"_ng_task_index":3,"_ng_rollout_index":1,"_ng_run_id":"run-7","_ng_attempt_index":2,"response":{"output":"B"},' +
@@ -85,5 +92,24 @@ describe('routeReply of a re-judgment', () => {
   it('a plain verification (no operation) of an ungraded success still writes it, as NeMo Gym 0.7.0 does', () => {
     const r = routeReply(ok('{"verdict":"A"}'), stamps, { agent: 'a', planIndex: 0, latencyMs: 1, throttled: 0 });
     expect(r.target).toBe('main');
+  });
+});
+
+describe('settledSavedRow (--rejudge-saved)', () => {
+  it('is the saved row with its grading keys replaced: non-echoed fields kept in place, stale grading removed, operation id added', () => {
+    const saved =
+      '{"_ng_task_index":3,"_ng_rollout_index":0,"note":"kept","reward":0.0,"invalid_judge_response":true,"response":{"a":1},"_ng_operation_id":"old"}';
+    const verdict = '{"response":{"a":1},"reward":1.0,"extracted_answer":"B"}';
+    expect(settledSavedRow(verdict, saved, 'R/saved/3.0')).toBe(
+      '{"_ng_task_index":3,"_ng_rollout_index":0,"note":"kept","reward":1.0,"response":{"a":1},"_ng_operation_id":"R/saved/3.0","extracted_answer":"B"}',
+    );
+  });
+
+  it('check_rejudgment: null when settled already, one line when the saved row cannot settle', () => {
+    const settled = '{"_ng_task_index":3,"_ng_rollout_index":0,"reward":1,"response":{},"_ng_operation_id":"R/saved/3.0"}';
+    expect(checkSavedRejudgment(settled, '{"reward":1}', 'R/saved/3.0', 'out.jsonl:1')).toBeNull();
+    expect(() =>
+      checkSavedRejudgment('{"_ng_task_index":3,"_ng_rollout_index":0,"reward":1}', '{"reward":1}', 'R/saved/3.0', 'out.jsonl:4'),
+    ).toThrow('out.jsonl:4: cannot settle a re-verification of this saved row: it has no saved answer (`response`) to judge again');
   });
 });

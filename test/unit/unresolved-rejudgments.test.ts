@@ -33,6 +33,15 @@ describe('unsettledBatches', () => {
     expect(unsettledBatches([...events, completed(pendingCommit.eventId)] as unknown as Events)).toEqual([]);
   });
 
+  it('a --rejudge-saved batch (tag `saved`) is admitted apart from the rounds and settled by its settleSavedRows', () => {
+    const round0 = scheduled('verifyBatch', batch(0, 0, 'R/r1'));
+    const saved = scheduled('verifyBatch', { ...batch(0, 0, 'R/saved'), tag: 'saved' });
+    const settle = scheduled('settleSavedRows', { output: '/o.jsonl', mainLength: 1, parts: ['/w/saved-b0.main.part'] });
+    const events = [round0, saved, settle] as unknown as Events;
+    expect(unsettledBatches(events).map((u) => u.operation)).toEqual(['R/r1', 'R/saved']);
+    expect(unsettledBatches([...events, completed(settle.eventId)] as unknown as Events).map((u) => u.operation)).toEqual(['R/r1']);
+  });
+
   it('status lines: none when all are settled; each by operation id, at most 20, then a count', () => {
     expect(unresolvedLines([])).toEqual([]);
     const many = Array.from({ length: 22 }, (_, i) => ({ operationId: `R/r2/${i}.0`, key: `${i}:0`, round: 1, batch: 0 }));
