@@ -1,4 +1,4 @@
-import { CancellationScope, sleep } from '@temporalio/workflow';
+import { sleep } from '@temporalio/workflow';
 import { rejudgeDelayMs } from '../src/config/run-defaults.js';
 import { rejudgesInRounds, type RunSpec } from '../src/contract/run-spec.js';
 import { long } from './activity-proxies.js';
@@ -10,14 +10,12 @@ import { enterPhase } from './details.js';
  * judge failures, plan the keys that may still be attempted as the next round, then (when there
  * are any) announce it and wait on a durable timer (a few seconds, doubling each round up to a
  * ceiling: `rejudgeDelayMs`). Planned first, so that no round is announced that will not run
- * (every key at the attempt cap); the timer runs from the round's end, while the round is planned
- * (the plan's time is not added to the delay), and is cancelled when no round follows. Each failed attempt has left exactly one sidecar row, so the
+ * (every key at the attempt cap). The delay counts from `endedAt`, when the round's last batch
+ * ended (workflow time): its commit and the plan take part of it, the timer only the rest. Each failed attempt has left exactly one sidecar row, so the
  * files end up as a NeMo Gym run followed by repeated `--resume` runs would leave them.
  */
-export async function nextRound(spec: RunSpec, st: RunState): Promise<boolean> {
+export async function nextRound(spec: RunSpec, st: RunState, endedAt: number): Promise<boolean> {
   if (!rejudgesInRounds(spec) || st.roundJudgeFailed === 0 || st.round + 1 >= (spec.maxAttempts ?? 1)) return false;
-  const delayMs = rejudgeDelayMs(spec.rejudgeDelayMs, st.round);
-  const wait = delayFromRoundEnd(delayMs, st.round + 2);
   const next = await long.planRound.executeWithOptions({ summary: `plan re-judgment round ${st.round + 2}` }, [
     {
       workDir: st.outputs!.workDir,
@@ -30,16 +28,18 @@ export async function nextRound(spec: RunSpec, st: RunState): Promise<boolean> {
   ]);
   const failed = `Re-judging: ${st.roundJudgeFailed} row(s) judge-failed in round ${st.round + 1}`;
   if (next.rows === 0) {
-    wait.cancel();
     st.messages.push(`${failed}, each at the attempt cap (${spec.maxAttempts}): no round ${st.round + 2}`);
     return false;
   }
+  const delayMs = rejudgeDelayMs(spec.rejudgeDelayMs, st.round);
   const rows = next.rows === st.roundJudgeFailed ? '' : ` re-judges ${next.rows} of them and`;
   st.messages.push(`${failed}; round ${st.round + 2} (of at most ${spec.maxAttempts})${rows} starts in ${Math.round(delayMs / 1000)}s`);
   enterPhase(st, 'rejudge-wait');
   // Workflow time (deterministic): the progress query shows the time left; no command is added.
-  st.rejudgeAt = wait.endsAt;
-  await wait.fired;
+  st.rejudgeAt = endedAt + delayMs;
+  // At least a millisecond: a timer of the history, however long the commit and plan took.
+  const left = Math.max(1, st.rejudgeAt - Date.now());
+  await sleep(left, { summary: `wait ${Math.round(delayMs / 1000)}s before re-judgment round ${st.round + 2}` });
   st.rejudgeAt = undefined;
   // The main output's length before the first re-judged row: only rows past it can score a key
   // that this run routed to the sidecar (the terminal's end-of-run alarms, src/cli/missing-alarms.ts).
@@ -52,17 +52,4 @@ export async function nextRound(spec: RunSpec, st: RunState): Promise<boolean> {
   if (st.replannedPerAgent !== null)
     for (const [agent, rows] of Object.entries(next.rowsPerAgent)) st.replannedPerAgent[agent] = (st.replannedPerAgent[agent] ?? 0) + rows;
   return true;
-}
-
-/**
- * The wait before re-judgment round `round` (1-based), started now (the round before has ended):
- * when it fires (workflow time), its end, and how to cancel it (no round follows).
- */
-function delayFromRoundEnd(delayMs: number, round: number): { fired: Promise<void>; endsAt: number; cancel: () => void } {
-  const scope = new CancellationScope();
-  const endsAt = Date.now() + delayMs;
-  const fired = scope.run(() => sleep(delayMs, { summary: `wait ${Math.round(delayMs / 1000)}s before re-judgment round ${round}` }));
-  // Cancelled when no round follows: nothing awaits it then.
-  fired.catch(() => undefined);
-  return { fired, endsAt, cancel: () => scope.cancel() };
 }

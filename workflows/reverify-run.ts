@@ -45,8 +45,9 @@ export async function reverifyRun(spec: RunSpec, carried?: RunState): Promise<Ru
       await planEstimate(spec, st, planned.plan);
       announce(st, planned.plan, planned.messages);
     }
-    do await verifyRound(spec, st, inflight);
-    while (await nextRound(spec, st));
+    let endedAt: number;
+    do endedAt = await verifyRound(spec, st, inflight);
+    while (await nextRound(spec, st, endedAt));
     return await finish(spec, st);
   } catch (err) {
     // Not an end: the next generation goes on (and writes the coverage file when the run ends).

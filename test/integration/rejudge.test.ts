@@ -68,17 +68,6 @@ describe('automatic re-judgment rounds', () => {
     expect(summaries.some((s) => s.includes('re-judge round 2: verify rows'))).toBe(true);
     expect(summaries.some((s) => s.includes('re-judge round 3: verify rows'))).toBe(true);
     expect(summaries.some((s) => s.includes('plan re-judgment round 3'))).toBe(true);
-    // The wait before a round runs from the round's end: its timer starts before the round is planned, not after.
-    const summaryOf = (e: (typeof events)[number]) => Buffer.from(e.userMetadata?.summary?.data ?? new Uint8Array()).toString();
-    const events = history.events ?? [];
-    for (const round of [2, 3]) {
-      const timer = events.findIndex((e) => e.timerStartedEventAttributes && summaryOf(e).includes(`before re-judgment round ${round}`));
-      const planned = events.findIndex(
-        (e) => e.activityTaskScheduledEventAttributes && summaryOf(e).includes(`plan re-judgment round ${round}`),
-      );
-      expect(timer).toBeGreaterThan(-1);
-      expect(timer).toBeLessThan(planned);
-    }
   });
 
   it('ends counting rollouts, not attempts: one dropped line per rollout still missing at the end, then the coverage report', async () => {
