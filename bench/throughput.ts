@@ -442,7 +442,12 @@ async function warmUp(
   const dir = join(out, 'warmup');
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
-  const ref = await startReferenceServerProc({ latencyMs: 0, logPath: join(dir, 'reference-server.log'), extraArgs: serverArgs });
+  // No judge failures here: the warm-up only builds the bundle.
+  const ref = await startReferenceServerProc({
+    latencyMs: 0,
+    logPath: join(dir, 'reference-server.log'),
+    extraArgs: serverArgs.slice(0, spread > 0 ? 2 : 0),
+  });
   try {
     const t0 = performance.now();
     const cli = spawnCli(reverifyArgs(join(dir, 'reverified.jsonl'), ref.url, ['--limit', String(Math.min(200, data.rows))]), {
@@ -469,8 +474,8 @@ async function timedToExit(
 ): Promise<ReverifyMeasured> {
   const code = await proc.exited;
   const tExit = performance.now();
-  // With --rejudge, 3: rows still judge-failed at the attempt cap (docs/usage.md, exit statuses).
-  if (code !== 0 && !(values.rejudge && code === 3)) throw new Error(`${what} exited with status ${code}: see ${logPath}`);
+  // With judge failures, 3: rows still judge-failed (at the attempt cap, or not re-judged: docs/usage.md, exit statuses).
+  if (code !== 0 && !(judgeFailRate > 0 && code === 3)) throw new Error(`${what} exited with status ${code}: see ${logPath}`);
   const w = await Promise.race([
     m.win.result(),
     new Promise<never>((_, reject) =>
