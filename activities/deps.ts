@@ -15,6 +15,14 @@ export interface ActivityDeps {
   throttle: ThrottleGate;
 }
 
+/**
+ * Keep-alive connections a worker may open to one resources server: far above any run's
+ * `--concurrency` of one machine, since the lanes (the run's ceiling) bound the requests in flight
+ * and connections open only when needed. At 256, a run at `--concurrency 1024` kept 256 requests in
+ * flight and the rest queued in the pool (bench/README.md, issue 33 item 1).
+ */
+export const CONNECTIONS_PER_SERVER = 8192;
+
 /** Default deps for a worker process; `close()` releases the HTTP pools at shutdown. */
 export function createActivityDeps(opts: { connectionsPerServer?: number } = {}): ActivityDeps & { close(): Promise<void> } {
   const clients = new Map<number, VerifierClient>();
@@ -25,7 +33,7 @@ export function createActivityDeps(opts: { connectionsPerServer?: number } = {})
     verifier(timeoutMs) {
       let c = clients.get(timeoutMs);
       if (!c) {
-        c = new VerifierClient({ connectionsPerServer: opts.connectionsPerServer ?? 256, requestTimeoutMs: timeoutMs });
+        c = new VerifierClient({ connectionsPerServer: opts.connectionsPerServer ?? CONNECTIONS_PER_SERVER, requestTimeoutMs: timeoutMs });
         clients.set(timeoutMs, c);
       }
       return c;

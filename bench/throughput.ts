@@ -57,6 +57,10 @@ const { values } = parseArgs({
     latencies: { type: 'string', default: '0,20' },
     /** The reference server's `--latency-spread` (σ of a log-normal delay around each latency). */
     'latency-spread': { type: 'string', default: '0' },
+    /** The reference server's `--judge-fail-rate` (share of /verify answered as judge failures). */
+    'judge-fail-rate': { type: 'string', default: '0' },
+    /** (b) and (d) re-judge (reverify's default) instead of `--no-rejudge`: their rates count every request, re-judgment rounds included. */
+    rejudge: { type: 'boolean', default: false },
     concurrency: { type: 'string', default: '64' },
     'batch-size': { type: 'string' },
     workers: { type: 'string' },
@@ -117,7 +121,13 @@ if (!(spread >= 0 && spread <= 4))
   throw new Error(`--latency-spread must be a number from 0 to 4 (the reference server's), got ${values['latency-spread']}`);
 const spreadMean = Math.exp((spread * spread) / 2);
 /** The reference servers' flags besides the latency. */
-const serverArgs = spread > 0 ? ['--latency-spread', String(spread)] : [];
+const judgeFailRate = Number(values['judge-fail-rate']);
+if (!(judgeFailRate >= 0 && judgeFailRate <= 1))
+  throw new Error(`--judge-fail-rate must be a share from 0 to 1, got ${values['judge-fail-rate']}`);
+const serverArgs = [
+  ...(spread > 0 ? ['--latency-spread', String(spread)] : []),
+  ...(judgeFailRate > 0 ? ['--judge-fail-rate', String(judgeFailRate)] : []),
+];
 
 const windowSec = (w: WindowResult) => (w.lastMs - w.firstMs) / 1000;
 const pm = (w: WindowResult) => `±${fixed(w.resolutionMs)} ms`;
@@ -182,7 +192,7 @@ runBench(async () => {
     `${RESOURCES_SERVER}=${url}`,
     '--concurrency',
     String(concurrency),
-    '--no-rejudge',
+    ...(values.rejudge ? [] : ['--no-rejudge']),
     '--disable-aggregation',
     '--overwrite',
     ...(batchSize === undefined ? [] : ['--batch-size', String(batchSize)]),
@@ -271,7 +281,10 @@ runBench(async () => {
       ? `${fixed(
           medB(ms, (m) => m.window.meanInFlight),
           1,
-        )} / ${Math.max(...ms.map((m) => m.window.peakInFlight))}`
+        )} (whole ${fixed(
+          medB(ms, (m) => m.window.wholeMeanInFlight),
+          1,
+        )}) / ${Math.max(...ms.map((m) => m.window.peakInFlight))}`
       : '-';
   console.log('');
   console.log(
@@ -292,7 +305,7 @@ runBench(async () => {
         'b/c',
         '(b) startup s',
         '(b) tail s',
-        '(b) in flight mean/peak',
+        '(b) in flight mean (whole)/peak',
         'CPU µs/row: (b) reverify',
         '(b) Temporal',
         '(b) ref server',
@@ -429,7 +442,12 @@ async function warmUp(
   const dir = join(out, 'warmup');
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
-  const ref = await startReferenceServerProc({ latencyMs: 0, logPath: join(dir, 'reference-server.log'), extraArgs: serverArgs });
+  // No judge failures here: the warm-up only builds the bundle.
+  const ref = await startReferenceServerProc({
+    latencyMs: 0,
+    logPath: join(dir, 'reference-server.log'),
+    extraArgs: serverArgs.slice(0, spread > 0 ? 2 : 0),
+  });
   try {
     const t0 = performance.now();
     const cli = spawnCli(reverifyArgs(join(dir, 'reverified.jsonl'), ref.url, ['--limit', String(Math.min(200, data.rows))]), {
@@ -456,17 +474,20 @@ async function timedToExit(
 ): Promise<ReverifyMeasured> {
   const code = await proc.exited;
   const tExit = performance.now();
-  if (code !== 0) throw new Error(`${what} exited with status ${code}: see ${logPath}`);
+  // With judge failures, 3: rows still judge-failed (at the attempt cap, or not re-judged: docs/usage.md, exit statuses).
+  if (code !== 0 && !(judgeFailRate > 0 && code === 3)) throw new Error(`${what} exited with status ${code}: see ${logPath}`);
   const w = await Promise.race([
     m.win.result(),
     new Promise<never>((_, reject) =>
       setTimeout(() => reject(new Error(`${what} ended before the reference server had answered every row`)), 5_000),
     ),
   ]);
+  // Every request the server answered: the rows, and with --rejudge the re-judged ones again.
+  const answered = Math.max(m.rows, w.requests);
   return {
-    rowsPerSec: m.rows / windowSec(w),
-    rowsPerSecAfterStartup: m.rows / ((tExit - w.firstMs) / 1000),
-    rowsPerSecWall: m.rows / ((tExit - m.t0) / 1000),
+    rowsPerSec: answered / windowSec(w),
+    rowsPerSecAfterStartup: answered / ((tExit - w.firstMs) / 1000),
+    rowsPerSecWall: answered / ((tExit - m.t0) / 1000),
     wallSec: (tExit - m.t0) / 1000,
     startupSec: (w.firstMs - m.t0) / 1000,
     tailSec: (tExit - w.lastMs) / 1000,
@@ -512,11 +533,14 @@ async function measureCommand(
   });
   const output = join(o.runDir, 'reverified.jsonl');
   const logPath = join(o.runDir, o.log);
-  const win = new VerifyWindow(ref.url, o.rows);
+  // With re-judgment rounds, the last answer is the one before the command exits.
+  let exited = false;
+  const win = new VerifyWindow(ref.url, o.rows, 25, { settled: () => exited });
   const cpu = new CpuSampler();
   try {
     const t0 = performance.now();
-    const proc = spawnIt(output, ref.url, logPath);
+    const spawned = spawnIt(output, ref.url, logPath);
+    const proc = { ...spawned, exited: spawned.exited.finally(() => (exited = true)) };
     // The command and every process it starts (`--workers N`'s workers).
     cpu.watch(o.label, proc.pid, { tree: true });
     cpu.watch('Temporal server', readDevServerRecord(o.stateDir).pid);

@@ -49,10 +49,11 @@ export async function reverifyRun(spec: RunSpec, carried?: RunState): Promise<Ru
       await planEstimate(spec, st, planned.plan);
       announce(st, planned.plan, planned.messages);
     }
+    let endedAt: number;
     do {
-      await verifyRound(spec, st, inflight);
+      endedAt = await verifyRound(spec, st, inflight);
       await recordStoppedEarly(st);
-    } while (await nextRound(spec, st));
+    } while (await nextRound(spec, st, endedAt));
     await noiseSample(spec, st);
     return await finish(spec, st);
   } catch (err) {

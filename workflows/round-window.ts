@@ -37,6 +37,8 @@ export class RoundWindow {
   /** Batches that returned held and have not finished yet: held (relaunchable) only once their launch is out of `inflight`. */
   private readonly holding = new Set<number>();
   private lent = 0;
+  /** When the round's last batch ended (workflow time), once none is left to launch or in flight. */
+  endedAt: number | undefined;
   /** The round's batches and loans run in a scope of their own, so that a failing run can stop them. */
   private readonly scope = new CancellationScope();
   private readonly plan: PlanSummary;
@@ -170,6 +172,7 @@ export class RoundWindow {
     if (this.holding.delete(batch)) this.hold(batch);
     this.launchAll();
     this.lend(freed);
+    if (this.inflight.size === 0 && !this.workLeft()) this.endedAt = Date.now();
   }
 
   /**

@@ -10,13 +10,17 @@ import { enterPhase, showDetails } from './details.js';
 import { RoundWindow } from './round-window.js';
 import type { InFlight, RunState } from './run-state.js';
 
-/** One round: the sliding window of verifyBatch activities, with commits as batches finish. */
-export async function verifyRound(spec: RunSpec, st: RunState, inflight: Map<number, InFlight>): Promise<void> {
+/**
+ * One round: the sliding window of verifyBatch activities, with commits as batches finish. Returns
+ * when its last batch ended (workflow time: the re-judgment delay counts from there, rejudge.ts).
+ */
+export async function verifyRound(spec: RunSpec, st: RunState, inflight: Map<number, InFlight>): Promise<number> {
   enterPhase(st, 'verify');
   const w = new RoundWindow(spec, st, inflight);
   try {
     await windowLoop(w, st, inflight);
     w.endLoans();
+    return w.endedAt ?? Date.now();
   } catch (err) {
     if (isCancellation(err) && CancellationScope.current().consideredCancelled) await w.commitHandedBack();
     throw err;

@@ -9,16 +9,33 @@ export interface WindowShape {
   parallelism: number;
 }
 
-/** Batches in flight aimed for when concurrency allows it: enough to hide a slow batch's tail. */
+/** Batches in flight aimed for at least, when concurrency allows it: enough to hide a slow batch's tail. */
 export const TARGET_WINDOW = 4;
+
+/**
+ * The most lanes one batch is given while more batches can be in flight: above 4 × this
+ * concurrency, the window holds more batches rather than larger shares. A batch holds its share
+ * until its slowest row is answered (a judge's slowest answers take 10–20 × its median), while its
+ * lanes send the younger batches' rows (activities/verify-batch/lane-pool.ts); at a high
+ * concurrency the window's batches ran out of rows during these waits, and every lane idled.
+ */
+export const MAX_SHARE = 32;
+
+/** The most batches in flight (each an activity of a worker, with its open files and rows read ahead). */
+export const MAX_WINDOW = 32;
+
+/** Batches in flight aimed for at `concurrency`: TARGET_WINDOW, or more so that no share exceeds MAX_SHARE. */
+export function targetWindow(concurrency: number): number {
+  return Math.min(MAX_WINDOW, Math.max(TARGET_WINDOW, Math.ceil(concurrency / MAX_SHARE)));
+}
 
 /**
  * @param concurrency the run's ceiling of `/verify` requests in flight
  * @param batchSize rows per batch (a batch never needs more lanes than rows)
  * @param batchesLeft batches not yet finished: a small run spreads its concurrency over fewer batches
  */
-export function windowShape(concurrency: number, batchSize: number, batchesLeft = TARGET_WINDOW): WindowShape {
-  const target = Math.max(1, Math.min(TARGET_WINDOW, batchesLeft));
+export function windowShape(concurrency: number, batchSize: number, batchesLeft = targetWindow(concurrency)): WindowShape {
+  const target = Math.max(1, Math.min(targetWindow(concurrency), batchesLeft));
   const parallelism = Math.max(1, Math.min(batchSize, Math.ceil(concurrency / target)));
   return { window: Math.max(1, Math.floor(concurrency / parallelism)), parallelism };
 }

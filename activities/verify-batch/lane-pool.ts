@@ -1,9 +1,12 @@
 /**
  * The `/verify` lanes of the batches one worker process runs for one round of one run, pooled. A
- * lane takes its next row from whichever of those batches has the most rows left to send, so the
- * share of a batch whose last rows are still being answered (a judge's slowest answers can take
- * many times its median) keeps sending the other batches' rows instead of idling until the workflow
- * launches the next batch.
+ * lane takes its next row from the oldest of those batches (the first to join) that has rows left
+ * to send, so the share of a batch whose last rows are still being answered (a judge's slowest
+ * answers can take many times its median) keeps sending the other batches' rows instead of idling
+ * until the workflow launches the next batch. Oldest first, not most rows left first: the batches
+ * then run out of rows one after the other, each while the younger ones still have rows for every
+ * lane, instead of all together (which left every lane waiting on the window's slowest answers at
+ * once, then the whole window starting again: bench/README.md, "window.ts").
  *
  * The pool never runs more lanes than its batches were given (their `parallelism`: each one's share
  * of the run's `--concurrency`): a batch joins with its lanes and leaves only once as many lanes
@@ -137,18 +140,10 @@ export class LanePool {
     }
   }
 
-  /** The row of the batch with the most rows left, or null when no batch has one. */
+  /** The row of the oldest batch with rows left (a Set iterates in join order), or null when no batch has one. */
   private next(g: Group): RowRun | null {
-    let best: PooledBatch | null = null;
-    let most = 0;
-    for (const b of g.batches) {
-      const n = b.left();
-      if (n > most) {
-        best = b;
-        most = n;
-      }
-    }
-    return best?.claim() ?? null;
+    for (const b of g.batches) if (b.left() > 0) return b.claim();
+    return null;
   }
 
   /** Retires this lane if a leaving batch waits for lanes (true: the lane ends). */

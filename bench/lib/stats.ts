@@ -35,7 +35,20 @@ export interface WindowResult {
    * `[0]` while the first 10 % were sent, … `[9]` while the last 10 % were (NaN where no poll fell).
    */
   inFlightByTenth: number[];
+  /** Mean of `verify_in_flight` over every poll from the first /verify to the last answer (its tail and re-judgment rounds included). */
+  wholeMeanInFlight: number;
+  /**
+   * With re-judgment rounds (more requests than `target`): the first round's last answer (the first
+   * poll with `target` requests received and none in flight) and the next round's first request
+   * (the first poll with more than `target`); undefined without.
+   */
+  roundGap?: { lastAnswerMs: number; nextRequestMs: number };
   outcomes: Record<string, number>;
+}
+
+/** When polling may end besides every request answered: e.g. once the command that sends them has exited (re-judgment rounds follow the first). */
+export interface WindowOptions {
+  settled?: () => boolean;
 }
 
 /**
@@ -47,7 +60,12 @@ export class VerifyWindow {
   private stopped = false;
   private readonly done: Promise<WindowResult>;
 
-  constructor(url: string, target: number, intervalMs = 25) {
+  constructor(
+    url: string,
+    target: number,
+    intervalMs = 25,
+    private readonly opts: WindowOptions = {},
+  ) {
     this.client = new Client(url, { pipelining: 1, keepAliveTimeout: 60_000 });
     this.done = this.poll(target, intervalMs);
     this.done.catch(() => undefined);
@@ -73,6 +91,10 @@ export class VerifyWindow {
     let inFlightPolls = 0;
     const tenthSum = new Array<number>(10).fill(0);
     const tenthPolls = new Array<number>(10).fill(0);
+    const whole = { sum: 0, polls: 0 };
+    let lastAnswerMs: number | undefined;
+    let nextRequestMs: number | undefined;
+    const settled = this.opts.settled ?? (() => true);
     for (;;) {
       if (this.stopped) throw new Error('stats polling stopped before all requests were answered');
       const at = performance.now();
@@ -93,7 +115,13 @@ export class VerifyWindow {
         tenthSum[tenth] += s.verify_in_flight;
         tenthPolls[tenth]++;
       }
-      if (s.requests.verify >= target && s.verify_in_flight === 0) {
+      if (firstMs !== undefined) {
+        whole.sum += s.verify_in_flight;
+        whole.polls++;
+      }
+      if (lastAnswerMs === undefined && s.requests.verify >= target && s.verify_in_flight === 0) lastAnswerMs = (prev + seen) / 2;
+      if (nextRequestMs === undefined && s.requests.verify > target) nextRequestMs = (prev + seen) / 2;
+      if (s.requests.verify >= target && s.verify_in_flight === 0 && settled()) {
         return {
           firstMs: firstMs ?? seen,
           lastMs: (prev + seen) / 2,
@@ -102,6 +130,8 @@ export class VerifyWindow {
           peakInFlight: s.peak_verify_in_flight,
           meanInFlight: inFlightPolls > 0 ? inFlightSum / inFlightPolls : NaN,
           inFlightByTenth: tenthSum.map((sum, i) => (tenthPolls[i] > 0 ? sum / tenthPolls[i] : NaN)),
+          wholeMeanInFlight: whole.polls > 0 ? whole.sum / whole.polls : NaN,
+          ...(lastAnswerMs !== undefined && nextRequestMs !== undefined ? { roundGap: { lastAnswerMs, nextRequestMs } } : {}),
           outcomes: s.verify_outcomes,
         };
       }
@@ -111,8 +141,15 @@ export class VerifyWindow {
   }
 }
 
-/** `in flight: mean M (by tenth of the requests: t0 … t9), peak P`. */
+/** `in flight: mean M (by tenth of the requests: t0 … t9), whole run W, peak P[, round gap G s]`. */
 export function describeInFlight(w: WindowResult): string {
   const one = (x: number) => (Number.isFinite(x) ? x.toFixed(1) : '-');
-  return `in flight: mean ${one(w.meanInFlight)} (by tenth of the requests: ${w.inFlightByTenth.map(one).join(' ')}), peak ${w.peakInFlight}`;
+  const gap =
+    w.roundGap === undefined
+      ? ''
+      : `, last first-round answer → first re-judgment request ${((w.roundGap.nextRequestMs - w.roundGap.lastAnswerMs) / 1000).toFixed(2)} s`;
+  return (
+    `in flight: mean ${one(w.meanInFlight)} (by tenth of the requests: ${w.inFlightByTenth.map(one).join(' ')}), ` +
+    `whole run ${one(w.wholeMeanInFlight)}, peak ${w.peakInFlight}${gap}`
+  );
 }

@@ -181,6 +181,24 @@ describe('LanePool', () => {
     await member.leave();
   });
 
+  it("lanes take the oldest batch's rows first, so batches run out of rows one after the other, not together", async () => {
+    const pool = new LanePool();
+    const order: string[] = [];
+    const meter = new Meter(() => 4);
+    const tracked = (name: string, rows: number): PooledBatch & { answered: Promise<void> } => {
+      const b = batch(name, rows, meter, () => 1);
+      return { ...b, claim: () => (b.left() > 0 ? (order.push(name), b.claim()) : null) };
+    };
+    const older = tracked('older', 12);
+    const younger = tracked('younger', 30);
+    const members = [pool.join('run', older, 2), pool.join('run', younger, 2)];
+    await Promise.all([older.answered, younger.answered]);
+    await Promise.all(members.map((m) => m.leave()));
+    // Every row of the older batch was handed out before any of the younger one's (the younger has more left throughout).
+    expect(order.slice(0, 12)).toEqual(new Array<string>(12).fill('older'));
+    expect(order.slice(12)).toEqual(new Array<string>(30).fill('younger'));
+  });
+
   it('never lends lanes between groups (runs, rounds)', async () => {
     const pool = new LanePool();
     const a = new Meter(() => 2);

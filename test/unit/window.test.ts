@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { TARGET_WINDOW, windowShape } from '../../workflows/window.js';
+import { MAX_SHARE, MAX_WINDOW, TARGET_WINDOW, targetWindow, windowShape } from '../../workflows/window.js';
 
 describe('windowShape', () => {
   it('invariants for concurrency 1..200, batch size 1..1000, batches left 1..10', () => {
@@ -30,6 +30,18 @@ describe('windowShape', () => {
     expect(windowShape(32, 200)).toEqual({ window: 4, parallelism: 8 });
     expect(windowShape(32, 200, 10)).toEqual({ window: 4, parallelism: 8 });
     expect(windowShape(100, 500)).toEqual({ window: 4, parallelism: 25 });
+  });
+
+  it('a high concurrency is split over more batches, none given more than MAX_SHARE lanes, at most MAX_WINDOW of them', () => {
+    expect([MAX_SHARE, MAX_WINDOW]).toEqual([32, 32]);
+    expect(windowShape(64, 1000)).toEqual({ window: 4, parallelism: 16 });
+    expect(windowShape(128, 1000)).toEqual({ window: 4, parallelism: 32 });
+    expect(targetWindow(256)).toBe(8);
+    expect(windowShape(256, 1000)).toEqual({ window: 8, parallelism: 32 });
+    expect(windowShape(1024, 1000)).toEqual({ window: 32, parallelism: 32 });
+    expect(windowShape(4096, 1000)).toEqual({ window: 32, parallelism: 128 });
+    // Fewer batches left than the target: the ceiling spreads over them.
+    expect(windowShape(256, 1000, 2)).toEqual({ window: 2, parallelism: 128 });
   });
 
   it('a small run uses all its concurrency: 16 over 2 batches left', () => {
