@@ -2,7 +2,8 @@
 0.7.0's W&B exporter logs a reverification: one run (`wandb.init(project, name, dir)`), the masked
 config (`run.config.update`), the rollouts as one `Rollouts` table of one `Rollout` column whose
 cells are each row's orjson bytes, the aggregate metrics in one `run.log`, the coverage metrics in
-another, then `run.finish()`. src/upload/wandb-upload.ts spawns it and prepares everything it logs
+another (with reverify's `failures/*`, the seed's `failure_export_metrics()`, in the same step), then
+`run.finish()`. src/upload/wandb-upload.ts spawns it and prepares everything it logs
 (the exported rows, metric names, the masked config); this script only reads values and logs.
 
 Reads one JSON spec on stdin:
@@ -10,7 +11,7 @@ Reads one JSON spec on stdin:
   config: the masked config; rollouts: a file of exported rows, one per line, or null;
   metrics_file + metric_picks ([name, entry index, field, key]): the aggregate metrics, values read
   from the file so ints stay ints and floats floats; null when the run has no aggregate metrics;
-  coverage: [[name, value], ...].
+  coverage, failures: [[name, value], ...] (the coverage and the failure export metrics).
 The API key comes in the environment (WANDB_API_KEY), never on stdin or argv.
 Writes one JSON line on stdout: {"run_id", "run_dir", "offline", "rows", "metrics"}, or
 {"step", "error"} and exit status 1 when a step failed (the steps after it still run, as NeMo Gym's
@@ -79,7 +80,7 @@ def main():
             log_metrics({name: entries[i][field][key] for name, i, field, key in spec["metric_picks"]})
 
         step("metrics", aggregate)
-    step("coverage metrics", lambda: log_metrics(dict(spec["coverage"])))
+    step("coverage metrics", lambda: log_metrics({**dict(spec["coverage"]), **dict(spec.get("failures") or [])}))
 
     offline = run.settings.mode in ("offline", "dryrun")
     result = {"run_id": run.id, "run_dir": run.dir.removesuffix("/files"), "offline": offline, "rows": rows, "metrics": metrics}

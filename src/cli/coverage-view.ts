@@ -12,7 +12,8 @@
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { resolve } from 'node:path';
-import { capOf, coverageBlock, coverageOf, isReplayable, type AttemptCap, type Coverage, type KeyTally } from '../contract/coverage.js';
+import { coverageBlock } from '../contract/coverage-block.js';
+import { capOf, coverageOf, isReplayable, type AttemptCap, type Coverage, type KeyTally } from '../contract/coverage.js';
 import type { RetryRules } from '../contract/run-spec.js';
 import { coveragePath, prefixedOutputPath, sidecarPath } from '../contract/file-names.js';
 import { ConfigError } from '../contract/errors.js';

@@ -2,7 +2,8 @@
  * The honest end of a run (issue 10 item 2): per agent, what became of its rollouts; the exit
  * status that says the same; and the summary as one JSON object for scripts (`run --json`).
  */
-import { missingFromScore, type Coverage, type MissingFromScore } from '../contract/coverage.js';
+import { missingFromScore, type MissingFromScore } from '../contract/coverage-block.js';
+import type { Coverage } from '../contract/coverage.js';
 import type { AgentRollouts, RunResult } from '../contract/run-spec.js';
 import type { RunEstimateView } from '../contract/estimate-view.js';
 import type { StoppedEarly } from '../contract/stop-rules.js';

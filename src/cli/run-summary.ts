@@ -1,7 +1,7 @@
 /** What `reverify run` prints when its run has ended: the summary, and the report written beside the outputs. */
 import { outputScopeLine } from './output-scope.js';
 import { coverageReport } from '../contract/coverage-report.js';
-import { coverageBlock } from '../contract/coverage.js';
+import { coverageBlock } from '../contract/coverage-block.js';
 import { coveragePath } from '../contract/file-names.js';
 import { keyMetricsFor } from '../contract/messages.js';
 import type { RunResult, RunSpec } from '../contract/run-spec.js';

@@ -3,7 +3,8 @@
  * reverification (spec §4.12): W&B's own Python client (`wandb`) does the logging, in a child
  * process running scripts/wandb-upload.py; this side prepares what it logs: the masked config (as
  * for MLflow), the exported rows sorted and sanitised (as in `rollouts.json`), the aggregate
- * metrics' names (as for MLflow, before MLflow's renaming) and the coverage metrics. The API key
+ * metrics' names (as for MLflow, before MLflow's renaming), the coverage metrics and the failure
+ * export metrics (src/upload/failure-metrics.ts, the same function as for MLflow). The API key
  * goes to the child in its environment only. `WANDB_MODE`, `WANDB_DIR`, `WANDB_BASE_URL` and the
  * other `WANDB_*` variables reach the client unchanged.
  */
@@ -16,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { redactUserinfo } from '../contract/secrets.js';
 import type { WandbLogged } from '../contract/run-result.js';
 import { withScratchDir } from '../io/scratch-dir.js';
+import { failureMetricsOfRun } from './failure-metrics.js';
 import { coverageMetrics, exportedMetricPicks } from './metric-names.js';
 import { ROW_LINES, writeRolloutsTable } from './rollouts-table.js';
 import { exportedConfig, type UploadRequest } from './upload-run.js';
@@ -79,7 +81,10 @@ async function metricPicks(path: string | null): Promise<Array<[string, number, 
   return exportedMetricPicks(Array.isArray(entries) ? entries : []).map((p) => [p.name, p.entry, p.field, p.key]);
 }
 
-/** Logs the run to W&B: config, `Rollouts` table (when `uploadRows`), aggregate metrics (when the file is there), coverage. */
+/**
+ * Logs the run to W&B: config, `Rollouts` table (when `uploadRows`), aggregate metrics (when the
+ * file is there), then coverage and failure export metrics together.
+ */
 export async function uploadToWandb(
   req: UploadRequest,
   target: WandbTarget,
@@ -100,6 +105,7 @@ export async function uploadToWandb(
       metrics_file: opts.metricsFile,
       metric_picks: await metricPicks(opts.metricsFile),
       coverage: [...coverageMetrics(coverage.scored, coverage.missing)],
+      failures: [...(await failureMetricsOfRun(req.output))],
     };
     const r = await runScript(python, spec, target.apiKey);
     const last = r.out.trim().split('\n').pop() ?? '';

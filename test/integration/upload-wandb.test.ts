@@ -4,7 +4,8 @@
  * run with the wandb_* keys in its --config, its offline run read back from the `.wandb` log
  * (test/helpers/wandb-offline-read.py) and compared with what NeMo Gym 0.7.0's W&B exporter logs for
  * the same files: the masked config, one `Rollouts` table of orjson bytes (rows as real orjson writes
- * them, computed here in Python), the aggregate metrics in one step, the coverage in the next. A W&B
+ * them, computed here in Python), the aggregate metrics in one step, the coverage in the next (with
+ * the failure export metrics MLflow gets, src/contract/failure-export-metrics.ts). A W&B
  * client that cannot reach its server costs one warning line; the files and the exit status are as
  * without it, and `reverify upload --to wandb` uploads later.
  */
@@ -95,6 +96,16 @@ function expectedMetrics(metricsPath: string): Record<string, unknown> {
   return out;
 }
 
+/** The failure export metrics of a run without failure rows (src/contract/failure-export-metrics.ts). */
+const NO_FAILURES = {
+  'failures/failed_attempts': 0,
+  'failures/failed_rollouts': 0,
+  'failures/terminal': 0,
+  'failures/retryable': 0,
+  'failures/budget_exhausted': 0,
+  'failures/intentionally_omitted': 0,
+};
+
 function withoutBookkeeping(item: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(item).filter(([k]) => !['_timestamp', '_runtime'].includes(k)));
 }
@@ -122,6 +133,7 @@ function expectLoggedAsNemoGym(run: OfflineRun, output: string): void {
     'coverage/expected': rows.length,
     'coverage/scored': rows.length,
     'coverage/missing': 0,
+    ...NO_FAILURES,
   });
   expect(JSON.stringify(run)).not.toContain(KEY);
 }
@@ -182,6 +194,42 @@ describe('upload to W&B (offline, read back with W&B records)', () => {
     expect(u.stdout.trim()).toMatch(/^Uploaded to W&B: project proj, run \w+ \(6 rollouts in the Rollouts table, \d+ metrics\); offline: /);
     expectLoggedAsNemoGym(offlineRuns(dir)[0], d.output);
     expect(readFileSync(d.output, 'utf8')).toBe(before);
+  }, 180_000);
+
+  it('failure_export_metrics: the failures/* metrics MLflow gets, per class, retryable, budget exhausted at the saved cap', async () => {
+    const d = await sampleRun(tempDir(), rs().port, { tasks: 3, repeats: 2 });
+    const r = await runCli([...runArgs(d), '--no-rejudge', '--max-attempts', '2'], temporal.env, 120_000);
+    expect(r.code, r.stderr).toBe(0);
+    const key = (t: number, extra: string) => `{"_ng_task_index":${t},"_ng_rollout_index":0${extra}}\n`;
+    // As in upload-mlflow.test.ts: task 0 scored after two judge failures; task 7 failed twice (at
+    // the saved cap of 2, whatever the uploading environment says); task 8 once; task 9 omitted.
+    writeFileSync(
+      d.output.replace(/\.jsonl$/, '_failures.jsonl'),
+      key(0, ',"_ng_failure_class":"judge_failed"').repeat(2) +
+        key(7, ',"_ng_failure_class":"timeout"').repeat(2) +
+        key(8, ',"_ng_failure_class":"judge_failed"') +
+        key(9, ',"_ng_failure_class":"skipped","_ng_failure_terminal":true,"_ng_omitted":true,"_ng_failure_message":"stop rule"'),
+    );
+    const dir = tempDir('reverify-wandb-');
+    const u = await runCli(
+      ['upload', '-o', d.output, '--config', withWandb(d.config), '--to', 'wandb'],
+      { WANDB_MODE: 'offline', WANDB_DIR: dir, NEMO_GYM_MAX_ROLLOUT_ATTEMPTS: '5' },
+      60_000,
+    );
+    expect(u.code, u.stderr).toBe(0);
+    const [run] = offlineRuns(dir);
+    const last = run.history[run.history.length - 1];
+    expect(Object.fromEntries(Object.entries(last).filter(([k]) => k.startsWith('failures/')))).toEqual({
+      'failures/failed_attempts': 5,
+      'failures/failed_attempts/judge_failed': 3,
+      'failures/failed_attempts/timeout': 2,
+      'failures/failed_rollouts': 2,
+      'failures/terminal': 0,
+      'failures/retryable': 1,
+      'failures/budget_exhausted': 1,
+      'failures/intentionally_omitted': 1,
+    });
+    expect(last['coverage/scored']).toBe(readRows(d.output).length);
   }, 180_000);
 
   it('upload_rollouts: false logs no table; incomplete wandb_* keys say what is missing and log nothing', async () => {

@@ -1,15 +1,16 @@
 /**
- * The coverage arithmetic (src/contract/coverage.ts), the attempt cap a run uses
- * (`resolveAttemptCap`), and the count of real files (src/planning/coverage-scan.ts), whose numbers
- * must be the files' line counts, with omissions counted apart from failures.
+ * The coverage arithmetic (src/contract/coverage.ts) and its printed block (coverage-block.ts),
+ * the attempt cap a run uses (`resolveAttemptCap`), and the count of real files
+ * (src/planning/coverage-scan.ts), whose numbers must be the files' line counts, with omissions
+ * counted apart from failures.
  */
 import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { resolveAttemptCap } from '../../src/contract/attempts.js';
+import { coverageBlock } from '../../src/contract/coverage-block.js';
 import {
   addKey,
-  coverageBlock,
   coverageOf,
   dispositionOf,
   emptyCounts,
