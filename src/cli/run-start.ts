@@ -55,7 +55,9 @@ export async function startRun(
       staticSummary: `reverify ${spec.outputPath}`,
       staticDetails: staticDetailsOf(spec.outputPath),
       // Shown in the UI's list and `describe()`; no registration needed (a search attribute would be).
-      memo: { output: spec.outputPath, inputs: spec.inputsPath, rollouts: spec.rolloutsPath },
+      // `startsOutput`: this run writes the output anew (not --resume, --append, recovery): the output's
+      // chain of invocations starts here (src/temporal/run-history.ts).
+      memo: { output: spec.outputPath, inputs: spec.inputsPath, rollouts: spec.rolloutsPath, startsOutput: startsOutput(spec) },
       typedSearchAttributes: await outputSearchAttributes(client, spec.outputPath),
     });
     return { handle, existing: false };
@@ -63,6 +65,11 @@ export async function startRun(
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
     return { handle: client.workflow.getHandle(workflowId), existing: true };
   }
+}
+
+/** Whether a run writes its output anew: the first of the output's invocations (an earlier one wrote a file since replaced). */
+function startsOutput(spec: RunSpec): boolean {
+  return !spec.resume && !spec.append && !spec.judgeFailedOnly;
 }
 
 /**

@@ -48,22 +48,25 @@ export interface Invocation {
   runIds: string[];
   /** When its first run started. */
   started: Date;
+  /** Its run wrote the output anew (memo `startsOutput`; absent: not said, a run of an earlier version). */
+  startsOutput?: boolean;
 }
 
 /** The runs listed for a query (visibility), with their status and start; at most `limit`. */
 async function listedRuns(client: Client, query: string, limit: number) {
-  const runs: Array<{ workflowId: string; runId: string; status: string; startTime: Date }> = [];
+  const runs: Array<{ workflowId: string; runId: string; status: string; startTime: Date; memo?: Record<string, unknown> }> = [];
   for await (const info of client.workflow.list({ query })) {
     if (runs.length >= limit) break;
-    runs.push({ workflowId: info.workflowId, runId: info.runId, status: info.status.name, startTime: info.startTime });
+    runs.push({ workflowId: info.workflowId, runId: info.runId, status: info.status.name, startTime: info.startTime, memo: info.memo });
   }
   return runs;
 }
 
 /**
- * Every invocation of the workflow id, oldest first: the executions the server lists for it
- * (visibility; the latest run is asked for directly too, as a just-started one may not be listed
- * yet), each with the runs of its continue-as-new chain.
+ * Every invocation of the workflow id that wrote the output as it is, oldest first: the executions
+ * the server lists for it (visibility; the latest run is asked for directly too, as a just-started
+ * one may not be listed yet), each with the runs of its continue-as-new chain, from the latest that
+ * wrote the output anew (earlier ones wrote a file `--overwrite` replaced).
  */
 export async function invocationsOf(client: Client, workflowId: string, limit = 1000): Promise<Invocation[]> {
   const listed = await listedRuns(client, `WorkflowId = '${workflowId.replace(/'/g, "\\'")}'`, limit);
@@ -76,13 +79,17 @@ export async function invocationsOf(client: Client, workflowId: string, limit = 
       chain.forEach((id) => covered.add(id));
       chains.push(chain);
     }
-  const startOf = new Map(listed.map((r) => [r.runId, r.startTime]));
+  const byRun = new Map(listed.map((r) => [r.runId, r]));
   const invocations: Invocation[] = [];
   for (const runIds of chains) {
-    const started = startOf.get(runIds[0]) ?? (await client.workflow.getHandle(workflowId, runIds[0]).describe()).startTime;
-    invocations.push({ runIds, started });
+    const first = byRun.get(runIds[0]) ?? (await client.workflow.getHandle(workflowId, runIds[0]).describe());
+    const startsOutput = first.memo?.startsOutput;
+    invocations.push({ runIds, started: first.startTime, ...(typeof startsOutput === 'boolean' ? { startsOutput } : {}) });
   }
-  return invocations.sort((a, b) => a.started.getTime() - b.started.getTime());
+  invocations.sort((a, b) => a.started.getTime() - b.started.getTime());
+  let from = invocations.length - 1;
+  while (from > 0 && invocations[from].startsOutput !== true) from--;
+  return invocations.slice(from);
 }
 
 /**

@@ -97,6 +97,22 @@ describe('the workflow history beside the outputs', () => {
     );
   });
 
+  it('--overwrite starts the output anew: its history file holds that invocation only, and the resume after it', async () => {
+    const dir = tempDir();
+    const d = await sampleRun(dir, flaky().port, { tasks: 6, repeats: 2 });
+    const opts = { inputs: d.inputsPath, rollouts: d.rolloutsPath, output: d.output, configs: [d.config], batchSize: 4 };
+    await runReverify(opts);
+    const again = await runReverify({ ...opts, overwrite: true });
+    const path = join(dir, 'out_history.json');
+    const first = JSON.parse(readFileSync(path, 'utf8')) as HistoryFile;
+    expect(first.runs.map((r) => r.invocation)).toEqual([1]);
+    expect(again.lines.some((l) => l.startsWith(`Workflow history: ${path} (`) && l.endsWith(' events in 1 run of the chain)'))).toBe(true);
+    await runReverify({ ...opts, resume: true });
+    const file = JSON.parse(readFileSync(path, 'utf8')) as HistoryFile;
+    expect(file.runs.map((r) => r.invocation)).toEqual([1, 2]);
+    expect(file.runs[0].runId).toBe(first.runs[0].runId);
+  });
+
   it('a run stopped by bad input (found by its plan, inside the workflow) writes no history file', async () => {
     const dir = tempDir();
     const d = await sampleRun(dir, rs().port, { tasks: 2, repeats: 1 });
