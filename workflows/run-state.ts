@@ -257,6 +257,7 @@ export function progressOf(st: RunState, inflight: Map<number, InFlight>): Progr
     keys: st.keysPlanned,
     rejudgeAt: st.phase === 'rejudge-wait' ? (st.rejudgeAt ?? null) : null,
     estimate: st.estimate ? runEstimateView(st.estimate) : null,
+    stoppedEarly: st.stoppedEarly ?? null,
   };
 }
 

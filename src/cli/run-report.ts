@@ -7,6 +7,7 @@ import type { UnresolvedRejudgment } from './unresolved-rejudgments.js';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { Coverage } from '../contract/coverage.js';
 import type { RunEstimateView } from '../contract/estimate-view.js';
+import type { StoppedEarly } from '../contract/stop-rules.js';
 import type { AgentCounts, Progress, RunResult } from '../contract/run-spec.js';
 import { endSummary, type EndSummary } from './end-summary.js';
 import { describeFailure } from './exit-codes.js';
@@ -43,6 +44,8 @@ export interface LiveReport {
   perAgent: Record<string, AgentCounts>;
   /** The live paired estimate (docs/statistics.md; null: none). */
   estimate: RunEstimateView | null;
+  /** A `--stop-when` rule fired (null: none): which, at how many rows, and the batches in flight still finishing. */
+  stoppedEarly: (StoppedEarly & { batchesInFlight: number }) | null;
 }
 
 export interface RunReport {
@@ -109,7 +112,7 @@ export function seenSince(
   return seconds * 1000 + Math.floor((at.nanos ?? 0) / 1e6) >= since;
 }
 
-function liveReport(p: Progress, v: RunView, rate: number | null): LiveReport {
+export function liveReport(p: Progress, v: RunView, rate: number | null): LiveReport {
   return {
     phase: p.phase,
     round: p.round + 1,
@@ -128,6 +131,7 @@ function liveReport(p: Progress, v: RunView, rate: number | null): LiveReport {
     requests: p.requests ? v.requests : null,
     perAgent: p.perAgent,
     estimate: p.estimate ?? null,
+    stoppedEarly: p.stoppedEarly ? { ...p.stoppedEarly, batchesInFlight: p.running?.length ?? 0 } : null,
   };
 }
 

@@ -83,6 +83,8 @@ export interface Progress {
   held?: { main: number; failed: number; dropped: number; requests: number };
   /** The live paired estimate (docs/statistics.md; null or absent: none). */
   estimate?: RunEstimateView | null;
+  /** A `--stop-when` rule fired: which, at how many rows of those planned (null or absent: none). */
+  stoppedEarly?: StoppedEarly | null;
 }
 
 /** Key metrics of one aggregate entry. */
