@@ -1028,11 +1028,13 @@ describe('workflow logic with stub activities', () => {
     });
     const { result } = await withRun(spec, activities, async (handle) => {
       let ended = false;
-      const pausedInstead = until(
-        'the run to end or pause',
-        async () => ended || (await handle.query(progressQuery)).budgetPaused === true,
-        60_000,
-      );
+      // A query that races the run's end may fail: it is asked again (or the run has ended).
+      const paused = () =>
+        handle.query(progressQuery).then(
+          (p) => p.budgetPaused === true,
+          () => false,
+        );
+      const pausedInstead = until('the run to end or pause', async () => ended || (await paused()), 60_000);
       const out = await Promise.race([finished(handle).finally(() => (ended = true)), pausedInstead.then(() => null)]);
       await pausedInstead;
       if (out === null) throw new Error('the run paused on its spent budget instead of ending');
