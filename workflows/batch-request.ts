@@ -69,7 +69,7 @@ export function batchRequest(spec: RunSpec, st: RunState, b: BatchLaunch): Batch
     outputSidecar: st.outputs!.sidecar,
     ...(b.operation === undefined ? {} : { operation: b.operation }),
     retry: { retryInvalidJudgeResponses: spec.retryInvalidJudgeResponses, retryTerminalTimeouts: spec.retryTerminalTimeouts },
-    ...(st.estimate && st.round === 0 ? { paired: true } : {}),
+    ...(st.estimate ? { paired: true } : {}),
   };
 }
 

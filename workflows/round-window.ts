@@ -21,6 +21,7 @@ import { commitBatches, commitHandedBack } from './commit.js';
 import type { ReverifyRunWorkflow } from './definitions.js';
 import { showDetails } from './details.js';
 import { heldWith, landed, type InFlight, type RunState } from './run-state.js';
+import { heldDropped } from './stop-rules.js';
 import { windowShape } from './window.js';
 
 export class RoundWindow {
@@ -57,9 +58,16 @@ export class RoundWindow {
     this.operation = st.round > 0 || spec.judgeFailedOnly ? operationPrefix(workflowInfo().firstExecutionRunId, st.round) : undefined;
   }
 
-  /** Batches left to launch: not launched yet (none once a `--stop-when` rule fired: stop-rules.ts), or held. */
+  /**
+   * Batches left to launch: not launched yet (none once a `--stop-when` rule fired: stop-rules.ts),
+   * or held (none once a rule fired and the budget is spent for good: `heldDropped`).
+   */
   private workLeft(): boolean {
-    return (!this.st.stoppedEarly && this.st.nextBatch < this.batches) || this.st.held.length > 0;
+    const idle = this.inflight.size === 0 && this.ready.length === 0;
+    return (
+      (!this.st.stoppedEarly && this.st.nextBatch < this.batches) ||
+      (this.st.held.length > 0 && !heldDropped(this.st, idle && this.st.maxRequests !== null && this.left() === 0))
+    );
   }
 
   /** The round goes on while work is left, in flight, or waiting for its commit. */
@@ -74,6 +82,7 @@ export class RoundWindow {
       this.canLaunch() ||
       this.failure !== undefined ||
       (this.stopping && this.inflight.size === 0) ||
+      !this.busy() ||
       (this.st.maxRequests !== null && this.budgetPauseDue() !== this.st.budgetPaused)
     );
   }

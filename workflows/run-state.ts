@@ -263,6 +263,7 @@ export function progressOf(st: RunState, inflight: Map<number, InFlight>): Progr
     rejudgeAt: st.phase === 'rejudge-wait' ? (st.rejudgeAt ?? null) : null,
     estimate: st.estimate ? runEstimateView(st.estimate) : null,
     ...(st.noise ? { noise: st.noise } : {}),
+    stoppedEarly: st.stoppedEarly ?? null,
   };
 }
 

@@ -3,8 +3,9 @@
  * rules are evaluated at each commit of the first pass, from committed counts only (the rows of
  * the batches committed, the requests the ended batches reported, the live estimate fed in plan
  * order at commit), so a replay decides the same. When one fires: no new batch of the first pass
- * starts (round-window.ts reads `st.stoppedEarly`); the batches in flight, and held ones, finish
- * and commit; once the pass has ended, the rollouts of its plan never started are recorded with the
+ * starts (round-window.ts reads `st.stoppedEarly`); the batches in flight, and held ones while the
+ * request budget allows, finish and commit (held ones on a spent budget are dropped: `heldDropped`);
+ * once the pass has ended, the rollouts of its plan never started are recorded with the
  * reason (the seed's `record_unstarted`, not an omission: `--resume` runs them); re-judgment
  * rounds of the rows already verified still run, as in any run.
  */
@@ -38,8 +39,26 @@ export function checkStopRules(spec: RunSpec, st: RunState): void {
   );
 }
 
+/**
+ * Once a rule fired, batches held on a spent request budget (`budgetSpent`: nothing in flight, no
+ * request left) are not launched again: the run ends instead of pausing for `reverify control
+ * --max-requests`. Their rows (those answered so far were never committed) are recorded as
+ * unstarted with the rest (`recordStoppedEarly`).
+ */
+export function heldDropped(st: RunState, budgetSpent: boolean): boolean {
+  return st.round === 0 && !!st.stoppedEarly && budgetSpent;
+}
+
 /** The first pass ended after a rule fired: the rollouts it never started are recorded with the reason. */
 export async function recordStoppedEarly(st: RunState): Promise<void> {
   if (!st.stoppedEarly || st.round !== 0) return;
+  if (st.held.length > 0) {
+    st.messages.push(
+      `Stopped early with the request budget spent: ${st.held.length} held batch(es) not launched again; ` +
+        'their rows are recorded as never started',
+    );
+    st.held = [];
+    delete st.heldRows;
+  }
   await recordUnstarted(st, stoppedEarlyText(st.stoppedEarly));
 }

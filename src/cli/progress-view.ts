@@ -1,6 +1,7 @@
 import type { Progress } from '../contract/run-spec.js';
 import { etaSeconds, runView, type RunView } from '../contract/run-view.js';
 import { deltaText } from '../contract/estimate-text.js';
+import { stoppingText } from '../contract/stop-rules.js';
 
 /** Rows per second over a sliding time window, for the rate and the ETA. */
 export class RateMeter {
@@ -62,5 +63,6 @@ export function progressLine(p: Progress, rate: number, width = 24, live: LiveVi
   const outage = live.outage ? `  waiting: ${short(live.outage)}` : '';
   const counts = `${v.scored} ok  ${v.failed} failed`;
   const delta = p.estimate?.all.delta ? `  ${deltaText(p.estimate)}` : '';
-  return `[${bar}] ${v.settled}/${v.keys} rollouts  ${counts}  ${rate.toFixed(1)} rows/s  ETA ${eta === null ? '?' : duration(eta)}${delta}${round}${attempts}${limit}${requests}${paused}${outage}`;
+  const stopped = p.stoppedEarly ? `  ${stoppingText(p.stoppedEarly, p.running?.length ?? 0)}` : '';
+  return `[${bar}] ${v.settled}/${v.keys} rollouts  ${counts}  ${rate.toFixed(1)} rows/s  ETA ${eta === null ? '?' : duration(eta)}${delta}${round}${attempts}${limit}${requests}${paused}${stopped}${outage}`;
 }

@@ -8,6 +8,7 @@ import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { Coverage } from '../contract/coverage.js';
 import type { RunEstimateView } from '../contract/estimate-view.js';
 import type { NoiseSampleView } from '../contract/run-result.js';
+import type { StoppedEarly } from '../contract/stop-rules.js';
 import type { AgentCounts, Progress, RunResult } from '../contract/run-spec.js';
 import { endSummary, type EndSummary } from './end-summary.js';
 import { describeFailure } from './exit-codes.js';
@@ -46,6 +47,8 @@ export interface LiveReport {
   estimate: RunEstimateView | null;
   /** `--noise-sample`: the judge noise floor so far (absent: none asked, or not begun). */
   noise?: NoiseSampleView;
+  /** A `--stop-when` rule fired (null: none): which, at how many rows, and the batches in flight still finishing. */
+  stoppedEarly: (StoppedEarly & { batchesInFlight: number }) | null;
 }
 
 export interface RunReport {
@@ -112,7 +115,7 @@ export function seenSince(
   return seconds * 1000 + Math.floor((at.nanos ?? 0) / 1e6) >= since;
 }
 
-function liveReport(p: Progress, v: RunView, rate: number | null): LiveReport {
+export function liveReport(p: Progress, v: RunView, rate: number | null): LiveReport {
   return {
     phase: p.phase,
     round: p.round + 1,
@@ -132,6 +135,7 @@ function liveReport(p: Progress, v: RunView, rate: number | null): LiveReport {
     perAgent: p.perAgent,
     estimate: p.estimate ?? null,
     ...(p.noise ? { noise: p.noise } : {}),
+    stoppedEarly: p.stoppedEarly ? { ...p.stoppedEarly, batchesInFlight: p.running?.length ?? 0 } : null,
   };
 }
 

@@ -9,6 +9,7 @@ import { outputScopeLine, type InvocationFigures } from './output-scope.js';
 import { workflowIdForOutput } from '../temporal/workflow-id.js';
 import { estimateLines } from '../contract/estimate-text.js';
 import type { NoiseSampleView } from '../contract/run-result.js';
+import { stoppingText } from '../contract/stop-rules.js';
 import { duration } from './progress-view.js';
 import { RetryNotices } from './retry-notices.js';
 import { runReport, type RunReport } from './run-report.js';
@@ -35,8 +36,9 @@ function liveLines(r: RunReport): string[] {
         `Requests: ${p.requests.used}${p.requests.max === null ? '' : `/${p.requests.max}`} /verify requests made${p.requests.max === null ? '' : ' (used/--max-requests)'}`,
       ]
     : [];
+  const stopped = p.stoppedEarly ? `, ${stoppingText(p.stoppedEarly, p.stoppedEarly.batchesInFlight)}` : '';
   return [
-    `Phase: ${p.phase}, round ${p.round}${paused}`,
+    `Phase: ${p.phase}, round ${p.round}${paused}${stopped}`,
     `Progress: ${p.finished}/${p.planned} attempts: ${p.done} scored, ${p.failed} to the failures sidecar, ${p.dropped} not persisted, ${p.inFlight} in flight${rate}`,
     `Concurrency: ${limit}`,
     ...requests,

@@ -112,6 +112,8 @@ export interface Progress {
   estimate?: RunEstimateView | null;
   /** `--noise-sample`: the judge noise floor (absent: none asked). */
   noise?: NoiseSampleView;
+  /** A `--stop-when` rule fired: which, at how many rows of those planned (null or absent: none). */
+  stoppedEarly?: StoppedEarly | null;
 }
 
 /** Key metrics of one aggregate entry. */

@@ -89,6 +89,15 @@ export function firstFiring(rules: readonly StopRule[], f: StopFacts): StopRule 
   return rules.find((r) => ruleHolds(r, f)) ?? null;
 }
 
+/**
+ * While the batches in flight at the stop finish: `stopped early: rows>=100 — finishing 3 batches in
+ * flight` (the progress line, `reverify status`); once none is left, `stoppedEarlyText`.
+ */
+export function stoppingText(s: StoppedEarly, batchesInFlight: number): string {
+  if (batchesInFlight < 1) return stoppedEarlyText(s);
+  return `stopped early: ${s.rule} — finishing ${batchesInFlight} batch${batchesInFlight === 1 ? '' : 'es'} in flight`;
+}
+
 /** `stopped early: delta-excludes-zero at 120 of 400 rows`: the coverage block and the end summary say it. */
 export function stoppedEarlyText(s: StoppedEarly): string {
   return `stopped early: ${s.rule} at ${s.rows} of ${s.planned} rows`;

@@ -35,15 +35,25 @@ export function addWhole(est: LiveEstimate): LiveEstimate<PendingToken> {
   return { newMean: addPending(est.newMean), delta: addPending(est.delta), up: addPending(est.up), down: addPending(est.down) };
 }
 
-/** The unit's end is known: resolved when all its rows are known, else narrowed (and left pending). */
-export function settleUnit(est: LiveEstimate, tokens: LiveEstimate<PendingToken>, u: PairedUnit, scale: number): void {
+/**
+ * The unit's end is known: resolved when all its rows are known (null), else narrowed and left
+ * pending (the tokens to settle it with later, when more of its rows are known: re-judgment).
+ */
+export function settleUnit(
+  est: LiveEstimate,
+  tokens: LiveEstimate<PendingToken>,
+  u: PairedUnit,
+  scale: number,
+): LiveEstimate<PendingToken> | null {
   const r = unitRanges(u, scale);
+  const next = { ...tokens };
   for (const k of KEYS) {
     const s: WorCsState = est[k];
     // Rounding may put a value a hair past the range's ends.
     const lo = Math.min(s.upper, Math.max(s.lower, r[k].lo));
     const hi = Math.min(s.upper, Math.max(s.lower, r[k].hi));
     if (u.known === u.rows) resolvePending(s, tokens[k], lo);
-    else narrowPending(s, tokens[k], lo, hi);
+    else next[k] = narrowPending(s, tokens[k], lo, hi);
   }
+  return u.known === u.rows ? null : next;
 }

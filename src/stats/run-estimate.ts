@@ -10,12 +10,14 @@
  * only on the units before it, whatever order batches finish in). The last unit of a batch may go
  * on in the next one: it enters as pending over its whole range, and is narrowed (or resolved) when
  * the next batch shows where it ends. A unit with rows not known (judge failures, rows set aside or
- * dropped) stays pending at the range those rows allow: never dropped. Later re-judgment rounds do
- * not narrow it (their rows are not fed).
+ * dropped) stays pending at the range those rows allow: never dropped; a re-judgment round that
+ * scores its rows narrows or resolves it (rejudged-units.ts). The view is clamped to each
+ * quantity's natural range (row weighting widens the sequences' ranges past it).
  */
 import type { PairedUnit } from '../contract/batch-result.js';
 import type { EstimateView, RunEstimateView, ShownInterval } from '../contract/estimate-view.js';
 import { liveIntervals, type LiveEstimate } from './live-estimate.js';
+import { INVALID, keepUnsettled, type UnsettledUnit } from './rejudged-units.js';
 import { addWhole, createRowWeighted, scaleOf, settleUnit } from './row-weighted-units.js';
 import type { IntervalEstimate, PendingToken } from './wor-cs.js';
 
@@ -60,9 +62,9 @@ export interface RunEstimate {
   waiting: Record<number, PairedUnit[]>;
   /** The last unit fed: it may go on in the next batch. */
   open: OpenUnit | null;
+  /** Units with rows unknown at the end of the first pass, by agent and task, for re-judgment (absent: none yet). */
+  unsettled?: Record<string, UnsettledUnit | null>;
 }
-
-const INVALID = 'a reward is missing or outside [0, 1]';
 
 function agentEstimate(p: PlannedUnits, confidence: number): AgentEstimate {
   const alpha = 1 - confidence;
@@ -148,18 +150,29 @@ function closeOpen(e: RunEstimate): void {
   if (!open) return;
   e.open = null;
   const u = open.unit;
-  const agent = e.agents[u.agent];
-  for (const [a, tokens] of [
-    [agent, open.agent],
-    [e.all, open.all],
-  ] as const) {
-    if (!a || !tokens || a.off) continue;
-    if (u.invalid > 0) a.off = INVALID;
-    else settleUnit(a.est, tokens, u, scaleOf(a.est, a.maxRows));
-  }
+  const left = (a: AgentEstimate | undefined, tokens: LiveEstimate<PendingToken> | null) => {
+    if (!a || !tokens || a.off) return null;
+    if (u.invalid > 0) {
+      a.off = INVALID;
+      return null;
+    }
+    return settleUnit(a.est, tokens, u, scaleOf(a.est, a.maxRows));
+  };
+  const agent = left(e.agents[u.agent], open.agent);
+  const all = left(e.all, open.all);
+  if (agent || all) keepUnsettled(e, { unit: u, agent, all });
 }
 
-const shown = (iv: IntervalEstimate): ShownInterval => ({ estimate: iv.estimate, lo: iv.lo, hi: iv.hi });
+/**
+ * An interval as shown, clamped to the quantity's natural range ([0, 1] for means and flip rates,
+ * [−1, 1] for the delta): row weighting widens a sequence's range past it (a unit's value is its
+ * sum times N/R), so its sure bounds may lie outside; the true value lies within, so the clamped
+ * interval is still valid.
+ */
+function shown(iv: IntervalEstimate, min = 0, max = 1): ShownInterval {
+  const clamp = (x: number) => Math.min(max, Math.max(min, x));
+  return { estimate: clamp(iv.estimate), lo: clamp(iv.lo), hi: clamp(iv.hi) };
+}
 
 function viewOf(a: AgentEstimate): EstimateView {
   const tasks = { seen: a.est.newMean.added, pending: a.est.newMean.pending, planned: a.planned };
@@ -170,7 +183,7 @@ function viewOf(a: AgentEstimate): EstimateView {
     tasks,
     oldMean: { estimate: old, lo: old, hi: old },
     newMean: shown(iv.newMean),
-    delta: shown(iv.delta),
+    delta: shown(iv.delta, -1, 1),
     flipsUp: shown(iv.up),
     flipsDown: shown(iv.down),
   };

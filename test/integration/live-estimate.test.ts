@@ -5,11 +5,14 @@
  */
 import { writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { closedAfterEach } from '../helpers/hooks.js';
 import { readRows, runReverify as run, sampleRun, useReferenceServer } from '../helpers/run-fixtures.js';
+import { emptyMetrics, reward, startScriptedServer } from '../helpers/scripted-server.js';
 import { tempDir, useSharedTemporal } from '../helpers/temporal-env.js';
 
 useSharedTemporal('live-estimate');
 const rs = useReferenceServer({ port: 0, seed: 2 });
+const server = closedAfterEach(startScriptedServer);
 
 type Row = Record<string, unknown>;
 const keyOf = (r: Row) => `${r._ng_task_index}:${r._ng_rollout_index}`;
@@ -55,5 +58,46 @@ describe('live estimate', () => {
       const units = starts.filter((r) => agent === null || agentOf(r) === agent).length;
       expect(view.tasks).toEqual({ seen: units, pending: 0, planned: units });
     }
+  });
+
+  it('re-judgment rounds settle the judge failures they score: only the rows never scored stay at their worst case', async () => {
+    const dir = tempDir();
+    // Task t's judge fails the first t % 3 attempts of each rollout, then grades 1.0; 2 attempts in all.
+    const judge = await server({
+      aggregate: emptyMetrics,
+      verify: (row, attempt) =>
+        attempt < (row._ng_task_index as number) % 3
+          ? reward(0.0, { _ng_failure_class: 'judge_failed', _ng_failure_judge_error: `JudgeError: attempt ${attempt + 1}` })
+          : reward(1.0),
+    });
+    const d = await sampleRun(dir, judge.port, { tasks: 12, repeats: 2 });
+    const { result, error } = await run({
+      inputs: d.inputsPath,
+      rollouts: d.rolloutsPath,
+      output: d.output,
+      configs: [d.config],
+      batchSize: 5,
+      order: 'random',
+      orderSeed: 4,
+      maxAttempts: 2,
+      rejudgeDelayMs: 0,
+      confidence: 0.9,
+    });
+    expect(error).toBeNull();
+    expect(result!.rounds).toBe(2);
+    const rollouts = readRows(d.rolloutsPath);
+    const fresh = new Map(readRows(d.output).map((r) => [keyOf(r), Number(r.reward)]));
+    const never = rollouts.filter((r) => !fresh.has(keyOf(r)));
+    // Tasks failing twice are never scored; those failing once are, by round 2.
+    expect(never.map((r) => Number(r._ng_task_index) % 3)).toEqual(never.map(() => 2));
+    expect(never.length).toBeGreaterThan(0);
+    const est = result!.estimate!;
+    // The full run's value with the never-scored rows at 0 and at 1: the interval is exactly that range.
+    const deltaWith = (unknown: number) => mean(rollouts.map((r) => (fresh.get(keyOf(r)) ?? unknown) - Number(r.reward)));
+    expect(est.all.delta!.lo).toBeCloseTo(deltaWith(0), 12);
+    expect(est.all.delta!.hi).toBeCloseTo(deltaWith(1), 12);
+    // One unit per (agent, task) in random order; the pending ones are the tasks never scored.
+    const neverUnits = new Set(never.map((r) => `${agentOf(r)}:${r._ng_task_index}`)).size;
+    expect(est.all.tasks.pending).toBe(neverUnits);
   });
 });

@@ -24,6 +24,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReverifyActivities } from '../../activities/index.js';
 import type { BatchResult, PairedUnit, PlanSummary, Progress, RunResult, RunSpec } from '../../src/contract/run-spec.js';
 import { createRunEstimate, feedBatch, plannedOf, runEstimateView, type PlannedUnits } from '../../src/stats/run-estimate.js';
+import { progressLine } from '../../src/cli/progress-view.js';
 import { pairedUnits, type PairedRow } from '../../activities/verify-batch/paired-units.js';
 import { cacheDir } from '../../src/temporal/connection.js';
 import { coverageOf, emptyCounts } from '../../src/contract/coverage.js';
@@ -981,11 +982,17 @@ describe('workflow logic with stub activities', () => {
     // Batches after the first two wait until the rule has fired: what is in flight then is known.
     const stopped = gate();
     const { activities, rec } = stubActivities({ rows: 40, beforeVerify: (req) => (req.batch < 2 ? sleep(5) : stopped.promise) });
-    const { result, progress } = await withRun(spec, activities, async (handle) => {
+    const { result, progress, atStop } = await withRun(spec, activities, async (handle) => {
       await until('the rule to fire', async () => (await handle.query(progressQuery)).messages.some((m) => m.startsWith('Stopping early')));
+      const atStop = await handle.query(progressQuery);
       stopped.resolve();
-      return finished(handle);
+      return { ...(await finished(handle)), atStop };
     });
+    // The progress query says it while the batches in flight finish (the progress line and `status` show it).
+    expect(atStop.stoppedEarly).toEqual(result.stoppedEarly);
+    expect(atStop.running!.length).toBeGreaterThan(0);
+    expect(progressLine(atStop, 0)).toContain(`stopped early: rows>=10 — finishing ${atStop.running!.length} batch`);
+    expect(progress.stoppedEarly).toEqual(result.stoppedEarly);
     const launched = rec.verify.map((c) => c.req.batch).sort((a, b) => a - b);
     // Batches 0 and 1 (10 rows) fire the rule; at most the window (4) was in flight, none started after.
     expect(launched.length).toBeLessThan(8);
@@ -1012,6 +1019,43 @@ describe('workflow logic with stub activities', () => {
     expect(allCommitted(late.rec.commits)).toEqual(ranges(40, 5).map((_, b) => b));
     expect(full.result.stoppedEarly).toBeUndefined();
     expect(late.rec.unstarted).toEqual([]);
+  });
+
+  it('--stop-when with the request budget spent: a held batch is not launched again, the run ends (no pause), its rows recorded as unstarted', async () => {
+    // Budget 12: batches 0 and 1 get 6 requests each; when batch 0 ends, batch 2 starts with the 1 left and is held.
+    const spec = specFor('stop-budget', { concurrency: 2, batchSize: 5, maxRequests: 12, stopWhen: [{ kind: 'rows-at-least', rows: 5 }] });
+    const second = gate();
+    const { activities, rec } = stubActivities({
+      rows: 30,
+      beforeVerify: async (req) => {
+        if (req.batch === 2) second.resolve();
+        if (req.batch === 1) await second.promise;
+      },
+    });
+    const { result } = await withRun(spec, activities, async (handle) => {
+      let ended = false;
+      // A query that races the run's end may fail: it is asked again (or the run has ended).
+      const paused = () =>
+        handle.query(progressQuery).then(
+          (p) => p.budgetPaused === true,
+          () => false,
+        );
+      const pausedInstead = until('the run to end or pause', async () => ended || (await paused()), 60_000);
+      const out = await Promise.race([finished(handle).finally(() => (ended = true)), pausedInstead.then(() => null)]);
+      await pausedInstead;
+      if (out === null) throw new Error('the run paused on its spent budget instead of ending');
+      return out;
+    });
+    expect(result.stoppedEarly).toMatchObject({ rule: 'rows>=5', planned: 30 });
+    expect(rec.verify.filter((c) => c.req.batch === 2).length).toBeGreaterThan(0);
+    expect(rec.verify.every((c) => c.req.batch <= 2)).toBe(true);
+    expect(allCommitted(rec.commits)).toEqual([0, 1]);
+    expect(rec.requests).toBeLessThanOrEqual(12);
+    expect(result.messages).toContain(
+      'Stopped early with the request budget spent: 1 held batch(es) not launched again; their rows are recorded as never started',
+    );
+    expect(result.messages.some((m) => m.startsWith('Paused: the request budget'))).toBe(false);
+    expect(rec.unstarted.map((u) => u.reason)).toEqual([`stopped early: rows>=5 at ${result.stoppedEarly!.rows} of 30 rows`]);
   });
 
   it('--stop-when delta-excludes-zero fires at the first commit whose estimate (fed in plan order) excludes 0; none fires without the rule', async () => {

@@ -118,6 +118,19 @@ describe('progressLine', () => {
     expect(progressLine(progress({ requests: { used: 15, max: null } }), 45.2)).toBe(progressLine(progress(), 45.2));
   });
 
+  it('once a stop rule fired: the rule and the batches in flight still finishing; none left: where it stopped', () => {
+    const stoppedEarly = { rule: 'delta-excludes-zero', rows: 120, planned: 400 };
+    const running = [
+      { batch: 7, rows: 20, slots: 4 },
+      { batch: 8, rows: 20, slots: 4 },
+    ];
+    expect(progressLine(progress({ stoppedEarly, running }), 45.2)).toBe(
+      '[#######.................] 120/400 rollouts  117 ok  3 failed  45.2 rows/s  ETA 6s  stopped early: delta-excludes-zero — finishing 2 batches in flight',
+    );
+    expect(progressLine(progress({ stoppedEarly, running: running.slice(1) }), 45.2)).toMatch(/ — finishing 1 batch in flight$/);
+    expect(progressLine(progress({ stoppedEarly, running: [] }), 45.2)).toMatch(/  stopped early: delta-excludes-zero at 120 of 400 rows$/);
+  });
+
   it('dropped rows count as finished, not as ok or failed', () => {
     const line = progressLine(progress({ planned: 100, done: 10, failed: 5, dropped: 5 }), 1, 10);
     expect(line).toBe('[##........] 20/100 rollouts  10 ok  5 failed  1.0 rows/s  ETA 1m20s');

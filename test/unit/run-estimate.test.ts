@@ -2,6 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { pairedUnits, type PairedRow } from '../../activities/verify-batch/paired-units.js';
 import type { PairedUnit } from '../../src/contract/batch-result.js';
+import { liveIntervals } from '../../src/stats/live-estimate.js';
+import { settleRejudged } from '../../src/stats/rejudged-units.js';
 import { createRunEstimate, feedBatch, plannedOf, runEstimateView, type PlannedUnits } from '../../src/stats/run-estimate.js';
 
 /** 60 rows, tasks of 4 rollouts, two agents by task parity; `reward(r)` null: a judge failure. */
@@ -108,5 +110,96 @@ describe('run estimate', () => {
     const few = createRunEstimate({ a: { ...planned().a, units: 2 }, b: { ...planned().b, units: 2 } }, ROWS, 0.95);
     batches(ROWS).forEach((units, b) => feedBatch(few, b, units));
     expect(runEstimateView(few).perAgent.a.off).toMatch(/more tasks than the 2 planned/);
+  });
+});
+
+describe('run estimate: re-judgment settles pending units', () => {
+  /** The first pass with judge failures at `failed`, then re-judgment rows as a round's batch would report them. */
+  const failed = [13, 22, 41];
+  const firstPass = () => {
+    const e = createRunEstimate(planned(), ROWS, 0.95);
+    batches(10, (r) => (failed.includes(r) ? null : flip(r))).forEach((units, b) => feedBatch(e, b, units));
+    return e;
+  };
+  const rejudged = (rows: number[], reward: (r: number) => number | null = flip) =>
+    pairedUnits(Object.fromEntries(rows.map((r, i) => [i, [agentOf(r), String(Math.floor(r / 4)), old(r), reward(r)] as PairedRow])), [
+      'a',
+      'b',
+    ]);
+  const within = (iv: { lo: number; hi: number }, x: number) => iv.lo <= x + 1e-12 && x <= iv.hi + 1e-12;
+
+  it('a re-judged row narrows its unit; once every failure is scored the interval is the exact full-run value', () => {
+    const e = firstPass();
+    expect(runEstimateView(e).all.tasks.pending).toBe(3);
+    const before = runEstimateView(e).all.delta!;
+    // A re-judgment that fails again changes nothing.
+    settleRejudged(
+      e,
+      rejudged([13], () => null),
+    );
+    expect(runEstimateView(e).all.delta).toEqual(before);
+    settleRejudged(e, rejudged([13, 22]));
+    const mid = runEstimateView(e);
+    expect(mid.all.tasks.pending).toBe(1);
+    expect(mid.all.delta!.hi - mid.all.delta!.lo).toBeLessThan(before.hi - before.lo);
+    expect(within(mid.all.delta!, exactDelta())).toBe(true);
+    // Row 41's unit: the range left is what row 41 alone allows (1/60 wide over all agents).
+    expect(mid.all.delta!.hi - mid.all.delta!.lo).toBeCloseTo(1 / 60, 12);
+    settleRejudged(e, rejudged([41]));
+    const end = runEstimateView(e);
+    expect(end.all.tasks.pending).toBe(0);
+    for (const [agent, view] of [
+      [undefined, end.all],
+      ['a', end.perAgent.a],
+      ['b', end.perAgent.b],
+    ] as const) {
+      expect(view.delta!.lo).toBeCloseTo(exactDelta(agent), 12);
+      expect(view.delta!.hi).toBeCloseTo(exactDelta(agent), 12);
+    }
+    expect(e.unsettled).toEqual({});
+  });
+
+  it('rows of a task cut into several pending units are ambiguous: they stay at the worst case', () => {
+    // Task x is cut into two units (the plan interleaves y), each with a failure.
+    const task = ['x', 'x', 'y', 'y', 'x', 'x'];
+    const row = (r: number, reward: number | null): PairedRow => [0, task[r], old(r), reward];
+    const first = pairedUnits(Object.fromEntries(task.map((_, r) => [r, row(r, r === 0 || r === 4 ? null : flip(r))])), ['a']);
+    const e = createRunEstimate({ a: plannedOf(first) }, 6, 0.95);
+    feedBatch(e, 0, first);
+    const before = runEstimateView(e).all;
+    expect(before.tasks.pending).toBe(2);
+    settleRejudged(e, pairedUnits({ 0: row(0, flip(0)), 1: row(4, flip(4)) }, ['a']));
+    expect(runEstimateView(e).all).toEqual(before);
+  });
+
+  it('a re-judged reward outside [0, 1] turns the estimate off', () => {
+    const e = firstPass();
+    settleRejudged(
+      e,
+      rejudged([13], () => 2),
+    );
+    expect(runEstimateView(e).all.off).toMatch(/outside \[0, 1\]/);
+  });
+});
+
+describe('run estimate: the view within the natural ranges', () => {
+  it('clamps intervals widened by row weighting to [−1, 1] (delta) and [0, 1] (means, flips)', () => {
+    // Nine tasks of 1 row and one of 11: a unit's value ranges up to 11·10/20 = 5.5.
+    const rows: Record<number, PairedRow> = {};
+    for (let r = 0; r < 20; r++) rows[r] = [0, String(Math.min(r, 9)), r % 2, 1 - (r % 2)];
+    const units = pairedUnits(rows, ['a']);
+    const e = createRunEstimate({ a: plannedOf(units) }, 20, 0.95);
+    feedBatch(e, 0, pairedUnits({ 0: rows[0] }, ['a']));
+    const raw = liveIntervals(e.all.est);
+    expect(raw.delta.lo < -1 || raw.delta.hi > 1).toBe(true);
+    const v = runEstimateView(e).all;
+    for (const k of ['newMean', 'flipsUp', 'flipsDown'] as const) {
+      expect(v[k]!.lo).toBeGreaterThanOrEqual(0);
+      expect(v[k]!.hi).toBeLessThanOrEqual(1);
+    }
+    expect(v.delta!.lo).toBeGreaterThanOrEqual(-1);
+    expect(v.delta!.hi).toBeLessThanOrEqual(1);
+    expect(v.delta!.lo).toBeLessThanOrEqual(v.delta!.estimate);
+    expect(v.delta!.estimate).toBeLessThanOrEqual(v.delta!.hi);
   });
 });
