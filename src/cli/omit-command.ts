@@ -66,6 +66,13 @@ function refuseLive(output: string, err: unknown): never {
   throw err;
 }
 
+/** Keys named one by one at most. */
+const LISTED = 20;
+
+function listed(keys: string[]): string {
+  return keys.slice(0, LISTED).join(', ') + (keys.length > LISTED ? ` and ${keys.length - LISTED} more` : '');
+}
+
 export async function omitCommand(o: OmitOptions, out: (line: string) => void): Promise<void> {
   const output = resolve(o.output);
   const sidecar = sidecarPath(output);
@@ -80,20 +87,22 @@ export async function omitCommand(o: OmitOptions, out: (line: string) => void): 
   const req = { rollouts: o.rollouts, output, sidecar, choice: await choiceOf(o), reason: o.reason };
   if (o.dryRun === true) {
     const rows = await omissionRows(req);
-    out(`Dry run: would omit ${rows.keys.length} rollout(s) of ${output}: ${rows.keys.join(', ')}; nothing was written`);
+    out(`Dry run: would omit ${rows.keys.length} rollout(s) of ${output}: ${listed(rows.keys)}; nothing was written`);
     return;
   }
   await withOwnRunLock(output, async () => {
     const finished = await finishOmission(output, sidecar);
     if (finished === null) out(`An interrupted 'reverify omit' was given up: ${sidecar} changed since; check its omission rows`);
-    else if (finished > 0) out(`Finished an interrupted 'reverify omit': ${finished} omission row(s) in ${sidecar}`);
-    const rows = await omissionRows(req);
-    await appendOmissions(output, sidecar, rows.text);
-    await dropUnstarted(unstartedPath(output), new Set(rows.ids));
+    else if (finished.length > 0) out(`Finished an interrupted 'reverify omit': ${finished.length} omission row(s) in ${sidecar}`);
+    const done = finished ?? [];
+    const rows = await omissionRows({ ...req, finished: new Set(done) });
+    if (rows.ids.length > 0) await appendOmissions(output, sidecar, rows.text);
+    await dropUnstarted(unstartedPath(output), new Set([...rows.ids, ...done]));
     await recountCoverage(output);
-    out(
-      `Omitted ${rows.keys.length} rollout(s) of ${output} on purpose: ${rows.keys.join(', ')}; ` +
-        `saved in ${sidecar} with the reason: --resume never sends them, the coverage counts them as intentionally omitted`,
-    );
+    if (rows.ids.length > 0)
+      out(
+        `Omitted ${rows.keys.length} rollout(s) of ${output} on purpose: ${listed(rows.keys)}; ` +
+          `saved in ${sidecar} with the reason: --resume never sends them, the coverage counts them as intentionally omitted`,
+      );
   }).catch((err: unknown) => refuseLive(output, err));
 }

@@ -11,6 +11,7 @@
 import { open, readFile, rm, stat } from 'node:fs/promises';
 import { ConfigError } from '../contract/errors.js';
 import { omittingPaths } from '../contract/file-names.js';
+import { lineKeyId } from '../contract/row-key.js';
 import { writeFileAtomic } from './atomic-file.js';
 import { commitParts } from './committer.js';
 import { exists } from './file-exists.js';
@@ -38,15 +39,15 @@ async function dropJournal(output: string): Promise<void> {
 }
 
 /**
- * Finishes the append an interrupted `reverify omit` recorded, if any; returns how many rows it
- * finished (0: no journal, or nothing was left to do), or null when the sidecar changed past the
- * recorded length in another way (another writer after the crash): the journal is dropped.
+ * Finishes the append an interrupted `reverify omit` recorded, if any; returns the key ids of the
+ * rows it finished (none: no journal), or null when the sidecar changed past the recorded length in
+ * another way (another writer after the crash): the journal is dropped.
  */
-export async function finishOmission(output: string, sidecar: string): Promise<number | null> {
+export async function finishOmission(output: string, sidecar: string): Promise<string[] | null> {
   const j = omittingPaths(output);
   if (!(await exists(j.header))) {
     await rm(j.rows, { force: true });
-    return 0;
+    return [];
   }
   const { sidecar_length: recorded } = JSON.parse(await readFile(j.header, 'utf8')) as { sidecar_length: number };
   const rows = await readFile(j.rows);
@@ -56,8 +57,11 @@ export async function finishOmission(output: string, sidecar: string): Promise<n
       `${sidecar} is shorter (${size} bytes) than before an interrupted 'reverify omit' (${recorded} bytes): another program truncated it; restore it, or delete ${j.header} to give up that omission`,
     );
   const past = await bytesAt(sidecar, recorded, Math.min(size - recorded, rows.length));
-  const count = rows.toString('utf8').split('\n').length - 1;
-  let finished: number | null = count;
+  let finished: string[] | null = rows
+    .toString('utf8')
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => lineKeyId(l) ?? '');
   if (!rows.subarray(0, past.length).equals(past)) finished = null;
   else if (size - recorded < rows.length) await commitParts(sidecar, recorded, [j.rows]);
   await dropJournal(output);

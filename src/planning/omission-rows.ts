@@ -26,6 +26,8 @@ export interface OmissionRequest {
   sidecar: string;
   choice: OmitChoice;
   reason: string;
+  /** Keys an interrupted `omit` just finished omitting: left out, not refused (a retried command is done). */
+  finished?: ReadonlySet<string>;
 }
 
 function omissionRow(line: string, reason: string): string {
@@ -81,6 +83,7 @@ async function refuseRecorded(req: OmissionRequest, rows: Map<string, string>): 
 /** The omission rows to append (each ending in `\n`), and their key ids and keys as `T:R`; throws the first refusal. */
 export async function omissionRows(req: OmissionRequest): Promise<{ text: string; ids: string[]; keys: string[] }> {
   const rows = await chosenRows(req);
+  for (const id of req.finished ?? []) rows.delete(id);
   await refuseRecorded(req, rows);
   const ids = [...rows.keys()];
   return { text: [...rows.values()].map((r) => r + '\n').join(''), ids, keys: ids.map(keyIdText) };

@@ -5,19 +5,21 @@
  * - two rollouts the judge cannot grade are omitted: the coverage file counts them as intentionally
  *   omitted, `--resume` never sends them, `read --disposition omitted` lists them with the reason;
  * - refused with one line: a key already scored, already omitted, not in --rollouts, and a live run
- *   (the run lock held by a collector, or by a `reverify run` driving the run).
+ *   (the run lock held by a collector, or by a `reverify run` driving the run);
+ * - the same command run again after a crash in the middle of its append finishes it, once.
  */
-import { readFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Coverage } from '../../src/contract/coverage.js';
-import { driverLeasePath, runLockFilePath, sidecarPath } from '../../src/contract/file-names.js';
+import { driverLeasePath, omittingPaths, runLockFilePath, sidecarPath } from '../../src/contract/file-names.js';
+import { setFields } from '../../src/contract/json-spans.js';
 import { runCli } from '../helpers/cli-process.js';
 import { holdLockElsewhere } from '../helpers/foreign-lock.js';
 import { closedAfterEach } from '../helpers/hooks.js';
 import { runReverify } from '../helpers/run-fixtures.js';
 import { byTask, judgeFailed, keyText, reward, startScriptedServer } from '../helpers/scripted-server.js';
-import { lines, successLine, tasks, writeFixture, writeLines } from '../helpers/spec-fixtures.js';
+import { failureLine, lines, successLine, tasks, writeFixture, writeLines } from '../helpers/spec-fixtures.js';
 import { tempDir, useSharedTemporal } from '../helpers/temporal-env.js';
 
 useSharedTemporal('omit');
@@ -115,4 +117,32 @@ describe('reverify omit', () => {
     await Promise.all([driver.release(), lease.release()]);
     expect([readFileSync(sidecarPath(f.output), 'utf8'), lines(f.output).length]).toEqual(before);
   });
+
+  it('the same command run again after a crash mid-append finishes it: one copy of each row, exit 0', async () => {
+    const f = writeFixture(tempDir(), { inputs: tasks([0, 1, 2]) });
+    writeLines(f.output, [successLine({ t: 0 })]);
+    writeLines(f.outputSidecar, [failureLine({ t: 1 })]);
+    const before = readFileSync(f.outputSidecar, 'utf8');
+    // What a crash in the middle of the append leaves: the journal, and half of the rows written.
+    const rows = [1, 2].map((t) => omissionLine(t) + '\n').join('');
+    const j = omittingPaths(f.output);
+    writeFileSync(j.rows, rows);
+    writeFileSync(j.header, JSON.stringify({ sidecar_length: Buffer.byteLength(before) }) + '\n');
+    appendFileSync(f.outputSidecar, rows.slice(0, rows.indexOf('\n') + 15));
+    const again = await omit(f, '--keys', '1:0,2:0', '--reason', REASON);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toContain("Finished an interrupted 'reverify omit': 2 omission row(s)");
+    expect(readFileSync(f.outputSidecar, 'utf8')).toBe(before + rows);
+    expect(existsSync(j.header)).toBe(false);
+  });
 });
+
+/** The omission row `omit` writes for key t:0 of the fixture's rollouts. */
+function omissionLine(t: number): string {
+  return setFields(successLine({ t }), [
+    ['_ng_failure_class', '"skipped"'],
+    ['_ng_failure_terminal', 'true'],
+    ['_ng_omitted', 'true'],
+    ['_ng_failure_message', JSON.stringify(REASON)],
+  ]);
+}
