@@ -94,6 +94,22 @@ export function addFileCommands(program: Command): void {
     });
 
   program
+    .command('omit')
+    .description(
+      'save rollouts as intentional omissions (record_omission): never retried nor scored, counted as intentionally omitted, with the reason (needs no Temporal server)',
+    )
+    .requiredOption('-o, --output <path>', "the run's --output")
+    .requiredOption('--rollouts <path>', "the run's --rollouts: the rows the omissions are made from")
+    .option('--keys <keys>', 'the rollouts to omit: TASK:ROLLOUT, comma-separated')
+    .option('--tasks <tasks>', 'omit every rollout of these tasks: task indices, comma-separated')
+    .option('--keys-file <path>', 'the rollouts to omit: a file of TASK:ROLLOUT lines or JSONL rows')
+    .requiredOption('--reason <text>', 'why (saved in each row as _ng_failure_message; its first 2000 characters)')
+    .option('--dry-run', 'check and list what would be omitted; write nothing')
+    .action(async (o: import('./omit-command.js').OmitOptions) => {
+      await (await import('./omit-command.js')).omitCommand(o, (l) => console.log(l));
+    });
+
+  program
     .command('upload')
     .description(
       'upload a finished run to the MLflow and W&B trackers its --config names (rollouts table, metrics), e.g. after a failed upload (needs no Temporal server)',

@@ -86,6 +86,14 @@ export function workDirPath(p: string): string {
   return sibling(p, `.${basename(p)}.reverify`);
 }
 
+/**
+ * `D/.<basename>.omitting.jsonl` and `.json`: the omission rows a `reverify omit` is appending to the
+ * sidecar, and the sidecar length before them (src/io/omission-append.ts); removed once appended.
+ */
+export function omittingPaths(p: string): { rows: string; header: string } {
+  return { rows: sibling(p, `.${basename(p)}.omitting.jsonl`), header: sibling(p, `.${basename(p)}.omitting.json`) };
+}
+
 /** `D/<S>_report.html`: what `reverify report` writes by default next to the main output. */
 export function reportHtmlPath(p: string): string {
   return sibling(p, `${pathStem(p)}_report.html`);

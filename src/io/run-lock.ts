@@ -92,6 +92,22 @@ export async function withRunLock<T>(output: string, body: () => Promise<T>): Pr
   }
 }
 
+/**
+ * `withRunLock` for a tool that is no part of any run (`reverify omit`): refused also while a
+ * `reverify run` drives a run of `output` (a run's own workers may write beside their driver; this
+ * tool may not).
+ */
+export async function withOwnRunLock<T>(output: string, body: () => Promise<T>): Promise<T> {
+  const path = await runLockPath(output);
+  const held = await enter(path);
+  try {
+    if (held.fd === null) throw new RunLockHeldError(runLockHeld(path));
+    return await body();
+  } finally {
+    await leave(path, held);
+  }
+}
+
 /** The run-long hold of the `reverify run` that drives a run. */
 export interface RunHold {
   /** The lock file. */

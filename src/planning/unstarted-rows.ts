@@ -11,13 +11,15 @@
  * Memory is flat in the number of rows: the plan's keys and the files' keys are joined by an
  * external sort in a scratch directory.
  */
+import { existsSync } from 'node:fs';
 import { open, rm, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { ROLLOUT_INDEX_KEY, TASK_INDEX_KEY } from '../contract/keys.js';
 import { topLevelSpans } from '../contract/json-spans.js';
-import { rawKeyId } from '../contract/row-key.js';
+import { lineKeyId, rawKeyId } from '../contract/row-key.js';
 import { publishFile } from '../io/atomic-file.js';
 import { ExternalSorter, groupsOf } from '../io/external-sort.js';
+import { jsonlLines } from '../io/jsonl-lines.js';
 import { readRangeBytes } from '../io/read-range.js';
 import { withScratchDir } from '../io/scratch-dir.js';
 import { compareKeyedRecords, keyedRecordCodec, type KeyedRecord } from './keyed-records.js';
@@ -120,4 +122,26 @@ export async function recordUnstarted(req: UnstartedRequest): Promise<number> {
   });
   if (count === 0) await rm(req.path, { force: true });
   return count;
+}
+
+/**
+ * Drops the rollouts of `keys` (key ids) from the evidence file at `path` (rewritten whole, or
+ * removed when none is left): a rollout omitted on purpose since is no longer unstarted.
+ */
+export async function dropUnstarted(path: string, keys: ReadonlySet<string>): Promise<void> {
+  if (!existsSync(path)) return;
+  const tmp = `${path}.tmp-${process.pid}`;
+  const out = await open(tmp, 'w');
+  let kept = 0;
+  try {
+    for await (const line of jsonlLines(path)) {
+      if (line.text.trim() === '' || keys.has(lineKeyId(line.text) ?? '')) continue;
+      await out.write(line.text + '\n');
+      kept++;
+    }
+  } finally {
+    await out.close();
+  }
+  if (kept === 0) await Promise.all([rm(tmp, { force: true }), rm(path, { force: true })]);
+  else await publishFile(tmp, path);
 }

@@ -2,14 +2,15 @@
  * `record_unstarted` for a plain run (src/planning/unstarted-rows.ts) over real files: the plan's
  * rollouts with no row in the outputs, indices as written (above 2^53, strings), once each; written
  * again (a retried activity after a crash) the file is the same, never a line twice; nothing left
- * unstarted leaves no file.
+ * unstarted leaves no file; rollouts omitted since leave the file.
  */
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { lineDigest } from '../../src/io/line-digest.js';
 import { PLAN_RECORD_BYTES, PlanWriter } from '../../src/planning/plan-file.js';
-import { recordUnstarted } from '../../src/planning/unstarted-rows.js';
+import { dropUnstarted, recordUnstarted } from '../../src/planning/unstarted-rows.js';
+import { keyId } from '../../src/contract/row-key.js';
 import { useTempRoot } from '../helpers/temp-dirs.js';
 
 const tmp = useTempRoot('reverify-unstarted-');
@@ -77,5 +78,17 @@ describe('recordUnstarted', () => {
     expect(await recordUnstarted(req)).toBe(0);
     expect(existsSync(path)).toBe(false);
     expect(readdirSync(dir).sort()).toEqual(['out.jsonl', 'out_failures.jsonl', 'plan.bin', 'rollouts.jsonl']);
+  });
+
+  it('dropUnstarted removes omitted rollouts from the file, and the file when none is left', async () => {
+    const dir = tmp.freshDir();
+    const path = join(dir, 'out_unstarted.jsonl');
+    const line = (t: number) =>
+      `{"_ng_task_index":${t},"_ng_rollout_index":0,"_ng_unstarted":true,"_ng_unstarted_reason":"the run was cancelled"}`;
+    writeFileSync(path, [1, 2, 3].map((t) => line(t) + '\n').join(''));
+    await dropUnstarted(path, new Set([keyId({ task: 2, rollout: 0 })]));
+    expect(readFileSync(path, 'utf8')).toBe(line(1) + '\n' + line(3) + '\n');
+    await dropUnstarted(path, new Set([keyId({ task: 1, rollout: 0 }), keyId({ task: 3, rollout: 0 })]));
+    expect(readdirSync(dir)).toEqual([]);
   });
 });
