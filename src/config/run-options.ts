@@ -100,6 +100,7 @@ export const RunOptionsSchema = z
     dispatchLongestFirst: policy(),
     disableAggregation: flag(),
     repairTruncated: flag(),
+    allowUnsafe: flag(),
     rejudge: z.preprocess(boolFromText, z.boolean()).default(true),
     upload: z.preprocess(boolFromText, z.boolean()).default(true),
     rejudgeDelayMs: z.preprocess(intFromText, z.int().min(0)).default(DEFAULT_REJUDGE_DELAY_MS),

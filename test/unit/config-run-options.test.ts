@@ -94,6 +94,7 @@ describe('run options: defaults and other fields', () => {
       // Policies saved with the run (retryTerminalTimeouts, dispatchLongestFirst): absent keeps the saved one.
       disableAggregation: false,
       repairTruncated: false,
+      allowUnsafe: false,
       dryRun: false,
       rejudge: true,
       upload: true,
