@@ -13,11 +13,12 @@ const BUFFER_BYTES = 64 * 1024;
 export class ContentDigest {
   private readonly hash: Hash = createHash('sha256');
   private readonly buf = Buffer.alloc(BUFFER_BYTES);
+  private readonly view = new DataView(this.buf.buffer, this.buf.byteOffset, BUFFER_BYTES);
   private used = 0;
 
   add(d: LineDigest): void {
     if (this.used === BUFFER_BYTES) this.flush();
-    this.buf.writeBigUInt64BE(d, this.used);
+    this.view.setBigUint64(this.used, d, false);
     this.used += 8;
   }
 
