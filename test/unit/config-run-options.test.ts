@@ -129,6 +129,13 @@ describe('run options: defaults and other fields', () => {
     expect(problem({ ...base, dryRun: true })).toBe('--dry-run checks a --rejudge-saved selection: give --rejudge-saved KEYS with it');
   });
 
+  it('--allow-unsafe needs --resume', () => {
+    expect(problem({ ...base, allowUnsafe: true })).toBe(
+      '--allow-unsafe lets a --resume take other --inputs/--rollouts than the run was started with: give it with --resume',
+    );
+    expect(parseRunOptions({ ...base, resume: true, allowUnsafe: true })).toMatchObject({ allowUnsafe: true });
+  });
+
   it('--order: random or file, a seed of 0 to 2^31 − 1, and not random with ATIF input', () => {
     expect(parseRunOptions({ ...base, order: 'random', orderSeed: '0' })).toMatchObject({ order: 'random', orderSeed: 0 });
     expect(problem({ ...base, order: 'shuffled' })).toMatch(/^--order: /);
