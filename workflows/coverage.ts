@@ -30,6 +30,7 @@ function request(spec: RunSpec, st: RunState, state: CoverageContext['state']) {
         : {}),
       ...(st.stoppedEarly ? { stopped_early: st.stoppedEarly } : {}),
       dispatch_longest_first: spec.dispatchLongestFirst === true,
+      ...(st.inputIdentity ? { input_identity: st.inputIdentity } : {}),
     },
   };
 }

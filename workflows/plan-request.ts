@@ -34,5 +34,6 @@ export function planRequestFor(spec: RunSpec, outputs: OutputPaths): PlanRequest
     repairTruncated: spec.repairTruncated,
     retryInvalidJudgeResponses: spec.retryInvalidJudgeResponses,
     retryTerminalTimeouts: spec.retryTerminalTimeouts,
+    ...(spec.allowUnsafe === true ? { allowUnsafe: true } : {}),
   };
 }

@@ -17,6 +17,7 @@ import type { NoiseSampleView } from '../src/contract/run-result.js';
 import { addRows, NO_ROWS, type RowCounts } from '../src/contract/run-view.js';
 import { runEstimateView, type RunEstimate } from '../src/stats/run-estimate.js';
 import type { StoppedEarly } from '../src/contract/stop-rules.js';
+import type { InputIdentity } from '../src/contract/plan-summary.js';
 
 /** A batch activity in flight: its rows and the `/verify` slots it holds. */
 export interface InFlight {
@@ -82,6 +83,8 @@ export interface RunState {
   totals: BatchCounts;
   /** Rollouts the run covers (the first plan's keys; null: the files' keys count, see coverage.ts). */
   expectedKeys: number | null;
+  /** The first plan's identity digests of a plain run's files, saved in its coverage file (absent: none). */
+  inputIdentity?: InputIdentity;
   /** The coverage file was written when the outputs opened: it is written again at the end, or on failure. */
   coverageOpened: boolean;
   /** The live paired estimate of the first round (src/stats/run-estimate.ts; null: none, `--confidence` absent, ATIF, recovery). */
@@ -150,6 +153,7 @@ export function setFirstPlan(st: RunState, plan: PlanSummary): void {
   st.keysPlanned = plan.rows;
   st.keysPerAgent = { ...plan.rowsPerAgent };
   st.expectedKeys = plan.keys ?? null;
+  if (plan.identity) st.inputIdentity = plan.identity;
 }
 
 /**

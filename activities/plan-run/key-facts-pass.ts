@@ -6,6 +6,7 @@
 import { keyId, keyOf } from '../../src/contract/row-key.js';
 import type { ExternalSorter } from '../../src/io/external-sort.js';
 import { chunkLine, isBlank, jsonlLines } from '../../src/io/jsonl-lines.js';
+import type { ContentDigest } from '../../src/io/content-digest.js';
 import { lineDigest } from '../../src/io/line-digest.js';
 import { scannedReads } from '../../src/io/scan-ahead.js';
 import { FastInputRows } from '../../src/planning/fast-rows.js';
@@ -23,8 +24,13 @@ export interface PlanNames {
   servers: Names;
 }
 
-/** Every materialized input row, as an `Input` fact. */
-async function addInputs(req: PlanRequest, sorter: ExternalSorter<KeyedRecord>, { agents, servers }: PlanNames): Promise<void> {
+/** Every materialized input row, as an `Input` fact; each line's digest also goes to `identity`. */
+async function addInputs(
+  req: PlanRequest,
+  sorter: ExternalSorter<KeyedRecord>,
+  { agents, servers }: PlanNames,
+  identity: ContentDigest,
+): Promise<void> {
   // Each line is checked by the scanner (fast-rows.ts); a line it does not vouch for takes the full path.
   const fast = new FastInputRows(req.routing, agents, servers);
   const reads = scannedReads(req.inputsPath, FastInputRows.names, { digests: true, minBytes: req.scanAheadMinBytes });
@@ -37,12 +43,14 @@ async function addInputs(req: PlanRequest, sorter: ExternalSorter<KeyedRecord>, 
       let record: KeyedRecord;
       if (ok !== null) {
         const digest = scanned ? scanned.digests[k] : lineDigest(data.subarray(start, end));
+        identity.add(digest);
         const line = chunk.firstLineNo + k;
         const input = { line, offset: chunk.offset + start, length: end - start, digest, agent: ok.agent, server: ok.server };
         record = { key: ok.key, nums: encode.input(input), text: null };
       } else {
         const line = chunkLine(chunk, k, true);
         if (isBlank(line.text)) continue;
+        identity.add(line.digest);
         const row = parseLine(req.inputsPath, line);
         const { agent, server } = routeInputRow(row, line.text, req.routing, `${req.inputsPath}:${line.lineNo}`);
         const nums = encode.input({ ...linePlace(line), agent: agents.id(agent), server: servers.id(server) });
@@ -54,9 +62,14 @@ async function addInputs(req: PlanRequest, sorter: ExternalSorter<KeyedRecord>, 
   }
 }
 
-/** Adds every fact about keys that is not a source row to `sorter`. */
-export async function addKeyFacts(req: PlanRequest, sorter: ExternalSorter<KeyedRecord>, names: PlanNames): Promise<void> {
-  await addInputs(req, sorter, names);
+/** Adds every fact about keys that is not a source row to `sorter`; the inputs' lines are digested into `identity`. */
+export async function addKeyFacts(
+  req: PlanRequest,
+  sorter: ExternalSorter<KeyedRecord>,
+  names: PlanNames,
+  identity: ContentDigest,
+): Promise<void> {
+  await addInputs(req, sorter, names, identity);
   // The output's keys: recovery's present-set (§4.6.3) unless the outputs are cleared, and
   // --resume's done keys (§4.8; --resume never clears).
   if (req.resume || (req.judgeFailedOnly && !req.outputsCleared)) {

@@ -25,6 +25,9 @@ import { readRange } from '../../src/io/read-range.js';
 import { decideKey, type JoinProblem } from '../../src/planning/plan-keys.js';
 import { Names } from '../../src/planning/names.js';
 import { Verdict, VerdictFile } from '../../src/planning/plan-verdicts.js';
+import type { InputIdentity } from '../../src/contract/plan-summary.js';
+import { ContentDigest } from '../../src/io/content-digest.js';
+import { refuseOtherInputs } from '../../src/run-checks/input-identity.js';
 import { addKeyFacts } from './key-facts-pass.js';
 import { FirstAt } from './plan-lines.js';
 import { writePlanRecords, type PlanRecords, type PlanRecordsOptions } from './plan-records-pass.js';
@@ -53,6 +56,8 @@ export interface PlanRequest extends RetryRules {
   sortMaxRecords?: number;
   /** Files at least this big are scanned on a second thread too (`ScanAhead`; tests make it small). */
   scanAheadMinBytes?: number;
+  /** `--allow-unsafe`: a `--resume` with files other than the run's saved ones is not refused (src/run-checks/input-identity.ts). */
+  allowUnsafe?: boolean;
 }
 
 /** What the plan phase found, and what to tell the user about it. */
@@ -197,8 +202,10 @@ async function writePlan(req: PlanRequest): Promise<PlanOutcome> {
   const verdicts = new VerdictFile(join(req.workDir, 'plan.verdicts'));
   const files = await plannedFiles(req, sourcePath);
   try {
-    await addKeyFacts(req, sorter, names);
-    const { ordinals, lineErrors } = await addSourceRows(req, sourcePath, sorter, verdicts);
+    const digests = { inputs: new ContentDigest(), source: new ContentDigest() };
+    await addKeyFacts(req, sorter, names, digests.inputs);
+    const { ordinals, lineErrors, whole } = await addSourceRows(req, sourcePath, sorter, verdicts, digests.source);
+    const identity = await checkedIdentity(req, digests, whole);
     const { problems, firstDuplicate } = await joinKeys(req, sourcePath, sorter, verdicts);
     const stopMessage = async (ordinal: number) =>
       lineErrors.ordinal === ordinal ? lineErrors.value! : await joinErrorMessage(req, sourcePath, problems.value!);
@@ -218,6 +225,7 @@ async function writePlan(req: PlanRequest): Promise<PlanOutcome> {
       servers: names.servers.list,
       rowsPerAgent: written.rowsPerAgent,
       ...(req.order && req.order.kind !== 'file' ? { order: req.order } : {}),
+      ...(identity ? { identity } : {}),
     };
     await writeFileAtomic(join(req.workDir, 'plan.json'), JSON.stringify(summary));
     return { ...summary, messages: planMessages(req, written, firstDuplicate.value) };
@@ -225,6 +233,21 @@ async function writePlan(req: PlanRequest): Promise<PlanOutcome> {
     verdicts.dispose();
     await sorter.dispose();
   }
+}
+
+/**
+ * A plain run's identity digests (not recovery's: its source is a sidecar that `--append` grows),
+ * checked on `--resume` against the ones saved with the run before anything is written.
+ */
+async function checkedIdentity(
+  req: PlanRequest,
+  digests: { inputs: ContentDigest; source: ContentDigest },
+  whole: boolean,
+): Promise<InputIdentity | null> {
+  if (req.judgeFailedOnly) return null;
+  const identity: InputIdentity = { inputs: digests.inputs.hex(), ...(whole ? { rollouts: digests.source.hex() } : {}) };
+  if (req.resume) await refuseOtherInputs({ ...req, output: req.outputs.output }, identity);
+  return identity;
 }
 
 /** The message of a join problem; a missing input names the row's key, read back from the source. */

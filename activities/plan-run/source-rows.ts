@@ -8,6 +8,7 @@ import { keyId, keyOf, keyWithNullDefaults } from '../../src/contract/row-key.js
 import { describeRolloutRowProblem } from '../../src/contract/row-shapes.js';
 import type { ExternalSorter } from '../../src/io/external-sort.js';
 import { chunkLine, isBlank, type JsonlLine } from '../../src/io/jsonl-lines.js';
+import type { ContentDigest } from '../../src/io/content-digest.js';
 import { lineDigest } from '../../src/io/line-digest.js';
 import { scannedReads } from '../../src/io/scan-ahead.js';
 import { FastSourceRows } from '../../src/planning/fast-rows.js';
@@ -21,6 +22,8 @@ import type { PlanRequest } from './plan-into.js';
 export interface SourceRows {
   ordinals: number;
   lineErrors: FirstAt<string>;
+  /** False when `--limit` stopped the pass before the file's end: `identity` digests only part of it. */
+  whole: boolean;
 }
 
 /** The full path for one source line: its sort record, or null (not yielded, or an error, recorded). */
@@ -52,15 +55,17 @@ function fullPath(
   return { key: keyId(key), nums: encode.source({ ordinal, ...linePlace(line) }), text: shape };
 }
 
-/** Adds the source rows of `sourcePath` (within the limit) to `sorter`; errors go to `verdicts`. */
+/** Adds the source rows of `sourcePath` (within the limit) to `sorter`; errors go to `verdicts`; lines read are digested into `identity`. */
 export async function addSourceRows(
   req: PlanRequest,
   sourcePath: string,
   sorter: ExternalSorter<KeyedRecord>,
   verdicts: VerdictFile,
+  identity: ContentDigest,
 ): Promise<SourceRows> {
   const found = { verdicts, lineErrors: new FirstAt<string>() };
   let ordinals = 0;
+  let whole = true;
   // Outside recovery the scanner vouches for most lines (fast-rows.ts); recovery reads every row in
   // full, so no thread scans for it.
   const fast = req.judgeFailedOnly ? null : new FastSourceRows();
@@ -70,18 +75,23 @@ export async function addSourceRows(
     const { data } = chunk;
     for (let k = 0; k < chunk.count; k++) {
       // Outside recovery every non-blank line is yielded, so the limit is a count of lines.
-      if (!req.judgeFailedOnly && req.limit !== null && ordinals >= req.limit) break lines;
+      if (!req.judgeFailedOnly && req.limit !== null && ordinals >= req.limit) {
+        whole = false;
+        break lines;
+      }
       const start = chunk.start[k];
       const end = chunk.end[k];
       const key = fast?.keyId(data, start, end, scanned, k) ?? null;
       let record: KeyedRecord | null;
       if (key !== null) {
         const digest = scanned ? scanned.digests[k] : lineDigest(data.subarray(start, end));
+        identity.add(digest);
         const source = { ordinal: ordinals++, line: chunk.firstLineNo + k, offset: chunk.offset + start, length: end - start, digest };
         record = { key, nums: encode.source(source), text: null };
       } else {
         const line = chunkLine(chunk, k, true);
         if (isBlank(line.text)) continue;
+        identity.add(line.digest);
         record = fullPath(req, sourcePath, line, ordinals++, found);
       }
       if (record === null) continue;
@@ -89,5 +99,5 @@ export async function addSourceRows(
       if (adding) await adding;
     }
   }
-  return { ordinals, lineErrors: found.lineErrors };
+  return { ordinals, lineErrors: found.lineErrors, whole };
 }

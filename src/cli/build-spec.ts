@@ -184,6 +184,7 @@ export async function buildRun(opts: RunOptions, extra: SpecExtras): Promise<{ s
     judgeFailedOnly: opts.judgeFailedOnly,
     append: opts.append,
     repairTruncated: opts.repairTruncated,
+    ...(opts.allowUnsafe ? { allowUnsafe: true } : {}),
     maxAttempts: extra.maxAttempts,
     rejudge: opts.rejudge,
     rejudgeDelayMs: opts.rejudgeDelayMs,

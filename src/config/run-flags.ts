@@ -208,6 +208,14 @@ export const RUN_FLAG_LIST: readonly RunFlag[] = [
     shownDefault: 'off',
   },
   {
+    usage: '--allow-unsafe',
+    key: 'allowUnsafe',
+    kind: 'switch',
+    meaning:
+      'with `--resume`: resume even when `--inputs`/`--rollouts` are not the files the run was started with (their saved digests differ)',
+    shownDefault: 'off',
+  },
+  {
     usage: '--no-upload',
     key: 'upload',
     kind: 'negated',

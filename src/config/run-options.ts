@@ -100,6 +100,7 @@ export const RunOptionsSchema = z
     dispatchLongestFirst: policy(),
     disableAggregation: flag(),
     repairTruncated: flag(),
+    allowUnsafe: flag(),
     rejudge: z.preprocess(boolFromText, z.boolean()).default(true),
     upload: z.preprocess(boolFromText, z.boolean()).default(true),
     rejudgeDelayMs: z.preprocess(intFromText, z.int().min(0)).default(DEFAULT_REJUDGE_DELAY_MS),
@@ -130,6 +131,7 @@ export const RunOptionsSchema = z
     else if (o.extendAttempts !== undefined && !o.resume) ctx.addIssue({ code: 'custom', path: [], message: extendNeedsResume() });
     else if (o.rejudgeSaved !== undefined && (!o.resume || o.judgeFailedOnly || o.inputFormat === 'atif'))
       ctx.addIssue({ code: 'custom', path: [], message: REJUDGE_SAVED_NEEDS_RESUME });
+    else if (o.allowUnsafe && !o.resume) ctx.addIssue({ code: 'custom', path: [], message: ALLOW_UNSAFE_NEEDS_RESUME });
     else if (o.dryRun && o.rejudgeSaved === undefined) ctx.addIssue({ code: 'custom', path: [], message: DRY_RUN_NEEDS_REJUDGE_SAVED });
     else if (o.order === 'random' && o.inputFormat === 'atif') ctx.addIssue({ code: 'custom', path: [], message: RANDOM_ORDER_NOT_ATIF });
     else if (o.dispatchLongestFirst === true && o.inputFormat === 'atif')
@@ -147,6 +149,8 @@ export const TWO_ORDERS =
   '--order random and --dispatch-longest-first ask for two orders of dispatch: keep one (with --resume, --no-dispatch-longest-first turns off a saved longest-first)';
 const REJUDGE_SAVED_NEEDS_RESUME =
   '--rejudge-saved re-verifies rows saved in an existing output: give it with --resume (not with --judge-failed-only or --input-format atif)';
+const ALLOW_UNSAFE_NEEDS_RESUME =
+  '--allow-unsafe lets a --resume take other --inputs/--rollouts than the run was started with: give it with --resume';
 const DRY_RUN_NEEDS_REJUDGE_SAVED = '--dry-run checks a --rejudge-saved selection: give --rejudge-saved KEYS with it';
 
 const RANDOM_ORDER_NOT_ATIF =

@@ -10,6 +10,7 @@
  */
 import { reconciliationGap } from './coverage-reconcile.js';
 import { failureExportMetrics } from './failure-export-metrics.js';
+import type { InputIdentity } from './plan-summary.js';
 import type { StoppedEarly } from './stop-rules.js';
 import type { Measure } from './measure.js';
 
@@ -152,6 +153,8 @@ export interface CoverageContext {
   plan_order?: PlanOrder;
   /** A `--stop-when` rule ended the first pass early (absent: none did). */
   stopped_early?: StoppedEarly;
+  /** The digests of the files the run was planned from (`--resume` refuses other files); absent: none saved. */
+  input_identity?: InputIdentity;
 }
 
 /** The plan's order as the coverage file saves it. */
@@ -208,6 +211,7 @@ export interface Coverage extends AttemptCap {
   failure_export_metrics: Record<string, number>;
   plan_order?: PlanOrder;
   stopped_early?: StoppedEarly;
+  input_identity?: InputIdentity;
 }
 
 /**
@@ -266,5 +270,6 @@ function countedCoverage(c: CoverageCounts, ctx: CoverageContext): Coverage {
     failure_export_metrics: failureExportMetrics(c),
     ...(ctx.plan_order ? { plan_order: ctx.plan_order } : {}),
     ...(ctx.stopped_early ? { stopped_early: ctx.stopped_early } : {}),
+    ...(ctx.input_identity ? { input_identity: ctx.input_identity } : {}),
   };
 }

@@ -15,6 +15,16 @@ export interface FileIdentity extends FileStamp {
  */
 export type PlanOrder = { kind: 'file' } | { kind: 'random'; seed: number } | { kind: 'longest' };
 
+/**
+ * The run store's identity digests of a plain run's files (src/io/content-digest.ts), saved in its
+ * coverage file: `--resume` refuses other files unless `--allow-unsafe`. `rollouts` is absent when
+ * `--limit` stopped the plan before the file's end.
+ */
+export interface InputIdentity {
+  inputs: string;
+  rollouts?: string;
+}
+
 export interface PlanSummary {
   planPath: string;
   /**
@@ -43,4 +53,6 @@ export interface PlanSummary {
   rowsPerAgent: Record<string, number>;
   /** The plan's order when not the file's: `--order random` and its seed, or `--dispatch-longest-first`. */
   order?: PlanOrder;
+  /** The digests of the files a plain run was planned from (absent: recovery, ATIF, earlier versions). */
+  identity?: InputIdentity;
 }

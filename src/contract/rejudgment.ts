@@ -6,7 +6,7 @@
  * settled exactly once when that batch is committed. Pure: what the settled row is, and whether an
  * answer settles at all.
  */
-import { rawField, scanObject, setFieldsScanned, topLevelSpans } from './json-spans.js';
+import { rawField, scanObject, setFields, setFieldsScanned, topLevelSpans } from './json-spans.js';
 import { stampFields, type Stamps } from './outcome.js';
 import { ATTEMPT_INDEX_KEY, OPERATION_ID_KEY, RESPONSE_KEY, ROLLOUT_ID_KEY, RUN_ID_KEY } from './keys.js';
 
@@ -41,17 +41,21 @@ export function isGraded(result: Record<string, unknown>): boolean {
 }
 
 /**
- * The row that settles a judge failure: the new verdict (its grading keys) with the failure's
- * identity and saved answer (`response`) taken from what was judged, the `_ng_failure*` and
- * `_ng_rejudge*` keys dropped, and the operation id. `judged` is the `/verify` body that was sent
- * (the saved answer) and `saved` the row it came from (the failure row in `--judge-failed-only`, the
- * rollout in a re-judgment round). The verdict is stamped here too (`stampResult`'s fields), so its
- * text is scanned once.
+ * The row that settles a judge failure. When the saved row is the failure row itself (a sidecar row
+ * with `_ng_failure*` keys: `--judge-failed-only` plans from the sidecar) it is that row regraded
+ * (`regradedRow`, the rule `settledSavedRow` follows too): fields the verifier does not echo are
+ * kept. Otherwise (a re-judgment round of a run that verifies `--rollouts` rows) the failure row is
+ * the previous round's stamped verdict, which this verdict replaces member for member, so the row is
+ * the verdict with the failure's identity and saved answer (`response`) taken from what was judged,
+ * the `_ng_failure*` and `_ng_rejudge*` keys dropped. Either way it carries the operation id, and
+ * the verdict is stamped here (`stampResult`'s fields), so its text is scanned once. `judged` is the
+ * `/verify` body that was sent (the saved answer) and `saved` the row it came from.
  */
 export function settledRow(verdictRaw: string, stamps: Stamps, judgedRaw: string, savedRaw: string, opId: string): string {
-  const verdict = scanObject(verdictRaw);
-  const remove = verdict.members.map((m) => m.key).filter((k) => REJUDGE_DROPPED_PREFIXES.some((p) => k.startsWith(p)));
   const saved = topLevelSpans(savedRaw);
+  if ([...saved.keys()].some(isDropped)) return regradedRow(setFields(verdictRaw, stampFields(stamps)), savedRaw, opId);
+  const verdict = scanObject(verdictRaw);
+  const remove = verdict.members.map((m) => m.key).filter(isDropped);
   const fields: Array<[string, string]> = stampFields(stamps);
   for (const key of IDENTITY_KEYS) {
     const span = saved.get(key);
@@ -61,6 +65,11 @@ export function settledRow(verdictRaw: string, stamps: Stamps, judgedRaw: string
   if (response !== undefined) fields.push([RESPONSE_KEY, response]);
   fields.push([OPERATION_ID_KEY, JSON.stringify(opId)]);
   return setFieldsScanned(verdictRaw, verdict, fields, remove);
+}
+
+/** A key a settled row drops (`REJUDGE_DROPPED_PREFIXES`). */
+function isDropped(key: string): boolean {
+  return REJUDGE_DROPPED_PREFIXES.some((p) => key.startsWith(p));
 }
 
 /**
@@ -80,23 +89,36 @@ export const REJUDGE_GRADING_KEYS: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * The row that settles the re-verification of a saved result (`--rejudge-saved`): the saved row with
- * its grading keys replaced — its grading keys and `_ng_failure*`/`_ng_rejudge*` keys removed, then
- * every member of the verdict set (an existing key keeps its place) — and the operation id. Fields
- * the verifier does not echo (capture fields, a user's own) are kept as they were, byte for byte.
+ * The row that settles the re-verification of a saved result (`--rejudge-saved`): the saved row
+ * regraded (`regradedRow`).
  */
 export function settledSavedRow(verdictRaw: string, savedRaw: string, opId: string): string {
-  const dropped = (k: string) => REJUDGE_DROPPED_PREFIXES.some((p) => k.startsWith(p));
+  return regradedRow(verdictRaw, savedRaw, opId);
+}
+
+/**
+ * The one settlement rule (the run store's `_REJUDGE_GRADING_KEYS`, `record_rejudgment`): the row
+ * being settled (a judge failure's failure row, or a saved result) with its grading keys replaced —
+ * its grading keys and `_ng_failure*`/`_ng_rejudge*` keys removed, then every member of the verdict
+ * set (an existing key keeps its place) but the row's identity (run, rollout, attempt) and saved
+ * answer (`response`), which it keeps — and the operation id. Fields the verifier does not echo
+ * (capture fields, a user's own) are kept as they were, byte for byte.
+ */
+export function regradedRow(verdictRaw: string, savedRaw: string, opId: string): string {
   const saved = scanObject(savedRaw);
   const verdict = scanObject(verdictRaw);
+  const own = new Set(saved.members.map((m) => m.key).filter((k) => KEPT_KEYS.has(k)));
   const fields: Array<[string, string]> = verdict.members
-    .filter((m) => !dropped(m.key))
+    .filter((m) => !isDropped(m.key) && !own.has(m.key))
     .map((m) => [m.key, verdictRaw.slice(m.valueStart, m.valueEnd)]);
   const fromVerdict = new Set(fields.map(([k]) => k));
-  const remove = saved.members.map((m) => m.key).filter((k) => dropped(k) || (REJUDGE_GRADING_KEYS.has(k) && !fromVerdict.has(k)));
+  const remove = saved.members.map((m) => m.key).filter((k) => isDropped(k) || (REJUDGE_GRADING_KEYS.has(k) && !fromVerdict.has(k)));
   fields.push([OPERATION_ID_KEY, JSON.stringify(opId)]);
   return setFieldsScanned(savedRaw, saved, fields, remove);
 }
+
+/** What a settled row keeps of the row it settles whatever the verifier echoes: its identity and saved answer. */
+const KEPT_KEYS: ReadonlySet<string> = new Set<string>([...IDENTITY_KEYS, RESPONSE_KEY]);
 
 /**
  * The run store's `check_rejudgment` for a saved result: the row that would settle it with `verdictRaw`,

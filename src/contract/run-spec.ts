@@ -81,6 +81,8 @@ export interface RunSpec extends RetryRules {
   append: boolean;
   /** `--repair-truncated`: cut a cut-off last line of a reused output instead of stopping. */
   repairTruncated: boolean;
+  /** `--allow-unsafe`: a `--resume` with other `--inputs`/`--rollouts` than the saved ones proceeds (absent: off). */
+  allowUnsafe?: boolean;
   /**
    * Attempt cap per key in force: `attemptCap`'s sum when set, else `--max-attempts`, else
    * NEMO_GYM_MAX_ROLLOUT_ATTEMPTS, default 3.

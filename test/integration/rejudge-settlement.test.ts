@@ -88,6 +88,28 @@ describe('re-judgments as operations', () => {
     },
   );
 
+  it('a settled judge failure is its failure row regraded: a field the verifier does not echo is kept', { timeout: 120_000 }, async () => {
+    const rs = await server({ verify: () => reward(0.9, { extracted_answer: 'A' }) });
+    const captured = failureLine({ t: 3 }).replace('"reward":0.0,', '"reward":0.0,"ng_model_call_capture":{"calls":[1,2]},');
+    const f = writeFixture(tempDir(), {
+      inputs: tasks([0, 1, 2, 3]),
+      successes: [successLine({ t: 0 }), successLine({ t: 1 })],
+      failures: [failureLine({ t: 2 }), captured],
+    });
+    const run = await recover(f, rs);
+    expect(run.error).toBeNull();
+    const t3 = rows(f.output).filter((r) => r._ng_task_index === 3);
+    expect(t3).toHaveLength(1);
+    expect(t3[0]).toMatchObject({
+      reward: 0.9,
+      extracted_answer: 'A',
+      ng_model_call_capture: { calls: [1, 2] },
+      responses_create_params: JSON.parse(captured).responses_create_params,
+      _ng_operation_id: expect.stringMatching(/\/r1\/3\.0$/),
+    });
+    expect(Object.keys(t3[0]).filter((k) => k.startsWith('_ng_failure'))).toEqual([]);
+  });
+
   it('an answer without a grade is withdrawn: nothing written, the failure stays selected, a later pass settles it once', async () => {
     const ungraded: Reply = { status: 200, body: { reward: null, verdict: 'unparsable' } };
     const rs = await server({ verify: byTask({ 3: ungraded }, reward(0.9)) });

@@ -94,6 +94,7 @@ describe('run options: defaults and other fields', () => {
       // Policies saved with the run (retryTerminalTimeouts, dispatchLongestFirst): absent keeps the saved one.
       disableAggregation: false,
       repairTruncated: false,
+      allowUnsafe: false,
       dryRun: false,
       rejudge: true,
       upload: true,
@@ -126,6 +127,13 @@ describe('run options: defaults and other fields', () => {
     );
     expect(parseRunOptions({ ...base, resume: true, rejudgeSaved: '1:0' })).toMatchObject({ rejudgeSaved: '1:0', dryRun: false });
     expect(problem({ ...base, dryRun: true })).toBe('--dry-run checks a --rejudge-saved selection: give --rejudge-saved KEYS with it');
+  });
+
+  it('--allow-unsafe needs --resume', () => {
+    expect(problem({ ...base, allowUnsafe: true })).toBe(
+      '--allow-unsafe lets a --resume take other --inputs/--rollouts than the run was started with: give it with --resume',
+    );
+    expect(parseRunOptions({ ...base, resume: true, allowUnsafe: true })).toMatchObject({ allowUnsafe: true });
   });
 
   it('--order: random or file, a seed of 0 to 2^31 − 1, and not random with ATIF input', () => {

@@ -47,6 +47,17 @@ describe('settledRow', () => {
     );
   });
 
+  it('a failure row is settled as itself regraded: fields the verifier does not echo are kept, in place', () => {
+    const failure =
+      '{"_ng_task_index":3,"_ng_rollout_index":1,"ng_model_call_capture":{"calls":2},"response":{"output":"B"},"reward":0.0,' +
+      '"failure_kind":"judge","_ng_failure_class":"judge_failed","note":"mine"}';
+    const verdict = '{"response":{"output":"echoed"},"reward":1.0,"extracted_answer":"B"}';
+    expect(settledRow(verdict, key, judged, failure, 'R/r1/3.1')).toBe(
+      '{"_ng_task_index":3,"_ng_rollout_index":1,"ng_model_call_capture":{"calls":2},"response":{"output":"B"},"reward":1.0,' +
+        '"note":"mine","extracted_answer":"B","_ng_operation_id":"R/r1/3.1"}',
+    );
+  });
+
   it('operation ids are the run, the round (1-based) and the key', () => {
     expect(operationId(operationPrefix('abc', 1), '12', '0')).toBe('abc/r2/12.0');
   });
