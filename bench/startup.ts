@@ -82,7 +82,7 @@ runBench(async () => {
     ...['--inputs', data.inputsPath, '--rollouts', data.rolloutsPath, '-o', output, '--config', data.configPath],
     ...['--server', `${RESOURCES_SERVER}=${url}`, '--no-rejudge', '--disable-aggregation', '--overwrite', ...extra],
   ];
-  const results: { startup: number; tail: number; plan: number; trace: Map<string, { ms: number; rss: string }> }[] = [];
+  const results: { startup: number; tail: number; plan: number; trace: Map<string, { ms: number; rss: string; cpu: string }> }[] = [];
   for (let i = 0; i <= Number(values.repeat); i++) {
     const warm = i === 0;
     const dir = join(out, warm ? 'warmup' : `run${i}`);
@@ -115,9 +115,9 @@ runBench(async () => {
         console.log(`warm-up run (--limit 200; builds the workflow bundle cache): ${((tExit - t0) / 1000).toFixed(1)} s`);
         continue;
       }
-      const trace = new Map<string, { ms: number; rss: string }>();
-      for (const m of stderr.matchAll(/^reverify-trace (\S+) (.+?)(?: rss=(\d+) heap=\d+ external=\d+)?$/gm))
-        trace.set(m[2], { ms: Number(m[1]), rss: m[3] ?? '?' });
+      const trace = new Map<string, { ms: number; rss: string; cpu: string }>();
+      for (const m of stderr.matchAll(/^reverify-trace (\S+) (.+?)(?: rss=(\d+) heap=\d+ external=\d+)?(?: cpu=(\d+))?$/gm))
+        trace.set(m[2], { ms: Number(m[1]), rss: m[3] ?? '?', cpu: m[4] ?? '?' });
       const plan = activitySeconds(join(dir, 'reverified_history.json')).get('planRun') ?? NaN;
       const r = { startup: (w.firstMs - t0) / 1000, tail: (tExit - w.lastMs) / 1000, plan, trace };
       results.push(r);
@@ -127,7 +127,7 @@ runBench(async () => {
           `peak RSS of the reverify run process ${fmtMiB(peak.hwmKiB)} MiB`,
       );
       console.log(
-        `  CLI steps (ms since process start, RSS MiB): ${[...trace].map(([k, v]) => `${k} ${v.ms.toFixed(0)} (${v.rss})`).join(', ')}`,
+        `  CLI steps (ms since process start, RSS MiB, CPU ms of the process): ${[...trace].map(([k, v]) => `${k} ${v.ms.toFixed(0)} (${v.rss}, ${v.cpu})`).join(', ')}`,
       );
       console.log(`  first /verify at ${(w.firstMs - t0).toFixed(0)} ms, last answered at ${(w.lastMs - t0).toFixed(0)} ms after spawn`);
     } finally {
