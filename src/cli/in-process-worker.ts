@@ -1,5 +1,6 @@
 import { cacheDir, type TemporalAddress } from '../temporal/connection.js';
 import { createReverifyWorker } from '../temporal/worker.js';
+import { trace } from './trace.js';
 
 /** A worker running in this process (of `reverify run` or `reverify cancel`) until `stop()`. */
 export interface InProcessWorker {
@@ -19,6 +20,7 @@ export interface ReadyWorker extends InProcessWorker {
  */
 export async function createInProcessWorker(target: TemporalAddress): Promise<ReadyWorker> {
   const worker = await createReverifyWorker({ address: target.address, namespace: target.namespace, cacheDir: cacheDir() });
+  trace('worker made');
   let running: Promise<void> | null = null;
   let stopped: Promise<void> | null = null;
   const handle: ReadyWorker = {
