@@ -26,7 +26,8 @@ RUN bash scripts/install-wandb.sh \
     && rm -rf /root/.cache/pip
 
 # The sources, and the CLI bundled from them (scripts/build-cli.mjs; the postinstall above ran
-# before they were here). Workflow code stays TypeScript: the worker bundles it for its sandbox.
+# before they were here), and the workflow code's bundle for the worker's sandbox (dist/workflows/:
+# a container's first worker does not run webpack).
 COPY tsconfig.json ./
 COPY bin ./bin
 COPY src ./src

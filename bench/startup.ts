@@ -3,12 +3,12 @@
  *
  *   npx tsx bench/startup.ts [--rows 20000] [--response-bytes 5000] [--repeat 3] [--out bench/out/startup] [--cpu-prof] [--node-args="FLAGS"]
  *
- * On one embedded Temporal dev server (its own state dir, the workflow bundle cache warmed by a
- * `--limit 200` run first), each repeat runs `reverify run` on a fresh reference server (latency 0)
+ * On one embedded Temporal dev server (its own state dir; a `--limit 200` run first, which also
+ * makes the workflow bundle when `npm run build` did not), each repeat runs `reverify run` on a fresh reference server (latency 0)
  * with `REVERIFY_TRACE=1`, and prints: spawn → first `/verify` and last `/verify` answered → exit
  * (from the reference server's `GET /stats`, as throughput.ts), the plan activity's seconds (from
  * the run's history file), and the CLI's own steps (`reverify-trace` lines: ms since the process
- * started, and its RSS then), and the peak RSS (VmHWM) of the `reverify run` process (CLI and in-process worker).
+ * started, its RSS and its CPU ms then), and the peak RSS (VmHWM) of the `reverify run` process (CLI and in-process worker).
  * Medians over the repeats at the end. With --cpu-prof, each measured `reverify run` writes V8 CPU
  * profiles of its threads to `<out>/runN/cpu-prof` (`npx tsx bench/profile-top.ts DIR` reads them).
  * `--node-args` passes node flags to the measured runs (to compare heap limits, say).
@@ -82,7 +82,7 @@ runBench(async () => {
     ...['--inputs', data.inputsPath, '--rollouts', data.rolloutsPath, '-o', output, '--config', data.configPath],
     ...['--server', `${RESOURCES_SERVER}=${url}`, '--no-rejudge', '--disable-aggregation', '--overwrite', ...extra],
   ];
-  const results: { startup: number; tail: number; plan: number; trace: Map<string, { ms: number; rss: string }> }[] = [];
+  const results: { startup: number; tail: number; plan: number; trace: Map<string, { ms: number; rss: string; cpu: string }> }[] = [];
   for (let i = 0; i <= Number(values.repeat); i++) {
     const warm = i === 0;
     const dir = join(out, warm ? 'warmup' : `run${i}`);
@@ -112,12 +112,12 @@ runBench(async () => {
       if (code !== 0) throw new Error(`reverify run exited with status ${code}: see ${join(dir, 'reverify-run.log')}`);
       const w = await win.result();
       if (warm) {
-        console.log(`warm-up run (--limit 200; builds the workflow bundle cache): ${((tExit - t0) / 1000).toFixed(1)} s`);
+        console.log(`warm-up run (--limit 200; makes the workflow bundle unless npm run build did): ${((tExit - t0) / 1000).toFixed(1)} s`);
         continue;
       }
-      const trace = new Map<string, { ms: number; rss: string }>();
-      for (const m of stderr.matchAll(/^reverify-trace (\S+) (.+?)(?: rss=(\d+) heap=\d+ external=\d+)?$/gm))
-        trace.set(m[2], { ms: Number(m[1]), rss: m[3] ?? '?' });
+      const trace = new Map<string, { ms: number; rss: string; cpu: string }>();
+      for (const m of stderr.matchAll(/^reverify-trace (\S+) (.+?)(?: rss=(\d+) heap=\d+ external=\d+)?(?: cpu=(\d+))?$/gm))
+        trace.set(m[2], { ms: Number(m[1]), rss: m[3] ?? '?', cpu: m[4] ?? '?' });
       const plan = activitySeconds(join(dir, 'reverified_history.json')).get('planRun') ?? NaN;
       const r = { startup: (w.firstMs - t0) / 1000, tail: (tExit - w.lastMs) / 1000, plan, trace };
       results.push(r);
@@ -127,7 +127,7 @@ runBench(async () => {
           `peak RSS of the reverify run process ${fmtMiB(peak.hwmKiB)} MiB`,
       );
       console.log(
-        `  CLI steps (ms since process start, RSS MiB): ${[...trace].map(([k, v]) => `${k} ${v.ms.toFixed(0)} (${v.rss})`).join(', ')}`,
+        `  CLI steps (ms since process start, RSS MiB, CPU ms of the process): ${[...trace].map(([k, v]) => `${k} ${v.ms.toFixed(0)} (${v.rss}, ${v.cpu})`).join(', ')}`,
       );
       console.log(`  first /verify at ${(w.firstMs - t0).toFixed(0)} ms, last answered at ${(w.lastMs - t0).toFixed(0)} ms after spawn`);
     } finally {

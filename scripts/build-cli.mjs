@@ -6,7 +6,10 @@
 // than every source file, else it runs the sources through tsx, so an edit never runs stale code.
 // The bundle sits two directories below the project root, as src/cli/main.ts does, so the sources'
 // `import.meta.url`-relative paths (package.json, the project root) mean the same in both.
-// Workflow code is not bundled here: the worker bundles workflows/ for its sandbox itself.
+// The workflow code's bundle for the worker's sandbox (webpack, 5–6 s) is made here too, into
+// dist/workflows/ (src/temporal/workflow-bundle.ts): the first run after an install or a build then
+// does not make it (it did, into the state dir's cache, at its start). A failure here only warns:
+// the first worker then makes it as before.
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,6 +28,8 @@ await build({
     main: entry,
     'scan-ahead-thread': join(root, 'src', 'io', 'scan-ahead-thread.ts'),
     'plan-ahead-thread': join(root, 'activities', 'plan-ahead-thread.ts'),
+    // Run below, to bundle the workflow code.
+    'workflow-bundle': join(root, 'src', 'temporal', 'workflow-bundle.ts'),
   },
   outdir: join(root, 'dist', 'cli'),
   outExtension: { '.js': '.mjs' },
@@ -42,3 +47,10 @@ await build({
   sourcemap: 'linked',
   logLevel: 'warning',
 });
+
+try {
+  const { prebuildWorkflowBundle } = await import(join(root, 'dist', 'cli', 'workflow-bundle.mjs'));
+  await prebuildWorkflowBundle();
+} catch (err) {
+  console.log(`build-cli: the workflow bundle was not made (${err?.message ?? err}); the first worker makes it`);
+}

@@ -1,5 +1,6 @@
-import { cacheDir, type TemporalTarget } from '../temporal/connection.js';
+import { cacheDir, type TemporalAddress } from '../temporal/connection.js';
 import { createReverifyWorker } from '../temporal/worker.js';
+import { trace } from './trace.js';
 
 /** A worker running in this process (of `reverify run` or `reverify cancel`) until `stop()`. */
 export interface InProcessWorker {
@@ -17,8 +18,9 @@ export interface ReadyWorker extends InProcessWorker {
  * Makes a worker on the run's task queue in this process; `start()` it once the run exists (so
  * that making it, the slow part, overlaps the client's checks), or `stop()` it unstarted.
  */
-export async function createInProcessWorker(target: TemporalTarget): Promise<ReadyWorker> {
+export async function createInProcessWorker(target: TemporalAddress): Promise<ReadyWorker> {
   const worker = await createReverifyWorker({ address: target.address, namespace: target.namespace, cacheDir: cacheDir() });
+  trace('worker made');
   let running: Promise<void> | null = null;
   let stopped: Promise<void> | null = null;
   const handle: ReadyWorker = {
@@ -42,6 +44,6 @@ export async function createInProcessWorker(target: TemporalTarget): Promise<Rea
 }
 
 /** Starts a worker on the run's task queue in this process. */
-export async function startInProcessWorker(target: TemporalTarget): Promise<InProcessWorker> {
+export async function startInProcessWorker(target: TemporalAddress): Promise<InProcessWorker> {
   return (await createInProcessWorker(target)).start();
 }

@@ -4,7 +4,7 @@ import { ConfigError } from '../contract/errors.js';
 import { catchAllWarning } from '../contract/messages.js';
 import { rejudgesInRounds, type RunResult, type RunSpec } from '../contract/run-spec.js';
 import { parseRunOptions, type RunOptions } from '../config/run-options.js';
-import { connectClient, resolveTemporal, runUiUrl, taskQueue, type TemporalTarget } from '../temporal/connection.js';
+import { runUiUrl, taskQueue, type TemporalTarget } from '../temporal/connection.js';
 import { TemporalUnreachable, unreachableReason } from '../temporal/server-unreachable.js';
 import { workflowIdForOutput } from '../temporal/workflow-id.js';
 import { dropPlansAhead } from '../temporal/worker.js';
@@ -15,7 +15,8 @@ import { stoppedEarlyLines } from './stopped-early.js';
 import { followRun, type Followed } from './follow-run.js';
 import { enforceGates, runGates } from './gate-ending.js';
 import { writeHistoryAfterFailure, writeHistoryBeside } from './history-file.js';
-import { createInProcessWorker, type InProcessWorker, type ReadyWorker } from './in-process-worker.js';
+import { type InProcessWorker, type ReadyWorker } from './in-process-worker.js';
+import { connectRun } from './run-connect.js';
 import { onInterrupt } from './interrupt.js';
 import { startLocalWorkers, type LocalWorkers } from './local-workers.js';
 import { startPlanAhead } from './plan-ahead-start.js';
@@ -91,28 +92,6 @@ async function specOf(
   const wandbWarning = upload === null ? null : wandbIncomplete(upload);
   if (wandbWarning !== null) io.out(wandbWarning);
   return { opts, spec, upload };
-}
-
-/** The server, the client and (unless --no-worker) the in-process worker, made while the plan is made ahead. */
-async function connect(
-  proc: RunProcessOptions,
-): Promise<{ target: TemporalTarget; client: Client; close: () => Promise<void>; workerReady: Promise<ReadyWorker> | null }> {
-  const target = await resolveTemporal().catch(async (err: unknown) => {
-    await dropPlansAhead();
-    throw err;
-  });
-  trace('temporal resolved');
-  // The in-process worker (its connection, the workflow bundle) is made while the client checks and
-  // starts the run: it is needed as soon as the run starts. It polls nothing until it is started.
-  const workerReady = proc.worker ? createInProcessWorker(target) : null;
-  workerReady?.catch(() => undefined);
-  const { client, close } = await connectClient(target).catch(async (err: unknown) => {
-    await (await workerReady?.catch(() => null))?.stop();
-    await dropPlansAhead();
-    throw err;
-  });
-  trace('client connected');
-  return { target, client, close, workerReady };
 }
 
 /** The report's modules, loading while the run goes on, not after it. */
@@ -235,7 +214,7 @@ export async function runCommand(raw: unknown, proc: RunProcessOptions, stdio: R
   // the run's plan activity takes it over (activities/plan-ahead.ts). Dropped when the command ends
   // without it (a server that cannot be reached, and `finally`).
   if (proc.worker) startPlanAhead(spec);
-  const { target, client, close, workerReady } = await connect(proc);
+  const { target, client, close, workerReady } = await connectRun(proc.worker);
   let running: CommandWorkers = { worker: null, locals: null, removeInterrupt: () => {} };
   const state = { attached: true, announced: false };
   const hold = new DriverHold();

@@ -1,6 +1,6 @@
 import { Connection, Client } from '@temporalio/client';
 import { TASK_QUEUE } from '../../workflows/definitions.js';
-import { ensureDevServer, workflowUiUrl } from './dev-server/index.js';
+import { ensureDevServer, recordedDevServerAddress, workflowUiUrl } from './dev-server/index.js';
 import { TemporalUnreachable, unreachableReason } from './server-unreachable.js';
 import { stateDir } from './state-dir.js';
 
@@ -27,6 +27,20 @@ export async function resolveTemporal(env: NodeJS.ProcessEnv = process.env): Pro
   }
   const server = await ensureDevServer({ namespace });
   return { address: server.address, namespace, uiUrl: server.uiUrl, embedded: true, started: server.started };
+}
+
+/** The address and namespace of a Temporal server. */
+export type TemporalAddress = Pick<TemporalTarget, 'address' | 'namespace'>;
+
+/**
+ * The server `resolveTemporal` will most likely return, known before it answers: the embedded dev
+ * server recorded in the state directory. Null when `TEMPORAL_ADDRESS` is set (resolveTemporal
+ * returns it at once) or no live server is recorded.
+ */
+export function likelyTemporal(env: NodeJS.ProcessEnv = process.env): TemporalAddress | null {
+  if (env.TEMPORAL_ADDRESS) return null;
+  const address = recordedDevServerAddress();
+  return address === null ? null : { address, namespace: env.TEMPORAL_NAMESPACE || 'default' };
 }
 
 export async function connectClient(target: TemporalTarget): Promise<{ client: Client; close: () => Promise<void> }> {

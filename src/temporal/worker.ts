@@ -32,21 +32,29 @@ export async function createReverifyWorker(opts: WorkerOptions): Promise<{ worke
   const connection = await NativeConnection.connect({ address: opts.address });
   const deps = createActivityDeps();
   setFlagsFromString(`--max-semi-space-size=${WORKFLOW_SEMI_SPACE_MB}`);
-  const worker = await Worker.create({
-    connection,
-    namespace: opts.namespace,
-    taskQueue: opts.taskQueue ?? taskQueue(),
-    workflowBundle: { codePath: await workflowBundlePath(opts.cacheDir) },
-    activities: createActivities(deps),
-    maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivities ?? 64,
-    // On shutdown (Ctrl-C, SIGTERM) running batches are cancelled at once: each returns held with
-    // its checkpoint (not a failure), and the workflow launches it again for the next worker, which
-    // goes on from there (activities/verify-batch.ts). Short activities ignore the cancellation and finish.
-    shutdownGraceTime: 0,
-    // A batch's checkpoint reaches the server every 2 s (not 0.8 × the heartbeat timeout): the CLI
-    // counts the rows answered inside running batches from it (src/cli/live-batches.ts).
-    maxHeartbeatThrottleInterval: CHECKPOINT_THROTTLE_MS,
-  });
+  let worker: Worker;
+  try {
+    worker = await Worker.create({
+      connection,
+      namespace: opts.namespace,
+      taskQueue: opts.taskQueue ?? taskQueue(),
+      workflowBundle: { codePath: await workflowBundlePath(opts.cacheDir) },
+      activities: createActivities(deps),
+      maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivities ?? 64,
+      // On shutdown (Ctrl-C, SIGTERM) running batches are cancelled at once: each returns held with
+      // its checkpoint (not a failure), and the workflow launches it again for the next worker, which
+      // goes on from there (activities/verify-batch.ts). Short activities ignore the cancellation and finish.
+      shutdownGraceTime: 0,
+      // A batch's checkpoint reaches the server every 2 s (not 0.8 × the heartbeat timeout): the CLI
+      // counts the rows answered inside running batches from it (src/cli/live-batches.ts).
+      maxHeartbeatThrottleInterval: CHECKPOINT_THROTTLE_MS,
+    });
+  } catch (err) {
+    // Not made (the namespace missing, the server gone): its pools and connection are released.
+    await deps.close();
+    await connection.close();
+    throw err;
+  }
   return {
     worker,
     async close() {

@@ -1,6 +1,6 @@
 /** ensureDevServer: reuse the state dir's running server, else start one under the lock. */
 import { existsSync, rmSync } from 'node:fs';
-import { DEFAULT_READY_TIMEOUT_MS } from './defaults.js';
+import { DEFAULT_READY_TIMEOUT_MS, HOST } from './defaults.js';
 import { ensureNamespace, probe } from './health.js';
 import { toInfo } from './info.js';
 import { acquireLock } from './lock.js';
@@ -23,6 +23,17 @@ export async function ensureDevServer(opts: EnsureDevServerOptions = {}): Promis
   if (!retentionKept)
     await ensureRetention(info.port, info.namespace, days, Date.now() + (opts.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS));
   return info;
+}
+
+/**
+ * The address `ensureDevServer` will most likely return, known without a connection: the state
+ * dir's recorded server, while its process is alive and serves this state dir's SQLite file.
+ * Null when there is none (ensureDevServer would start one). Nothing is checked on the server.
+ */
+export function recordedDevServerAddress(stateDir?: string): string | null {
+  const paths = devServerPaths(resolveStateDir(stateDir));
+  const known = readRecord(paths.serverFile);
+  return known !== undefined && known.dbPath === paths.dbPath && isOurServer(known) ? `${HOST}:${known.port}` : null;
 }
 
 /** The server, and whether its namespace's retention was already set on the way (the fast path's one connection). */

@@ -11,7 +11,7 @@
  * (O_EXCL, stale when its pid is dead) keeps two CLIs starting at once from starting two servers
  * on one SQLite file.
  */
-export { ensureDevServer } from './ensure.js';
+export { ensureDevServer, recordedDevServerAddress } from './ensure.js';
 export { stopDevServer } from './stop.js';
 export { devServerStatus } from './status.js';
 export { devServerPaths } from './paths.js';
