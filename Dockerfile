@@ -36,12 +36,13 @@ COPY activities ./activities
 RUN node scripts/build-cli.mjs
 
 # Any uid can run it (compose sets `user:`); the state dir (workflow bundle cache) is per container.
-# MALLOC_ARENA_MAX: what bin/reverify.js's shebang sets, which `node bin/reverify.js` bypasses.
+# MALLOC_ARENA_MAX, UV_THREADPOOL_SIZE: what bin/reverify.js's shebang sets, which `node bin/reverify.js` bypasses.
 # WANDB_DIR: W&B keeps its run files there (the image's /app is not writable by the user).
 ENV TEMPORAL_ADDRESS=temporal:7233 \
     REVERIFY_STATE_DIR=/tmp/reverify-state \
     WANDB_DIR=/tmp/reverify-wandb \
-    MALLOC_ARENA_MAX=2
+    MALLOC_ARENA_MAX=2 \
+    UV_THREADPOOL_SIZE=16
 USER node
 
 ENTRYPOINT ["node", "bin/reverify.js"]

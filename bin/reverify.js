@@ -1,4 +1,4 @@
-#!/usr/bin/env -S MALLOC_ARENA_MAX=2 node
+#!/usr/bin/env -S MALLOC_ARENA_MAX=2 UV_THREADPOOL_SIZE=16 node
 // The `reverify` command. It runs the bundle `npm run build` (and npm's postinstall) makes,
 // dist/cli/main.mjs, while that is newer than every source file (src/, activities/, workflows/);
 // otherwise (sources edited since, no bundle, or REVERIFY_FROM_SOURCE=1) the TypeScript sources
@@ -10,6 +10,11 @@
 // more CPU (bench/ROUNDS.md, "Three rounds before"). glibc reads it only when a process starts, hence the
 // shebang (`env -S`: GNU coreutils 8.30 or later, macOS); `node bin/reverify.js` runs without it, so
 // the Dockerfile sets it for its image (test/unit/compose.test.ts checks that both say the same).
+// UV_THREADPOOL_SIZE: libuv's threads for file reads and writes, 4 by default, which the batches in
+// flight share: their part files' grouped writes and fsyncs held all four on a busy disk, and the
+// lanes' row reads queued behind them (at --concurrency 1024, half the lanes waited on reads
+// instead of sending: bench/README.md, issue 33 item 1). libuv reads it once, when the process
+// first uses its pool (Node's module loader does, before any of this file runs), hence here.
 import { bundle, runsBundle } from './bundle-fresh.js';
 
 if (runsBundle()) {

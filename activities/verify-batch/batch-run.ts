@@ -136,6 +136,7 @@ export class BatchRun {
         lanes: this.req.parallelism,
         going: () => this.stops.going() && !this.allowance.spent(),
         prepare: (k) => this.prepare(k),
+        readAhead: (from, rows) => this.rows.readRows(from, rows),
         send: (row) => this.sendRow(row),
         fail: (err) => this.stops.fail(err),
       },

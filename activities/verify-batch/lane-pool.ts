@@ -25,6 +25,8 @@ export interface PooledBatch {
   left(): number;
   /** Its next row (never null while `left()` is above 0), or null when it has none to hand out. */
   claim(): RowRun | null;
+  /** Starts reading its next `rows` rows to hand out, not yet claimed: the lanes take them next. */
+  readAhead?(rows: number): void;
 }
 
 /** The lanes and batches of one run's round in this process. */
@@ -142,8 +144,32 @@ export class LanePool {
 
   /** The row of the oldest batch with rows left (a Set iterates in join order), or null when no batch has one. */
   private next(g: Group): RowRun | null {
-    for (const b of g.batches) if (b.left() > 0) return b.claim();
+    for (const b of g.batches) {
+      if (b.left() > 0) {
+        const run = b.claim();
+        this.readAhead(g);
+        return run;
+      }
+    }
     return null;
+  }
+
+  /**
+   * The rows the lanes take next, as many as there are lanes, are read ahead by their batches, in
+   * the order the lanes take them: across batches, since at a high concurrency the lanes take a
+   * whole batch's rows within one answer's time. Reading only its own next window, the next batch
+   * started its reads when the lanes reached it, and most lanes waited on them together instead
+   * of sending (bench/README.md, issue 33 item 1).
+   */
+  private readAhead(g: Group): void {
+    let rows = g.lanes;
+    for (const b of g.batches) {
+      if (rows <= 0) return;
+      const left = b.left();
+      if (left <= 0) continue;
+      b.readAhead?.(Math.min(left, rows));
+      rows -= left;
+    }
   }
 
   /** Retires this lane if a leaving batch waits for lanes (true: the lane ends). */

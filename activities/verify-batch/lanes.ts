@@ -18,6 +18,8 @@ export interface LaneWork<P> {
   /** False once no new row may start (aborted, draining, allowance spent): a prepared row is dropped. */
   going: () => boolean;
   prepare: (k: number) => Promise<P>;
+  /** Starts reading rows from..from+rows-1 (not yet prepared), which the pool's lanes take next. */
+  readAhead?: (from: number, rows: number) => void;
   /** Sends a prepared row; resolves once it is answered (or given up) with its recording. */
   send: (row: P) => Promise<Recording>;
   /** A lane or a recording that threw: the batch fails with it (`going` should turn false). */
@@ -79,6 +81,7 @@ export async function runPooledLanes<P>(w: LaneWork<P>, pool: LanePool, group: s
     group,
     {
       left: () => (w.going() ? w.rows - next : 0),
+      readAhead: (rows) => w.readAhead?.(next, rows),
       claim: () => {
         if (next >= w.rows || !w.going()) return null;
         const k = next++;

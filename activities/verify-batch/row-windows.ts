@@ -1,6 +1,8 @@
 /**
- * A batch's rows read a window at a time, one window ahead of the lanes: a batch's memory is two
- * windows of rows, whatever its size, so batches can be large (the fixed cost of each batch, in
+ * A batch's rows read a window at a time, one window ahead of the lanes, or more while the pool's
+ * lanes are about to take its rows (`readRows`: the pool reads ahead as many rows as it has lanes,
+ * across its batches): a batch's memory is two windows of rows, or the lanes' next rows and a
+ * window, whatever its size, so batches can be large (the fixed cost of each batch, in
  * which its `/verify` slots idle, is then a small part of it) without holding all their rows. A
  * window is at most `WINDOW_ROWS` rows and `WINDOW_BYTES` bytes of rows (at least one row), so
  * long rows (rollouts of 10–50 KB) make shorter windows. Each window is proven as a whole batch's
@@ -79,6 +81,19 @@ export class RowWindows {
     if (this.ahead === 0) {
       this.ahead = 1;
       this.window(0)?.catch(() => undefined); // its failure reaches the lane that takes its first row
+    }
+  }
+
+  /**
+   * Starts reading the windows of rows from..from+rows-1 not asked for yet (the pool's lanes take
+   * them next: lane-pool.ts). Windows before `ahead` are being read, held, or all taken: a window
+   * is taken only through `row`, which asks for the one after it.
+   */
+  readRows(from: number, rows: number): void {
+    if (rows <= 0 || from < 0 || from >= this.todo.length) return;
+    const until = this.windowOf(Math.min(this.todo.length - 1, from + rows - 1));
+    for (this.ahead = Math.max(this.ahead, this.windowOf(from)); this.ahead <= until; this.ahead++) {
+      this.window(this.ahead)?.catch(() => undefined); // a window read ahead and never used fails nothing
     }
   }
 

@@ -35,6 +35,7 @@ export function startLocalWorkers(count: number, target: TemporalTarget, warn: (
     TEMPORAL_NAMESPACE: target.namespace,
     // What the shebang of bin/reverify.js sets (see there); spawned with node, it is not read.
     MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2',
+    UV_THREADPOOL_SIZE: process.env.UV_THREADPOOL_SIZE ?? '16',
     // Quiet as the in-process worker (main.ts): a run reports its failures itself.
     REVERIFY_LOG_LEVEL: process.env.REVERIFY_LOG_LEVEL ?? 'ERROR',
   };

@@ -42,7 +42,7 @@ describe('the reverify command', () => {
     for (const c of ['run', 'worker', 'status', 'report', 'demo', 'reference-server', 'server']) expect(r.stdout).toContain(c);
   });
 
-  it('run as the installed command (its shebang), it starts with the malloc arena cap in its environment', async () => {
+  it('run as the installed command (its shebang), it starts with the malloc arena cap and 16 libuv threads in its environment', async () => {
     // Spawned as the file itself, as npm's bin link runs it (not `node bin/reverify.js`).
     const child = spawn(reverifyBin, ['reference-server', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
     try {
@@ -57,6 +57,7 @@ describe('the reverify command', () => {
       // The node process itself (env execs it): its environment as it started.
       const environ = readFileSync(`/proc/${child.pid}/environ`, 'utf8').split('\0');
       expect(environ).toContain('MALLOC_ARENA_MAX=2');
+      expect(environ).toContain('UV_THREADPOOL_SIZE=16');
       expect(readFileSync(`/proc/${child.pid}/cmdline`, 'utf8').split('\0')[0]).toMatch(/node$/);
     } finally {
       child.kill('SIGTERM');

@@ -249,12 +249,16 @@ describe('Dockerfile', () => {
     expect(copyIndex).toBeLessThan(installIndex);
   });
 
-  it("sets the malloc arena cap bin/reverify.js's shebang sets (its ENTRYPOINT bypasses the shebang)", () => {
+  it("sets the malloc arena cap and libuv's thread pool bin/reverify.js's shebang sets (its ENTRYPOINT bypasses the shebang)", () => {
     const shebang = readFileSync(join(ROOT, 'bin', 'reverify.js'), 'utf8').split('\n')[0];
-    const cap = /^#!\/usr\/bin\/env -S MALLOC_ARENA_MAX=(\d+) node$/.exec(shebang)?.[1];
-    expect(cap).toBeDefined();
+    const vars = /^#!\/usr\/bin\/env -S MALLOC_ARENA_MAX=(\d+) UV_THREADPOOL_SIZE=(\d+) node$/.exec(shebang);
+    expect(vars).not.toBeNull();
     const env = dockerfile.filter((i) => i.op === 'ENV').map((i) => i.args);
-    expect(env.some((args) => new RegExp(`(^|\\s)MALLOC_ARENA_MAX=${cap}(\\s|$)`).test(args))).toBe(true);
+    for (const [name, value] of [
+      ['MALLOC_ARENA_MAX', vars![1]],
+      ['UV_THREADPOOL_SIZE', vars![2]],
+    ])
+      expect(env.some((args) => new RegExp(`(^|\\s)${name}=${value}(\\s|$)`).test(args))).toBe(true);
   });
 
   it('.dockerignore keeps node_modules, .temporal and .git out of the build context', () => {

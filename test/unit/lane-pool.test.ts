@@ -199,6 +199,29 @@ describe('LanePool', () => {
     expect(order.slice(12)).toEqual(new Array<string>(30).fill('younger'));
   });
 
+  it("the lanes' next rows, as many as the lanes, are read ahead across batches: the younger's before the older runs out", async () => {
+    const pool = new LanePool();
+    const meter = new Meter(() => 8);
+    const asked: Array<{ name: string; rows: number; left: number; olderLeft: number }> = [];
+    let older: ReturnType<typeof batch> | undefined;
+    const reading = (name: string, rows: number) => {
+      const b = batch(name, rows, meter, () => 1);
+      return { ...b, readAhead: (n: number) => asked.push({ name, rows: n, left: b.left(), olderLeft: older?.left() ?? 0 }) };
+    };
+    older = reading('older', 6);
+    const younger = reading('younger', 30);
+    const members = [pool.join('run', older, 4), pool.join('run', younger, 4)];
+    await Promise.all([older.answered, younger.answered]);
+    await Promise.all(members.map((m) => m.leave()));
+    // The younger batch was asked to read rows while the older still had rows to hand out.
+    expect(asked.some((a) => a.name === 'younger' && a.olderLeft > 0)).toBe(true);
+    // Never more than a batch has left, nor more than the lanes; each batch's rows are read ahead before the lanes take them.
+    for (const a of asked) expect(a.rows).toBeLessThanOrEqual(Math.min(a.left, 8));
+    expect(asked.filter((a) => a.name === 'older').length).toBeGreaterThan(0);
+    // Once the older has no row left, the younger reads the lanes' whole share ahead.
+    expect(asked).toContainEqual(expect.objectContaining({ name: 'younger', rows: 8, olderLeft: 0 }));
+  });
+
   it('never lends lanes between groups (runs, rounds)', async () => {
     const pool = new LanePool();
     const a = new Meter(() => 2);

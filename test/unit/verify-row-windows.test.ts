@@ -119,6 +119,23 @@ describe('RowWindows', () => {
     await windows.close();
   });
 
+  it('reads ahead the windows of the rows the lanes take next (readRows), never again a window already taken', async () => {
+    const f = fixture(20);
+    const todo = f.records.map((_, i) => i);
+    const windows = new RowWindows(f.req, f.records, todo, { rows: 4, bytes: Infinity });
+    windows.readRows(0, 9);
+    expect(windows.held()).toBe(3); // windows 0, 1 and 2: rows 0..8
+    for (let k = 0; k < 4; k++) expect((await windows.row(k)).source()).toBe(f.sourceLines[k]);
+    expect(windows.held()).toBe(2); // window 0 taken and dropped
+    windows.readRows(0, 16); // from an older cursor: window 0 is not read again
+    expect(windows.held()).toBe(3);
+    windows.readRows(19, 10); // past the end: only the last window
+    expect(windows.held()).toBe(4);
+    for (let k = 4; k < todo.length; k++) expect((await windows.row(k)).input()).toBe(f.inputLines[k]);
+    expect(windows.held()).toBe(0);
+    await windows.close();
+  });
+
   it('holds both files open from the first window to close(): later windows read the files it opened', async () => {
     const f = fixture(12);
     const todo = f.records.map((_, i) => i);
