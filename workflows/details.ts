@@ -6,7 +6,8 @@
  */
 import { setCurrentDetails } from '@temporalio/workflow';
 import type { Phase } from '../src/contract/run-spec.js';
-import { progressOf, type InFlight, type RunState } from './run-state.js';
+import { progressOf } from './progress.js';
+import type { InFlight, RunState } from './run-state.js';
 import { runView } from '../src/contract/run-view.js';
 import { requestsShown } from './budget.js';
 import { estimateText } from '../src/contract/estimate-text.js';

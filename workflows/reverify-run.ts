@@ -18,7 +18,8 @@ import { announce, guard, moveInvalidJudgeRows, openOutputs, plan, planEstimate,
 import { nextRound } from './rejudge.js';
 import { noiseSample } from './noise-sample.js';
 import { rejudgeSaved } from './rejudge-saved.js';
-import { initialState, progressOf, upgradeState, type InFlight, type RunState } from './run-state.js';
+import { progressOf } from './progress.js';
+import { initialState, upgradeState, type InFlight, type RunState } from './run-state.js';
 import { verifyRound } from './verify-round.js';
 import { recordStoppedEarly } from './stop-rules.js';
 

@@ -1,6 +1,7 @@
 /**
  * The run's state, carried across continue-as-new (counts, cursors, committed lengths; never rows),
- * and its arithmetic: the first state, upgrading a carried one, adding a batch's counts, progress.
+ * and its arithmetic: the first state, upgrading a carried one, adding a batch's counts (the
+ * progress query's answer: progress.ts).
  */
 import type {
   AgentCounts,
@@ -10,12 +11,11 @@ import type {
   OutputPaths,
   Phase,
   PlanSummary,
-  Progress,
   RunSpec,
 } from '../src/contract/run-spec.js';
 import type { NoiseSampleView } from '../src/contract/run-result.js';
-import { addRows, NO_ROWS, type RowCounts } from '../src/contract/run-view.js';
-import { runEstimateView, type RunEstimate } from '../src/stats/run-estimate.js';
+import type { RowCounts } from '../src/contract/run-view.js';
+import type { RunEstimate } from '../src/stats/run-estimate.js';
 import type { StoppedEarly } from '../src/contract/stop-rules.js';
 import type { InputIdentity } from '../src/contract/plan-summary.js';
 
@@ -232,49 +232,6 @@ export function upgradeState(st: RunState): RunState {
   st.coverageOpened ??= false;
   st.estimate ??= null;
   return st;
-}
-
-/** What the progress query answers. */
-export function progressOf(st: RunState, inflight: Map<number, InFlight>): Progress {
-  return {
-    phase: st.phase,
-    planned: st.planned,
-    round: st.round,
-    done: st.totals.main,
-    failed: st.totals.failed,
-    dropped: st.totals.dropped,
-    rejected: st.totals.rejected,
-    judgeFailed: st.totals.judgeFailed,
-    inFlightRows: [...inflight.values()].reduce((a, b) => a + b.rows, 0),
-    running: [...inflight.entries()].map(([batch, f]) => ({ batch, rows: f.rows, slots: f.slots, ...sofarOf(st, batch) })),
-    landed: Object.values(st.landed ?? {}).reduce(addRows, NO_ROWS),
-    held: Object.entries(st.heldRows ?? {})
-      .filter(([batch]) => !inflight.has(Number(batch)))
-      .map(([, rows]) => rows)
-      .reduce(addRows, NO_ROWS),
-    perAgent: st.totals.perAgent,
-    messages: st.messages,
-    outputs: st.outputs,
-    generation: st.generation,
-    concurrency: st.concurrency,
-    effectiveConcurrency: st.effective,
-    paused: st.paused || st.budgetPaused,
-    budgetPaused: st.budgetPaused,
-    requests: { used: st.requestsUsed, max: st.maxRequests },
-    sidecarLength: st.sidecarLength,
-    sidecarOpenedAt: st.sidecarOpenedAt,
-    keys: st.keysPlanned,
-    rejudgeAt: st.phase === 'rejudge-wait' ? (st.rejudgeAt ?? null) : null,
-    estimate: st.estimate ? runEstimateView(st.estimate) : null,
-    ...(st.noise ? { noise: st.noise } : {}),
-    stoppedEarly: st.stoppedEarly ?? null,
-  };
-}
-
-/** A held batch's rows so far, while it runs again (its checkpoint counts them once it has one). */
-function sofarOf(st: RunState, batch: number): { sofar?: RowCounts } {
-  const rows = st.heldRows?.[batch];
-  return rows ? { sofar: rows } : {};
 }
 
 /**
