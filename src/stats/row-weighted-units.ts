@@ -9,6 +9,9 @@ import type { PairedUnit } from '../contract/batch-result.js';
 import type { LiveEstimate } from './live-estimate.js';
 import { addPending, createWorCs, narrowPending, resolvePending, type PendingToken, type WorCsState } from './wor-cs.js';
 
+/** Read once per module: a global read is slow in the workflow sandbox (wor-cs.ts). */
+const { max, min } = Math;
+
 const KEYS = ['newMean', 'delta', 'up', 'down'] as const;
 
 /** Four sequences for `units` units of `rows` rows in all, the largest of `maxRows`, at level 1 − alpha. */
@@ -46,12 +49,13 @@ export function settleUnit(
   scale: number,
 ): LiveEstimate<PendingToken> | null {
   const r = unitRanges(u, scale);
-  const next = { ...tokens };
+  // Fields listed, not spread: the spread helper of the workflow bundle reads globals (wor-cs.ts).
+  const next = { newMean: tokens.newMean, delta: tokens.delta, up: tokens.up, down: tokens.down };
   for (const k of KEYS) {
     const s: WorCsState = est[k];
     // Rounding may put a value a hair past the range's ends.
-    const lo = Math.min(s.upper, Math.max(s.lower, r[k].lo));
-    const hi = Math.min(s.upper, Math.max(s.lower, r[k].hi));
+    const lo = min(s.upper, max(s.lower, r[k].lo));
+    const hi = min(s.upper, max(s.lower, r[k].hi));
     if (u.known === u.rows) resolvePending(s, tokens[k], lo);
     else next[k] = narrowPending(s, tokens[k], lo, hi);
   }

@@ -129,9 +129,15 @@ function enterUnit(e: RunEstimate, u: PairedUnit, lastOfBatch: boolean): void {
   } else {
     closeOpen(e);
     const agent = e.agents[u.agent];
-    e.open = { unit: { ...u }, agent: agent ? enterWhole(agent) : null, all: enterWhole(e.all) };
+    e.open = { unit: copyUnit(u), agent: agent ? enterWhole(agent) : null, all: enterWhole(e.all) };
   }
   if (!lastOfBatch) closeOpen(e);
+}
+
+/** A copy of `u`, fields listed: the spread helper of the workflow bundle reads globals per call (wor-cs.ts). */
+function copyUnit(u: PairedUnit): PairedUnit {
+  const { agent, task, rows, known, oldSum, newSum, up, down, invalid } = u;
+  return { agent, task, rows, known, oldSum, newSum, up, down, invalid };
 }
 
 /** Enters a unit as pending over its whole range (null: the estimate is off). */

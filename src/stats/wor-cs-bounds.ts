@@ -7,6 +7,9 @@
  */
 import type { WorCsState } from './wor-cs.js';
 
+/** Read once per module: a global read is slow in the workflow sandbox (wor-cs.ts). */
+const { log, max, min } = Math;
+
 /** An interval for the population mean, in the units of the values, and how far the sample got. */
 export interface IntervalEstimate {
   lo: number;
@@ -24,8 +27,8 @@ export function currentBounds(s: WorCsState): { lo: number; hi: number } {
   const n = s.populationSize;
   const sureLo = (s.sum + s.pendingLo) / n;
   const sureHi = (s.sum + s.pendingHi + (n - s.added)) / n;
-  if (s.added === 0 || !(s.weight > 0)) return { lo: Math.max(0, sureLo), hi: Math.min(1, sureHi) };
-  const margin = Math.log(2 / s.alpha) + s.penalty + s.pendingPenalty;
+  if (s.added === 0 || !(s.weight > 0)) return { lo: max(0, sureLo), hi: min(1, sureHi) };
+  const margin = log(2 / s.alpha) + s.penalty + s.pendingPenalty;
   // A_t = P + H_t·S − Q, with each pending unit at the end that is worst for the bound.
   const low = s.betSum + s.pendingBetLo + s.harmonic * (s.sum + s.pendingLo) - (s.harmonicSum + s.pendingHarmonicLo);
   const high = s.betSum + s.pendingBetHi + s.harmonic * (s.sum + s.pendingHi) - (s.harmonicSum + s.pendingHarmonicHi);
@@ -34,14 +37,14 @@ export function currentBounds(s: WorCsState): { lo: number; hi: number } {
 }
 
 function clamp(x: number, lo: number, hi: number): number {
-  return Math.min(Math.min(1, hi), Math.max(Math.max(0, lo), x));
+  return min(min(1, hi), max(max(0, lo), x));
 }
 
 /** Intersects the running interval with the current one (kept alone if they do not meet). */
 export function refreshInterval(s: WorCsState): void {
   const now = currentBounds(s);
-  const lo = Math.max(s.lo, now.lo);
-  const hi = Math.min(s.hi, now.hi);
+  const lo = max(s.lo, now.lo);
+  const hi = min(s.hi, now.hi);
   if (lo <= hi) {
     s.lo = lo;
     s.hi = hi;
