@@ -31,6 +31,7 @@ export function inputChanged(
     'Nothing wrong was written and the rows committed so far are kept. ' +
     (atif
       ? 'Restore the file (or keep the new one), then run the same command with --overwrite (an ATIF run cannot be resumed): it verifies every trajectory again from the files as they are now.'
-      : 'Restore the file (or keep the new one), then run the same command with --resume: it plans again from the files as they are now.')
+      : 'Restore the file, then run the same command with --resume; to go on with the file as it is now, add --allow-unsafe ' +
+        '(the rows already written were verified against the file as it was): either plans again from the files as they are.')
   );
 }

@@ -84,13 +84,17 @@ describe('a file changed after the plan', () => {
     expect(first.error?.line).toMatch(
       new RegExp(`'${f.rollouts}' changed after this run planned it(: line 501 is not the row that was planned)? \\(modified `),
     );
-    expect(first.error?.line).toContain('run the same command with --resume');
+    expect(first.error?.line).toContain('run the same command with --resume; to go on with the file as it is now, add --allow-unsafe');
     const committed = lines(f.output);
     expect(committed.length).toBeGreaterThanOrEqual(200);
     expect(committed.length).toBeLessThan(600);
     expectOwnResponses(f.output);
 
-    const again = await run(f, s.url, { resume: true });
+    // The file's content differs from the digest saved at the plan (start_or_resume): --resume alone is refused.
+    const refused = await run(f, s.url, { resume: true });
+    expect(refused.error?.line).toMatch(/is not the file this run was started with .* pass --allow-unsafe/);
+    expect(lines(f.output).length).toBe(committed.length);
+    const again = await run(f, s.url, { resume: true, allowUnsafe: true });
     expect(again.error).toBeNull();
     expect(lines(f.output).slice(0, committed.length)).toEqual(committed); // committed rows untouched
     const out = readRows(f.output);
