@@ -82,10 +82,11 @@ async function leave(path: string, held: Held): Promise<void> {
 }
 
 /** Runs `body` holding the run lock of `output`; throws `RunLockHeldError` at once if another process holds it. */
-export async function withRunLock<T>(output: string, body: () => Promise<T>): Promise<T> {
+export async function withRunLock<T>(output: string, body: () => Promise<T>, own = false): Promise<T> {
   const path = await runLockPath(output);
   const held = await enter(path);
   try {
+    if (own && held.fd === null) throw new RunLockHeldError(runLockHeld(path));
     return await body();
   } finally {
     await leave(path, held);
@@ -97,15 +98,8 @@ export async function withRunLock<T>(output: string, body: () => Promise<T>): Pr
  * `reverify run` drives a run of `output` (a run's own workers may write beside their driver; this
  * tool may not).
  */
-export async function withOwnRunLock<T>(output: string, body: () => Promise<T>): Promise<T> {
-  const path = await runLockPath(output);
-  const held = await enter(path);
-  try {
-    if (held.fd === null) throw new RunLockHeldError(runLockHeld(path));
-    return await body();
-  } finally {
-    await leave(path, held);
-  }
+export function withOwnRunLock<T>(output: string, body: () => Promise<T>): Promise<T> {
+  return withRunLock(output, body, true);
 }
 
 /** The run-long hold of the `reverify run` that drives a run. */

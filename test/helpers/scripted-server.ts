@@ -83,6 +83,18 @@ export function reward(value: number, extra: Row = {}): Reply {
 }
 
 /** A 200 judge-failure reply, as the NeMo Gym judge failsafe writes it. */
+/** A `/reverify_mode` script whose first `n` answers wait until `n` requests have come. */
+export function heldUntil(n: number): () => Promise<Reply> {
+  let asked = 0;
+  let release = () => {};
+  const all = new Promise<void>((r) => (release = r));
+  return async () => {
+    if (++asked >= n) release();
+    await all;
+    return { status: 200, body: 'stateless' };
+  };
+}
+
 export function judgeFailed(error = 'JudgeError: x'): Reply {
   return { status: 200, raw: `{"reward":0.0,"_ng_failure_class":"judge_failed","_ng_failure_judge_error":${JSON.stringify(error)}}` };
 }

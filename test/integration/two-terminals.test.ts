@@ -8,24 +8,12 @@ import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli-process.js';
 import { closedAfterEach } from '../helpers/hooks.js';
 import { keysOf, readRows } from '../helpers/run-fixtures.js';
-import { startScriptedServer, type Reply } from '../helpers/scripted-server.js';
+import { heldUntil, startScriptedServer } from '../helpers/scripted-server.js';
 import { tasks, writeFixture } from '../helpers/spec-fixtures.js';
 import { tempDir, useSharedTemporal } from '../helpers/temporal-env.js';
 
 const temporal = useSharedTemporal('two-terminals');
 const server = closedAfterEach(startScriptedServer);
-
-/** A `/reverify_mode` script whose first `n` answers wait until `n` requests have come. */
-function heldUntil(n: number): () => Promise<Reply> {
-  let asked = 0;
-  let release = () => {};
-  const all = new Promise<void>((r) => (release = r));
-  return async () => {
-    if (++asked >= n) release();
-    await all;
-    return { status: 200, body: 'stateless' };
-  };
-}
 
 describe('two terminals, one command', () => {
   it('started at once: one says `Started run`, the other `Attached to the live run`; each key written once', async () => {

@@ -11,25 +11,13 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli-process.js';
 import { closedAfterEach } from '../helpers/hooks.js';
 import { keysOf, readRows } from '../helpers/run-fixtures.js';
-import { startScriptedServer, type Reply } from '../helpers/scripted-server.js';
+import { heldUntil, startScriptedServer } from '../helpers/scripted-server.js';
 import { tasks, writeAgentsConfig, writeFixture } from '../helpers/spec-fixtures.js';
 import { tempDir, useSharedTemporal } from '../helpers/temporal-env.js';
 import { offlineRuns, wandbSkipReason } from '../helpers/wandb-offline.js';
 
 const temporal = useSharedTemporal('wandb-two-terminals');
 const server = closedAfterEach(startScriptedServer);
-
-/** A `/reverify_mode` script whose first `n` answers wait until `n` requests have come. */
-function heldUntil(n: number): () => Promise<Reply> {
-  let asked = 0;
-  let release = () => {};
-  const all = new Promise<void>((r) => (release = r));
-  return async () => {
-    if (++asked >= n) release();
-    await all;
-    return { status: 200, body: 'stateless' };
-  };
-}
 
 describe('W&B with two terminals on one run', () => {
   // A part `npm run setup:test` installs: missing, the test fails with what to run (never skipped).
