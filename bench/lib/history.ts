@@ -3,6 +3,7 @@
  * length and size.
  */
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
+import { CLIENT_CHANNEL_ARGS } from '../../src/temporal/connection.js';
 
 export interface ChainRun {
   runId: string;
@@ -17,7 +18,7 @@ export interface ChainRun {
  * as new is `WorkflowExecutionContinuedAsNew`, whose `newExecutionRunId` is the next run.
  */
 export async function continueAsNewChain(address: string, namespace: string, workflowId: string): Promise<ChainRun[]> {
-  const connection = await Connection.connect({ address });
+  const connection = await Connection.connect({ address, channelArgs: CLIENT_CHANNEL_ARGS });
   try {
     const client = new Client({ connection, namespace });
     const latest = await client.workflow.getHandle(workflowId).describe();

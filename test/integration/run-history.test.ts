@@ -3,10 +3,12 @@
  * (`<stem>_history.json`): every run of the continue-as-new chain, oldest first, each replayable.
  * Continue-as-new is forced every 2 batches (the CLI's test hook), through the in-process command.
  */
-import { appendFileSync, existsSync, readFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { connectClient } from '../../src/temporal/connection.js';
+import { writeRunHistory } from '../../src/temporal/run-history.js';
 import { workflowIdForOutput } from '../../src/temporal/workflow-id.js';
 import { runReverify, sampleRun, useReferenceServer } from '../helpers/run-fixtures.js';
 import { tempDir, useSharedTemporal, useTemporalClient } from '../helpers/temporal-env.js';
@@ -123,5 +125,33 @@ describe('the workflow history beside the outputs', () => {
     expect(run.error?.line).toMatch(/rollouts\.jsonl:3/);
     expect(run.lines.join('\n')).not.toMatch(/Started run/);
     expect(existsSync(join(dir, 'out_history.json'))).toBe(false);
+  });
+
+  it("a history whose page is larger than gRPC's default 4 MiB is written (a 10^5-row run's was 4.7 MB)", async () => {
+    // A run with no worker (its task queue has none), signalled five times with 1.5 MB each: one
+    // page of 7.5 MB. The signals' names are not the workflow's; the server records them all the same.
+    const dir = tempDir();
+    const workflowId = `history-large-page-${process.pid}-${Date.now()}`;
+    const handle = await client().workflow.start('reverifyRun', { taskQueue: `no-worker-${workflowId}`, workflowId, args: [] });
+    for (let i = 0; i < 5; i++) await handle.signal(`large-${i}`, 'x'.repeat(1_500_000));
+    await handle.terminate('test');
+    const { client: cli, close } = await connectClient({
+      address: temporal.address,
+      namespace: temporal.namespace,
+      uiUrl: null,
+      embedded: false,
+      started: false,
+    });
+    try {
+      const path = join(dir, 'large_history.json');
+      const written = await writeRunHistory(cli, workflowId, path);
+      expect(written.runs).toBe(1);
+      const file = JSON.parse(readFileSync(path, 'utf8')) as HistoryFile;
+      const signalled = file.runs[0].history.events.filter((e) => e.eventType === 'EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED');
+      expect(signalled).toHaveLength(5);
+      expect(statSync(path).size).toBeGreaterThan(4 * 1024 * 1024 * 1.3);
+    } finally {
+      await close();
+    }
   });
 });
