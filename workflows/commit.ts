@@ -8,6 +8,7 @@ import type { BatchResult, RunSpec } from '../src/contract/run-spec.js';
 import { quick } from './activity-proxies.js';
 import { adaptLimit } from './adaptive-limit.js';
 import { addCounts, committed, type InFlight, type RunState } from './run-state.js';
+import { decodePaired } from '../src/contract/paired-wire.js';
 import { feedBatch } from '../src/stats/run-estimate.js';
 import { settleRejudged } from '../src/stats/rejudged-units.js';
 import { checkStopRules } from './stop-rules.js';
@@ -64,8 +65,8 @@ export async function commitBatches(spec: RunSpec, st: RunState, batches: BatchR
     committed(st, b);
     // The live estimate takes the first round's batches in plan order (src/stats/run-estimate.ts);
     // a re-judgment round's settle the units its rows left pending (src/stats/rejudged-units.ts).
-    if (st.estimate && st.round === 0) feedBatch(st.estimate, b.batch, b.paired ?? []);
-    else if (st.estimate) settleRejudged(st.estimate, b.paired ?? []);
+    if (st.estimate && st.round === 0) feedBatch(st.estimate, b.batch, decodePaired(b.paired));
+    else if (st.estimate) settleRejudged(st.estimate, decodePaired(b.paired));
     if (st.mainRows !== null) st.mainRows += b.main;
     // A withdrawn re-judgment (answered without a grade) leaves its failure selected for the next round.
     st.roundJudgeFailed += b.judgeFailed + (b.withdrawn ?? 0);

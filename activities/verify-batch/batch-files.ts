@@ -1,5 +1,6 @@
 /** A batch's files in the work directory, and publishing them when the batch ends. */
 import { join } from 'node:path';
+import { encodePaired } from '../../src/contract/paired-wire.js';
 import type { BatchResult } from '../../src/contract/run-spec.js';
 import { publishFile, writeFileAtomic } from '../../src/io/atomic-file.js';
 import { rejudgeListPath } from '../plan-round.js';
@@ -46,7 +47,7 @@ export async function publish(
     audit: checkpoint.audit,
     ...(unfinished > 0 ? { unfinished } : {}),
     ...(carried > 0 ? { carried } : {}),
-    ...(checkpoint.paired ? { paired: pairedUnits(checkpoint.paired, req.plan.agents) } : {}),
+    ...(checkpoint.paired ? { paired: encodePaired(pairedUnits(checkpoint.paired, req.plan.agents), req.round) } : {}),
   };
   // The parts and the list are independent (their fsyncs overlap); the result comes last: it says all are published.
   await Promise.all([

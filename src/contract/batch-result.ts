@@ -3,6 +3,7 @@
  * this file, so it must not contain runtime code.
  */
 import type { BatchAudit } from './batch-audit.js';
+import type { PairedWire } from './paired-wire.js';
 
 /** Per-agent counts of committed results. */
 export interface AgentCounts {
@@ -71,9 +72,9 @@ export interface BatchResult {
   unfinished?: number;
   /**
    * The batch's rows as paired old/new values per task, in plan order, for the live estimate
-   * (src/stats/run-estimate.ts). Absent: none (ATIF, recovery, earlier versions).
+   * (src/stats/run-estimate.ts), in their compact form (paired-wire.ts). Absent: none (ATIF, recovery).
    */
-  paired?: PairedUnit[];
+  paired?: PairedWire;
 }
 
 /**

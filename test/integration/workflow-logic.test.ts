@@ -30,6 +30,7 @@ import { cacheDir } from '../../src/temporal/connection.js';
 import { coverageOf, emptyCounts } from '../../src/contract/coverage.js';
 import { aggregateTimeoutMs } from '../../src/contract/aggregate-timeout.js';
 import { workflowBundlePath } from '../../src/temporal/workflow-bundle.js';
+import { encodePaired } from '../../src/contract/paired-wire.js';
 import { progressQuery, setMaxRequestsUpdate, setPausedUpdate } from '../../workflows/definitions.js';
 import type { reverifyRun } from '../../workflows/reverify-run.js';
 import { useSharedTemporal } from '../helpers/temporal-env.js';
@@ -207,7 +208,7 @@ function stubActivities(o: StubOptions) {
           latencyMsSum: 0,
           latencyCount: 0,
           requestsUsed: sent,
-          ...(req.paired && o.paired ? { paired: o.paired.units(req) } : {}),
+          ...(req.paired && o.paired ? { paired: encodePaired(o.paired.units(req), req.round) } : {}),
         };
         return held ? { ...result, main: 0, failed: 0, judgeFailed: 0, perAgent: {}, held: true } : result;
       } finally {
