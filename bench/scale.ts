@@ -3,7 +3,7 @@
  *
  *   npx tsx bench/scale.ts [--sizes 1e4,1e5] [--response-bytes 2000] [--concurrency 64]
  *                          [--batch-size N] [--agents 2] [--max-activities 64] [--interval-ms 200]
- *                          [--worker-node-args=--max-old-space-size=256] [--no-aggregation] [--out bench/out/scale]
+ *                          [--worker-node-args=--max-old-space-size=256] [--no-aggregation] [--commands] [--out bench/out/scale]
  *
  * For each size (1e6 is opt-in: `--sizes 1e4,1e5,1e6`), on a fresh embedded Temporal dev server
  * (its own state dir), against a fresh reference server at latency 0: starts a `reverify worker`,
@@ -20,6 +20,7 @@ import { parseArgs } from 'node:util';
 import { DEFAULT_BATCH_SIZE } from '../src/config/run-options.js';
 import { workflowBundlePath } from '../src/temporal/workflow-bundle.js';
 import { workflowIdForOutput } from '../src/temporal/workflow-id.js';
+import { afterRunCommands, measureCommands, sampleTreeBytes, type CommandCost } from './lib/after-run.js';
 import { CpuSampler } from './lib/cpu.js';
 import { mib, parseCount, RESOURCES_SERVER, writeRunFiles } from './lib/data.js';
 import { continueAsNewChain, type ChainRun } from './lib/history.js';
@@ -51,6 +52,8 @@ const { values } = parseArgs({
     'worker-node-args': { type: 'string', default: '' },
     /** Skip the aggregate phase (on by default: its memory counts too). */
     'no-aggregation': { type: 'boolean', default: false },
+    /** After the run: time `status`, `history`, `read`, `report` and `aggregate` on its output (bench/lib/after-run.ts). */
+    commands: { type: 'boolean', default: false },
     out: { type: 'string', default: join(ROOT, 'bench', 'out', 'scale') },
   },
 });
@@ -69,6 +72,10 @@ interface SizeResult {
   cpuUsPerRow: Map<string, number>;
   /** Peak VmRSS sampled from the first /verify to the end of the run (KiB), by process label. */
   runPeakKiB: Map<string, number>;
+  /** Largest size of the run's work directory, against the inputs' and rollouts' bytes. */
+  workDirBytes: number;
+  inputBytes: number;
+  commands: CommandCost[];
 }
 
 /** `1e4` → `1e4`, 20000 → `2e4` … for labels. */
@@ -164,6 +171,7 @@ runBench(async () => {
         ...(batchSize === undefined ? [] : ['--batch-size', String(batchSize)]),
       ];
       const win = new VerifyWindow(ref.url, rows, 50);
+      const workDir = sampleTreeBytes(join(dir, 'run', '.reverified.jsonl.reverify'));
       const t0 = performance.now();
       const cli = spawnCli(args, { env, logPath: join(dir, 'reverify-run.log') });
       watch('CLI (--no-worker)', cli.pid);
@@ -175,6 +183,7 @@ runBench(async () => {
       }, 30_000);
       const code = await cli.exited.finally(() => clearInterval(heartbeat));
       const wallSec = (performance.now() - t0) / 1000;
+      const workDirBytes = workDir.stop();
       if (code !== 0) throw new Error(`reverify run exited with status ${code}: see ${join(dir, 'reverify-run.log')}`);
       const w = await Promise.race([
         win.result(),
@@ -187,7 +196,7 @@ runBench(async () => {
       const cpuUsPerRow = new Map([...cpu.between(w.firstMs, w.lastMs)].map(([l, u]) => [l, (1000 * u.totalMs) / rows]));
       const tEnd = t0 + wallSec * 1000;
       const runPeakKiB = new Map([...peaks].map(([l, p]) => [l, peakBetween(p, w.firstMs, tEnd)]));
-      const summary = /Rows: .*/.exec(readFileSync(join(dir, 'reverify-run.log'), 'utf8'))?.[0] ?? '';
+      const summary = /Rollouts: .*/.exec(readFileSync(join(dir, 'reverify-run.log'), 'utf8'))?.[0] ?? '';
       const chain = await continueAsNewChain(server.address, 'default', workflowIdForOutput(output));
       const result: SizeResult = {
         rows,
@@ -198,6 +207,9 @@ runBench(async () => {
         written: summary,
         cpuUsPerRow,
         runPeakKiB,
+        workDirBytes,
+        inputBytes: data.inputsBytes + data.rolloutsBytes,
+        commands: [],
       };
       results.push(result);
       const events = chain.reduce((a, r) => a + r.historyLength, 0);
@@ -206,8 +218,22 @@ runBench(async () => {
         `[${label}] ${fixed(result.rowsPerSec)} rows/s first→last /verify, wall ${wallSec.toFixed(1)} s ` +
           `(first /verify ${((w.firstMs - t0) / 1000).toFixed(1)} s after the run command started: guard, plan); ` +
           `${chain.length} run(s) in the chain (${chain.length - 1} continue-as-new), ${events} history events, ` +
-          `largest history ${fixed(Math.max(...chain.map((r) => r.historySize ?? NaN)) / 1024)} KiB`,
+          `largest history ${fixed(Math.max(...chain.map((r) => r.historySize ?? NaN)) / 1024)} KiB; ` +
+          `work directory at most ${mib(workDirBytes)} (${fixed((100 * workDirBytes) / result.inputBytes, 1)} % of the inputs and rollouts)`,
       );
+      console.log(
+        `    per generation (events, KiB): ${chain.map((r) => `${r.historyLength}/${fixed((r.historySize ?? NaN) / 1024)}`).join(' ')}`,
+      );
+      if (values.commands) {
+        const server = `${RESOURCES_SERVER}=${ref.url}`;
+        const rollouts = data.rolloutsPath;
+        result.commands = await measureCommands(
+          afterRunCommands({ output, rollouts, config: data.configPath, server, dir }),
+          env,
+          dir,
+          intervalMs,
+        );
+      }
       // The RSS series, for inspection, and where the worker and the Temporal server stood along the run.
       const csv = ['process,seconds_since_run_start,vmrss_kib'];
       for (const [l, p] of peaks) for (const x of p.series) csv.push(`${l},${((x.atMs - t0) / 1000).toFixed(2)},${x.rssKiB}`);
