@@ -1,11 +1,12 @@
 /**
  * Times the plan phase alone (the `planRun` activity, in this process, on a mock activity context):
  *
- *   npx tsx bench/plan.ts [--rows 1e6] [--response-bytes 500] [--repeat 3] [--one-thread] [--order random|file] [--cpu-prof]
+ *   npx tsx bench/plan.ts [--rows 1e6] [--response-bytes 500] [--data DIR] [--repeat 3] [--one-thread] [--order random|file] [--cpu-prof]
  *
  * Generates (or reuses) a run in `bench/out/data/plan-<rows>-<bytes>/`, then plans it `--repeat`
  * times with a fresh work directory each time (`bench/out/plan-work/`, left there: `plan.bin`, `plan.json`) and prints seconds, rows/s, MiB/s of input read and
- * the process's peak RSS. On a shared machine compare the CPU seconds (this process's user + system
+ * the process's peak RSS, and the largest size of the work directory (its sort runs) against the
+ * inputs. `--data DIR`: plan a run bench/lib/data.ts wrote before (e.g. scale.ts's 10^7 rows). On a shared machine compare the CPU seconds (this process's user + system
  * time; the plan runs on one thread, so wall ≥ CPU when the machine is idle). `--cpu-prof`: run it again under `node --cpu-prof` yourself, e.g.
  * `node --cpu-prof --cpu-prof-dir bench/out/plan-prof --import tsx bench/plan.ts --repeat 1`, then
  * `npx tsx bench/profile-top.ts bench/out/plan-prof`.
@@ -18,6 +19,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { planRun } from '../activities/plan-run.js';
 import { routingFromGymConfig } from '../src/config/routing.js';
 import { loadGymConfigs } from '../src/config/gym-config.js';
+import { sampleTreeBytes } from './lib/after-run.js';
 import { mib, parseCount, writeRunFiles } from './lib/data.js';
 import { readVm } from './lib/rss.js';
 
@@ -28,12 +30,24 @@ const { values } = parseArgs({
     repeat: { type: 'string', default: '3' },
     'one-thread': { type: 'boolean', default: false },
     order: { type: 'string', default: 'file' },
+    data: { type: 'string' },
   },
 });
-const rows = parseCount('--rows', values.rows);
-const responseBytes = parseCount('--response-bytes', values['response-bytes']);
-const dir = resolve('bench/out/data', `plan-${rows}-${responseBytes}`);
-const files = await writeRunFiles(dir, { rows, responseBytes, agents: 2 }, true);
+// --data: the run's own size (its meta.json), so that an existing run is reused, never rewritten.
+const meta = values.data
+  ? (JSON.parse(readFileSync(join(values.data, 'meta.json'), 'utf8')) as {
+      rows: number;
+      responseBytes: number;
+      agents: string[];
+      repeats: number;
+      seed: number;
+    })
+  : null;
+const rows = meta?.rows ?? parseCount('--rows', values.rows);
+const responseBytes = meta?.responseBytes ?? parseCount('--response-bytes', values['response-bytes']);
+const dir = values.data ? resolve(values.data) : resolve('bench/out/data', `plan-${rows}-${responseBytes}`);
+const shape = meta ? { agents: meta.agents.length, repeats: meta.repeats, seed: meta.seed } : { agents: 2 };
+const files = await writeRunFiles(dir, { rows, responseBytes, ...shape }, true);
 const routing = routingFromGymConfig(await loadGymConfigs([files.configPath]), {});
 const bytes = statSync(files.inputsPath).size + statSync(files.rolloutsPath).size;
 console.log(`plan phase: ${files.rows} rows, ${mib(bytes)} of inputs + rollouts (${dir})`);
@@ -41,6 +55,7 @@ const seconds: number[] = [];
 for (let i = 0; i < Number(values.repeat); i++) {
   const workDir = resolve('bench/out/plan-work');
   await rm(workDir, { recursive: true, force: true });
+  const disk = sampleTreeBytes(workDir, 1_000);
   const t0 = performance.now();
   const cpu0 = process.cpuUsage();
   const out = await new MockActivityEnvironment().run<[Parameters<typeof planRun>[0]], Awaited<ReturnType<typeof planRun>>, typeof planRun>(
@@ -64,13 +79,15 @@ for (let i = 0; i < Number(values.repeat); i++) {
     },
   );
   const s = (performance.now() - t0) / 1000;
+  const diskPeak = disk.stop();
   const cpu = process.cpuUsage(cpu0);
   const cpuS = (cpu.user + cpu.system) / 1e6;
   seconds.push(s);
   const vm = readVm(process.pid);
   console.log(
     `run ${i + 1}: ${s.toFixed(2)} s (CPU ${cpuS.toFixed(2)} s), ${Math.round(out.rows / s)} rows/s, ${(bytes / 2 ** 20 / s).toFixed(0)} MiB/s; ` +
-      `plan ${out.rows} rows; peak RSS ${vm ? Math.round(vm.hwmKiB / 1024) : '?'} MiB`,
+      `plan ${out.rows} rows; peak RSS ${vm ? Math.round(vm.hwmKiB / 1024) : '?'} MiB; work directory at most ${mib(diskPeak)} ` +
+      `(${((100 * diskPeak) / bytes).toFixed(1)} % of the inputs)`,
   );
   if (readFileSync(join(workDir, 'plan.json'), 'utf8').length === 0) throw new Error('no plan.json');
 }
