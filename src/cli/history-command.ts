@@ -14,9 +14,9 @@ import { ConfigError } from '../contract/errors.js';
 import { topLevelSpans } from '../contract/json-spans.js';
 import { ROLLOUT_INDEX_KEY, TASK_INDEX_KEY } from '../contract/keys.js';
 import { connectClient, resolveTemporal } from '../temporal/connection.js';
-import { invocationsOf, runsNewestFirst, type RunEvents } from '../temporal/run-history.js';
+import { invocationsOf, runChain, type RunEvents } from '../temporal/run-history.js';
 import { workflowIdForOutput } from '../temporal/workflow-id.js';
-import { attemptsOfKey, readHistory, truncatedBatches, type KeyAttempt, type ReadHistory } from './history-events.js';
+import { attemptsOfKey, HistoryReader, truncatedBatches, type KeyAttempt, type ReadHistory } from './history-events.js';
 
 export interface HistoryOptions {
   output: string;
@@ -25,19 +25,21 @@ export interface HistoryOptions {
 }
 
 /**
- * The events of every invocation of the output (each `reverify run` that started its workflow:
- * fresh, `--resume` after an end), each with the runs it continued as new into, oldest first.
+ * The events of each run of every invocation of the output (each `reverify run` that started its
+ * workflow: fresh, `--resume` after an end), with the runs it continued as new into, oldest first,
+ * one run at a time: the run ids first (one event read per run), then each run's events.
  */
-export async function fetchRunChain(client: Client, workflowId: string): Promise<RunEvents> {
+export async function* runsOldestFirst(client: Client, workflowId: string): AsyncGenerator<RunEvents> {
   const invocations = await invocationsOf(client, workflowId);
   // None listed: the latest run's chain (or the server's "not found").
-  const lasts = invocations.length > 0 ? invocations.map((i) => i.runIds[i.runIds.length - 1]) : [undefined];
+  const runIds = invocations.length > 0 ? invocations.flatMap((i) => i.runIds) : await runChain(client, workflowId);
+  for (const runId of runIds) yield (await client.workflow.getHandle(workflowId, runId).fetchHistory()).events ?? [];
+}
+
+/** Every event of `runsOldestFirst`, in one array (for tests; a large chain is better read run by run). */
+export async function fetchRunChain(client: Client, workflowId: string): Promise<RunEvents> {
   const all: RunEvents[] = [];
-  for (const runId of lasts) {
-    const chain: RunEvents[] = [];
-    for await (const events of runsNewestFirst(client, workflowId, { runId })) chain.unshift(events);
-    all.push(...chain);
-  }
+  for await (const events of runsOldestFirst(client, workflowId)) all.push(events);
   return all.flat();
 }
 
@@ -104,17 +106,24 @@ export async function historyCommand(opts: HistoryOptions, out: (line: string) =
   const workflowId = workflowIdForOutput(output);
   const { client, close } = await connectClient(target);
   try {
-    const events = await fetchRunChain(client, workflowId).catch(() => {
+    const read = new HistoryReader();
+    let events = 0;
+    try {
+      for await (const run of runsOldestFirst(client, workflowId)) {
+        events += run.length;
+        read.add(run);
+      }
+    } catch (err) {
+      if (events > 0) throw err;
       throw new ConfigError(`no run found for output '${output}' (workflow ${workflowId}) on ${target.address}`);
-    });
-    const read = readHistory(events);
+    }
     if (opts.key !== undefined) {
       const report = await keyReport(read, output, opts.key);
       (opts.json ? [JSON.stringify(report, null, 2)] : keyLines(report)).forEach((l) => out(l));
     } else if (opts.json) {
       out(JSON.stringify(read.timeline, null, 2));
     } else {
-      out(`History of ${workflowId} (${events.length} events)`);
+      out(`History of ${workflowId} (${events} events)`);
       for (const t of read.timeline) out(`${t.time ? t.time.slice(11, 23) : '            '}  ${t.what}`);
     }
   } finally {

@@ -1,7 +1,7 @@
 import { defaultPayloadConverter } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import { keyLines, type KeyReport } from '../../src/cli/history-command.js';
-import { attemptsOfKey, readHistory } from '../../src/cli/history-events.js';
+import { attemptsOfKey, HistoryReader, readHistory } from '../../src/cli/history-events.js';
 
 const p = (v: unknown) => defaultPayloadConverter.toPayload(v);
 const at = (s: number) => ({ seconds: s, nanos: 0 });
@@ -69,6 +69,37 @@ const events = [
 ] as unknown as Parameters<typeof readHistory>[0]; // ids and seconds as numbers, where the SDK has Longs
 
 describe('reading a run history back', () => {
+  it('reads a chain run by run as it reads it whole, and keeps no paired units', () => {
+    const second = events.findIndex((e, i) => i > 0 && e.workflowExecutionStartedEventAttributes);
+    expect(second).toBeGreaterThan(0);
+    const reader = new HistoryReader();
+    reader.add(events.slice(0, second));
+    reader.add(events.slice(second));
+    const whole = readHistory(events);
+    expect(reader.timeline).toEqual(whole.timeline);
+    expect(reader.batches).toEqual(whole.batches);
+    expect(whole.timeline.some((t) => /continued as new \(generation 1\)/.test(t.what))).toBe(true);
+
+    const withPaired = events.map((e) =>
+      Number(e.activityTaskCompletedEventAttributes?.scheduledEventId) === 5
+        ? {
+            ...e,
+            activityTaskCompletedEventAttributes: {
+              scheduledEventId: 5,
+              result: {
+                payloads: [
+                  p({ batch: 0, main: 1, failed: 0, dropped: 0, paired: { agents: ['a'], units: [[0, 1, 1, 1, 1, 0, 0, 0, 't']] } }),
+                ],
+              },
+            },
+          }
+        : e,
+    );
+    const [batch] = readHistory(withPaired as Parameters<typeof readHistory>[0]).batches;
+    expect(batch.result.main).toBe(1);
+    expect(batch.result).not.toHaveProperty('paired');
+  });
+
   it('gives the timeline: batches with their failed attempts, operator actions, waits, continue-as-new, failures, the end', () => {
     const { timeline } = readHistory(events);
     expect(timeline.map((t) => `${t.time.slice(17, 19)} ${t.what}`)).toEqual([
