@@ -1,14 +1,21 @@
 import { Context } from '@temporalio/activity';
+import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
+import { FailureType } from '../src/contract/failure-types.js';
 import type { ActivityDeps } from './deps.js';
 import { whileHeartbeating } from './heartbeating.js';
 import { laneGroup } from './verify-batch/lane-pool.js';
 
 /**
- * How long a loan waits for a batch with rows to start in its process: the batches launched in the
- * same workflow task as the loan may start a few tens of ms after it. Where none does (another
- * worker runs them), the loan's share idles this long, once.
+ * How long a loan's first attempt waits for a batch with rows to start in its process: the batches
+ * launched in the same workflow task as the loan may start a few tens of ms after it. Later
+ * attempts do not wait: a loan that finds nothing to lend to moves on (below).
  */
-const LOAN_WAIT_MS = 1_000;
+const LOAN_WAIT_MS = 250;
+
+/** The delay before a loan's next attempt: 100 ms, doubling with each attempt, at most a second. */
+export function moveDelayMs(attempt: number): number {
+  return Math.min(1_000, 100 * 2 ** Math.max(0, attempt - 1));
+}
 
 /** What the workflow lends: `lanes` `/verify` lanes (a share of the run's ceiling) to a round's batches. */
 export interface LendLanesRequest {
@@ -20,14 +27,29 @@ export interface LendLanesRequest {
  * Verify phase, at a round's end: the share of a batch that ended, which the workflow has no batch
  * left to give, is lent to the batches still running in this worker process (their lane pool,
  * activities/verify-batch/lane-pool.ts), so the round's last rows are not sent on the last batch's
- * own share alone while the others' idle. Ends once those batches have no row left to hand out (a
- * second later where this process runs none), or when cancelled. Sends nothing of its own and
- * writes nothing.
+ * own share alone while the others' idle. Sends nothing of its own and writes nothing.
+ *
+ * Once this process's batches of the round have no row left to hand out (or it runs none), the loan
+ * retires its lanes and fails with a benign `LoanMoves`: Temporal retries it shortly on whichever
+ * worker polls next, so the share reaches the process whose batches still have rows. Each worker
+ * process pools only its own batches; a loan that ended there instead (as before) left its share
+ * idle for the rest of the round whenever it landed on a process without rows, and with several
+ * worker processes most loans did (bench/README.md, "Worker processes"). The retries write no
+ * history; the loan ends when the workflow cancels it, once the round's batches have ended.
  */
 export function lendLanes(deps: ActivityDeps) {
   return (req: LendLanesRequest): Promise<void> =>
-    whileHeartbeating(() => {
+    whileHeartbeating(async () => {
       const ctx = Context.current();
-      return deps.lanes.lend(laneGroup(ctx.info, req.round), req.lanes, ctx.cancellationSignal, LOAN_WAIT_MS);
+      const stop = ctx.cancellationSignal;
+      await deps.lanes.lend(laneGroup(ctx.info, req.round), req.lanes, stop, ctx.info.attempt === 1 ? LOAN_WAIT_MS : 0);
+      // Cancelled (the round's batches have ended) or the worker shuts down: the loan ends.
+      if (stop.aborted) return;
+      throw ApplicationFailure.create({
+        type: FailureType.LoanMoves,
+        message: `no row of round ${req.round + 1} left to lend ${req.lanes} lane(s) to in this worker process; the loan moves to the next worker`,
+        nextRetryDelay: moveDelayMs(ctx.info.attempt),
+        category: ApplicationFailureCategory.BENIGN,
+      });
     });
 }

@@ -187,9 +187,10 @@ export class RoundWindow {
   /**
    * A batch ended and no batch is left to launch: its share is lent to the batches still running
    * (activities/lend-lanes.ts), so the round's last rows are not sent on their own shares alone
-   * while the rest of the ceiling idles. At most one loan per batch that ends; a loan ends once
-   * the batches of its worker have no row left to hand out, and those still out when the round's
-   * batches have ended are cancelled without waiting (endLoans; a loan sends nothing of its own).
+   * while the rest of the ceiling idles. At most one loan per batch that ends; a loan moves on
+   * (Temporal retries it) from a worker process whose batches have no row left to hand out to the
+   * next, and those still out when the round's batches have ended are cancelled without waiting
+   * (endLoans; a loan sends nothing of its own).
    */
   private lend(freed: number): void {
     const lanes = Math.min(freed, this.st.effective - this.usedSlots());

@@ -16,13 +16,15 @@ export interface PendingActivity {
 /**
  * Why the last attempt failed, when that is worth telling: not for a first attempt, nor when the
  * worker running it shut down (Ctrl-C): the next attempt simply goes on from its checkpoint; nor
- * for the upload activities (`upload*`), whose few tries end in one warning line of the summary.
+ * for a loan of lanes moving on to another worker (activities/lend-lanes.ts); nor for the upload
+ * activities (`upload*`), whose few tries end in one warning line of the summary.
  */
 export function retryReason(a: PendingActivity): string | null {
   const message = a.lastFailure?.message;
   if (!message || (a.attempt ?? 0) < 2) return null;
   if (a.activityType?.name?.startsWith('upload')) return null;
-  if (a.lastFailure?.applicationFailureInfo?.type === FailureType.WorkerShutdown) return null;
+  const type = a.lastFailure?.applicationFailureInfo?.type;
+  if (type === FailureType.WorkerShutdown || type === FailureType.LoanMoves) return null;
   return message;
 }
 

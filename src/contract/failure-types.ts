@@ -34,6 +34,12 @@ export const FailureType = {
    * a read-only file system; activities/user-errors.ts): the user's to fix. Never retried.
    */
   FileSystem: 'FileSystemError',
+  /**
+   * A loan of `/verify` lanes (activities/lend-lanes.ts) found no row left to lend to in its worker
+   * process: it fails so that Temporal retries it, soon, on whichever worker polls next, until it
+   * reaches one whose batches still have rows. Expected, so quiet (a benign failure, never shown).
+   */
+  LoanMoves: 'LoanMoves',
 } as const;
 
 /** Failures that retrying cannot fix: the run stops with the activity's one-line message. */

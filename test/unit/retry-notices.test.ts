@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { FailureType } from '../../src/contract/failure-types.js';
 import { REPEAT_AFTER_MS, RetryNotices, retryNotice } from '../../src/cli/retry-notices.js';
 
 const failing = (
@@ -28,5 +29,15 @@ describe('retry notices (why a run waits)', () => {
     expect(n.take([failing('3', 3)], 2000)).toHaveLength(0); // same text within a minute
     expect(n.take([failing('3', 4, 'another reason')], 3000)).toHaveLength(1);
     expect(n.take([failing('4', 3)], REPEAT_AFTER_MS + 1)).toHaveLength(1); // a minute later
+  });
+
+  it('says nothing of a loan of lanes moving on to another worker (expected, not a failure to wait out)', () => {
+    const moving = {
+      activityId: '9',
+      activityType: { name: 'lendLanes' },
+      attempt: 5,
+      lastFailure: { message: 'no row of round 1 left to lend 32 lane(s) to …', applicationFailureInfo: { type: FailureType.LoanMoves } },
+    };
+    expect(retryNotice(moving)).toBeNull();
   });
 });
