@@ -15,7 +15,7 @@ import { connectClient, resolveTemporal, runUiUrl, type TemporalTarget } from '.
 import { invocationsOf, runsNewestFirst } from '../temporal/run-history.js';
 import { workflowIdForOutput } from '../temporal/workflow-id.js';
 import type { RunResult, RunSpec } from '../contract/run-spec.js';
-import { historyTimeline, type RecordedBatch } from '../report/history-timeline.js';
+import { historyTimeline, timelineResult, type RecordedBatch } from '../report/history-timeline.js';
 import { reportHtml } from '../report/html.js';
 import { reportData, type ReportData } from '../report/report-data.js';
 import { reportHtmlPath } from '../contract/file-names.js';
@@ -75,8 +75,8 @@ async function readRunChain(client: Client, workflowId: string): Promise<RunHist
       const ends = specAndResult(events);
       if (latest && perRun.length === 0) result = ends.result; // the latest run's end
       if (latest) spec = ends.spec; // the invocation's first run's start, once the walk is done
-      // The audit lines are not needed here: counts and times only, whatever the number of batches.
-      perRun.unshift(readHistory(events).batches.map((b) => ({ ...b, invocation: i, result: { ...b.result, audit: undefined } })));
+      // Counts and times only (timelineResult), whatever the number of batches.
+      perRun.unshift(readHistory(events).batches.map((b) => ({ ...b, invocation: i, result: timelineResult(b.result) })));
     }
     for (const run of perRun) batches.push(...run);
   }
