@@ -8,7 +8,7 @@
  * `--fail-if` and the comparison of outputs use it).
  */
 import { pairedDifference, type ClusteredMean } from '../stats/clustered.js';
-import { clusteredMcNemar, taskFlipsOf, type ClusteredMcNemar } from '../stats/mcnemar-clustered.js';
+import { clusteredMcNemarOf, type ClusteredMcNemar } from '../stats/mcnemar-clustered.js';
 import { concatNumbers, indicators, type Numbers } from './number-column.js';
 import { mean } from './stats.js';
 import { joinVerdicts, PASS_THRESHOLD, type AgentJoin, type VerdictFiles, type VerdictJoin } from './verdict-join.js';
@@ -48,16 +48,16 @@ function statsOf(agent: string, p: Paired, confidence: number): PairedStats {
   const n = p.oldRewards.length;
   const oldPass = passes(p.oldRewards);
   const newPass = passes(p.newRewards);
-  const flips = taskFlipsOf(oldPass, newPass, p.taskIds);
+  const mcnemar = clusteredMcNemarOf(oldPass, newPass, p.taskIds);
   return {
     agent,
     rows: n,
-    tasks: flips.length,
+    tasks: mcnemar.tasks,
     oldMean: mean(p.oldRewards),
     newMean: mean(p.newRewards),
     delta: pairedDifference(p.oldRewards, p.newRewards, p.taskIds, confidence),
     passDelta: pairedDifference(oldPass, newPass, p.taskIds, confidence),
-    mcnemar: clusteredMcNemar(flips),
+    mcnemar,
   };
 }
 
