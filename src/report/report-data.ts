@@ -120,12 +120,13 @@ function pairedDelta(olds: Numbers, news: Numbers): Delta {
 /** The old counterpart of an aggregate key metric, where the old rewards give one. */
 function oldMetric(name: string, olds: Numbers): number | null {
   if (olds.length === 0) return null;
-  const sorted = Float64Array.from(olds).sort();
   if (name === 'mean/reward') return mean(olds);
+  if (!['min/reward', 'max/reward', 'median/reward'].includes(name)) return null;
+  // Sorted in their own kind (1 byte a value for 0/1 rewards), only for the metrics that need it.
+  const sorted = olds.slice().sort();
   if (name === 'min/reward') return sorted[0];
   if (name === 'max/reward') return sorted[sorted.length - 1];
-  if (name === 'median/reward') return quantile(sorted, 0.5);
-  return null;
+  return quantile(sorted, 0.5);
 }
 
 function agentReport(a: AgentJoin, keyMetrics: Record<string, unknown>): AgentReport {
