@@ -31,6 +31,8 @@ import type { GateRule } from '../stats/gate-rules.js';
 import { enforceGates, gateOutcomes, gateRulesOf } from './gate-ending.js';
 import { readHistory } from './history-events.js';
 import { refuseAliases, type ReadFile } from '../run-checks/input-aliases.js';
+import { trace } from './trace.js';
+import { collectGarbage } from '../io/collect-garbage.js';
 
 export interface ReportOptions {
   output: string;
@@ -138,11 +140,16 @@ async function reportAndJoin(opts: ReportOptions, temporal?: ReportTemporal): Pr
   const output = resolve(opts.output);
   const workflowId = workflowIdForOutput(output);
   const history = await historyOf(workflowId, temporal);
+  // What the history's pages left behind goes before the join's sort starts filling the heap.
+  collectGarbage();
+  trace('report: history read');
   const files = runFiles(output, history.history ?? { spec: null, result: null }, opts.rollouts && resolve(opts.rollouts));
   await refuseReportAliases(htmlPathOf(opts, files.output), files, opts);
   const spec = history.history?.spec;
   const order = spec?.order === 'random' ? { kind: 'random' as const, seed: spec.orderSeed ?? 0 } : { kind: 'file' as const };
   const join = await joinVerdicts(files, tmpdir(), { order });
+  collectGarbage(); // the sort's records and buffers, before the statistics allocate theirs
+  trace('report: verdicts joined');
   const data = reportData({
     join,
     keyMetrics: await keyMetricsOf(files.metrics),
@@ -155,6 +162,7 @@ async function reportAndJoin(opts: ReportOptions, temporal?: ReportTemporal): Pr
     ...(spec?.confidence !== undefined ? { confidence: spec.confidence } : {}),
     noise: await noiseFromFiles(files.output),
   });
+  trace('report: numbers made');
   return { data, join };
 }
 
@@ -166,6 +174,7 @@ export async function writeReport(
   const { data, join } = await reportAndJoin(opts, temporal);
   const html = htmlPathOf(opts, data.output);
   await writeFileAtomic(html, reportHtml(data));
+  trace('report: html written');
   return { data, html, join };
 }
 
