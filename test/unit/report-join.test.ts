@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { jsonlLines } from '../../src/io/jsonl-lines.js';
-import { historyTimeline, timelineResult, type RecordedBatch } from '../../src/report/history-timeline.js';
+import { historyTimeline, type RecordedBatch } from '../../src/report/history-timeline.js';
 import { reportData } from '../../src/report/report-data.js';
 import { forEachRowVerdict, partText, rowVerdict, type RowVerdict } from '../../src/report/row-verdicts.js';
 import { flipOf, joinVerdicts, MISSING_LISTED_MAX, TASKS_LISTED_MAX, type VerdictJoin } from '../../src/report/verdict-join.js';
@@ -201,29 +201,6 @@ describe('history timeline', () => {
     expect(tl.latency.counts.reduce((a, b) => a + b, 0)).toBe(32);
     expect(tl.latency.counts[tl.latency.counts.length - 1]).toBe(2);
     expect(tl.latency.meanMs).toBeCloseTo((30 * 100 + 2 * 300) / 32, 9);
-  });
-  it('keeps of a batch result only what the timeline reads: the same timeline, without per-agent counts, paired units or audit', () => {
-    const full = (b: RecordedBatch) => ({
-      ...b,
-      result: {
-        ...b.result,
-        batch: 3,
-        mainPart: 'part',
-        perAgent: { a: { main: 1 } },
-        paired: { agents: ['a'], units: [[0, 1, 1, 1, 0, 1, 0, 0, 0]] },
-        audit: { rows: ['r'] },
-      },
-    });
-    const batches = [
-      batch(0, 0, 2, 8, 2),
-      {
-        ...batch(0, 1, 3, 20, 0),
-        result: { ...batch(0, 1, 3, 20, 0).result, held: true, sofar: { main: 5, failed: 0, dropped: 0 }, carried: 1 },
-      },
-    ];
-    const kept = batches.map((b) => ({ ...b, result: timelineResult(full(b).result as RecordedBatch['result']) }));
-    expect(kept.map((b) => b.result)).toEqual(batches.map((b) => b.result));
-    expect(historyTimeline(kept)).toEqual(historyTimeline(batches));
   });
   it('is null without batches', () => {
     expect(historyTimeline([])).toBeNull();
