@@ -15,7 +15,7 @@ import { connectClient, resolveTemporal, runUiUrl, type TemporalTarget } from '.
 import { invocationsOf, runsNewestFirst } from '../temporal/run-history.js';
 import { workflowIdForOutput } from '../temporal/workflow-id.js';
 import type { RunResult, RunSpec } from '../contract/run-spec.js';
-import { historyTimeline, type RecordedBatch } from '../report/history-timeline.js';
+import { historyTimeline, timelineResult, type RecordedBatch } from '../report/history-timeline.js';
 import { reportHtml } from '../report/html.js';
 import { reportData, type ReportData } from '../report/report-data.js';
 import { reportHtmlPath } from '../contract/file-names.js';
@@ -31,6 +31,8 @@ import type { GateRule } from '../stats/gate-rules.js';
 import { enforceGates, gateOutcomes, gateRulesOf } from './gate-ending.js';
 import { readHistory } from './history-events.js';
 import { refuseAliases, type ReadFile } from '../run-checks/input-aliases.js';
+import { trace } from './trace.js';
+import { collectGarbage } from '../io/collect-garbage.js';
 
 export interface ReportOptions {
   output: string;
@@ -75,8 +77,8 @@ async function readRunChain(client: Client, workflowId: string): Promise<RunHist
       const ends = specAndResult(events);
       if (latest && perRun.length === 0) result = ends.result; // the latest run's end
       if (latest) spec = ends.spec; // the invocation's first run's start, once the walk is done
-      // The audit lines are not needed here: counts and times only, whatever the number of batches.
-      perRun.unshift(readHistory(events).batches.map((b) => ({ ...b, invocation: i, result: { ...b.result, audit: undefined } })));
+      // Counts and times only (timelineResult), whatever the number of batches.
+      perRun.unshift(readHistory(events).batches.map((b) => ({ ...b, invocation: i, result: timelineResult(b.result) })));
     }
     for (const run of perRun) batches.push(...run);
   }
@@ -138,14 +140,19 @@ async function reportAndJoin(opts: ReportOptions, temporal?: ReportTemporal): Pr
   const output = resolve(opts.output);
   const workflowId = workflowIdForOutput(output);
   const history = await historyOf(workflowId, temporal);
+  // What the history's pages left behind goes before the join's sort starts filling the heap.
+  collectGarbage();
+  trace('report: history read');
   const files = runFiles(output, history.history ?? { spec: null, result: null }, opts.rollouts && resolve(opts.rollouts));
   await refuseReportAliases(htmlPathOf(opts, files.output), files, opts);
   const spec = history.history?.spec;
   const order = spec?.order === 'random' ? { kind: 'random' as const, seed: spec.orderSeed ?? 0 } : { kind: 'file' as const };
   const join = await joinVerdicts(files, tmpdir(), { order });
+  collectGarbage(); // the sort's records and buffers, before the statistics allocate theirs
+  trace('report: verdicts joined');
   const data = reportData({
     join,
-    keyMetrics: keyMetricsOf(files.metrics),
+    keyMetrics: await keyMetricsOf(files.metrics),
     paths: files,
     workflowId,
     runUrl: history.runUrl,
@@ -155,6 +162,7 @@ async function reportAndJoin(opts: ReportOptions, temporal?: ReportTemporal): Pr
     ...(spec?.confidence !== undefined ? { confidence: spec.confidence } : {}),
     noise: await noiseFromFiles(files.output),
   });
+  trace('report: numbers made');
   return { data, join };
 }
 
@@ -166,6 +174,7 @@ export async function writeReport(
   const { data, join } = await reportAndJoin(opts, temporal);
   const html = htmlPathOf(opts, data.output);
   await writeFileAtomic(html, reportHtml(data));
+  trace('report: html written');
   return { data, html, join };
 }
 

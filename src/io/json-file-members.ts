@@ -32,26 +32,30 @@ export async function* chunks(fh: FileHandle, span: ByteSpan): AsyncGenerator<{ 
   }
 }
 
-function fail(at: number, what: string): never {
+export function fail(at: number, what: string): never {
   throw new SyntaxError(`${what} at byte ${at}`);
 }
 
-/** The streaming pass of `jsonFileMembers`, fed a chunk at a time. */
-class MemberSpans {
+/** The streaming pass of `jsonFileMembers` (and of each object of `jsonFileArrayMembers`), fed a chunk at a time. */
+export class MemberSpans {
   readonly members = new Map<string, ByteSpan>();
   private readonly stack: number[] = [];
   private inString = false;
   private escape = false;
-  private done = false;
+  done = false;
   /** At depth 1: what comes next, the key being read, and where the current value started. */
   private expect: 'key' | 'colon' | 'value' | 'comma' = 'key';
   private key: number[] = [];
   private keyText = '';
   private valueStart = -1;
 
-  /** The `n` bytes of `buf`, which sit at byte `pos` of the file. */
-  feed(buf: Buffer, n: number, pos: number): void {
-    for (let i = 0; i < n; i++) {
+  /**
+   * The bytes `[from, n)` of `buf`, whose byte 0 sits at byte `pos` of the file. With `stopAtEnd`,
+   * stops after the object's closing brace and returns the index after it (else, and when the
+   * object has not ended, `n`): a caller reading the object inside a larger value goes on from there.
+   */
+  feed(buf: Buffer, n: number, pos: number, from = 0, stopAtEnd = false): number {
+    for (let i = from; i < n; i++) {
       if (this.inString && this.stack.length > 1) {
         // Inside a nested string (most of the bytes) only its end matters: no call per byte.
         const c = buf[i];
@@ -61,7 +65,9 @@ class MemberSpans {
         continue;
       }
       this.step(buf[i], pos + i);
+      if (stopAtEnd && this.done) return i + 1;
     }
+    return n;
   }
 
   /** Throws unless the object ended (`size`: the file's). */

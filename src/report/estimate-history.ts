@@ -12,7 +12,7 @@
 import type { PairedUnit } from '../contract/batch-result.js';
 import type { PlanOrder } from '../contract/plan-summary.js';
 import type { ShownInterval } from '../contract/estimate-view.js';
-import { createRunEstimate, feedBatch, plannedOf, runEstimateView } from '../stats/run-estimate.js';
+import { createRunEstimate, feedBatch, runEstimateView, type PlannedUnits, type RunEstimate } from '../stats/run-estimate.js';
 import { PASS_THRESHOLD, type AgentJoin, type VerdictJoin } from './verdict-join.js';
 
 /** Points of the history at most (batches the units are fed in). */
@@ -67,57 +67,85 @@ function addRow(u: PairedUnit, before: number, after: number): void {
   if (before >= PASS_THRESHOLD && after < PASS_THRESHOLD) u.down++;
 }
 
+/** Where each task's paired rows of one agent are: rows `[starts[t], starts[t + 1])` (its rows are in task order). */
+function taskStarts(taskIds: ArrayLike<number>, tasks: number): Uint32Array {
+  const starts = new Uint32Array(tasks + 1);
+  let row = 0;
+  for (let t = 0; t <= tasks; t++) {
+    while (row < taskIds.length && taskIds[row] < t) row++;
+    starts[t] = row;
+  }
+  return starts;
+}
+
 /**
- * Each agent's paired rows summed per task (a task's rows are consecutive in the join), in plan
- * order: tasks by place (ties by ordinal), and a task's agents together in the join's agent order.
+ * The units in plan order, made one at a time (none kept): tasks by place (ties by ordinal), and a
+ * task's agents together in the join's agent order, each agent's paired rows of the task summed.
+ * Memory holds the plan order and each agent's task starts (a few bytes a task), not a unit a task.
  */
-function unitsOf(join: JoinOrder): PairedUnit[] {
+function forEachUnit(join: JoinOrder, visit: (u: PairedUnit) => void): void {
   const tasks = join.taskOrder.length;
-  const perAgent = join.agents.map((a) => {
-    const byTask = new Map<number, PairedUnit>();
-    let u: PairedUnit | null = null;
-    for (let i = 0; i < a.oldRewards.length; i++) {
-      const task = a.taskIds[i];
-      if (u === null || task !== a.taskIds[i - 1]) byTask.set(task, (u = newUnit(a.agent, task)));
-      addRow(u, a.oldRewards[i], a.newRewards[i]);
-    }
-    return byTask;
-  });
+  const starts = join.agents.map((a) => taskStarts(a.taskIds, tasks));
   const order = new Uint32Array(tasks).map((_, k) => k).sort((x, y) => join.taskOrder[x] - join.taskOrder[y] || x - y);
-  const units: PairedUnit[] = [];
   for (const task of order)
-    for (const byTask of perAgent) {
-      const u = byTask.get(task);
-      if (u) units.push(u);
+    for (const [k, a] of join.agents.entries()) {
+      const [from, to] = [starts[k][task], starts[k][task + 1]];
+      if (from === to) continue;
+      const u = newUnit(a.agent, task);
+      for (let i = from; i < to; i++) addRow(u, a.oldRewards[i], a.newRewards[i]);
+      visit(u);
     }
-  return units;
+}
+
+/** Each agent's planned units (in the order agents first appear in plan order), and the units and rows over all. */
+function plannedOfJoin(join: JoinOrder): { perAgent: Record<string, PlannedUnits>; units: number; rows: number } {
+  const perAgent = new Map<string, PlannedUnits>();
+  let units = 0;
+  let rows = 0;
+  forEachUnit(join, (u) => {
+    let p = perAgent.get(u.agent);
+    if (!p) perAgent.set(u.agent, (p = { units: 0, rows: 0, maxRows: 0, oldSum: 0, invalid: 0 }));
+    // The sums of plannedOf (run-estimate.ts), unit by unit in the same order: the same numbers.
+    p.units++;
+    p.rows += u.rows;
+    p.maxRows = Math.max(p.maxRows, u.rows);
+    p.oldSum += u.oldSum;
+    p.invalid += u.invalid;
+    units++;
+    rows += u.rows;
+  });
+  return { perAgent: Object.fromEntries(perAgent), units, rows };
 }
 
 const deltaOf = (v: { delta?: ShownInterval }) => (v.delta ? { ...v.delta } : null);
 
 /** The history of the live delta, replayed over the join's paired rows in the plan order at `confidence`. */
 export function estimateHistoryOf(join: JoinOrder, confidence: number, steps = STEPS): EstimateHistory | null {
-  const units = unitsOf(join);
-  if (units.length === 0) return null;
-  const byAgent = new Map<string, PairedUnit[]>();
-  for (const u of units) {
-    const list = byAgent.get(u.agent);
-    if (list) list.push(u);
-    else byAgent.set(u.agent, [u]);
-  }
-  const rows = units.reduce((n, u) => n + u.rows, 0);
-  const est = createRunEstimate(Object.fromEntries([...byAgent].map(([a, us]) => [a, plannedOf(us)])), rows, confidence);
-  const size = Math.ceil(units.length / Math.min(steps, units.length));
+  const planned = plannedOfJoin(join);
+  if (planned.units === 0) return null;
+  const est = createRunEstimate(planned.perAgent, planned.rows, confidence);
+  const size = Math.ceil(planned.units / Math.min(steps, planned.units));
   const points: EstimatePoint[] = [];
-  for (let b = 0; b * size < units.length; b++) {
-    feedBatch(est, b, units.slice(b * size, (b + 1) * size));
-    const view = runEstimateView(est);
-    points.push({
-      rows: est.rowsFed,
-      units: view.all.tasks.seen,
-      all: deltaOf(view.all),
-      perAgent: Object.fromEntries(Object.entries(view.perAgent).map(([a, v]) => [a, deltaOf(v)])),
-    });
-  }
-  return { confidence, order: join.order, units: units.length, rows, points };
+  let batch: PairedUnit[] = [];
+  let b = 0;
+  forEachUnit(join, (u) => {
+    batch.push(u);
+    if (batch.length < size) return;
+    points.push(feedStep(est, b++, batch));
+    batch = [];
+  });
+  if (batch.length > 0) points.push(feedStep(est, b, batch));
+  return { confidence, order: join.order, units: planned.units, rows: planned.rows, points };
+}
+
+/** Feeds one step's units and takes the estimate's view. */
+function feedStep(est: RunEstimate, b: number, units: PairedUnit[]): EstimatePoint {
+  feedBatch(est, b, units);
+  const view = runEstimateView(est);
+  return {
+    rows: est.rowsFed,
+    units: view.all.tasks.seen,
+    all: deltaOf(view.all),
+    perAgent: Object.fromEntries(Object.entries(view.perAgent).map(([a, v]) => [a, deltaOf(v)])),
+  };
 }

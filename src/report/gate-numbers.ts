@@ -25,8 +25,8 @@ const PER_ROW: Record<Exclude<GateStatistic, 'delta'>, PerRow> = {
 function statsOfValues(join: Pick<VerdictJoin, 'agents'>, f: PerRow, confidence: number): PairedReport {
   const agents = join.agents.map((a) => ({
     ...a,
-    oldRewards: new Float64Array(a.oldRewards.length),
-    newRewards: a.oldRewards.map((o, i) => f(o, a.newRewards[i])),
+    oldRewards: new Uint8Array(a.oldRewards.length),
+    newRewards: Float64Array.from(a.oldRewards, (o, i) => f(o, a.newRewards[i])),
   }));
   return pairedStatsOf({ agents }, confidence);
 }

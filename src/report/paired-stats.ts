@@ -8,7 +8,8 @@
  * `--fail-if` and the comparison of outputs use it).
  */
 import { pairedDifference, type ClusteredMean } from '../stats/clustered.js';
-import { clusteredMcNemar, taskFlipsOf, type ClusteredMcNemar } from '../stats/mcnemar-clustered.js';
+import { clusteredMcNemarOf, type ClusteredMcNemar } from '../stats/mcnemar-clustered.js';
+import { concatNumbers, indicators, type Numbers } from './number-column.js';
 import { mean } from './stats.js';
 import { joinVerdicts, PASS_THRESHOLD, type AgentJoin, type VerdictFiles, type VerdictJoin } from './verdict-join.js';
 
@@ -41,37 +42,32 @@ export interface PairedReport {
 
 type Paired = Pick<AgentJoin, 'oldRewards' | 'newRewards' | 'taskIds'>;
 
-const passes = (xs: Float64Array) => xs.map((x) => (x >= PASS_THRESHOLD ? 1 : 0));
+const passes = (xs: Numbers) => indicators(xs, (x) => x >= PASS_THRESHOLD);
 
 function statsOf(agent: string, p: Paired, confidence: number): PairedStats {
   const n = p.oldRewards.length;
   const oldPass = passes(p.oldRewards);
   const newPass = passes(p.newRewards);
-  const flips = taskFlipsOf(oldPass, newPass, p.taskIds);
+  const mcnemar = clusteredMcNemarOf(oldPass, newPass, p.taskIds);
   return {
     agent,
     rows: n,
-    tasks: flips.length,
+    tasks: mcnemar.tasks,
     oldMean: mean(p.oldRewards),
     newMean: mean(p.newRewards),
     delta: pairedDifference(p.oldRewards, p.newRewards, p.taskIds, confidence),
     passDelta: pairedDifference(oldPass, newPass, p.taskIds, confidence),
-    mcnemar: clusteredMcNemar(flips),
+    mcnemar,
   };
 }
 
 /** Every agent's paired rows, one after another (task ids are shared by agents: a task is one cluster). */
 function allOf(agents: readonly Paired[]): Paired {
-  const n = agents.reduce((s, a) => s + a.oldRewards.length, 0);
-  const all = { oldRewards: new Float64Array(n), newRewards: new Float64Array(n), taskIds: new Float64Array(n) };
-  let at = 0;
-  for (const a of agents) {
-    all.oldRewards.set(a.oldRewards, at);
-    all.newRewards.set(a.newRewards, at);
-    all.taskIds.set(a.taskIds, at);
-    at += a.oldRewards.length;
-  }
-  return all;
+  return {
+    oldRewards: concatNumbers(agents.map((a) => a.oldRewards)),
+    newRewards: concatNumbers(agents.map((a) => a.newRewards)),
+    taskIds: concatNumbers(agents.map((a) => a.taskIds)),
+  };
 }
 
 /** The paired statistics of a verdict join, per agent (in the join's order) and over all agents. */

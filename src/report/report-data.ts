@@ -18,6 +18,7 @@ import {
   type PassTable,
 } from './stats.js';
 import type { ReportNoise } from './noise-files.js';
+import { indicators, type Numbers } from './number-column.js';
 import { PASS_THRESHOLD, type AgentJoin, type FlipCounts, type FlippedRow, type TaskFlips, type VerdictJoin } from './verdict-join.js';
 
 export interface Delta {
@@ -102,34 +103,36 @@ export interface ReportData {
 
 const pass = (r: number) => r >= PASS_THRESHOLD;
 
-export function passTableOf(olds: Float64Array, news: Float64Array): PassTable {
+export function passTableOf(olds: ArrayLike<number>, news: ArrayLike<number>): PassTable {
   const t = { pp: 0, pf: 0, fp: 0, ff: 0 };
   for (let i = 0; i < olds.length; i++) t[`${pass(olds[i]) ? 'p' : 'f'}${pass(news[i]) ? 'p' : 'f'}` as keyof PassTable]++;
   return t;
 }
 
-function pairedDelta(olds: Float64Array, news: Float64Array): Delta {
-  const diffs = news.map((v, i) => v - olds[i]);
+function pairedDelta(olds: Numbers, news: Numbers): Delta {
+  const diffs = new Float64Array(news.length);
+  for (let i = 0; i < diffs.length; i++) diffs[i] = news[i] - olds[i];
   const o = mean(olds);
   const n = mean(news);
   return { old: o, new: n, delta: o === null || n === null ? null : n - o, ci: bootstrapMeanInterval(diffs) };
 }
 
 /** The old counterpart of an aggregate key metric, where the old rewards give one. */
-function oldMetric(name: string, olds: Float64Array): number | null {
+function oldMetric(name: string, olds: Numbers): number | null {
   if (olds.length === 0) return null;
-  const sorted = Float64Array.from(olds).sort();
   if (name === 'mean/reward') return mean(olds);
+  if (!['min/reward', 'max/reward', 'median/reward'].includes(name)) return null;
+  // Sorted in their own kind (1 byte a value for 0/1 rewards), only for the metrics that need it.
+  const sorted = olds.slice().sort();
   if (name === 'min/reward') return sorted[0];
   if (name === 'max/reward') return sorted[sorted.length - 1];
-  if (name === 'median/reward') return quantile(sorted, 0.5);
-  return null;
+  return quantile(sorted, 0.5);
 }
 
 function agentReport(a: AgentJoin, keyMetrics: Record<string, unknown>): AgentReport {
   const passTable = passTableOf(a.oldRewards, a.newRewards);
   const flips = { ...a.flips, total: a.flips.up + a.flips.down + a.flips.changed };
-  const toPass = (xs: Float64Array) => xs.map((x) => (pass(x) ? 1 : 0));
+  const toPass = (xs: Numbers) => indicators(xs, pass);
   return {
     agent: a.agent,
     rows: a.rows,
@@ -163,7 +166,7 @@ function distributionOf(agents: AgentJoin[]): Distribution {
     }
   const bins = binary ? 2 : 10;
   if (binary) [lo, hi] = [0, 1];
-  const count = (pick: (a: AgentJoin) => Float64Array) =>
+  const count = (pick: (a: AgentJoin) => Numbers) =>
     agents.map((a) => histogram(pick(a), lo, hi, bins)).reduce((s, h) => s.map((c, i) => c + h[i]), new Array<number>(bins).fill(0));
   const w = (hi - lo) / bins;
   const labels = binary

@@ -73,8 +73,8 @@ export function bootstrapMeanInterval(
   const center = m < n ? mean(values)! : 0;
   const scale = Math.sqrt(m / n);
   const means = new Float64Array(b);
-  // One element kind for the hot loop, whatever array the caller passes (the same numbers).
-  const v = Float64Array.from(values);
+  // One element kind for the hot loop, whatever array the caller passes (the same numbers; a Float64Array as it is).
+  const v = values instanceof Float64Array ? values : Float64Array.from(values);
   for (let i = 0; i < b; i++) {
     let sum = 0;
     for (let j = 0; j < m; j++) sum += v[Math.floor(random.next() * n)];

@@ -3,7 +3,7 @@
  * sidecar) joined with the new ones (its main output) by rollout key, in memory flat in the number
  * of rows: every keyed row becomes one small record of an external sort (`verdict-records.ts`), and
  * the sorted records are walked key by key. Memory holds the sort's budget, the paired rewards of
- * each agent (8 bytes per reward, for the bootstrap) and bounded lists; never a row's JSON or a
+ * each agent (1 byte per reward when they are 0/1, else 8, for the bootstrap) and bounded lists; never a row's JSON or a
  * map of every key. Rows without both indices are skipped.
  */
 import { auditKey } from '../contract/batch-audit.js';
@@ -11,7 +11,7 @@ import type { PlanOrder } from '../contract/plan-summary.js';
 import { ExternalSorter } from '../io/external-sort.js';
 import { taskRank } from '../planning/task-order.js';
 import { withScratchDir } from '../io/scratch-dir.js';
-import { NumberColumn } from './number-column.js';
+import { NarrowColumn, NumberColumn, type Numbers } from './number-column.js';
 import { TaskRanking, total, type FlipCounts, type TaskFlips } from './task-ranking.js';
 import { forEachRowVerdict, partText, type RowVerdict } from './row-verdicts.js';
 import { compareVerdictRecords, heldPart, NEW, OLD, partId, verdictRecordCodec, type VerdictRecord } from './verdict-records.js';
@@ -42,14 +42,17 @@ export interface AgentJoin {
   agent: string;
   /** Rows of the main output. */
   rows: number;
-  /** Old and new reward of the rows that have both (paired by index, in key order). */
-  oldRewards: Float64Array;
-  newRewards: Float64Array;
+  /**
+   * Old and new reward of the rows that have both (paired by index, in key order), in the narrowest
+   * typed array that holds them exactly (number-column.ts: 1 byte a row for 0/1 rewards).
+   */
+  oldRewards: Numbers;
+  newRewards: Numbers;
   /**
    * The task of each paired row (same index): the task's ordinal in the join's key order, shared by
    * all agents (equal ordinal, same task), for errors clustered by task.
    */
-  taskIds: Float64Array;
+  taskIds: Numbers;
   /** Main-output rows with no old reward (key not in the old files, or no numeric reward there). */
   noOld: number;
   /** Main-output rows whose own reward is not a number. */
@@ -100,9 +103,9 @@ const noFlips = (): FlipCounts => ({ up: 0, down: 0, changed: 0 });
 class JoinWalk {
   private readonly agents: {
     counts: Omit<AgentJoin, 'oldRewards' | 'newRewards' | 'taskIds'>;
-    old: NumberColumn;
-    new: NumberColumn;
-    task: NumberColumn;
+    old: NarrowColumn;
+    new: NarrowColumn;
+    task: NarrowColumn;
   }[];
   private readonly ranking = new TaskRanking(TASKS_LISTED_MAX);
   private readonly flipped: FlippedRow[] = [];
@@ -130,9 +133,9 @@ class JoinWalk {
   ) {
     this.agents = agentNames.map((agent) => ({
       counts: { agent, rows: 0, noOld: 0, noNew: 0, flips: noFlips() },
-      old: new NumberColumn(),
-      new: new NumberColumn(),
-      task: new NumberColumn(),
+      old: new NarrowColumn(),
+      new: new NarrowColumn(),
+      task: new NarrowColumn(),
     }));
   }
 

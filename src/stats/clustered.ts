@@ -14,6 +14,7 @@
  * on why the live view uses the confidence sequence of wor-cs.ts instead).
  * Assumptions: tasks (clusters) are independent draws; rows within a task may be correlated.
  */
+import { ClusterSlots } from './cluster-slots.js';
 import { twoSidedZ } from './normal.js';
 
 /** A mean with its clustered and unclustered standard errors and interval. */
@@ -33,21 +34,34 @@ export interface ClusteredMean {
  * index; equal ids are one task), and the interval at `confidence`. `null` for fewer than 2 rows.
  */
 export function clusteredMean(values: ArrayLike<number>, clusters: ArrayLike<string | number>, confidence = 0.95): ClusteredMean | null {
-  const n = values.length;
-  if (clusters.length !== n) throw new RangeError(`clustered mean: ${n} values but ${clusters.length} cluster ids`);
+  if (clusters.length !== values.length) throw new RangeError(`clustered mean: ${values.length} values but ${clusters.length} cluster ids`);
+  return clusteredMeanAt(values.length, (i) => values[i], clusters, confidence);
+}
+
+/**
+ * `clusteredMean` of the `n` values `valueAt(0…n−1)`: nothing per row is allocated. Per-cluster
+ * residual sums are kept a slot each (cluster-slots.ts), summed in the order clusters first appear.
+ */
+function clusteredMeanAt(
+  n: number,
+  valueAt: (i: number) => number,
+  clusters: ArrayLike<string | number>,
+  confidence: number,
+): ClusteredMean | null {
   if (n < 2) return null;
   let total = 0;
-  for (let i = 0; i < n; i++) total += values[i];
+  for (let i = 0; i < n; i++) total += valueAt(i);
   const mean = total / n;
-  const residualSums = new Map<string | number, number>();
+  const slots = new ClusterSlots(clusters);
+  const residualSums = new Float64Array(slots.capacity);
   let squares = 0;
   for (let i = 0; i < n; i++) {
-    const r = values[i] - mean;
+    const r = valueAt(i) - mean;
     squares += r * r;
-    residualSums.set(clusters[i], (residualSums.get(clusters[i]) ?? 0) + r);
+    residualSums[slots.slot(clusters[i])] += r;
   }
   let clusterSquares = 0;
-  for (const s of residualSums.values()) clusterSquares += s * s;
+  for (let s = 0; s < slots.size; s++) clusterSquares += residualSums[s] * residualSums[s];
   const varianceIndependent = squares / (n * (n - 1));
   const cross = (clusterSquares - squares) / (n * n);
   const se = Math.sqrt(Math.max(0, varianceIndependent + cross));
@@ -59,11 +73,11 @@ export function clusteredMean(values: ArrayLike<number>, clusters: ArrayLike<str
     lo: mean - z * se,
     hi: mean + z * se,
     rows: n,
-    clusters: residualSums.size,
+    clusters: slots.size,
   };
 }
 
-/** The paired difference new − old (same index is the same row), clustered by task. */
+/** The paired difference new − old (same index is the same row), clustered by task (no array of differences is made). */
 export function pairedDifference(
   oldValues: ArrayLike<number>,
   newValues: ArrayLike<number>,
@@ -73,7 +87,7 @@ export function pairedDifference(
   if (oldValues.length !== newValues.length) {
     throw new RangeError(`paired difference: ${oldValues.length} old values but ${newValues.length} new ones`);
   }
-  const d = new Float64Array(oldValues.length);
-  for (let i = 0; i < d.length; i++) d[i] = newValues[i] - oldValues[i];
-  return clusteredMean(d, clusters, confidence);
+  if (clusters.length !== oldValues.length)
+    throw new RangeError(`clustered mean: ${oldValues.length} values but ${clusters.length} cluster ids`);
+  return clusteredMeanAt(oldValues.length, (i) => newValues[i] - oldValues[i], clusters, confidence);
 }

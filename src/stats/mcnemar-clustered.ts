@@ -12,6 +12,7 @@
  * (Biometrical Journal, 2010) compare it with Obuchowski's and Eliasziw's tests.
  * Assumptions: tasks independent; a large-sample χ² approximation (many tasks with flips).
  */
+import { ClusterSlots } from './cluster-slots.js';
 import { chiSquare1UpperTail } from './normal.js';
 
 /** One task's paired pass/fail counts: `pf` passed before and fails now (1→0), `fp` the reverse. */
@@ -33,23 +34,65 @@ export interface ClusteredMcNemar {
 
 /** Durkalski's clustered McNemar test over tasks. */
 export function clusteredMcNemar(tasks: readonly TaskFlips[]): ClusteredMcNemar {
+  return mcnemarOver(
+    tasks.length,
+    (k) => tasks[k].rows,
+    (k) => tasks[k].pf,
+    (k) => tasks[k].fp,
+  );
+}
+
+/** The test over `count` tasks, task k's counts given by index (in the order the tasks first appeared). */
+function mcnemarOver(
+  count: number,
+  rowsAt: (k: number) => number,
+  pfAt: (k: number) => number,
+  fpAt: (k: number) => number,
+): ClusteredMcNemar {
   let sum = 0;
   let squares = 0;
   let pf = 0;
   let fp = 0;
-  for (const t of tasks) {
-    if (!(t.rows > 0) || t.pf + t.fp > t.rows) {
-      throw new RangeError(`clustered McNemar: a task with ${t.rows} rows cannot have ${t.pf} + ${t.fp} flips`);
-    }
-    const d = (t.pf - t.fp) / t.rows;
+  for (let k = 0; k < count; k++) {
+    const [rows, b, c] = [rowsAt(k), pfAt(k), fpAt(k)];
+    if (!(rows > 0) || b + c > rows) throw new RangeError(`clustered McNemar: a task with ${rows} rows cannot have ${b} + ${c} flips`);
+    const d = (b - c) / rows;
     sum += d;
     squares += d * d;
-    pf += t.pf;
-    fp += t.fp;
+    pf += b;
+    fp += c;
   }
-  if (squares === 0) return { statistic: null, pValue: null, pf, fp, tasks: tasks.length };
+  if (squares === 0) return { statistic: null, pValue: null, pf, fp, tasks: count };
   const statistic = (sum * sum) / squares;
-  return { statistic, pValue: chiSquare1UpperTail(statistic), pf, fp, tasks: tasks.length };
+  return { statistic, pValue: chiSquare1UpperTail(statistic), pf, fp, tasks: count };
+}
+
+/**
+ * `clusteredMcNemar(taskFlipsOf(oldPass, newPass, clusters))`, the same numbers, without an object
+ * per task: each task's counts sit in a slot of three typed arrays (cluster-slots.ts).
+ */
+export function clusteredMcNemarOf(
+  oldPass: ArrayLike<boolean | number>,
+  newPass: ArrayLike<boolean | number>,
+  clusters: ArrayLike<string | number>,
+): ClusteredMcNemar {
+  if (oldPass.length !== newPass.length || oldPass.length !== clusters.length) {
+    throw new RangeError('clustered McNemar: old, new and task ids differ in length');
+  }
+  const slots = new ClusterSlots(clusters);
+  const [rows, pf, fp] = [0, 1, 2].map(() => new Uint32Array(slots.capacity));
+  for (let i = 0; i < oldPass.length; i++) {
+    const s = slots.slot(clusters[i]);
+    rows[s]++;
+    if (oldPass[i] && !newPass[i]) pf[s]++;
+    if (!oldPass[i] && newPass[i]) fp[s]++;
+  }
+  return mcnemarOver(
+    slots.size,
+    (k) => rows[k],
+    (k) => pf[k],
+    (k) => fp[k],
+  );
 }
 
 /**
