@@ -145,7 +145,7 @@ async function reportAndJoin(opts: ReportOptions, temporal?: ReportTemporal): Pr
   const join = await joinVerdicts(files, tmpdir(), { order });
   const data = reportData({
     join,
-    keyMetrics: keyMetricsOf(files.metrics),
+    keyMetrics: await keyMetricsOf(files.metrics),
     paths: files,
     workflowId,
     runUrl: history.runUrl,

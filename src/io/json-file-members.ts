@@ -64,9 +64,9 @@ class MemberSpans {
     }
   }
 
-  /** Throws unless the object ended (`size`: the file's). */
-  finish(size: number): void {
-    if (!this.done) fail(size, this.inString ? 'unterminated string' : 'unexpected end of data');
+  /** Throws unless the object ended (`end`: the byte after the data). */
+  finish(end: number): void {
+    if (!this.done) fail(end, this.inString ? 'unterminated string' : 'unexpected end of data');
   }
 
   private step(c: number, at: number): void {
@@ -152,12 +152,16 @@ class MemberSpans {
 export async function jsonFileMembers(path: string): Promise<Map<string, ByteSpan>> {
   const fh = await open(path, 'r');
   try {
-    const { size } = await fh.stat();
-    const scan = new MemberSpans();
-    for await (const { buf, n, pos } of chunks(fh, { start: 0, end: size })) scan.feed(buf, n, pos);
-    scan.finish(size);
-    return scan.members;
+    return await jsonSpanMembers(fh, { start: 0, end: (await fh.stat()).size });
   } finally {
     await fh.close();
   }
+}
+
+/** `jsonFileMembers` of the object that bytes `span` of an open file hold (e.g. an element of an array: json-array-items.ts). */
+export async function jsonSpanMembers(fh: FileHandle, span: ByteSpan): Promise<Map<string, ByteSpan>> {
+  const scan = new MemberSpans();
+  for await (const { buf, n, pos } of chunks(fh, span)) scan.feed(buf, n, pos);
+  scan.finish(span.end);
+  return scan.members;
 }

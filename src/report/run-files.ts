@@ -4,12 +4,16 @@
  * (the `unsafe_` output if that is the one on disk, the --rollouts path recorded by an earlier report).
  */
 import { existsSync, readFileSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import { ConfigError } from '../contract/errors.js';
 import { nonFiniteAsNull } from '../contract/json-non-finite.js';
 import { aggregateMetricsPath, prefixedOutputPath, reportHtmlPath, sidecarPath } from '../contract/file-names.js';
 import type { RunResult, RunSpec } from '../contract/run-spec.js';
+import { jsonFileArrayItems } from '../io/json-array-items.js';
+import { jsonSpanMembers, type ByteSpan } from '../io/json-file-members.js';
+import { readRange } from '../io/read-range.js';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
@@ -82,23 +86,33 @@ export function runFiles(output: string, history: { spec: RunSpec | null; result
 }
 
 /**
- * Agent name -> key_metrics of the aggregate metrics file (an array of per-agent entries). A file
- * written before non-finite numbers were written `null` may hold `NaN`: read as null. A file that
- * still does not parse leaves the key metrics out; the report is made all the same (whether the
- * run completed is its history's and coverage's to say, not this file's).
+ * Agent name -> key_metrics of the aggregate metrics file (an array of per-agent entries). Only each
+ * entry's `agent_ref` and `key_metrics` are parsed: the file's `group_level_metrics` (one entry per
+ * task, hundreds of MB at 10^6 rows) are stepped over on disk, so memory is flat in the number of
+ * rows. A file written before non-finite numbers were written `null` may hold `NaN`: read as null.
+ * A file that still does not parse leaves the key metrics out; the report is made all the same
+ * (whether the run completed is its history's and coverage's to say, not this file's).
  */
-export function keyMetricsOf(path: string | null): Record<string, Record<string, unknown>> {
+export async function keyMetricsOf(path: string | null): Promise<Record<string, Record<string, unknown>>> {
   if (!path) return {};
-  let entries: unknown;
+  const out: Record<string, Record<string, unknown>> = {};
   try {
-    entries = JSON.parse(nonFiniteAsNull(readFileSync(path, 'utf8')));
+    const items = await jsonFileArrayItems(path);
+    const fh = await open(path, 'r');
+    try {
+      const parse = async (span: ByteSpan | undefined): Promise<unknown> =>
+        span && JSON.parse(nonFiniteAsNull(await readRange(fh, span.start, span.end - span.start)));
+      for (const item of items) {
+        const members = await jsonSpanMembers(fh, item).catch(() => new Map<string, ByteSpan>());
+        const name = ((await parse(members.get('agent_ref'))) as { name?: unknown } | null | undefined)?.name;
+        if (typeof name === 'string' && name)
+          out[name] = ((await parse(members.get('key_metrics'))) as Record<string, unknown> | null) ?? {};
+      }
+    } finally {
+      await fh.close();
+    }
   } catch {
     return {};
   }
-  const out: Record<string, Record<string, unknown>> = {};
-  for (const e of Array.isArray(entries)
-    ? (entries as Array<{ agent_ref?: { name?: string }; key_metrics?: Record<string, unknown> }>)
-    : [])
-    if (e?.agent_ref?.name) out[e.agent_ref.name] = e.key_metrics ?? {};
   return out;
 }
