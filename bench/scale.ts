@@ -187,7 +187,7 @@ runBench(async () => {
       const cpuUsPerRow = new Map([...cpu.between(w.firstMs, w.lastMs)].map(([l, u]) => [l, (1000 * u.totalMs) / rows]));
       const tEnd = t0 + wallSec * 1000;
       const runPeakKiB = new Map([...peaks].map(([l, p]) => [l, peakBetween(p, w.firstMs, tEnd)]));
-      const summary = /Rows: .*/.exec(readFileSync(join(dir, 'reverify-run.log'), 'utf8'))?.[0] ?? '';
+      const summary = /(?:Rows|Rollouts): .*/.exec(readFileSync(join(dir, 'reverify-run.log'), 'utf8'))?.[0] ?? '';
       const chain = await continueAsNewChain(server.address, 'default', workflowIdForOutput(output));
       const result: SizeResult = {
         rows,
