@@ -6,6 +6,7 @@ import { addFileCommands, addRunCommands, addRunControls, addDemoAndServers } fr
 import { addRunViews } from './view-commands.js';
 import { shortHintsAfterErrors } from './error-hints.js';
 import { describeFailure, EXIT_OK, EXIT_USER_ERROR } from './exit-codes.js';
+import { limitHeapGrowth } from './heap-growth.js';
 import { trace } from './trace.js';
 
 /** The version in package.json. */
@@ -50,6 +51,7 @@ async function main(argv: string[]): Promise<number> {
 
 // Exit explicitly: Temporal's native runtime keeps handles open after the work is done.
 trace('modules loaded');
+limitHeapGrowth();
 const exitCode = await main(process.argv);
 trace('exit');
 process.exit(exitCode);

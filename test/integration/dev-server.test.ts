@@ -16,6 +16,7 @@ import {
   workflowUiUrl,
   type DevServerRecord,
 } from '../../src/temporal/dev-server/index.js';
+import { DEV_SERVER_GOMEMLIMIT } from '../../src/temporal/dev-server/server-env.js';
 import { OUTPUT_ATTRIBUTE, outputSearchAttributes } from '../../src/temporal/search-attributes.js';
 import { stateDir } from '../../src/temporal/state-dir.js';
 
@@ -86,6 +87,11 @@ describe('ensureDevServer', () => {
     expect(first.address).toBe(`127.0.0.1:${first.port}`);
     expect(first.uiUrl).toBe(`http://127.0.0.1:${first.uiPort}`);
     expect(alive(first.pid)).toBe(true);
+    // Spawned with a soft memory limit for its Go runtime (server-env.ts), where /proc tells.
+    if (existsSync(`/proc/${first.pid}/environ`)) {
+      const environ = readFileSync(`/proc/${first.pid}/environ`, 'utf8').split('\0');
+      expect(environ).toContain(`GOMEMLIMIT=${process.env.GOMEMLIMIT || DEV_SERVER_GOMEMLIMIT}`);
+    }
 
     const paths = devServerPaths(dir);
     const record = JSON.parse(readFileSync(paths.serverFile, 'utf8')) as DevServerRecord;

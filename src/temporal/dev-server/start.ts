@@ -15,6 +15,7 @@ import { choosePort, envPort } from './ports.js';
 import { terminate } from './processes.js';
 import { waitUntilReady } from './readiness.js';
 import { writeRecord } from './record-file.js';
+import { devServerEnv } from './server-env.js';
 import type { DevServerInfo, DevServerRecord, EnsureDevServerOptions } from './types.js';
 import { DEV_SERVER_SEARCH_ATTRIBUTE_ARGS } from '../search-attributes.js';
 
@@ -101,12 +102,15 @@ function serverArgs(dbPath: string, port: number, uiPort: number, namespace: str
 /** How the spawned server ended, filled in when it does (read by the readiness wait). */
 type ServerExit = { done: boolean; code: number | null; signal: NodeJS.Signals | null; error?: Error };
 
-/** Spawns the server detached, its output appended to `logPath`; a spawn error (ENOENT, EACCES) is one line. */
+/**
+ * Spawns the server detached, its output appended to `logPath`, with a soft memory limit (server-env.ts);
+ * a spawn error (ENOENT, EACCES) is one line.
+ */
 async function spawnServer(binary: string, args: string[], dir: string, logPath: string): Promise<{ pid: number; exit: ServerExit }> {
   const logFd = openSync(logPath, 'a');
   let child: ChildProcess;
   try {
-    child = spawn(binary, args, { detached: true, stdio: ['ignore', logFd, logFd], cwd: dir });
+    child = spawn(binary, args, { detached: true, stdio: ['ignore', logFd, logFd], cwd: dir, env: devServerEnv() });
   } finally {
     closeSync(logFd);
   }
