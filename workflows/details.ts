@@ -10,7 +10,7 @@ import { progressOf } from './progress.js';
 import type { InFlight, RunState } from './run-state.js';
 import { runView } from '../src/contract/run-view.js';
 import { requestsShown } from './budget.js';
-import { estimateText } from '../src/contract/estimate-text.js';
+import { estimateText, FILE_ORDER_NOTE } from '../src/contract/estimate-text.js';
 import { runEstimateView } from '../src/stats/run-estimate.js';
 import { stoppedEarlyText } from '../src/contract/stop-rules.js';
 
@@ -37,7 +37,10 @@ export function detailsOf(st: RunState, inflight: Map<number, InFlight> = new Ma
     `**Batches:** ${st.nextBatch} launched in this round · concurrency ${st.effective}/${st.concurrency} · generation ${st.generation}`,
     ...(st.maxRequests !== null ? [`**/verify requests:** ${requestsShown(st)}`] : []),
     ...(st.estimate
-      ? [`**Estimate** (${st.estimate.confidence * 100}%, all agents): ${estimateText(runEstimateView(st.estimate).all)}`]
+      ? [
+          `**Estimate** (${st.estimate.confidence * 100}%, all agents): ${estimateText(runEstimateView(st.estimate).all)}` +
+            (st.estimate.fileOrder ? ` (${FILE_ORDER_NOTE})` : ''),
+        ]
       : []),
     ...(st.outputs ? [`**Output:** ${st.outputs.output}`] : []),
   ].join('\n\n');

@@ -93,7 +93,7 @@ export async function planEstimate(spec: RunSpec, st: RunState, plan: PlanSummar
   const units = await long.countPairedUnits.executeWithOptions({ summary: 'estimate: count the planned tasks and old rewards' }, [
     { plan: { planPath: plan.planPath, recordBytes: plan.recordBytes, sourcePath: plan.sourcePath, agents: plan.agents, rows: plan.rows } },
   ]);
-  st.estimate = createRunEstimate(units, plan.rows, spec.confidence);
+  st.estimate = createRunEstimate(units, plan.rows, spec.confidence, spec.order !== 'random');
 }
 
 /** Opens the outputs (deleting them for --overwrite, repairing a cut-off line) and records their lengths. */

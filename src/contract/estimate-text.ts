@@ -16,11 +16,18 @@ export function intervalText(iv: ShownInterval, signed = false): string {
   return `${num(iv.estimate, signed)} [${num(iv.lo, signed)}, ${num(iv.hi, signed)}]`;
 }
 
-/** `Δ +0.031 [−0.004, +0.066]` over all agents, for the progress line; '' without an estimate. */
+/**
+ * `Δ +0.031 [−0.004, +0.066]` over all agents, for the progress line; '' without an estimate. In
+ * file order the interval is not guaranteed, so it is not shown: `Δ so far +0.031 (file order)`.
+ */
 export function deltaText(e: RunEstimateView | null | undefined): string {
   const d = e?.all.delta;
-  return d ? `Δ ${intervalText(d, true)}` : '';
+  if (!d) return '';
+  return e.fileOrder ? `Δ so far ${num(d.estimate, true)} (file order)` : `Δ ${intervalText(d, true)}`;
 }
+
+/** What the views add to an estimate in file order. */
+export const FILE_ORDER_NOTE = 'file order: the intervals assume tasks in a random order and are not guaranteed here (--order random)';
 
 /** `120/400 tasks (3 pending)`. */
 function tasksText(v: EstimateView): string {
@@ -42,6 +49,7 @@ export function estimateLines(e: RunEstimateView): string[] {
   const agents = Object.keys(e.perAgent).sort();
   return [
     `Estimate (${Math.round(e.confidence * 1000) / 10}% confidence sequences, new − old per task; docs/statistics.md):`,
+    ...(e.fileOrder ? [`  ${FILE_ORDER_NOTE}`] : []),
     `  all: ${estimateText(e.all)}`,
     ...agents.map((a) => `  ${a}: ${estimateText(e.perAgent[a])}`),
   ];

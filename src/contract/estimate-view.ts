@@ -26,6 +26,11 @@ export interface EstimateView {
 
 export interface RunEstimateView {
   confidence: number;
+  /**
+   * The plan is in file order (`--order file`, the default): the intervals assume tasks in a random
+   * order and are not guaranteed here (docs/statistics.md, "Assumptions"), so the views say so.
+   */
+  fileOrder?: boolean;
   perAgent: Record<string, EstimateView>;
   all: EstimateView;
 }

@@ -52,6 +52,8 @@ interface OpenUnit {
 
 export interface RunEstimate {
   confidence: number;
+  /** The plan is in file order: the intervals are not guaranteed (absent: random order). */
+  fileOrder?: boolean;
   agents: Record<string, AgentEstimate>;
   all: AgentEstimate;
   /** Rows planned, and rows fed so far (at the last, the open unit is closed). */
@@ -84,8 +86,13 @@ export function plannedOf(units: readonly PairedUnit[]): PlannedUnits {
   };
 }
 
-/** A new estimate for the units counted per agent, `rows` plan rows, at level `confidence`. */
-export function createRunEstimate(perAgent: Record<string, PlannedUnits>, rows: number, confidence: number): RunEstimate {
+/** A new estimate for the units counted per agent, `rows` plan rows, at level `confidence` (`fileOrder`: the plan is not permuted). */
+export function createRunEstimate(
+  perAgent: Record<string, PlannedUnits>,
+  rows: number,
+  confidence: number,
+  fileOrder = false,
+): RunEstimate {
   const counts = Object.values(perAgent);
   const sum = (f: (p: PlannedUnits) => number) => counts.reduce((n, p) => n + f(p), 0);
   const all: PlannedUnits = {
@@ -97,6 +104,7 @@ export function createRunEstimate(perAgent: Record<string, PlannedUnits>, rows: 
   };
   return {
     confidence,
+    ...(fileOrder ? { fileOrder: true } : {}),
     agents: Object.fromEntries(Object.entries(perAgent).map(([a, p]) => [a, agentEstimate(p, confidence)])),
     all: agentEstimate(all, confidence),
     rows,
@@ -199,6 +207,7 @@ function viewOf(a: AgentEstimate): EstimateView {
 export function runEstimateView(e: RunEstimate): RunEstimateView {
   return {
     confidence: e.confidence,
+    ...(e.fileOrder ? { fileOrder: true } : {}),
     perAgent: Object.fromEntries(Object.entries(e.agents).map(([agent, a]) => [agent, viewOf(a)])),
     all: viewOf(e.all),
   };

@@ -1,6 +1,7 @@
 /** The live estimate as `reverify status` and the Temporal UI print it (src/contract/estimate-text.ts). */
 import { describe, expect, it } from 'vitest';
-import { estimateLines, estimateText } from '../../src/contract/estimate-text.js';
+import { deltaText, estimateLines, estimateText, FILE_ORDER_NOTE } from '../../src/contract/estimate-text.js';
+import { createRunEstimate, runEstimateView } from '../../src/stats/run-estimate.js';
 
 const iv = (estimate: number, lo: number, hi: number) => ({ estimate, lo, hi });
 const view = {
@@ -27,5 +28,17 @@ describe('estimate text', () => {
     expect(estimateText({ ...view, delta: iv(0.02, 0.02, 0.02), tasks: { seen: 100, pending: 0, planned: 100 } })).toMatch(
       /^delta \+0\.020 \(exact\), .*; 100\/100 tasks$/,
     );
+  });
+  it('in file order the progress line shows the delta so far without an interval, and status says why', () => {
+    const random = { confidence: 0.95, all: view, perAgent: {} };
+    expect(deltaText(random)).toBe('Δ −0.031 [−0.066, +0.004]');
+    const file = { ...random, fileOrder: true };
+    expect(deltaText(file)).toBe('Δ so far −0.031 (file order)');
+    expect(estimateLines(file)[1]).toBe(`  ${FILE_ORDER_NOTE}`);
+    expect(estimateLines(random)).not.toContain(`  ${FILE_ORDER_NOTE}`);
+    // The workflow's estimate carries the order into its view.
+    const planned = { a: { units: 4, rows: 4, maxRows: 1, oldSum: 2, invalid: 0 } };
+    expect(runEstimateView(createRunEstimate(planned, 4, 0.95, true)).fileOrder).toBe(true);
+    expect(runEstimateView(createRunEstimate(planned, 4, 0.95)).fileOrder).toBeUndefined();
   });
 });
