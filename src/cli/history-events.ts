@@ -7,6 +7,7 @@
 import type { temporal } from '@temporalio/proto';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { parseAuditRow, type BatchAudit } from '../contract/batch-audit.js';
+import { FailureType } from '../contract/failure-types.js';
 import type { BatchResult } from '../contract/run-spec.js';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
@@ -157,10 +158,10 @@ function readRunEvents(read: ReadHistory, events: HistoryEvent[], seen: { genera
       const a = e.activityTaskFailedEventAttributes;
       const s = scheduled.get(String(a.scheduledEventId));
       const st = started.get(String(a.scheduledEventId));
-      add(
-        e,
-        `${s?.summary ?? 'activity'} FAILED (attempt ${st?.attempt ?? '?'}): ${a.failure?.applicationFailureInfo?.type ?? ''} ${a.failure?.message ?? ''}`,
-      );
+      const type = a.failure?.applicationFailureInfo?.type ?? '';
+      // A loan that found nothing to lend to as the round ended (its move and the round's cancel crossed): no failure.
+      if (type === FailureType.LoanMoves) add(e, `${s?.summary ?? 'loan'} ended: no row left to lend its lanes to`);
+      else add(e, `${s?.summary ?? 'activity'} FAILED (attempt ${st?.attempt ?? '?'}): ${type} ${a.failure?.message ?? ''}`);
     } else if (e.activityTaskCanceledEventAttributes) {
       const s = scheduled.get(String(e.activityTaskCanceledEventAttributes.scheduledEventId));
       add(e, `${s?.summary ?? 'activity'} cancelled`);

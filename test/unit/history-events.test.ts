@@ -154,4 +154,28 @@ describe('reading a run history back', () => {
       '  round 1, batch 1, activity attempt 1, worker 6@w1, 1970-01-01T00:00:03.000Z: judge_failed',
     ]);
   });
+
+  it('a loan that failed with LoanMoves as the round ended is no failure in the timeline', () => {
+    const loanEvents = [
+      { eventId: 1, eventTime: at(0), workflowExecutionStartedEventAttributes: { attempt: 1 } },
+      {
+        eventId: 2,
+        eventTime: at(1),
+        userMetadata: { summary: p('lend 32 /verify lane(s) to the last batches') },
+        activityTaskScheduledEventAttributes: { activityType: { name: 'lendLanes' }, input: { payloads: [p({ round: 0, lanes: 32 })] } },
+      },
+      { eventId: 3, eventTime: at(2), activityTaskStartedEventAttributes: { scheduledEventId: 2, attempt: 3, identity: '7@w2' } },
+      {
+        eventId: 4,
+        eventTime: at(3),
+        activityTaskFailedEventAttributes: {
+          scheduledEventId: 2,
+          failure: { message: 'no row left', applicationFailureInfo: { type: 'LoanMoves' } },
+        },
+      },
+    ] as unknown as Parameters<typeof readHistory>[0];
+    const { timeline } = readHistory(loanEvents);
+    expect(timeline.map((t) => t.what)).toContain('lend 32 /verify lane(s) to the last batches ended: no row left to lend its lanes to');
+    expect(timeline.map((t) => t.what).join('\n')).not.toMatch(/FAILED/);
+  });
 });
