@@ -1067,7 +1067,7 @@ describe('workflow logic with stub activities', () => {
     const unitsOf = (req: VerifyRequest) => pairedUnits(rowsOf(req.from, req.to), ['agent_a']);
     const planned = { agent_a: plannedOf(pairedUnits(rowsOf(0, rows), ['agent_a'])) };
     // What src/stats says, batch after batch: the first batch after which the interval excludes 0.
-    const expected = createRunEstimate(planned, rows, 0.9);
+    const expected = createRunEstimate(planned, rows, 0.9, true); // the spec keeps file order
     const fires = ranges(rows, 5).findIndex(([from, to], b) => {
       feedBatch(expected, b, pairedUnits(rowsOf(from, to), ['agent_a']));
       return runEstimateView(expected).all.delta!.lo > 0;
@@ -1125,7 +1125,7 @@ describe('workflow logic with stub activities', () => {
     const commits = committedBatches(rec.commits).map((c) => c.map(([, b]) => b));
     expect(commits[0]).not.toContain(0);
     expect(rec.verify.every((c) => c.req.paired === true)).toBe(true);
-    const expected = createRunEstimate(planned, rows, 0.9);
+    const expected = createRunEstimate(planned, rows, 0.9, true); // the spec keeps file order
     ranges(rows, 5).forEach(([from, to], b) => feedBatch(expected, b, pairedUnits(rowsOf(from, to), ['agent_a'])));
     expect(progress.estimate).toEqual(runEstimateView(expected));
     expect(result.estimate).toEqual(runEstimateView(expected));
