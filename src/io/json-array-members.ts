@@ -5,9 +5,8 @@
  * task (49 MB at 10^5 rows; parsed whole it took 372 MiB): the report reads only `agent_ref` and
  * `key_metrics` of each entry, parsing just their bytes.
  */
-import { open } from 'node:fs/promises';
 import { COMMA, isJsonWhitespace, LBRACE, LBRACKET, RBRACKET } from '../contract/json-chars.js';
-import { chunks, fail, MemberSpans, type ByteSpan } from './json-file-members.js';
+import { fail, MemberSpans, scanFile, type ByteSpan } from './json-file-members.js';
 
 /** The streaming pass over the array: its brackets and commas here, each object's bytes in a `MemberSpans`. */
 class ArrayMemberSpans {
@@ -62,14 +61,5 @@ class ArrayMemberSpans {
  * throwing a `SyntaxError` naming the byte where it breaks.
  */
 export async function jsonFileArrayMembers(path: string): Promise<Map<string, ByteSpan>[]> {
-  const fh = await open(path, 'r');
-  try {
-    const { size } = await fh.stat();
-    const scan = new ArrayMemberSpans();
-    for await (const { buf, n, pos } of chunks(fh, { start: 0, end: size })) scan.feed(buf, n, pos);
-    scan.finish(size);
-    return scan.objects;
-  } finally {
-    await fh.close();
-  }
+  return (await scanFile(path, new ArrayMemberSpans())).objects;
 }

@@ -156,13 +156,20 @@ export class MemberSpans {
  * as `JSON.parse` does.
  */
 export async function jsonFileMembers(path: string): Promise<Map<string, ByteSpan>> {
+  return (await scanFile(path, new MemberSpans())).members;
+}
+
+/** Feeds the whole file at `path` to `scan`, a chunk at a time, and finishes it (throws where it breaks). */
+export async function scanFile<S extends { feed(buf: Buffer, n: number, pos: number): void; finish(size: number): void }>(
+  path: string,
+  scan: S,
+): Promise<S> {
   const fh = await open(path, 'r');
   try {
     const { size } = await fh.stat();
-    const scan = new MemberSpans();
     for await (const { buf, n, pos } of chunks(fh, { start: 0, end: size })) scan.feed(buf, n, pos);
     scan.finish(size);
-    return scan.members;
+    return scan;
   } finally {
     await fh.close();
   }
