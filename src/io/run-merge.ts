@@ -2,7 +2,7 @@
  * The merge of the external sort (external-sort.ts): sorted run files read back together through a
  * min-heap of readers, one buffered reader per run, ties going to the earlier run (a stable merge).
  */
-import { FrameReader, type RecordCodec } from './sort-run-files.js';
+import { FrameReader, readBufferBytes, type RecordCodec } from './sort-run-files.js';
 
 /** A min-heap of run readers ordered by their head record. */
 class ReaderHeap<T> {
@@ -73,9 +73,11 @@ export async function* mergeRuns<T>(
 ): AsyncGenerator<T[]> {
   const heap = new ReaderHeap<T>(compare);
   const readers: FrameReader<T>[] = [];
+  // One read budget for the merge, however many runs it has (sort-run-files.ts).
+  const bufferBytes = readBufferBytes(paths.length);
   try {
     for (const [i, path] of paths.entries()) {
-      const r = await FrameReader.open(path, codec);
+      const r = await FrameReader.open(path, codec, bufferBytes);
       readers.push(r);
       heap.rank.set(r, i);
       if (r.head !== undefined) heap.push(r);

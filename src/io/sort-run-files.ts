@@ -16,6 +16,17 @@ export interface RecordCodec<T> {
 }
 
 const IO_BUFFER_BYTES = 1 << 20;
+/**
+ * What the readers of one merge hold in all: each gets an equal share, between these bounds. With a
+ * buffer of 1 MiB each, a merge of 64 runs (a plan of 10^7 rows) held 64 MiB more than one of 10.
+ */
+export const MERGE_READ_BYTES = 8 << 20;
+const MIN_READ_BYTES = 64 << 10;
+
+/** The read buffer of each of `runs` readers merged together. */
+export function readBufferBytes(runs: number): number {
+  return Math.max(MIN_READ_BYTES, Math.min(IO_BUFFER_BYTES, Math.floor(MERGE_READ_BYTES / Math.max(1, runs))));
+}
 /** Each record on disk: its length (u32), then its bytes. */
 export const FRAME_HEADER = 4;
 
@@ -79,7 +90,7 @@ export async function writeRun<T>(
 
 /** Reads frames of a run file in order, a buffer at a time. */
 export class FrameReader<T> {
-  private buf = Buffer.allocUnsafe(IO_BUFFER_BYTES);
+  private buf: Buffer;
   private start = 0;
   private end = 0;
   private position = 0;
@@ -88,10 +99,14 @@ export class FrameReader<T> {
   private constructor(
     private readonly fh: FileHandle,
     private readonly codec: RecordCodec<T>,
-  ) {}
+    bufferBytes: number,
+  ) {
+    this.buf = Buffer.allocUnsafe(bufferBytes);
+  }
 
-  static async open<T>(path: string, codec: RecordCodec<T>): Promise<FrameReader<T>> {
-    const r = new FrameReader(await open(path, 'r'), codec);
+  /** A reader of `path` through a buffer of `bufferBytes` (grown for a larger record). */
+  static async open<T>(path: string, codec: RecordCodec<T>, bufferBytes = IO_BUFFER_BYTES): Promise<FrameReader<T>> {
+    const r = new FrameReader(await open(path, 'r'), codec, bufferBytes);
     await r.advance();
     return r;
   }

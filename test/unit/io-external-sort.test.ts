@@ -1,6 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ExternalSorter, groupsOf } from '../../src/io/external-sort.js';
+import { MERGE_READ_BYTES, readBufferBytes } from '../../src/io/sort-run-files.js';
 import { compareKeyedRecords, keyedRecordCodec, type KeyedRecord } from '../../src/planning/keyed-records.js';
 import { mulberry32 } from '../../src/reference-server/prng.js';
 import { useTempRoot } from '../helpers/temp-dirs.js';
@@ -50,6 +51,28 @@ describe('ExternalSorter', () => {
     const out = await sortAll(recs, tmp.freshDir(), 1);
     expect(out.map((r) => r.key)).toEqual(['a', 'b', 'c']);
     expect(out[1].text).toBe(big.text);
+  });
+
+  it('reads a merge of many runs within one budget, not a 1 MiB buffer per run', async () => {
+    const s = new ExternalSorter({
+      dir: tmp.freshDir(),
+      name: 'test',
+      compare: compareKeyedRecords,
+      codec: keyedRecordCodec,
+      maxRecords: 1,
+    });
+    for (const r of records(64, 3)) await s.add(r);
+    const before = process.memoryUsage().arrayBuffers;
+    let held = 0;
+    for await (const r of s.sorted()) {
+      // Every reader of the one merge of 64 runs is open while the first record comes out.
+      if (held === 0) held = process.memoryUsage().arrayBuffers - before;
+      expect(r.key).not.toBe('');
+    }
+    expect(held).toBeGreaterThan(0);
+    expect(held).toBeLessThan(2 * MERGE_READ_BYTES);
+    expect(readBufferBytes(64) * 64).toBe(MERGE_READ_BYTES);
+    expect(readBufferBytes(1)).toBe(1 << 20);
   });
 
   it('sorts nothing into nothing', async () => {
