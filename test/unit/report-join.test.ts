@@ -3,10 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { jsonlLines } from '../../src/io/jsonl-lines.js';
-import { historyTimeline, type RecordedBatch } from '../../src/report/history-timeline.js';
+import { historyTimeline } from '../../src/report/history-timeline.js';
 import { reportData } from '../../src/report/report-data.js';
 import { forEachRowVerdict, partText, rowVerdict, type RowVerdict } from '../../src/report/row-verdicts.js';
 import { flipOf, joinVerdicts, MISSING_LISTED_MAX, TASKS_LISTED_MAX, type VerdictJoin } from '../../src/report/verdict-join.js';
+import { recordedBatch } from '../helpers/recorded-batch.js';
 
 const row = (t: number, r: number, reward: unknown, agent = 'a') =>
   JSON.stringify({ _ng_task_index: t, _ng_rollout_index: r, agent_ref: { name: agent }, response: { x: 'big' }, reward });
@@ -138,22 +139,7 @@ describe('verdict join in flat memory (an external sort of one record per row)',
   });
 });
 
-const batch = (round: number, startS: number, endS: number, main: number, failed: number, attempt = 1): RecordedBatch => ({
-  round,
-  started: new Date(Date.UTC(2026, 0, 1, 0, 0, startS)).toISOString(),
-  time: new Date(Date.UTC(2026, 0, 1, 0, 0, endS)).toISOString(),
-  attempt,
-  result: {
-    main,
-    failed,
-    dropped: 0,
-    rejected: 0,
-    judgeFailed: failed,
-    throttled: 0,
-    latencyMsSum: (main + failed) * (round === 0 ? 100 : 300),
-    latencyCount: main + failed,
-  },
-});
+const batch = recordedBatch;
 
 describe('history timeline', () => {
   it('progress, rows/s, latency and per-round failures from the batches', () => {

@@ -1,22 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { historyTimeline, timelineResult, type RecordedBatch } from '../../src/report/history-timeline.js';
+import { recordedBatch } from '../helpers/recorded-batch.js';
 
-const batch = (round: number, startS: number, endS: number, main: number, failed: number): RecordedBatch => ({
-  round,
-  started: new Date(Date.UTC(2026, 0, 1, 0, 0, startS)).toISOString(),
-  time: new Date(Date.UTC(2026, 0, 1, 0, 0, endS)).toISOString(),
-  attempt: 1,
-  result: {
-    main,
-    failed,
-    dropped: 0,
-    rejected: 0,
-    judgeFailed: failed,
-    throttled: 0,
-    latencyMsSum: (main + failed) * 100,
-    latencyCount: main + failed,
-  },
-});
+const batch = recordedBatch;
 
 describe('what the report keeps of each batch result it reads from the history', () => {
   it('keeps of a batch result only what the timeline reads: the same timeline, without per-agent counts, paired units or audit', () => {
