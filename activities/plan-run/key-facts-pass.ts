@@ -15,7 +15,7 @@ import { encode, linePlace } from '../../src/planning/key-facts.js';
 import type { KeyedRecord } from '../../src/planning/keyed-records.js';
 import type { Names } from '../../src/planning/names.js';
 import { outputKeyIds, sidecarAttemptLines } from '../../src/planning/output-cache.js';
-import { parseLine } from './plan-lines.js';
+import { parseLine, PLAN_SCAN } from './plan-lines.js';
 import type { PlanRequest } from './plan-into.js';
 
 /** The agents and resources servers the plan names, interned. */
@@ -33,7 +33,7 @@ async function addInputs(
 ): Promise<void> {
   // Each line is checked by the scanner (fast-rows.ts); a line it does not vouch for takes the full path.
   const fast = new FastInputRows(req.routing, agents, servers);
-  const reads = scannedReads(req.inputsPath, FastInputRows.names, { digests: true, minBytes: req.scanAheadMinBytes });
+  const reads = scannedReads(req.inputsPath, FastInputRows.names, { ...PLAN_SCAN, minBytes: req.scanAheadMinBytes });
   for await (const { chunk, read: scanned } of reads) {
     const { data } = chunk;
     for (let k = 0; k < chunk.count; k++) {

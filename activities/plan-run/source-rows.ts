@@ -15,7 +15,7 @@ import { FastSourceRows } from '../../src/planning/fast-rows.js';
 import { encode, linePlace } from '../../src/planning/key-facts.js';
 import type { KeyedRecord } from '../../src/planning/keyed-records.js';
 import { Verdict, type VerdictFile } from '../../src/planning/plan-verdicts.js';
-import { FirstAt, parseLine } from './plan-lines.js';
+import { FirstAt, parseLine, PLAN_SCAN } from './plan-lines.js';
 import type { PlanRequest } from './plan-into.js';
 
 /** What the pass found: how many ordinals it numbered, and the first line that stops the run. */
@@ -70,7 +70,7 @@ export async function addSourceRows(
   // full, so no thread scans for it.
   const fast = req.judgeFailedOnly ? null : new FastSourceRows();
   const minBytes = fast ? req.scanAheadMinBytes : Infinity;
-  const reads = scannedReads(sourcePath, FastSourceRows.names, { digests: true, minBytes });
+  const reads = scannedReads(sourcePath, FastSourceRows.names, { ...PLAN_SCAN, minBytes });
   lines: for await (const { chunk, read: scanned } of reads) {
     const { data } = chunk;
     for (let k = 0; k < chunk.count; k++) {

@@ -1,6 +1,6 @@
 /**
  * The thread behind `ScanAhead` (scan-ahead.ts): reads a JSONL file in the same reads as
- * `jsonlLineChunks` and, for every second read, scans every line for the wanted members
+ * `jsonlLineChunks` and, for its share of the reads (`lane` of `lanes`), scans every line for the wanted members
  * (`isVouchedObject`), digests the lines it vouches for (`lineDigest`, when asked) and posts the
  * results. It stays at most `ahead` reads in front of the reads the other side has taken. Pure
  * bytes in, numbers out: every decision about a line stays with the caller.
@@ -29,8 +29,8 @@ async function scanAll(): Promise<void> {
     const slots = names.slots();
     let index = 0;
     for await (const chunk of jsonlLineChunks(req.path)) {
-      // The caller scans the even reads itself.
-      if (index++ % 2 === 0) continue;
+      // The other reads are the caller's or other threads'.
+      if (index++ % req.lanes !== req.lane) continue;
       const { data, count } = chunk;
       const read: ScannedRead = {
         offset: chunk.offset,

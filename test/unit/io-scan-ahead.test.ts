@@ -42,19 +42,23 @@ function mixedFile(): string {
 }
 
 describe('ScanAhead', () => {
-  it("gives, for every second read, the caller's own scan of each line", async () => {
+  it.each([
+    { threads: 1, callerScans: true, theirs: (i: number) => i % 2 === 1 },
+    { threads: 2, callerScans: false, theirs: () => true },
+    { threads: 2, callerScans: true, theirs: (i: number) => i % 3 !== 0 },
+  ])("gives, for the threads' reads ($threads, caller scans: $callerScans), the caller's own scan of each line", async (share) => {
     const path = mixedFile();
     const names = new MemberNames(FastSourceRows.names);
     const slots = names.slots();
     const width = slots.length;
-    const ahead = ScanAhead.start(path, FastSourceRows.names, 1, { digests: true, minBytes: 0 })!;
+    const ahead = ScanAhead.start(path, FastSourceRows.names, 1, { digests: true, minBytes: 0, ...share })!;
     let reads = 0;
     let fromThread = 0;
     let vouched = 0;
     try {
       for await (const chunk of jsonlLineChunks(path)) {
         const read = await ahead.take(chunk);
-        expect(read === null).toBe(reads++ % 2 === 0);
+        expect(read !== null).toBe(share.theirs(reads++));
         if (read === null) continue;
         fromThread++;
         expect(read.count).toBe(chunk.count);
