@@ -23,7 +23,7 @@ export interface SorterOptions<T> {
   codec: RecordCodec<T>;
   /** Records held in memory before a run is written. */
   maxRecords?: number;
-  /** Encoded bytes held in memory before a run is written. */
+  /** Encoded bytes held in memory before a run is written (by the codec's `maxSize` when it has one). */
   maxBytes?: number;
 }
 
@@ -65,7 +65,8 @@ export class ExternalSorter<T> {
   /** Adds a record; returns a promise only when memory was full and is being written (await it). */
   add(t: T): Promise<void> | undefined {
     this.memory.push(t);
-    this.memoryBytes += this.opts.codec.size(t) + FRAME_HEADER;
+    const codec = this.opts.codec;
+    this.memoryBytes += (codec.maxSize ? codec.maxSize(t) : codec.size(t)) + FRAME_HEADER;
     this.count++;
     if (this.memory.length >= this.maxRecords || this.memoryBytes >= this.maxBytes) return this.spill();
     return undefined;
