@@ -63,6 +63,13 @@ export function digestLo(d: LineDigest): number {
   return halves[LO];
 }
 
+/** `lineDigest` of `bytes` as its two sort numbers (`digestNums`), into `out[at]` and `out[at + 1]`: no bigint. */
+export function lineDigestHalves(bytes: Uint8Array, out: Uint32Array, at: number): void {
+  const h = hash('sha256', bytes, 'buffer');
+  out[at] = h.readUInt32BE(0);
+  out[at + 1] = h.readUInt32BE(4);
+}
+
 /** The digest of the two sort numbers at `n[at]`, `n[at + 1]` (`digestNums`). */
 export function digestAt(n: readonly number[], at: number): LineDigest {
   return digestOf(n[at], n[at + 1]);

@@ -8,7 +8,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { MemberNames } from '../contract/json-line-scan.js';
 import { jsonlLineChunks } from './jsonl-lines.js';
-import { lineDigest } from './line-digest.js';
+import { lineDigestHalves } from './line-digest.js';
 import { isVouchedObject } from './scanned-lines.js';
 import type { ScanAheadRequest, ScannedRead } from './scan-ahead.js';
 
@@ -37,7 +37,7 @@ async function scanAll(): Promise<void> {
         count,
         vouched: new Uint8Array(count),
         slots: new Int32Array(count * width),
-        digests: new BigUint64Array(count),
+        digests: new Uint32Array(req.digests ? 2 * count : 0),
       };
       for (let k = 0; k < count; k++) {
         const start = chunk.start[k];
@@ -45,7 +45,7 @@ async function scanAll(): Promise<void> {
         if (!isVouchedObject(data, start, end, names, slots)) continue;
         read.vouched[k] = 1;
         read.slots.set(slots, k * width);
-        if (req.digests) read.digests[k] = lineDigest(data.subarray(start, end));
+        if (req.digests) lineDigestHalves(data.subarray(start, end), read.digests, 2 * k);
       }
       port.postMessage(read, [read.vouched.buffer, read.slots.buffer, read.digests.buffer] as ArrayBuffer[]);
       posted++;

@@ -36,8 +36,8 @@ export interface ScannedRead {
   vouched: Uint8Array;
   /** Line k's member spans at [k × 2 × names, …) (set where vouched). */
   slots: Int32Array;
-  /** Line k's `lineDigest` (set where vouched, when asked for). */
-  digests: BigUint64Array;
+  /** Line k's `lineDigest` as its halves (`lineDigestHalves`) at [2k, 2k + 1] (set where vouched, when asked for). */
+  digests: Uint32Array;
 }
 
 /**
