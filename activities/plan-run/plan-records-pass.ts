@@ -6,9 +6,14 @@
  */
 import { InputError } from '../../src/contract/errors.js';
 import { ExternalSorter } from '../../src/io/external-sort.js';
-import { decode, encode } from '../../src/planning/key-facts.js';
-import { compareKeyedRecords, keyedRecordCodec, type KeyedRecord } from '../../src/planning/keyed-records.js';
-import { encodedAgent, PlanWriter } from '../../src/planning/plan-file.js';
+import {
+  compareOrderedPlanRecords,
+  orderedPlanRecord,
+  orderedPlanRecordCodec,
+  writePlanBytes,
+  type OrderedPlanRecord,
+} from '../../src/planning/ordered-plan-records.js';
+import { encodedAgent, PLAN_RECORD_BYTES, PlanWriter } from '../../src/planning/plan-file.js';
 import { Verdict, type VerdictCursor, type VerdictFile } from '../../src/planning/plan-verdicts.js';
 import type { PlanOrder } from '../../src/planning/task-order.js';
 
@@ -47,17 +52,24 @@ interface PlanSink {
 function planSink(writer: PlanWriter, opts: PlanRecordsOptions): PlanSink {
   const done = () => Promise.resolve();
   if (opts.order.kind === 'file') return { add: (row) => writer.addEncoded(row.planBytes, row.planAt), finish: done, dispose: done };
-  const sorter = new ExternalSorter<KeyedRecord>({
+  const sorter = new ExternalSorter<OrderedPlanRecord>({
     dir: opts.workDir,
     name: 'plan-order',
-    compare: compareKeyedRecords,
-    codec: keyedRecordCodec,
+    compare: compareOrderedPlanRecords,
+    codec: orderedPlanRecordCodec,
     maxRecords: opts.sortMaxRecords,
   });
+  const bytes = Buffer.alloc(PLAN_RECORD_BYTES);
   return {
-    add: (row) => sorter.add({ key: '', nums: [row.rank(), ...encode.row({ index: row.ordinal, plan: row.plan() })], text: null }),
+    add: (row) => sorter.add(orderedPlanRecord(row.rank(), row.ordinal, row.planBytes, row.planAt, PLAN_RECORD_BYTES)),
     finish: async () => {
-      for await (const r of sorter.sorted()) await writer.add(decode.row(r.nums.slice(1)).plan);
+      for await (const chunk of sorter.sortedChunks()) {
+        for (const r of chunk) {
+          writePlanBytes(r, bytes, 0);
+          const adding = writer.addEncoded(bytes, 0);
+          if (adding) await adding;
+        }
+      }
     },
     dispose: () => sorter.dispose(),
   };
