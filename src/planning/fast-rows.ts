@@ -71,14 +71,17 @@ interface Route {
   server: number;
 }
 
-/** An FNV-1a hash of the routing members' spans in `slots` (an absent member hashes as its own marker). */
+/**
+ * A hash of the routing members' spans in `slots` (FNV-1a of each one's length and last 16 bytes,
+ * where names differ): it only picks the routes whose bytes are then compared (`sameRouteBytes`).
+ */
 function routeBytesHash(b: Buffer, slots: Int32Array): number {
   let h = 0x811c9dc5;
   for (let m = FIRST_ROUTE_MEMBER; m < FIRST_ROUTE_MEMBER + ROUTE_MEMBERS.length; m++) {
     const from = slots[2 * m];
     const to = from < 0 ? from : slots[2 * m + 1];
-    for (let i = from; i < to; i++) h = Math.imul(h ^ b[i], 0x01000193);
-    h = Math.imul(h ^ (from < 0 ? 0x100 : 0x101), 0x01000193);
+    h = Math.imul(h ^ (to - from), 0x01000193);
+    for (let i = Math.max(from, to - 16); i < to; i++) h = Math.imul(h ^ b[i], 0x01000193);
   }
   return h >>> 0;
 }
@@ -111,8 +114,7 @@ function sameRouteBytes(bytes: Buffer, b: Buffer, slots: Int32Array): boolean {
     if (p + 4 > bytes.length || bytes.readUInt32LE(p) !== length) return false;
     p += 4;
     if (from < 0) continue;
-    if (p + length > bytes.length) return false;
-    for (let i = 0; i < length; i++) if (bytes[p + i] !== b[from + i]) return false;
+    if (p + length > bytes.length || b.compare(bytes, p, p + length, from, from + length) !== 0) return false;
     p += length;
   }
   return p === bytes.length;
