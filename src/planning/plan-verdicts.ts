@@ -1,5 +1,5 @@
 import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
-import { decodePlanRecord, encodePlanRecord, PLAN_RECORD_BYTES, type PlanRecord } from './plan-file.js';
+import { encodePlanRecord, PLAN_RECORD_BYTES, type PlanRecord } from './plan-file.js';
 
 /** What the plan phase decided about one source row. */
 export enum Verdict {
@@ -41,11 +41,6 @@ export class VerdictCursor {
   at = 0;
 
   constructor(private readonly window: Buffer) {}
-
-  /** A `Plan` verdict's plan record. */
-  plan(): PlanRecord {
-    return this.verdict === Verdict.Plan ? decodePlanRecord(this.window, this.at + 1) : NO_PLAN;
-  }
 
   /** A `Plan` verdict's plan record as `encodePlanRecord` wrote it: `PLAN_RECORD_BYTES` of the returned buffer from `planAt`. */
   get planBytes(): Buffer {
