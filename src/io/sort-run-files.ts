@@ -22,6 +22,8 @@ export interface RecordCodec<T> {
 }
 
 const IO_BUFFER_BYTES = 1 << 20;
+/** A run reader's buffer: a merge holds one per run (external-sort.ts `MAX_FAN_IN`). */
+const READ_BUFFER_BYTES = 256 << 10;
 /** Each record on disk: its length (u32), then its bytes. */
 export const FRAME_HEADER = 4;
 
@@ -92,7 +94,7 @@ export async function writeRun<T>(
 
 /** Reads frames of a run file in order, a buffer at a time. */
 export class FrameReader<T> {
-  private buf = Buffer.allocUnsafe(IO_BUFFER_BYTES);
+  private buf = Buffer.allocUnsafe(READ_BUFFER_BYTES);
   private start = 0;
   private end = 0;
   private position = 0;

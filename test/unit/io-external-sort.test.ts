@@ -28,7 +28,7 @@ describe('ExternalSorter', () => {
   it.each([
     ['5,000 records in memory', 5_000, 10_000],
     ['5,000 records, one run per 97 (one merge of 52 runs)', 5_000, 97],
-    ['300 records, one per run (merges in levels of 64)', 300, 1],
+    ['300 records, one per run (merges in levels of 256)', 300, 1],
   ])('sorts like Array.sort: %s', async (_label, n, maxRecords) => {
     const recs = records(n, 7);
     const dir = tmp.freshDir();
