@@ -7,7 +7,7 @@
  * times with a fresh work directory each time (`bench/out/plan-work/`, left there: `plan.bin`, `plan.json`) and prints seconds, rows/s, MiB/s of input read and
  * the process's peak RSS, and the largest size of the work directory (its sort runs) against the
  * inputs. `--data DIR`: plan a run bench/lib/data.ts wrote before (e.g. scale.ts's 10^7 rows). On a shared machine compare the CPU seconds (this process's user + system
- * time; the plan runs on one thread, so wall ≥ CPU when the machine is idle). `--cpu-prof`: run it again under `node --cpu-prof` yourself, e.g.
+ * time, all threads; and the main thread's alone, where the plan decides everything). `--cpu-prof`: run it again under `node --cpu-prof` yourself, e.g.
  * `node --cpu-prof --cpu-prof-dir bench/out/plan-prof --import tsx bench/plan.ts --repeat 1`, then
  * `npx tsx bench/profile-top.ts bench/out/plan-prof`.
  */
@@ -22,6 +22,17 @@ import { loadGymConfigs } from '../src/config/gym-config.js';
 import { sampleTreeBytes } from './lib/after-run.js';
 import { mib, parseCount, writeRunFiles } from './lib/data.js';
 import { readVm } from './lib/rss.js';
+
+/** CPU seconds (user + system) of this process's main thread so far (Linux `/proc`; NaN elsewhere). */
+function mainThreadCpu(): number {
+  try {
+    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ 100)
+  } catch {
+    return NaN;
+  }
+}
 
 const { values } = parseArgs({
   options: {
@@ -58,6 +69,7 @@ for (let i = 0; i < Number(values.repeat); i++) {
   const disk = sampleTreeBytes(workDir, 1_000);
   const t0 = performance.now();
   const cpu0 = process.cpuUsage();
+  const main0 = mainThreadCpu();
   const out = await new MockActivityEnvironment().run<[Parameters<typeof planRun>[0]], Awaited<ReturnType<typeof planRun>>, typeof planRun>(
     planRun,
     {
@@ -82,10 +94,11 @@ for (let i = 0; i < Number(values.repeat); i++) {
   const diskPeak = disk.stop();
   const cpu = process.cpuUsage(cpu0);
   const cpuS = (cpu.user + cpu.system) / 1e6;
+  const mainS = mainThreadCpu() - main0;
   seconds.push(s);
   const vm = readVm(process.pid);
   console.log(
-    `run ${i + 1}: ${s.toFixed(2)} s (CPU ${cpuS.toFixed(2)} s), ${Math.round(out.rows / s)} rows/s, ${(bytes / 2 ** 20 / s).toFixed(0)} MiB/s; ` +
+    `run ${i + 1}: ${s.toFixed(2)} s (CPU ${cpuS.toFixed(2)} s, main thread ${mainS.toFixed(2)} s), ${Math.round(out.rows / s)} rows/s, ${(bytes / 2 ** 20 / s).toFixed(0)} MiB/s; ` +
       `plan ${out.rows} rows; peak RSS ${vm ? Math.round(vm.hwmKiB / 1024) : '?'} MiB; work directory at most ${mib(diskPeak)} ` +
       `(${((100 * diskPeak) / bytes).toFixed(1)} % of the inputs)`,
   );

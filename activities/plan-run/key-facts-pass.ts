@@ -7,7 +7,7 @@ import { keyId, keyOf } from '../../src/contract/row-key.js';
 import type { ExternalSorter } from '../../src/io/external-sort.js';
 import { chunkLine, isBlank, jsonlLines } from '../../src/io/jsonl-lines.js';
 import type { ContentDigest } from '../../src/io/content-digest.js';
-import { lineDigest } from '../../src/io/line-digest.js';
+import { lineDigestHalves } from '../../src/io/line-digest.js';
 import { scannedReads } from '../../src/io/scan-ahead.js';
 import { FastInputRows } from '../../src/planning/fast-rows.js';
 import { routeInputRow } from '../../src/planning/input-route.js';
@@ -15,7 +15,7 @@ import { encode, linePlace } from '../../src/planning/key-facts.js';
 import type { KeyedRecord } from '../../src/planning/keyed-records.js';
 import type { Names } from '../../src/planning/names.js';
 import { outputKeyIds, sidecarAttemptLines } from '../../src/planning/output-cache.js';
-import { parseLine } from './plan-lines.js';
+import { parseLine, PLAN_SCAN } from './plan-lines.js';
 import type { PlanRequest } from './plan-into.js';
 
 /** The agents and resources servers the plan names, interned. */
@@ -33,7 +33,8 @@ async function addInputs(
 ): Promise<void> {
   // Each line is checked by the scanner (fast-rows.ts); a line it does not vouch for takes the full path.
   const fast = new FastInputRows(req.routing, agents, servers);
-  const reads = scannedReads(req.inputsPath, FastInputRows.names, { digests: true, minBytes: req.scanAheadMinBytes });
+  const reads = scannedReads(req.inputsPath, FastInputRows.names, { ...PLAN_SCAN, minBytes: req.scanAheadMinBytes });
+  const mine = new Uint32Array(2); // a digest's halves, when this thread scanned the line
   for await (const { chunk, read: scanned } of reads) {
     const { data } = chunk;
     for (let k = 0; k < chunk.count; k++) {
@@ -42,11 +43,13 @@ async function addInputs(
       const ok = fast.read(data, start, end, scanned, k);
       let record: KeyedRecord;
       if (ok !== null) {
-        const digest = scanned ? scanned.digests[k] : lineDigest(data.subarray(start, end));
-        identity.add(digest);
+        const halves = scanned ? scanned.digests : mine;
+        const at = scanned ? 2 * k : 0;
+        if (!scanned) lineDigestHalves(data.subarray(start, end), mine, 0);
+        identity.addHalves(halves[at], halves[at + 1]);
         const line = chunk.firstLineNo + k;
-        const input = { line, offset: chunk.offset + start, length: end - start, digest, agent: ok.agent, server: ok.server };
-        record = { key: ok.key, nums: encode.input(input), text: null };
+        const nums = encode.inputAt(line, chunk.offset + start, end - start, ok.agent, ok.server, halves[at], halves[at + 1]);
+        record = { key: ok.key, nums, text: null };
       } else {
         const line = chunkLine(chunk, k, true);
         if (isBlank(line.text)) continue;

@@ -2,6 +2,13 @@
 import { InputError } from '../../src/contract/errors.js';
 import { malformedJsonLine, notUtf8Line } from '../../src/contract/line-errors.js';
 import type { JsonlLine } from '../../src/io/jsonl-lines.js';
+import type { ScanOptions } from '../../src/io/scan-ahead.js';
+
+/**
+ * How the plan's passes scan a big file (`scannedReads`): on two threads, the plan's thread none of
+ * it, since its own work per line (keys, routes, the sort) is what bounds the plan.
+ */
+export const PLAN_SCAN: ScanOptions = { digests: true, threads: 2, callerScans: false };
 
 /** One line as a row object, or the `file:line: reason` error that stops the run. */
 export function parseLine(path: string, line: JsonlLine): Record<string, unknown> {

@@ -6,10 +6,15 @@
  */
 import { InputError } from '../../src/contract/errors.js';
 import { ExternalSorter } from '../../src/io/external-sort.js';
-import { decode, encode } from '../../src/planning/key-facts.js';
-import { compareKeyedRecords, keyedRecordCodec, type KeyedRecord } from '../../src/planning/keyed-records.js';
-import { PlanWriter, type PlanRecord } from '../../src/planning/plan-file.js';
-import { Verdict, type VerdictFile } from '../../src/planning/plan-verdicts.js';
+import {
+  compareOrderedPlanRecords,
+  orderedPlanRecord,
+  orderedPlanRecordCodec,
+  writePlanBytes,
+  type OrderedPlanRecord,
+} from '../../src/planning/ordered-plan-records.js';
+import { encodedAgent, PLAN_RECORD_BYTES, PlanWriter } from '../../src/planning/plan-file.js';
+import { Verdict, type VerdictCursor, type VerdictFile } from '../../src/planning/plan-verdicts.js';
 import type { PlanOrder } from '../../src/planning/task-order.js';
 
 /** What the pass wrote and skipped. */
@@ -34,26 +39,37 @@ export interface PlanRecordsOptions {
 
 /** Where the pass puts the rows to verify, and how it ends. */
 interface PlanSink {
-  add(plan: PlanRecord, ordinal: number, rank: number): Promise<void> | void;
+  /** Adds a `Plan` verdict's row; a promise only when it must be awaited. */
+  add(row: VerdictCursor): Promise<void> | undefined;
   finish(): Promise<void>;
   dispose(): Promise<void>;
 }
 
-/** The plan writer itself (file order), or a sort by (rank, ordinal) drained into it at the end. */
+/**
+ * The plan writer itself (file order: each record copied as the verdicts hold it), or a sort by
+ * (rank, ordinal) drained into it at the end.
+ */
 function planSink(writer: PlanWriter, opts: PlanRecordsOptions): PlanSink {
   const done = () => Promise.resolve();
-  if (opts.order.kind === 'file') return { add: (plan) => writer.add(plan), finish: done, dispose: done };
-  const sorter = new ExternalSorter<KeyedRecord>({
+  if (opts.order.kind === 'file') return { add: (row) => writer.addEncoded(row.planBytes, row.planAt), finish: done, dispose: done };
+  const sorter = new ExternalSorter<OrderedPlanRecord>({
     dir: opts.workDir,
     name: 'plan-order',
-    compare: compareKeyedRecords,
-    codec: keyedRecordCodec,
+    compare: compareOrderedPlanRecords,
+    codec: orderedPlanRecordCodec,
     maxRecords: opts.sortMaxRecords,
   });
+  const bytes = Buffer.alloc(PLAN_RECORD_BYTES);
   return {
-    add: (plan, ordinal, rank) => sorter.add({ key: '', nums: [rank, ...encode.row({ index: ordinal, plan })], text: null }),
+    add: (row) => sorter.add(orderedPlanRecord(row.rank(), row.ordinal, row.planBytes, row.planAt, PLAN_RECORD_BYTES)),
     finish: async () => {
-      for await (const r of sorter.sorted()) await writer.add(decode.row(r.nums.slice(1)).plan);
+      for await (const chunk of sorter.sortedChunks()) {
+        for (const r of chunk) {
+          writePlanBytes(r, bytes, 0);
+          const adding = writer.addEncoded(bytes, 0);
+          if (adding) await adding;
+        }
+      }
     },
     dispose: () => sorter.dispose(),
   };
@@ -77,7 +93,8 @@ export async function writePlanRecords(
   const out: PlanRecords = { rows: 0, yielded: 0, duplicates: 0, skipped: { done: 0, terminal: 0, maxed: 0 }, rowsPerAgent: {} };
   const { skipped, rowsPerAgent } = out;
   try {
-    for (const { ordinal, verdict, plan, rank } of verdicts.inOrder(ordinals)) {
+    for (const row of verdicts.inOrder(ordinals)) {
+      const { ordinal, verdict } = row;
       if (limit !== null && out.yielded >= limit) break;
       if (verdict === Verdict.NotYielded) continue;
       if (verdict === Verdict.Error) throw new InputError(await stopMessage(ordinal));
@@ -87,8 +104,9 @@ export async function writePlanRecords(
       else if (verdict === Verdict.SkipTerminal) skipped.terminal++;
       else if (verdict === Verdict.SkipMaxed) skipped.maxed++;
       else {
-        await sink.add(plan, ordinal, rank);
-        const agent = agents[plan.agent];
+        const adding = sink.add(row);
+        if (adding) await adding;
+        const agent = agents[encodedAgent(row.planBytes, row.planAt)];
         rowsPerAgent[agent] = (rowsPerAgent[agent] ?? 0) + 1;
       }
     }

@@ -9,13 +9,13 @@ import { describeRolloutRowProblem } from '../../src/contract/row-shapes.js';
 import type { ExternalSorter } from '../../src/io/external-sort.js';
 import { chunkLine, isBlank, type JsonlLine } from '../../src/io/jsonl-lines.js';
 import type { ContentDigest } from '../../src/io/content-digest.js';
-import { lineDigest } from '../../src/io/line-digest.js';
+import { lineDigestHalves } from '../../src/io/line-digest.js';
 import { scannedReads } from '../../src/io/scan-ahead.js';
 import { FastSourceRows } from '../../src/planning/fast-rows.js';
 import { encode, linePlace } from '../../src/planning/key-facts.js';
 import type { KeyedRecord } from '../../src/planning/keyed-records.js';
 import { Verdict, type VerdictFile } from '../../src/planning/plan-verdicts.js';
-import { FirstAt, parseLine } from './plan-lines.js';
+import { FirstAt, parseLine, PLAN_SCAN } from './plan-lines.js';
 import type { PlanRequest } from './plan-into.js';
 
 /** What the pass found: how many ordinals it numbered, and the first line that stops the run. */
@@ -70,7 +70,8 @@ export async function addSourceRows(
   // full, so no thread scans for it.
   const fast = req.judgeFailedOnly ? null : new FastSourceRows();
   const minBytes = fast ? req.scanAheadMinBytes : Infinity;
-  const reads = scannedReads(sourcePath, FastSourceRows.names, { digests: true, minBytes });
+  const reads = scannedReads(sourcePath, FastSourceRows.names, { ...PLAN_SCAN, minBytes });
+  const mine = new Uint32Array(2); // a digest's halves, when this thread scanned the line
   lines: for await (const { chunk, read: scanned } of reads) {
     const { data } = chunk;
     for (let k = 0; k < chunk.count; k++) {
@@ -84,10 +85,12 @@ export async function addSourceRows(
       const key = fast?.keyId(data, start, end, scanned, k) ?? null;
       let record: KeyedRecord | null;
       if (key !== null) {
-        const digest = scanned ? scanned.digests[k] : lineDigest(data.subarray(start, end));
-        identity.add(digest);
-        const source = { ordinal: ordinals++, line: chunk.firstLineNo + k, offset: chunk.offset + start, length: end - start, digest };
-        record = { key, nums: encode.source(source), text: null };
+        const halves = scanned ? scanned.digests : mine;
+        const at = scanned ? 2 * k : 0;
+        if (!scanned) lineDigestHalves(data.subarray(start, end), mine, 0);
+        identity.addHalves(halves[at], halves[at + 1]);
+        const nums = encode.sourceAt(ordinals++, chunk.offset + start, end - start, chunk.firstLineNo + k, halves[at], halves[at + 1]);
+        record = { key, nums, text: null };
       } else {
         const line = chunkLine(chunk, k, true);
         if (isBlank(line.text)) continue;

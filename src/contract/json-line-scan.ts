@@ -16,9 +16,28 @@
  * It accepts exactly what `JSON.parse` accepts or says no (values are checked by json-value-bytes.ts);
  * bytes ≥ 0x80 are allowed in strings only, so a caller that needs it checks UTF-8 (`isUtf8`).
  */
-import { COLON, COMMA, LBRACE, LBRACKET, QUOTE, RBRACE, RBRACKET } from './json-chars.js';
-import { beginScan, endScan, lastFailure, no, plainStringEnd, skipValue, ws, type Units } from './json-value-bytes.js';
-import { skipValueLoose, stringEndLoose } from './json-loose-value.js';
+import * as chars from './json-chars.js';
+import * as bytes from './json-value-bytes.js';
+import type { Units } from './json-value-bytes.js';
+import * as loose from './json-loose-value.js';
+// Local copies of the imports used per byte: where these modules are loaded as CommonJS (tsx's
+// require hook, on a scanning thread run from the sources) every use of an import is a getter call.
+const COLON = chars.COLON;
+const COMMA = chars.COMMA;
+const LBRACE = chars.LBRACE;
+const LBRACKET = chars.LBRACKET;
+const QUOTE = chars.QUOTE;
+const RBRACE = chars.RBRACE;
+const RBRACKET = chars.RBRACKET;
+const beginScan = bytes.beginScan;
+const endScan = bytes.endScan;
+const lastFailure = bytes.lastFailure;
+const no = bytes.no;
+const plainStringEnd = bytes.plainStringEnd;
+const skipValue = bytes.skipValue;
+const ws = bytes.ws;
+const skipValueLoose = loose.skipValueLoose;
+const stringEndLoose = loose.stringEndLoose;
 
 /** Not a JSON object (or not one this scanner vouches for): use `JSON.parse`. */
 export const SCAN_NO = 0;

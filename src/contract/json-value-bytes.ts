@@ -8,7 +8,11 @@
  * is not JSON; the loose one for raw-text edits (json-loose-value.ts) leaves what and where it
  * broke for `lastFailure`.
  */
-import { BACKSLASH, QUOTE } from './json-chars.js';
+import * as chars from './json-chars.js';
+// Local copies of the imports used per byte: where these modules are loaded as CommonJS (tsx's
+// require hook, on a scanning thread run from the sources) every use of an import is a getter call.
+const BACKSLASH = chars.BACKSLASH;
+const QUOTE = chars.QUOTE;
 
 /**
  * What the scanner reads: a row's UTF-8 bytes, or for raw-text edits a string's UTF-16 code units

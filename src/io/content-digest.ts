@@ -22,6 +22,14 @@ export class ContentDigest {
     this.used += 8;
   }
 
+  /** `add` of the digest whose halves are `hi` and `lo` (`digestNums`). */
+  addHalves(hi: number, lo: number): void {
+    if (this.used === BUFFER_BYTES) this.flush();
+    this.view.setUint32(this.used, hi, false);
+    this.view.setUint32(this.used + 4, lo, false);
+    this.used += 8;
+  }
+
   /** The digest of the lines added so far (the digest cannot be added to afterwards). */
   hex(): string {
     this.flush();

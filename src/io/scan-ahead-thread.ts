@@ -1,6 +1,6 @@
 /**
  * The thread behind `ScanAhead` (scan-ahead.ts): reads a JSONL file in the same reads as
- * `jsonlLineChunks` and, for every second read, scans every line for the wanted members
+ * `jsonlLineChunks` and, for its share of the reads (`lane` of `lanes`), scans every line for the wanted members
  * (`isVouchedObject`), digests the lines it vouches for (`lineDigest`, when asked) and posts the
  * results. It stays at most `ahead` reads in front of the reads the other side has taken. Pure
  * bytes in, numbers out: every decision about a line stays with the caller.
@@ -8,7 +8,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { MemberNames } from '../contract/json-line-scan.js';
 import { jsonlLineChunks } from './jsonl-lines.js';
-import { lineDigest } from './line-digest.js';
+import { lineDigestHalves } from './line-digest.js';
 import { isVouchedObject } from './scanned-lines.js';
 import type { ScanAheadRequest, ScannedRead } from './scan-ahead.js';
 
@@ -29,15 +29,15 @@ async function scanAll(): Promise<void> {
     const slots = names.slots();
     let index = 0;
     for await (const chunk of jsonlLineChunks(req.path)) {
-      // The caller scans the even reads itself.
-      if (index++ % 2 === 0) continue;
+      // The other reads are the caller's or other threads'.
+      if (index++ % req.lanes !== req.lane) continue;
       const { data, count } = chunk;
       const read: ScannedRead = {
         offset: chunk.offset,
         count,
         vouched: new Uint8Array(count),
         slots: new Int32Array(count * width),
-        digests: new BigUint64Array(count),
+        digests: new Uint32Array(req.digests ? 2 * count : 0),
       };
       for (let k = 0; k < count; k++) {
         const start = chunk.start[k];
@@ -45,7 +45,7 @@ async function scanAll(): Promise<void> {
         if (!isVouchedObject(data, start, end, names, slots)) continue;
         read.vouched[k] = 1;
         read.slots.set(slots, k * width);
-        if (req.digests) read.digests[k] = lineDigest(data.subarray(start, end));
+        if (req.digests) lineDigestHalves(data.subarray(start, end), read.digests, 2 * k);
       }
       port.postMessage(read, [read.vouched.buffer, read.slots.buffer, read.digests.buffer] as ArrayBuffer[]);
       posted++;

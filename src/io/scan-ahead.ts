@@ -1,13 +1,13 @@
 /**
- * Scanning a big JSONL file on two threads: the byte scanner's work on each line
+ * Scanning a big JSONL file on more threads: the byte scanner's work on each line
  * (`isVouchedObject`: is it a JSON object, valid UTF-8, where are the wanted members) and the
  * digest of each line it vouches for are the bulk of a plan's CPU, and they depend on the bytes
- * alone. The caller still reads the whole file itself (`jsonlLineChunks`, the same reads) and
- * scans every second read; a second thread scans the others, ahead of the caller, and the caller
- * takes its results and decides everything as before (a line not vouched for takes the caller's
- * full path). If the thread cannot start or fails, or a read does not match (the file changed: the
- * plan's identity check reports that), `take` returns `null` and the caller scans that read and the
- * rest itself.
+ * alone. The caller still reads the whole file itself (`jsonlLineChunks`, the same reads); the
+ * reads are dealt in turn to the caller (when it scans a share: `callerScans`) and to each thread,
+ * which scans its own ahead of the caller; the caller takes their results and decides everything
+ * as before (a line not vouched for takes the caller's full path). If a thread cannot start or
+ * fails, or a read does not match (the file changed: the plan's identity check reports that),
+ * `take` returns `null` and the caller scans that read (and, after a mismatch, the rest) itself.
  */
 import { stat } from 'node:fs/promises';
 import type { Worker } from 'node:worker_threads';
@@ -23,6 +23,9 @@ export interface ScanAheadRequest {
   digests: boolean;
   /** Reads the thread may be in front of the caller. */
   ahead: number;
+  /** The thread scans the reads whose index (from 0) is `lane` modulo `lanes`. */
+  lane: number;
+  lanes: number;
 }
 
 /** The thread's results for one read of the file. */
@@ -33,8 +36,8 @@ export interface ScannedRead {
   vouched: Uint8Array;
   /** Line k's member spans at [k × 2 × names, …) (set where vouched). */
   slots: Int32Array;
-  /** Line k's `lineDigest` (set where vouched, when asked for). */
-  digests: BigUint64Array;
+  /** Line k's `lineDigest` as its halves (`lineDigestHalves`) at [2k, 2k + 1] (set where vouched, when asked for). */
+  digests: Uint32Array;
 }
 
 /**
@@ -52,6 +55,12 @@ export interface ScanOptions {
   digests?: boolean;
   /** Files at least this big get the thread (default `SCAN_AHEAD_MIN_BYTES`; tests make it small). */
   minBytes?: number;
+  /**
+   * Threads that scan (default 1), and whether the caller scans a share of the reads itself
+   * (default true): the reads are dealt in turn to the caller (first) and each thread.
+   */
+  threads?: number;
+  callerScans?: boolean;
 }
 
 /**
@@ -76,18 +85,16 @@ export async function* scannedReads(
   }
 }
 
-export class ScanAhead {
+/** One scanning thread and the results it has posted, in order. */
+class ScanLane {
   private readonly queue: ScannedRead[] = [];
   private waiting: (() => void) | null = null;
   private ended = false;
   private taken = 0;
-  /** The caller's reads so far: the thread scans the odd ones (from 0), the caller the even ones. */
-  private reads = 0;
   private worker: Worker | null;
 
-  private constructor(path: string, names: readonly string[], digests: boolean) {
+  constructor(workerData: ScanAheadRequest) {
     try {
-      const workerData: ScanAheadRequest = { path, names, digests, ahead: AHEAD };
       this.worker = startThread(import.meta.url, 'scan-ahead-thread', { workerData, stdout: true, stderr: true });
     } catch {
       this.worker = null;
@@ -104,25 +111,11 @@ export class ScanAhead {
     this.worker.on('exit', () => this.end());
   }
 
-  /** A scan of `path` for `names` on a second thread, or null when the file is small (or absent). */
-  static start(path: string, names: readonly string[], size: number, opts: ScanOptions = {}): ScanAhead | null {
-    return size >= (opts.minBytes ?? SCAN_AHEAD_MIN_BYTES) ? new ScanAhead(path, names, opts.digests ?? false) : null;
-  }
-
-  /**
-   * The thread's results for `chunk` (the caller's next read of the file, in order), or null: then
-   * the caller scans it itself (every even read; and every read once the thread failed).
-   */
-  async take(chunk: LineChunk): Promise<ScannedRead | null> {
-    if (this.reads++ % 2 === 0) return null;
+  /** The thread's next result, or undefined when it has no more (it ended or failed). */
+  async next(): Promise<ScannedRead | undefined> {
     while (this.queue.length === 0 && !this.ended) await new Promise<void>((resolve) => (this.waiting = resolve));
     const read = this.queue.shift();
-    if (read === undefined) return null;
-    this.worker?.postMessage(++this.taken);
-    if (read.offset !== chunk.offset || read.count !== chunk.count) {
-      this.close();
-      return null;
-    }
+    if (read !== undefined) this.worker?.postMessage(++this.taken);
     return read;
   }
 
@@ -144,6 +137,48 @@ export class ScanAhead {
     const w = this.waiting;
     this.waiting = null;
     w?.();
+  }
+}
+
+export class ScanAhead {
+  private readonly lanes: Array<ScanLane | null>;
+  /** The caller's reads so far: read i is scanned by lane i modulo the lanes (null: the caller). */
+  private reads = 0;
+
+  private constructor(path: string, names: readonly string[], digests: boolean, threads: number, callerScans: boolean) {
+    const caller = callerScans ? 1 : 0;
+    const lanes = threads + caller;
+    this.lanes = [];
+    for (let lane = 0; lane < lanes; lane++) {
+      this.lanes.push(lane < caller ? null : new ScanLane({ path, names, digests, ahead: AHEAD, lane, lanes }));
+    }
+  }
+
+  /** A scan of `path` for `names` on other threads, or null when the file is small (or absent). */
+  static start(path: string, names: readonly string[], size: number, opts: ScanOptions = {}): ScanAhead | null {
+    if (size < (opts.minBytes ?? SCAN_AHEAD_MIN_BYTES)) return null;
+    return new ScanAhead(path, names, opts.digests ?? false, Math.max(1, opts.threads ?? 1), opts.callerScans ?? true);
+  }
+
+  /**
+   * The threads' results for `chunk` (the caller's next read of the file, in order), or null: then
+   * the caller scans it itself (its own share of the reads; and every read once a thread failed).
+   */
+  async take(chunk: LineChunk): Promise<ScannedRead | null> {
+    const lane = this.lanes[this.reads++ % this.lanes.length];
+    if (lane === null) return null;
+    const read = await lane.next();
+    if (read === undefined) return null;
+    if (read.offset !== chunk.offset || read.count !== chunk.count) {
+      this.close();
+      return null;
+    }
+    return read;
+  }
+
+  /** Stops the threads (their results are no longer wanted). */
+  close(): void {
+    for (const lane of this.lanes) lane?.close();
   }
 }
 

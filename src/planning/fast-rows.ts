@@ -60,14 +60,74 @@ export class FastSourceRows {
 const INPUT = new MemberNames([TASK_INDEX_KEY, ROLLOUT_INDEX_KEY, AGENT_REF_KEY, ENVIRONMENT_SERVER_KEY, TASK_SOURCE_KEY, TASK_INPUT_KEY]);
 /** Distinct routes remembered (a run has a handful; the cache is cleared if a file has more). */
 const MAX_ROUTES = 10_000;
+/** The members a route and the row check read besides the indices: `INPUT`'s members 2–5. */
+const ROUTE_MEMBERS = [AGENT_REF_KEY, ENVIRONMENT_SERVER_KEY, TASK_SOURCE_KEY, TASK_INPUT_KEY];
+const FIRST_ROUTE_MEMBER = 2;
+
+/** A route remembered: the routing members' bytes it was decided from (`routeBytes`) and its ids. */
+interface Route {
+  bytes: Buffer;
+  agent: number;
+  server: number;
+}
+
+/**
+ * A hash of the routing members' spans in `slots` (FNV-1a of each one's length and last 16 bytes,
+ * where names differ): it only picks the routes whose bytes are then compared (`sameRouteBytes`).
+ */
+function routeBytesHash(b: Buffer, slots: Int32Array): number {
+  let h = 0x811c9dc5;
+  for (let m = FIRST_ROUTE_MEMBER; m < FIRST_ROUTE_MEMBER + ROUTE_MEMBERS.length; m++) {
+    const from = slots[2 * m];
+    const to = from < 0 ? from : slots[2 * m + 1];
+    h = Math.imul(h ^ (to - from), 0x01000193);
+    for (let i = Math.max(from, to - 16); i < to; i++) h = Math.imul(h ^ b[i], 0x01000193);
+  }
+  return h >>> 0;
+}
+
+/** The routing members' spans as one buffer: for each, its length (u32; 0xffffffff: absent), then its bytes. */
+function routeBytes(b: Buffer, slots: Int32Array): Buffer {
+  const parts: Buffer[] = [];
+  for (let m = FIRST_ROUTE_MEMBER; m < FIRST_ROUTE_MEMBER + ROUTE_MEMBERS.length; m++) {
+    const from = slots[2 * m];
+    const length = Buffer.alloc(4);
+    length.writeUInt32LE(from < 0 ? 0xffffffff : slots[2 * m + 1] - from);
+    parts.push(length, from < 0 ? Buffer.alloc(0) : b.subarray(from, slots[2 * m + 1]));
+  }
+  return Buffer.concat(parts);
+}
+
+/** The route among `candidates` (of one hash) whose bytes are the routing members' spans in `slots`. */
+function knownRoute(candidates: Route[] | undefined, b: Buffer, slots: Int32Array): Route | undefined {
+  if (candidates === undefined) return undefined;
+  for (const r of candidates) if (sameRouteBytes(r.bytes, b, slots)) return r;
+  return undefined;
+}
+
+/** Whether the routing members' spans in `slots` are the bytes `routeBytes` made of `bytes`. */
+function sameRouteBytes(bytes: Buffer, b: Buffer, slots: Int32Array): boolean {
+  let p = 0;
+  for (let m = FIRST_ROUTE_MEMBER; m < FIRST_ROUTE_MEMBER + ROUTE_MEMBERS.length; m++) {
+    const from = slots[2 * m];
+    const length = from < 0 ? 0xffffffff : slots[2 * m + 1] - from;
+    if (p + 4 > bytes.length || bytes.readUInt32LE(p) !== length) return false;
+    p += 4;
+    if (from < 0) continue;
+    if (p + length > bytes.length || b.compare(bytes, p, p + length, from, from + length) !== 0) return false;
+    p += length;
+  }
+  return p === bytes.length;
+}
 
 /** Reads materialized inputs lines. */
 export class FastInputRows {
   /** The members scanned for (a `ScanAhead` of the file scans for these). */
   static readonly names = INPUT.names;
   private readonly slots = INPUT.slots();
-  /** Raw texts of a row's routing members → its interned agent and server. */
-  private readonly routes = new Map<string, { agent: number; server: number }>();
+  /** Routes by the bytes of a row's routing members (`routeBytesHash`, then the bytes compared). */
+  private readonly routes = new Map<number, Route[]>();
+  private routeCount = 0;
 
   constructor(
     private readonly routing: RoutingTable,
@@ -79,6 +139,22 @@ export class FastInputRows {
   private raw(b: Buffer, i: number): string {
     const s = this.slots;
     return s[2 * i] < 0 ? '' : b.toString('utf8', s[2 * i], s[2 * i + 1]);
+  }
+
+  /** The interned route of the last scanned line's members, or `null` when it has none (the full path says why). */
+  private route(b: Buffer): { agent: number; server: number } | null {
+    const s = this.slots;
+    const row: Record<string, unknown> = { [TASK_INDEX_KEY]: smallIntAt(b, s[0], s[1]), [ROLLOUT_INDEX_KEY]: smallIntAt(b, s[2], s[3]) };
+    for (let m = 0; m < ROUTE_MEMBERS.length; m++) {
+      const text = this.raw(b, m + 2);
+      if (text !== '') row[ROUTE_MEMBERS[m]] = JSON.parse(text) as unknown;
+    }
+    try {
+      const found = routeInputRow(row, '', this.routing, '');
+      return { agent: this.agents.id(found.agent), server: this.servers.id(found.server) };
+    } catch {
+      return null;
+    }
   }
 
   /**
@@ -98,25 +174,19 @@ export class FastInputRows {
     if (s[10] >= 0 && b[s[10]] === LBRACE) return null; // a task row: its route is in its task input
     const key = plainKeyId(b, s);
     if (key === null) return null;
-    // The members the route and the row check read, besides the indices (absent: an empty text).
-    const routeText = `${this.raw(b, 2)}\u0000${this.raw(b, 3)}\u0000${this.raw(b, 4)}\u0000${this.raw(b, 5)}`;
-    let route = this.routes.get(routeText);
+    // The members the route and the row check read, besides the indices: their bytes, not their texts.
+    const hash = routeBytesHash(b, s);
+    let route = knownRoute(this.routes.get(hash), b, s);
     if (route === undefined) {
-      const row: Record<string, unknown> = { [TASK_INDEX_KEY]: smallIntAt(b, s[0], s[1]), [ROLLOUT_INDEX_KEY]: smallIntAt(b, s[2], s[3]) };
-      const members = [AGENT_REF_KEY, ENVIRONMENT_SERVER_KEY, TASK_SOURCE_KEY, TASK_INPUT_KEY];
-      for (let m = 0; m < members.length; m++) {
-        const text = this.raw(b, m + 2);
-        if (text !== '') row[members[m]] = JSON.parse(text) as unknown;
+      const found = this.route(b);
+      if (found === null) return null;
+      if (this.routeCount >= MAX_ROUTES) {
+        this.routes.clear();
+        this.routeCount = 0;
       }
-      let found: { agent: string; server: string };
-      try {
-        found = routeInputRow(row, '', this.routing, '');
-      } catch {
-        return null;
-      }
-      if (this.routes.size >= MAX_ROUTES) this.routes.clear();
-      route = { agent: this.agents.id(found.agent), server: this.servers.id(found.server) };
-      this.routes.set(routeText, route);
+      route = { ...found, bytes: routeBytes(b, s) };
+      this.routes.set(hash, [...(this.routes.get(hash) ?? []), route]);
+      this.routeCount++;
     }
     return { key, agent: route.agent, server: route.server };
   }

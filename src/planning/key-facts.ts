@@ -106,13 +106,25 @@ export const encode = {
   /** `omitted` (the coverage scan's): a row the run recorded as omitted. */
   sidecar: (terminal: boolean, omitted?: boolean): number[] =>
     omitted === undefined ? [Kind.Sidecar, terminal ? 1 : 0] : [Kind.Sidecar, terminal ? 1 : 0, omitted ? 1 : 0],
-  // The plan's hot path (a fact per line): no spreads.
   input(f: InputFact): number[] {
-    const n = [Kind.Input, f.line, f.offset, f.length, f.agent, f.server, digestHi(f.digest), digestLo(f.digest)];
+    const n = encode.inputAt(f.line, f.offset, f.length, f.agent, f.server, digestHi(f.digest), digestLo(f.digest));
     if (f.params !== undefined) n.push(f.params ? 1 : 0);
     return n;
   },
-  source: (f: SourceFact): number[] => [Kind.Source, f.ordinal, f.offset, f.length, f.line, digestHi(f.digest), digestLo(f.digest)],
+  source: (f: SourceFact): number[] => encode.sourceAt(f.ordinal, f.offset, f.length, f.line, digestHi(f.digest), digestLo(f.digest)),
+  // The plan's hot path (a fact per line): the numbers as they are, the digest as its halves (no object, no bigint).
+  // prettier-ignore
+  inputAt: (line: number, offset: number, length: number, agent: number, server: number, hi: number, lo: number): number[] =>
+    [Kind.Input, line, offset, length, agent, server, hi, lo],
+  sourceAt: (ordinal: number, offset: number, length: number, line: number, hi: number, lo: number): number[] => [
+    Kind.Source,
+    ordinal,
+    offset,
+    length,
+    line,
+    hi,
+    lo,
+  ],
   entry(f: EntryFact): number[] {
     const t = f.trajectory;
     return [

@@ -81,6 +81,8 @@ export const keyedRecordCodec: RecordCodec<KeyedRecord> = {
     for (const x of r.nums) n += numBytes(x);
     return n;
   },
+  // UTF-8 takes at most 3 bytes per UTF-16 unit; a number at most 9.
+  maxSize: (r) => 9 + 3 * r.key.length + 9 * r.nums.length + (r.text === null ? 0 : 3 * r.text.length),
   write(r, buf, at) {
     const k = buf.write(r.key, at + 4);
     buf.writeUInt32LE(k, at);
@@ -89,10 +91,11 @@ export const keyedRecordCodec: RecordCodec<KeyedRecord> = {
     for (const n of r.nums) p = writeNum(n, buf, p);
     if (r.text === null) {
       buf.writeUInt32LE(NO_TEXT, p);
-    } else {
-      const t = buf.write(r.text, p + 4);
-      buf.writeUInt32LE(t, p);
+      return p + 4;
     }
+    const t = buf.write(r.text, p + 4);
+    buf.writeUInt32LE(t, p);
+    return p + 4 + t;
   },
   read(buf, at) {
     const k = buf.readUInt32LE(at);

@@ -65,6 +65,11 @@ export function encodePlanRecord(r: PlanRecord, buf: Buffer, at: number): void {
   }
 }
 
+/** The agent of the record `encodePlanRecord` wrote at `at`. */
+export function encodedAgent(buf: Buffer, at: number): number {
+  return buf.readUInt16LE(at + 28);
+}
+
 export function decodePlanRecord(buf: Buffer, at: number, recordBytes = PLAN_RECORD_BYTES): PlanRecord {
   return {
     sourceOffset: buf.readDoubleLE(at),
@@ -105,6 +110,17 @@ export class PlanWriter {
     this.used += this.recordBytes;
     this.count++;
     if (this.used === this.buf.length) await this.flush();
+  }
+
+  /**
+   * Appends the record `encodePlanRecord` wrote at `buf[at]` (of this writer's size), as is;
+   * returns a promise only when the buffer was written out (await it).
+   */
+  addEncoded(buf: Buffer, at: number): Promise<void> | undefined {
+    buf.copy(this.buf, this.used, at, at + this.recordBytes);
+    this.used += this.recordBytes;
+    this.count++;
+    return this.used === this.buf.length ? this.flush() : undefined;
   }
 
   private async flush(): Promise<void> {

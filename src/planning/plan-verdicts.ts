@@ -1,5 +1,5 @@
 import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
-import { decodePlanRecord, encodePlanRecord, PLAN_RECORD_BYTES, type PlanRecord } from './plan-file.js';
+import { encodePlanRecord, PLAN_RECORD_BYTES, type PlanRecord } from './plan-file.js';
 
 /** What the plan phase decided about one source row. */
 export enum Verdict {
@@ -32,6 +32,30 @@ const NO_PLAN: PlanRecord = {
   sourceDigest: 0n,
   inputDigest: 0n,
 };
+
+/** One row's verdict as `VerdictFile.inOrder` reads it: its record in the bucket's window. */
+export class VerdictCursor {
+  ordinal = 0;
+  verdict: Verdict = Verdict.NotYielded;
+  /** Where the row's record starts in `window` (its verdict byte). */
+  at = 0;
+
+  constructor(private readonly window: Buffer) {}
+
+  /** A `Plan` verdict's plan record as `encodePlanRecord` wrote it: `PLAN_RECORD_BYTES` of the returned buffer from `planAt`. */
+  get planBytes(): Buffer {
+    return this.window;
+  }
+
+  get planAt(): number {
+    return this.at + 1;
+  }
+
+  /** A `Plan` verdict's rank in the plan's order (`--order random`); 0 for others. */
+  rank(): number {
+    return this.verdict === Verdict.Plan ? this.window.readDoubleLE(this.at + 1 + PLAN_RECORD_BYTES) : 0;
+  }
+}
 
 /** Ordinals per bucket file (the read-back window: 32,768 × 57 bytes ≈ 1.8 MiB). */
 const BUCKET_ORDINALS = 1 << 15;
@@ -85,10 +109,14 @@ export class VerdictFile {
     b.used = 0;
   }
 
-  /** The verdicts of ordinals `[0, count)` in order, a bucket at a time. */
-  *inOrder(count: number): Generator<{ ordinal: number; verdict: Verdict; plan: PlanRecord; rank: number }> {
+  /**
+   * The verdicts of ordinals `[0, count)` in order, a bucket at a time, through one cursor (read it
+   * before the next step): no object per row.
+   */
+  *inOrder(count: number): Generator<VerdictCursor> {
     for (const [bucket, b] of this.buffers) this.flush(bucket, b);
     const window = Buffer.allocUnsafe(BUCKET_ORDINALS * RECORD_BYTES);
+    const cursor = new VerdictCursor(window);
     for (let base = 0, bucket = 0; base < count; base += BUCKET_ORDINALS, bucket++) {
       const n = Math.min(BUCKET_ORDINALS, count - base);
       window.fill(0, 0, n * RECORD_BYTES);
@@ -100,11 +128,10 @@ export class VerdictFile {
         }
       }
       for (let i = 0; i < n; i++) {
-        const at = i * RECORD_BYTES;
-        const verdict = window[at] as Verdict;
-        const planned = verdict === Verdict.Plan;
-        const rank = planned ? window.readDoubleLE(at + 1 + PLAN_RECORD_BYTES) : 0;
-        yield { ordinal: base + i, verdict, plan: planned ? decodePlanRecord(window, at + 1) : NO_PLAN, rank };
+        cursor.ordinal = base + i;
+        cursor.at = i * RECORD_BYTES;
+        cursor.verdict = window[cursor.at];
+        yield cursor;
       }
     }
   }

@@ -8,7 +8,7 @@ import { writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { MemberNames } from '../../src/contract/json-line-scan.js';
 import { jsonlLineChunks, type LineChunk } from '../../src/io/jsonl-lines.js';
-import { lineDigest } from '../../src/io/line-digest.js';
+import { digestNums, lineDigest } from '../../src/io/line-digest.js';
 import { ScanAhead } from '../../src/io/scan-ahead.js';
 import { forEachScannedLine, isVouchedObject, ScannedLine } from '../../src/io/scanned-lines.js';
 import { FastSourceRows } from '../../src/planning/fast-rows.js';
@@ -42,19 +42,23 @@ function mixedFile(): string {
 }
 
 describe('ScanAhead', () => {
-  it("gives, for every second read, the caller's own scan of each line", async () => {
+  it.each([
+    { threads: 1, callerScans: true, theirs: (i: number) => i % 2 === 1 },
+    { threads: 2, callerScans: false, theirs: () => true },
+    { threads: 2, callerScans: true, theirs: (i: number) => i % 3 !== 0 },
+  ])("gives, for the threads' reads ($threads, caller scans: $callerScans), the caller's own scan of each line", async (share) => {
     const path = mixedFile();
     const names = new MemberNames(FastSourceRows.names);
     const slots = names.slots();
     const width = slots.length;
-    const ahead = ScanAhead.start(path, FastSourceRows.names, 1, { digests: true, minBytes: 0 })!;
+    const ahead = ScanAhead.start(path, FastSourceRows.names, 1, { digests: true, minBytes: 0, ...share })!;
     let reads = 0;
     let fromThread = 0;
     let vouched = 0;
     try {
       for await (const chunk of jsonlLineChunks(path)) {
         const read = await ahead.take(chunk);
-        expect(read === null).toBe(reads++ % 2 === 0);
+        expect(read !== null).toBe(share.theirs(reads++));
         if (read === null) continue;
         fromThread++;
         expect(read.count).toBe(chunk.count);
@@ -64,7 +68,8 @@ describe('ScanAhead', () => {
           if (!mine) continue;
           vouched++;
           expect([...read.slots.subarray(k * width, (k + 1) * width)]).toEqual([...slots]);
-          expect(read.digests[k]).toBe(lineDigest(chunk.data.subarray(chunk.start[k], chunk.end[k])));
+          const digest = lineDigest(chunk.data.subarray(chunk.start[k], chunk.end[k]));
+          expect([read.digests[2 * k], read.digests[2 * k + 1]]).toEqual(digestNums(digest));
         }
       }
     } finally {

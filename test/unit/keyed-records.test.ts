@@ -5,8 +5,9 @@ import { keyedRecordCodec, type KeyedRecord } from '../../src/planning/keyed-rec
 function roundTrip(r: KeyedRecord): KeyedRecord {
   const size = keyedRecordCodec.size(r);
   const buf = Buffer.alloc(size + 8, 0xee);
-  keyedRecordCodec.write(r, buf, 3);
+  expect(keyedRecordCodec.write(r, buf, 3)).toBe(3 + size); // where it ends
   expect(buf[size + 3]).toBe(0xee); // wrote exactly `size` bytes
+  expect(keyedRecordCodec.maxSize!(r)).toBeGreaterThanOrEqual(size);
   return keyedRecordCodec.read(buf, 3, size);
 }
 
@@ -52,6 +53,7 @@ describe('keyed record codec', () => {
       expect(back.text).toBeNull();
     }
     expect(roundTrip({ key: '', nums: [5], text: 'a message ✓' }).text).toBe('a message ✓');
+    expect(roundTrip({ key: '😀€', nums: [1.5, -(2 ** 60)], text: '😀€\u0000' }).key).toBe('😀€');
   });
 
   it("a plan's input record (line, offset, length, agent, server, digest halves) takes under half the bytes of doubles", () => {
