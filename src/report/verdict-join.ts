@@ -213,9 +213,9 @@ class JoinWalk {
     const tasks = this.ranking.top();
     const agents = this.agents.map((a) => ({
       ...a.counts,
-      oldRewards: a.old.values(),
-      newRewards: a.new.values(),
-      taskIds: a.task.values(),
+      oldRewards: a.old.take(),
+      newRewards: a.new.take(),
+      taskIds: a.task.take(),
     }));
     return {
       agents: agents.sort((x, y) => (x.agent < y.agent ? -1 : x.agent > y.agent ? 1 : 0)),
@@ -228,7 +228,7 @@ class JoinWalk {
       oldRows: this.oldRows,
       newRows: this.newRows,
       order: this.order,
-      taskOrder: this.taskOrder.values(),
+      taskOrder: this.taskOrder.take(),
     };
   }
 }

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { concatNumbers, indicators, NarrowColumn } from '../../src/report/number-column.js';
+import { concatNumbers, indicators, NarrowColumn, NumberColumn } from '../../src/report/number-column.js';
 
 const filled = (values: number[]) => {
   const c = new NarrowColumn();
   for (const v of values) c.push(v);
-  return c.values();
+  return c.take();
 };
 
 describe("the verdict join's narrow columns (number-column.ts)", () => {
@@ -29,6 +29,29 @@ describe("the verdict join's narrow columns (number-column.ts)", () => {
     expect(got).toBeInstanceOf(Float64Array);
     expect(Array.from(got)).toEqual(values);
     expect(Object.is(got[4], odd)).toBe(true);
+  });
+
+  it('hands its values over without the spare room it grew (a column of 10^7 rows held up to twice its values)', () => {
+    for (const n of [1, 15, 16, 17, 1000, 100_000]) {
+      const rewards = filled(Array.from({ length: n }, (_, i) => i % 2));
+      const tasks = filled(Array.from({ length: n }, (_, i) => 1000 + i));
+      const order = new NumberColumn();
+      for (let i = 0; i < n; i++) order.push(i / 2);
+      const places = order.take();
+      for (const [got, bytes] of [
+        [rewards, 1],
+        [tasks, 4],
+        [places, 8],
+      ] as const) {
+        expect(got).toHaveLength(n);
+        // At most a tenth to spare (a copy below that is not worth it).
+        expect(got.buffer.byteLength).toBeLessThanOrEqual(Math.max(16, Math.ceil(n * 1.1)) * bytes);
+      }
+      expect(places[n - 1]).toBe((n - 1) / 2);
+      expect(tasks[n - 1]).toBe(999 + n);
+      // Taken: the columns start again empty.
+      expect(order.take()).toHaveLength(0);
+    }
   });
 
   it('concatenates columns of different kinds in the widest, and makes 0/1 indicators of one byte', () => {
