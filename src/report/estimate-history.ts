@@ -13,6 +13,7 @@ import type { PairedUnit } from '../contract/batch-result.js';
 import type { PlanOrder } from '../contract/plan-summary.js';
 import type { ShownInterval } from '../contract/estimate-view.js';
 import { createRunEstimate, feedBatch, runEstimateView, type PlannedUnits, type RunEstimate } from '../stats/run-estimate.js';
+import { argsortByKey } from './argsort.js';
 import { PASS_THRESHOLD, type AgentJoin, type VerdictJoin } from './verdict-join.js';
 
 /** Points of the history at most (batches the units are fed in). */
@@ -86,7 +87,7 @@ function taskStarts(taskIds: ArrayLike<number>, tasks: number): Uint32Array {
 function forEachUnit(join: JoinOrder, visit: (u: PairedUnit) => void): void {
   const tasks = join.taskOrder.length;
   const starts = join.agents.map((a) => taskStarts(a.taskIds, tasks));
-  const order = new Uint32Array(tasks).map((_, k) => k).sort((x, y) => join.taskOrder[x] - join.taskOrder[y] || x - y);
+  const order = argsortByKey(join.taskOrder);
   for (const task of order)
     for (const [k, a] of join.agents.entries()) {
       const [from, to] = [starts[k][task], starts[k][task + 1]];
