@@ -39,8 +39,8 @@ const DEFAULT_MAX_BYTES = 16 << 20;
 const COLLECT_MARGIN_BYTES = 24 << 20;
 /**
  * Runs merged at once (one open file each, their read buffers sharing one budget: sort-run-files.ts
- * `MERGE_READ_BYTES`); more runs merge in levels, each level another pass over its records. At 64 (with 1 MiB buffers) the plan
- * of 10^7 rows (200 runs) merged 192 of its runs twice.
+ * `MERGE_READ_BYTES`); more runs merge in levels, each level another pass over its records. At 64,
+ * the plan of 10^7 rows (200 runs) merged 192 of its runs twice.
  */
 const MAX_FAN_IN = 256;
 /** Records per array that `sortedChunks` yields. */

@@ -24,7 +24,8 @@ export interface RecordCodec<T> {
 const IO_BUFFER_BYTES = 1 << 20;
 /**
  * What the readers of one merge hold in all: each gets an equal share, between these bounds. With a
- * buffer of 1 MiB each, a merge of 64 runs (a plan of 10^7 rows) held 64 MiB more than one of 10.
+ * buffer of 1 MiB each, the plan of 10^7 rows held 64 MiB of them (10 at 10^6 rows), and its worker
+ * stayed that much bigger for the rest of the run.
  */
 export const MERGE_READ_BYTES = 16 << 20;
 const MIN_READ_BYTES = 64 << 10;
