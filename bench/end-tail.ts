@@ -23,6 +23,8 @@ import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
 import { writeReport, type ReportTemporal } from '../src/cli/report-command.js';
 import { historyPath, sidecarPath } from '../src/contract/file-names.js';
 import { countCoverage } from '../src/planning/coverage-scan.js';
+import { estimateHistoryOf } from '../src/report/estimate-history.js';
+import { REPORT_CONFIDENCE } from '../src/report/paired-stats.js';
 import { reportData } from '../src/report/report-data.js';
 import { sidecarClasses } from '../src/report/sidecar-classes.js';
 import { joinVerdicts } from '../src/report/verdict-join.js';
@@ -85,6 +87,7 @@ for (let i = 0; i < Number(values.repeat); i++) {
         historyUnavailable: null,
         sidecar: side.value,
         timeline: null,
+        estimateHistory: estimateHistoryOf(join_.value, REPORT_CONFIDENCE),
       }),
     ),
   );

@@ -28,6 +28,7 @@ await build({
     main: entry,
     'scan-ahead-thread': join(root, 'src', 'io', 'scan-ahead-thread.ts'),
     'plan-ahead-thread': join(root, 'activities', 'plan-ahead-thread.ts'),
+    'estimate-history-thread': join(root, 'src', 'report', 'estimate-history-thread.ts'),
     // Run below, to bundle the workflow code.
     'workflow-bundle': join(root, 'src', 'temporal', 'workflow-bundle.ts'),
   },

@@ -23,6 +23,7 @@ import { noiseFromFiles } from '../report/noise-files.js';
 import { noiseFloorText } from '../stats/noise-floor.js';
 import { keyMetricsOf, runFiles, specAndResult, type RunFiles } from '../report/run-files.js';
 import { sidecarClasses } from '../report/sidecar-classes.js';
+import { estimateHistoryOffThread } from '../report/estimate-history-offthread.js';
 import { joinVerdicts, type VerdictJoin } from '../report/verdict-join.js';
 import { reportGateLookup } from '../report/gate-numbers.js';
 import { REPORT_CONFIDENCE } from '../report/paired-stats.js';
@@ -150,7 +151,9 @@ async function reportAndJoin(opts: ReportOptions, temporal?: ReportTemporal): Pr
   const join = await joinVerdicts(files, tmpdir(), { order });
   collectGarbage(); // the sort's records and buffers, before the statistics allocate theirs
   trace('report: verdicts joined');
-  const data = reportData({
+  // The live estimate's replay, on a thread of its own while the other numbers are made here.
+  const replay = estimateHistoryOffThread(join, spec?.confidence ?? REPORT_CONFIDENCE);
+  const numbers = reportData({
     join,
     keyMetrics: await keyMetricsOf(files.metrics),
     paths: files,
@@ -159,9 +162,10 @@ async function reportAndJoin(opts: ReportOptions, temporal?: ReportTemporal): Pr
     historyUnavailable: history.why,
     sidecar: await sidecarClasses(files.sidecar),
     timeline: history.history ? historyTimeline(history.history.batches) : null,
-    ...(spec?.confidence !== undefined ? { confidence: spec.confidence } : {}),
     noise: await noiseFromFiles(files.output),
+    estimateHistory: null,
   });
+  const data = { ...numbers, estimateHistory: await replay };
   trace('report: numbers made');
   return { data, join };
 }

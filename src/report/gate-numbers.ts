@@ -3,33 +3,23 @@
  * (paired-stats.ts: per agent and over all agents, intervals clustered by task, Miller 2024). The
  * delta is the paired difference new − old of the reward; the new and old means and the flip rates
  * (share of paired rows gone fail → pass, or pass → fail, at the pass threshold) are clustered means
- * of their per-row values, computed the same way: as the paired "difference" of the per-row value
- * against 0. Each is computed when a rule asks for it.
+ * of their per-row values, computed the same way (pairedStatsOf's `value`). Each is computed when a
+ * rule asks for it.
  */
-import type { ClusteredMean } from '../stats/clustered.js';
+import type { ClusteredMean, RowValue } from '../stats/clustered.js';
 import type { GateEvidence, GateLookup } from '../stats/gate-check.js';
 import { ALL_AGENTS, type GateStatistic } from '../stats/gate-rules.js';
-import { pairedStatsOf, type PairedReport } from './paired-stats.js';
+import { difference, pairedStatsOf, type PairedReport } from './paired-stats.js';
 import { PASS_THRESHOLD, type VerdictJoin } from './verdict-join.js';
 
-type PerRow = (oldReward: number, newReward: number) => number;
-
-const PER_ROW: Record<Exclude<GateStatistic, 'delta'>, PerRow> = {
+/** Each statistic's per-row value of a paired row (old, new reward). */
+const PER_ROW: Record<GateStatistic, RowValue> = {
+  delta: difference,
   new: (_o, n) => n,
   old: (o) => o,
   'flips-up': (o, n) => (o < PASS_THRESHOLD && n >= PASS_THRESHOLD ? 1 : 0),
   'flips-down': (o, n) => (o >= PASS_THRESHOLD && n < PASS_THRESHOLD ? 1 : 0),
 };
-
-/** The paired statistics of the per-row values `f(old, new)` against 0: their clustered mean as `delta`. */
-function statsOfValues(join: Pick<VerdictJoin, 'agents'>, f: PerRow, confidence: number): PairedReport {
-  const agents = join.agents.map((a) => ({
-    ...a,
-    oldRewards: new Uint8Array(a.oldRewards.length),
-    newRewards: Float64Array.from(a.oldRewards, (o, i) => f(o, a.newRewards[i])),
-  }));
-  return pairedStatsOf({ agents }, confidence);
-}
 
 function evidenceOf(m: ClusteredMean | null, confidence: number): GateEvidence {
   if (m === null) return { value: null, why: 'fewer than 2 rows with both an old and a new reward' };
@@ -45,7 +35,7 @@ export function reportGateLookup(join: Pick<VerdictJoin, 'agents'>, confidence: 
   const cache = new Map<GateStatistic, PairedReport>();
   const reportOf = (s: GateStatistic) => {
     let r = cache.get(s);
-    if (!r) cache.set(s, (r = s === 'delta' ? pairedStatsOf(join, confidence) : statsOfValues(join, PER_ROW[s], confidence)));
+    if (!r) cache.set(s, (r = pairedStatsOf(join, confidence, PER_ROW[s])));
     return r;
   };
   return (scope, statistic) => {

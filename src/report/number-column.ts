@@ -10,39 +10,6 @@ function grown(capacity: number): number {
   return capacity + Math.max(16, capacity >> 1);
 }
 
-/**
- * `buf`'s first `length` values in an array of their own: a copy when the spare room is worth
- * releasing (a tenth or more), else a view. Columns are handed over once, one after another, so a
- * copy's transient cost is one column.
- */
-function trimmed<T extends Numbers>(buf: T, length: number): T {
-  return (buf.length - length > buf.length / 10 ? buf.slice(0, length) : buf.subarray(0, length)) as T;
-}
-
-/** A growing column of numbers in one Float64Array: 8 bytes a value, none boxed (the join's task places). */
-export class NumberColumn {
-  // Small at first: a join holds two per agent, and a file may name many agents.
-  private buf = new Float64Array(16);
-  length = 0;
-
-  push(v: number): void {
-    if (this.length === this.buf.length) {
-      const bigger = new Float64Array(grown(this.buf.length));
-      bigger.set(this.buf);
-      this.buf = bigger;
-    }
-    this.buf[this.length++] = v;
-  }
-
-  /** The values pushed, in order, without the column's spare room; the column is left empty. */
-  take(): Float64Array {
-    const out = trimmed(this.buf, this.length);
-    this.buf = new Float64Array(16);
-    this.length = 0;
-    return out;
-  }
-}
-
 /** The narrowest of the three kinds that holds `v` exactly: 0 Uint8, 1 Uint32, 2 Float64. */
 function kindOf(v: number): 0 | 1 | 2 {
   if (!Number.isInteger(v) || v < 0 || Object.is(v, -0)) return 2;
@@ -52,6 +19,30 @@ function kindOf(v: number): 0 | 1 | 2 {
 const KINDS = [Uint8Array, Uint32Array, Float64Array] as const;
 
 /**
+ * A column's array of `capacity` values of `kind`, on shared memory: a thread reads the column
+ * where it is (the report's replay, estimate-history-offthread.ts), where an ArrayBuffer's
+ * contents would be copied to it.
+ */
+function columnArray(kind: 0 | 1 | 2, capacity: number): Numbers {
+  const memory = new SharedArrayBuffer(capacity * KINDS[kind].BYTES_PER_ELEMENT);
+  return kind === 0 ? new Uint8Array(memory) : kind === 1 ? new Uint32Array(memory) : new Float64Array(memory);
+}
+
+const kindOfArray = (buf: Numbers): 0 | 1 | 2 => (buf instanceof Float64Array ? 2 : buf instanceof Uint32Array ? 1 : 0);
+
+/**
+ * `buf`'s first `length` values in an array of their own: a copy when the spare room is worth
+ * releasing (a tenth or more), else a view. Columns are handed over once, one after another, so a
+ * copy's transient cost is one column.
+ */
+function trimmed(buf: Numbers, length: number): Numbers {
+  if (buf.length - length <= buf.length / 10) return buf.subarray(0, length);
+  const out = columnArray(kindOfArray(buf), length);
+  out.set(buf.subarray(0, length));
+  return out;
+}
+
+/**
  * A growing column of numbers in the narrowest typed array that holds every value pushed exactly:
  * 1 byte a value while all are integers 0–255 (a judge's 0/1 rewards), 4 while all are integers
  * below 2^32 (task ordinals), else 8. The values read back are the numbers pushed, so every
@@ -59,8 +50,13 @@ const KINDS = [Uint8Array, Uint32Array, Float64Array] as const;
  */
 export class NarrowColumn {
   private kind: 0 | 1 | 2 = 0;
-  private buf: Numbers = new Uint8Array(16);
+  private buf: Numbers;
   length = 0;
+
+  /** `capacity`: the values it is expected to hold (a column sized right grows and copies none). */
+  constructor(capacity = 16) {
+    this.buf = columnArray(0, capacity);
+  }
 
   push(v: number): void {
     const k = kindOf(v);
@@ -70,7 +66,7 @@ export class NarrowColumn {
 
   private grow(kind: 0 | 1 | 2): void {
     const capacity = this.length === this.buf.length ? grown(this.buf.length) : this.buf.length;
-    const bigger = new KINDS[kind](capacity);
+    const bigger = columnArray(kind, capacity);
     bigger.set(this.buf.subarray(0, this.length));
     this.buf = bigger;
     this.kind = kind;
@@ -79,28 +75,9 @@ export class NarrowColumn {
   /** The values pushed, in order, without the column's spare room; the column is left empty. */
   take(): Numbers {
     const out = trimmed(this.buf, this.length);
-    this.buf = new Uint8Array(16);
+    this.buf = columnArray(0, 16);
     this.kind = 0;
     this.length = 0;
     return out;
   }
-}
-
-/** `parts` one after another, in the widest of their kinds (the same numbers). */
-export function concatNumbers(parts: readonly Numbers[]): Numbers {
-  const kind = Math.max(0, ...parts.map((p) => (p instanceof Float64Array ? 2 : p instanceof Uint32Array ? 1 : 0)));
-  const out = new KINDS[kind](parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
-
-/** 1 where `xs` passes `test`, else 0: one byte a value. */
-export function indicators(xs: ArrayLike<number>, test: (x: number) => boolean): Uint8Array {
-  const out = new Uint8Array(xs.length);
-  for (let i = 0; i < xs.length; i++) out[i] = test(xs[i]) ? 1 : 0;
-  return out;
 }

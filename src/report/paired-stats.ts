@@ -7,10 +7,8 @@
  * `pairedDifferencesOfFiles` is the one way to get them from a run's files (the report, the gates of
  * `--fail-if` and the comparison of outputs use it).
  */
-import { pairedDifference, type ClusteredMean } from '../stats/clustered.js';
-import { clusteredMcNemarOf, type ClusteredMcNemar } from '../stats/mcnemar-clustered.js';
-import { concatNumbers, indicators, type Numbers } from './number-column.js';
-import { mean } from './stats.js';
+import { clusteredMeanOfRuns, type ClusteredMean, type PairedPart, type RowValue } from '../stats/clustered.js';
+import { clusteredMcNemarOfRuns, type ClusteredMcNemar } from '../stats/mcnemar-clustered.js';
 import { joinVerdicts, PASS_THRESHOLD, type AgentJoin, type VerdictFiles, type VerdictJoin } from './verdict-join.js';
 
 /** The report's confidence for its clustered intervals (the bootstrap's level). */
@@ -42,40 +40,59 @@ export interface PairedReport {
 
 type Paired = Pick<AgentJoin, 'oldRewards' | 'newRewards' | 'taskIds'>;
 
-const passes = (xs: Numbers) => indicators(xs, (x) => x >= PASS_THRESHOLD);
+const passes = (x: number) => x >= PASS_THRESHOLD;
+/** The paired difference of a row: new − old. */
+export const difference: RowValue = (o, n) => n - o;
+/** The same on pass/fail: 1 (0→1), −1 (1→0) or 0. */
+const passDifference: RowValue = (o, n) => (passes(n) ? 1 : 0) - (passes(o) ? 1 : 0);
 
-function statsOf(agent: string, p: Paired, confidence: number): PairedStats {
-  const n = p.oldRewards.length;
-  const oldPass = passes(p.oldRewards);
-  const newPass = passes(p.newRewards);
-  const mcnemar = clusteredMcNemarOf(oldPass, newPass, p.taskIds);
+/** The mean of `lists`' values one after another (null: none). */
+function meanOf(lists: readonly ArrayLike<number>[]): number | null {
+  let n = 0;
+  let sum = 0;
+  for (const xs of lists) {
+    for (let i = 0; i < xs.length; i++) sum += xs[i];
+    n += xs.length;
+  }
+  return n === 0 ? null : sum / n;
+}
+
+/**
+ * The statistics of the paired rows of `parts` (one agent's, or every agent's one after another);
+ * `delta` is the clustered mean of `value(old, new)`. Read in place: no row is copied, and the
+ * clusters (tasks, non-decreasing within each agent's rows: the join's key order) are read as runs.
+ */
+function statsOf(agent: string, parts: readonly PairedPart[], confidence: number, value: RowValue): PairedStats {
+  const mcnemar = clusteredMcNemarOfRuns(parts, passes);
   return {
     agent,
-    rows: n,
+    rows: parts.reduce((n, p) => n + p.oldValues.length, 0),
     tasks: mcnemar.tasks,
-    oldMean: mean(p.oldRewards),
-    newMean: mean(p.newRewards),
-    delta: pairedDifference(p.oldRewards, p.newRewards, p.taskIds, confidence),
-    passDelta: pairedDifference(oldPass, newPass, p.taskIds, confidence),
+    oldMean: meanOf(parts.map((p) => p.oldValues)),
+    newMean: meanOf(parts.map((p) => p.newValues)),
+    delta: clusteredMeanOfRuns(parts, value, confidence),
+    passDelta: clusteredMeanOfRuns(parts, passDifference, confidence),
     mcnemar,
   };
 }
 
-/** Every agent's paired rows, one after another (task ids are shared by agents: a task is one cluster). */
-function allOf(agents: readonly Paired[]): Paired {
-  return {
-    oldRewards: concatNumbers(agents.map((a) => a.oldRewards)),
-    newRewards: concatNumbers(agents.map((a) => a.newRewards)),
-    taskIds: concatNumbers(agents.map((a) => a.taskIds)),
-  };
-}
+const partOf = (a: Paired): PairedPart => ({ oldValues: a.oldRewards, newValues: a.newRewards, clusters: a.taskIds });
 
-/** The paired statistics of a verdict join, per agent (in the join's order) and over all agents. */
-export function pairedStatsOf(join: Pick<VerdictJoin, 'agents'>, confidence = REPORT_CONFIDENCE): PairedReport {
+/**
+ * The paired statistics of a verdict join, per agent (in the join's order) and over all agents
+ * (a task under several agents is one cluster). `value` gives `delta`'s per-row value (default the
+ * paired difference; the gates of `--fail-if` ask for others: gate-numbers.ts).
+ */
+export function pairedStatsOf(
+  join: Pick<VerdictJoin, 'agents'>,
+  confidence = REPORT_CONFIDENCE,
+  value: RowValue = difference,
+): PairedReport {
+  const parts = join.agents.map(partOf);
   return {
     confidence,
-    agents: join.agents.map((a) => statsOf(a.agent, a, confidence)),
-    all: statsOf('all', allOf(join.agents), confidence),
+    agents: join.agents.map((a, i) => statsOf(a.agent, [parts[i]], confidence, value)),
+    all: statsOf('all', parts, confidence, value),
   };
 }
 

@@ -2,12 +2,12 @@
  * The numbers of the run report (`reverify report`): what the HTML plots and `--json` prints.
  * Built from the verdict join, the aggregate metrics file, the sidecar counts and the history timeline.
  */
-import { estimateHistoryOf, type EstimateHistory } from './estimate-history.js';
+import type { EstimateHistory } from './estimate-history.js';
 import type { Timeline } from './history-timeline.js';
-import { pairedStatsOf, REPORT_CONFIDENCE, type PairedReport } from './paired-stats.js';
+import { pairedStatsOf, type PairedReport } from './paired-stats.js';
 import type { SidecarCounts } from './sidecar-classes.js';
 import {
-  bootstrapMeanInterval,
+  bootstrapMeanIntervalOf,
   BOOTSTRAP_RESAMPLES,
   BOOTSTRAP_SEED,
   cohensKappa,
@@ -18,7 +18,7 @@ import {
   type PassTable,
 } from './stats.js';
 import type { ReportNoise } from './noise-files.js';
-import { indicators, type Numbers } from './number-column.js';
+import type { Numbers } from './number-column.js';
 import { PASS_THRESHOLD, type AgentJoin, type FlipCounts, type FlippedRow, type TaskFlips, type VerdictJoin } from './verdict-join.js';
 
 export interface Delta {
@@ -109,12 +109,24 @@ export function passTableOf(olds: ArrayLike<number>, news: ArrayLike<number>): P
   return t;
 }
 
-function pairedDelta(olds: Numbers, news: Numbers): Delta {
-  const diffs = new Float64Array(news.length);
-  for (let i = 0; i < diffs.length; i++) diffs[i] = news[i] - olds[i];
-  const o = mean(olds);
-  const n = mean(news);
-  return { old: o, new: n, delta: o === null || n === null ? null : n - o, ci: bootstrapMeanInterval(diffs) };
+/** A row's score: its reward, or 1 for a pass and 0 for a fail. */
+type Score = (reward: number) => number;
+const rewardScore: Score = (r) => r;
+const passScore: Score = (r) => (pass(r) ? 1 : 0);
+
+function meanScore(rewards: Numbers, score: Score): number | null {
+  if (rewards.length === 0) return null;
+  let sum = 0;
+  for (let i = 0; i < rewards.length; i++) sum += score(rewards[i]);
+  return sum / rewards.length;
+}
+
+/** The paired delta of the rows' scores: old and new means, their difference, and the bootstrap interval of new − old (no per-row array made). */
+function pairedDelta(olds: Numbers, news: Numbers, score: Score): Delta {
+  const o = meanScore(olds, score);
+  const n = meanScore(news, score);
+  const ci = bootstrapMeanIntervalOf(olds.length, (i) => score(news[i]) - score(olds[i]));
+  return { old: o, new: n, delta: o === null || n === null ? null : n - o, ci };
 }
 
 /** The old counterpart of an aggregate key metric, where the old rewards give one. */
@@ -132,15 +144,14 @@ function oldMetric(name: string, olds: Numbers): number | null {
 function agentReport(a: AgentJoin, keyMetrics: Record<string, unknown>): AgentReport {
   const passTable = passTableOf(a.oldRewards, a.newRewards);
   const flips = { ...a.flips, total: a.flips.up + a.flips.down + a.flips.changed };
-  const toPass = (xs: Numbers) => indicators(xs, pass);
   return {
     agent: a.agent,
     rows: a.rows,
     paired: a.oldRewards.length,
     noOld: a.noOld,
     flips,
-    meanReward: pairedDelta(a.oldRewards, a.newRewards),
-    passRate: pairedDelta(toPass(a.oldRewards), toPass(a.newRewards)),
+    meanReward: pairedDelta(a.oldRewards, a.newRewards, rewardScore),
+    passRate: pairedDelta(a.oldRewards, a.newRewards, passScore),
     passTable,
     kappa: cohensKappa(passTable),
     keyMetrics: Object.entries(keyMetrics)
@@ -185,8 +196,8 @@ export interface ReportInputs {
   historyUnavailable: string | null;
   sidecar: SidecarCounts | null;
   timeline: Timeline | null;
-  /** The live estimate's level (the run's --confidence; default the report's). */
-  confidence?: number;
+  /** The live estimate replayed over the join (estimate-history.ts: `estimateHistoryOf`, or off the command's thread). */
+  estimateHistory: EstimateHistory | null;
   noise?: ReportNoise;
 }
 
@@ -232,7 +243,7 @@ export function reportData(i: ReportInputs): ReportData {
     sidecarCounts: i.sidecar,
     timeline: i.timeline,
     paired: pairedStatsOf(i.join),
-    estimateHistory: estimateHistoryOf(i.join, i.confidence ?? REPORT_CONFIDENCE),
+    estimateHistory: i.estimateHistory,
     noise: i.noise ?? null,
   };
 }

@@ -61,23 +61,32 @@ export function quantile(sorted: ArrayLike<number>, q: number): number {
  * differences): `resamples` means of n draws with replacement, their 2.5 and 97.5 percentiles
  * (above `maxDraws` values, m-out-of-n rescaled: see BOOTSTRAP_DRAWS_MAX). `null` for no values.
  */
-export function bootstrapMeanInterval(
-  values: ArrayLike<number>,
-  opts: { seed?: number; resamples?: number; maxDraws?: number } = {},
-): Interval | null {
-  const n = values.length;
+export function bootstrapMeanInterval(values: ArrayLike<number>, opts: BootstrapOptions = {}): Interval | null {
+  return bootstrapMeanIntervalOf(values.length, (i) => values[i], opts);
+}
+
+export interface BootstrapOptions {
+  seed?: number;
+  resamples?: number;
+  maxDraws?: number;
+}
+
+/** `bootstrapMeanInterval` of the `n` values `valueAt(0…n−1)`, none held in an array of their own (the same numbers). */
+export function bootstrapMeanIntervalOf(n: number, valueAt: (i: number) => number, opts: BootstrapOptions = {}): Interval | null {
   if (n === 0) return null;
   const random = new Mulberry32(opts.seed ?? BOOTSTRAP_SEED);
   const b = opts.resamples ?? BOOTSTRAP_RESAMPLES;
   const m = Math.min(n, opts.maxDraws ?? BOOTSTRAP_DRAWS_MAX);
-  const center = m < n ? mean(values)! : 0;
+  let center = 0;
+  if (m < n) {
+    for (let i = 0; i < n; i++) center += valueAt(i);
+    center /= n;
+  }
   const scale = Math.sqrt(m / n);
   const means = new Float64Array(b);
-  // One element kind for the hot loop, whatever array the caller passes (the same numbers; a Float64Array as it is).
-  const v = values instanceof Float64Array ? values : Float64Array.from(values);
   for (let i = 0; i < b; i++) {
     let sum = 0;
-    for (let j = 0; j < m; j++) sum += v[Math.floor(random.next() * n)];
+    for (let j = 0; j < m; j++) sum += valueAt(Math.floor(random.next() * n));
     means[i] = m < n ? center + (sum / m - center) * scale : sum / n;
   }
   means.sort();

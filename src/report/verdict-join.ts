@@ -11,7 +11,7 @@ import type { PlanOrder } from '../contract/plan-summary.js';
 import { ExternalSorter } from '../io/external-sort.js';
 import { taskRank } from '../planning/task-order.js';
 import { withScratchDir } from '../io/scratch-dir.js';
-import { NarrowColumn, NumberColumn, type Numbers } from './number-column.js';
+import { NarrowColumn, type Numbers } from './number-column.js';
 import { TaskRanking, total, type FlipCounts, type TaskFlips } from './task-ranking.js';
 import { forEachRowVerdict, partText, type RowVerdict } from './row-verdicts.js';
 import { compareVerdictRecords, heldPart, NEW, OLD, partId, verdictRecordCodec, type VerdictRecord } from './verdict-records.js';
@@ -87,7 +87,7 @@ export interface VerdictJoin {
   newRows: number;
   /** The plan's order, and each task's place in it by task ordinal (`--order random`: its rank; file order: the file position of its first row). */
   order: PlanOrder;
-  taskOrder: Float64Array;
+  taskOrder: Numbers;
 }
 
 /** The files of a join: the old verdicts (a recovery run's input sidecar first, then --rollouts) and the main output. */
@@ -123,19 +123,21 @@ class JoinWalk {
   private taken = false;
   /** The current task's ordinal in key order (−1: none yet), and each task's place in the plan order. */
   private taskOrdinal = -1;
-  private readonly taskOrder = new NumberColumn();
+  // File order: record numbers, 4 bytes a task; random order: 53-bit ranks, 8.
+  private readonly taskOrder = new NarrowColumn();
   /** The current task's counts per agent index. */
   private readonly taskFlips = new Map<number, TaskFlips>();
 
+  /** `agentRows`: each agent's rows in the main output, the most paired rows it can have (its columns' size). */
   constructor(
-    agentNames: readonly string[],
+    agentRows: ReadonlyMap<string, number>,
     private readonly order: PlanOrder,
   ) {
-    this.agents = agentNames.map((agent) => ({
+    this.agents = [...agentRows].map(([agent, rows]) => ({
       counts: { agent, rows: 0, noOld: 0, noNew: 0, flips: noFlips() },
-      old: new NarrowColumn(),
-      new: new NarrowColumn(),
-      task: new NarrowColumn(),
+      old: new NarrowColumn(rows),
+      new: new NarrowColumn(rows),
+      task: new NarrowColumn(rows),
     }));
   }
 
@@ -252,12 +254,14 @@ export async function joinVerdicts(
       maxRecords: opts.maxRecords,
     });
     const agentIds = new Map<string, number>();
+    const agentRows = new Map<string, number>();
     let seq = 0;
     const adder = (side: typeof OLD | typeof NEW) => (v: RowVerdict) => {
       let agent = 0;
       if (side === NEW) {
         agent = agentIds.get(v.agent) ?? agentIds.size;
         if (agent === agentIds.size) agentIds.set(v.agent, agent);
+        agentRows.set(v.agent, (agentRows.get(v.agent) ?? 0) + 1);
       }
       const [taskNum, taskText] = heldPart(v.task);
       const [rolloutNum, rolloutText] = heldPart(v.rollout);
@@ -267,7 +271,7 @@ export async function joinVerdicts(
       if (files.oldSidecar) await forEachRowVerdict(files.oldSidecar, adder(OLD));
       await forEachRowVerdict(files.rollouts, adder(OLD));
       await forEachRowVerdict(files.output, adder(NEW));
-      const walk = new JoinWalk([...agentIds.keys()], opts.order ?? { kind: 'file' });
+      const walk = new JoinWalk(agentRows, opts.order ?? { kind: 'file' });
       for await (const chunk of sorter.sortedChunks()) for (const r of chunk) walk.add(r);
       return walk.finish();
     } finally {

@@ -14,6 +14,7 @@
  * on why the live view uses the confidence sequence of wor-cs.ts instead).
  * Assumptions: tasks (clusters) are independent draws; rows within a task may be correlated.
  */
+import { ClusterRuns, type ClusterIds } from './cluster-runs.js';
 import { ClusterSlots } from './cluster-slots.js';
 import { twoSidedZ } from './normal.js';
 
@@ -62,6 +63,19 @@ function clusteredMeanAt(
   }
   let clusterSquares = 0;
   for (let s = 0; s < slots.size; s++) clusterSquares += residualSums[s] * residualSums[s];
+  return meanOfSums({ n, mean, squares, clusterSquares, clusters: slots.size }, confidence);
+}
+
+/** What a clustered mean is made of: the rows' mean, Σ r² of their residuals, Σ_c (Σ_i r_{i,c})² and the clusters counted. */
+interface ResidualSums {
+  n: number;
+  mean: number;
+  squares: number;
+  clusterSquares: number;
+  clusters: number;
+}
+
+function meanOfSums({ n, mean, squares, clusterSquares, clusters }: ResidualSums, confidence: number): ClusteredMean {
   const varianceIndependent = squares / (n * (n - 1));
   const cross = (clusterSquares - squares) / (n * n);
   const se = Math.sqrt(Math.max(0, varianceIndependent + cross));
@@ -73,21 +87,55 @@ function clusteredMeanAt(
     lo: mean - z * se,
     hi: mean + z * se,
     rows: n,
-    clusters: slots.size,
+    clusters,
   };
 }
 
-/** The paired difference new − old (same index is the same row), clustered by task (no array of differences is made). */
-export function pairedDifference(
-  oldValues: ArrayLike<number>,
-  newValues: ArrayLike<number>,
-  clusters: ArrayLike<string | number>,
-  confidence = 0.95,
-): ClusteredMean | null {
-  if (oldValues.length !== newValues.length) {
-    throw new RangeError(`paired difference: ${oldValues.length} old values but ${newValues.length} new ones`);
+/** Paired rows of one part (an agent): old and new values by index, and each row's cluster id (non-decreasing). */
+export interface PairedPart {
+  oldValues: ArrayLike<number>;
+  newValues: ArrayLike<number>;
+  clusters: ClusterIds;
+}
+
+/** A row's value from its old and new ones (the paired difference: new − old). */
+export type RowValue = (oldValue: number, newValue: number) => number;
+
+/**
+ * `clusteredMean` of `value(old, new)` over the rows of `parts` one after another, clusters read as
+ * runs (cluster-runs.ts): nothing per row or per cluster is allocated. The mean and Σ r² are summed
+ * in the parts' row order, the clusters' sums in ascending cluster id (each cluster's rows in part
+ * order): for one part, the very numbers of `clusteredMean` on its rows (its clusters first appear
+ * in ascending id); over several, the same up to the rounding of the order clusters are added in.
+ */
+export function clusteredMeanOfRuns(parts: readonly PairedPart[], value: RowValue, confidence = 0.95): ClusteredMean | null {
+  const n = parts.reduce((s, p) => s + p.oldValues.length, 0);
+  for (const p of parts)
+    if (p.newValues.length !== p.oldValues.length || p.clusters.length !== p.oldValues.length)
+      throw new RangeError(
+        `clustered mean: ${p.oldValues.length} old values, ${p.newValues.length} new ones, ${p.clusters.length} cluster ids`,
+      );
+  if (n < 2) return null;
+  let total = 0;
+  for (const p of parts) for (let i = 0; i < p.oldValues.length; i++) total += value(p.oldValues[i], p.newValues[i]);
+  const mean = total / n;
+  let squares = 0;
+  for (const p of parts)
+    for (let i = 0; i < p.oldValues.length; i++) {
+      const r = value(p.oldValues[i], p.newValues[i]) - mean;
+      squares += r * r;
+    }
+  const runs = new ClusterRuns(parts.map((p) => p.clusters));
+  let clusterSquares = 0;
+  let clusters = 0;
+  while (runs.next()) {
+    let sum = 0;
+    for (let k = 0; k < parts.length; k++) {
+      const p = parts[k];
+      for (let i = runs.from[k]; i < runs.to[k]; i++) sum += value(p.oldValues[i], p.newValues[i]) - mean;
+    }
+    clusterSquares += sum * sum;
+    clusters++;
   }
-  if (clusters.length !== oldValues.length)
-    throw new RangeError(`clustered mean: ${oldValues.length} values but ${clusters.length} cluster ids`);
-  return clusteredMeanAt(oldValues.length, (i) => newValues[i] - oldValues[i], clusters, confidence);
+  return meanOfSums({ n, mean, squares, clusterSquares, clusters }, confidence);
 }

@@ -12,7 +12,8 @@
  * (Biometrical Journal, 2010) compare it with Obuchowski's and Eliasziw's tests.
  * Assumptions: tasks independent; a large-sample χ² approximation (many tasks with flips).
  */
-import { ClusterSlots } from './cluster-slots.js';
+import { ClusterRuns } from './cluster-runs.js';
+import type { PairedPart } from './clustered.js';
 import { chiSquare1UpperTail } from './normal.js';
 
 /** One task's paired pass/fail counts: `pf` passed before and fails now (1→0), `fp` the reverse. */
@@ -34,65 +35,63 @@ export interface ClusteredMcNemar {
 
 /** Durkalski's clustered McNemar test over tasks. */
 export function clusteredMcNemar(tasks: readonly TaskFlips[]): ClusteredMcNemar {
-  return mcnemarOver(
-    tasks.length,
-    (k) => tasks[k].rows,
-    (k) => tasks[k].pf,
-    (k) => tasks[k].fp,
-  );
+  const sums = new FlipSums();
+  for (const t of tasks) sums.add(t.rows, t.pf, t.fp);
+  return sums.result();
 }
 
-/** The test over `count` tasks, task k's counts given by index (in the order the tasks first appeared). */
-function mcnemarOver(
-  count: number,
-  rowsAt: (k: number) => number,
-  pfAt: (k: number) => number,
-  fpAt: (k: number) => number,
-): ClusteredMcNemar {
-  let sum = 0;
-  let squares = 0;
-  let pf = 0;
-  let fp = 0;
-  for (let k = 0; k < count; k++) {
-    const [rows, b, c] = [rowsAt(k), pfAt(k), fpAt(k)];
+/** The test's sums, task by task: Σ d_k, Σ d_k² and the flips. */
+class FlipSums {
+  private sum = 0;
+  private squares = 0;
+  private pf = 0;
+  private fp = 0;
+  private tasks = 0;
+
+  /** One task: `rows` paired rows, `b` of them 1→0 and `c` 0→1. */
+  add(rows: number, b: number, c: number): void {
     if (!(rows > 0) || b + c > rows) throw new RangeError(`clustered McNemar: a task with ${rows} rows cannot have ${b} + ${c} flips`);
     const d = (b - c) / rows;
-    sum += d;
-    squares += d * d;
-    pf += b;
-    fp += c;
+    this.sum += d;
+    this.squares += d * d;
+    this.pf += b;
+    this.fp += c;
+    this.tasks++;
   }
-  if (squares === 0) return { statistic: null, pValue: null, pf, fp, tasks: count };
-  const statistic = (sum * sum) / squares;
-  return { statistic, pValue: chiSquare1UpperTail(statistic), pf, fp, tasks: count };
+
+  result(): ClusteredMcNemar {
+    const { sum, squares, pf, fp, tasks } = this;
+    if (squares === 0) return { statistic: null, pValue: null, pf, fp, tasks };
+    const statistic = (sum * sum) / squares;
+    return { statistic, pValue: chiSquare1UpperTail(statistic), pf, fp, tasks };
+  }
 }
 
 /**
- * `clusteredMcNemar(taskFlipsOf(oldPass, newPass, clusters))`, the same numbers, without an object
- * per task: each task's counts sit in a slot of three typed arrays (cluster-slots.ts).
+ * The test over paired rows in parts (an agent each), clusters read as runs (cluster-runs.ts: ids
+ * non-decreasing in each part), a row passing when `passes` says so: nothing per row or per task
+ * is allocated. Tasks are taken in ascending id (for one part, the order they first appear).
  */
-export function clusteredMcNemarOf(
-  oldPass: ArrayLike<boolean | number>,
-  newPass: ArrayLike<boolean | number>,
-  clusters: ArrayLike<string | number>,
-): ClusteredMcNemar {
-  if (oldPass.length !== newPass.length || oldPass.length !== clusters.length) {
-    throw new RangeError('clustered McNemar: old, new and task ids differ in length');
+export function clusteredMcNemarOfRuns(parts: readonly PairedPart[], passes: (value: number) => boolean): ClusteredMcNemar {
+  const runs = new ClusterRuns(parts.map((p) => p.clusters));
+  const sums = new FlipSums();
+  while (runs.next()) {
+    let rows = 0;
+    let b = 0;
+    let c = 0;
+    for (let k = 0; k < parts.length; k++) {
+      const p = parts[k];
+      for (let i = runs.from[k]; i < runs.to[k]; i++) {
+        const before = passes(p.oldValues[i]);
+        const after = passes(p.newValues[i]);
+        rows++;
+        if (before && !after) b++;
+        if (!before && after) c++;
+      }
+    }
+    sums.add(rows, b, c);
   }
-  const slots = new ClusterSlots(clusters);
-  const [rows, pf, fp] = [0, 1, 2].map(() => new Uint32Array(slots.capacity));
-  for (let i = 0; i < oldPass.length; i++) {
-    const s = slots.slot(clusters[i]);
-    rows[s]++;
-    if (oldPass[i] && !newPass[i]) pf[s]++;
-    if (!oldPass[i] && newPass[i]) fp[s]++;
-  }
-  return mcnemarOver(
-    slots.size,
-    (k) => rows[k],
-    (k) => pf[k],
-    (k) => fp[k],
-  );
+  return sums.result();
 }
 
 /**

@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { taskRank } from '../../src/planning/task-order.js';
 import { estimateHistoryOf } from '../../src/report/estimate-history.js';
+import { replayOnThread } from '../../src/report/estimate-history-offthread.js';
+import { mulberry32 } from '../../src/reference-server/prng.js';
 import { joinVerdicts } from '../../src/report/verdict-join.js';
 
 const f64 = (xs: number[]) => Float64Array.from(xs);
@@ -77,5 +79,30 @@ describe('the live estimate replayed in the plan order', () => {
     expect(Array.from(j.agents[0].taskIds)).toEqual([0, 0, 1, 2]);
     const byFile = await joinVerdicts(files, dir);
     expect(byFile.order).toEqual({ kind: 'file' });
+  });
+
+  it('gives the very same history on its own thread, reading the columns in shared memory (steps fed in chunks)', async () => {
+    const r = mulberry32(11);
+    const tasks = 5000;
+    const agents = ['a', 'b'].map((agent) => {
+      const ids = Array.from({ length: tasks * 3 }, (_, i) => Math.floor(i / 3)).filter(() => r() < 0.8);
+      const shared = (xs: number[]) => {
+        const out = new Float64Array(new SharedArrayBuffer(xs.length * 8));
+        out.set(xs);
+        return out;
+      };
+      return {
+        agent,
+        taskIds: shared(ids),
+        oldRewards: shared(ids.map(() => Math.round(r()))),
+        newRewards: shared(ids.map(() => Math.round(r()))),
+      };
+    });
+    const join = { agents, taskOrder: f64(Array.from({ length: tasks }, () => Math.floor(r() * 100))), order: { kind: 'file' as const } };
+    const here = estimateHistoryOf(join, 0.95)!;
+    // 10,000 units in 100 steps: each step is fed as one batch and as several of at most 1,024 units alike.
+    expect(here.points).toHaveLength(100);
+    expect(await replayOnThread(join, 0.95)).toEqual({ history: here });
+    expect(here.points[99].all!.estimate).toBeCloseTo(here.points[99].all!.lo, 12);
   });
 });

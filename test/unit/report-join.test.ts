@@ -55,6 +55,7 @@ describe('verdict join', () => {
       historyUnavailable: 'gone',
       sidecar: null,
       timeline: null,
+      estimateHistory: null,
     });
     expect(data.totals.flips).toEqual({ up: 1, down: 1, changed: 1, total: 3 });
     // Pass ≥ 0.5: a: (f→p, p→p); b: (p→f, p→p).

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { concatNumbers, indicators, NarrowColumn, NumberColumn } from '../../src/report/number-column.js';
+import { NarrowColumn } from '../../src/report/number-column.js';
 
 const filled = (values: number[]) => {
   const c = new NarrowColumn();
@@ -35,7 +35,7 @@ describe("the verdict join's narrow columns (number-column.ts)", () => {
     for (const n of [1, 15, 16, 17, 1000, 100_000]) {
       const rewards = filled(Array.from({ length: n }, (_, i) => i % 2));
       const tasks = filled(Array.from({ length: n }, (_, i) => 1000 + i));
-      const order = new NumberColumn();
+      const order = new NarrowColumn();
       for (let i = 0; i < n; i++) order.push(i / 2);
       const places = order.take();
       for (const [got, bytes] of [
@@ -54,13 +54,14 @@ describe("the verdict join's narrow columns (number-column.ts)", () => {
     }
   });
 
-  it('concatenates columns of different kinds in the widest, and makes 0/1 indicators of one byte', () => {
-    const all = concatNumbers([filled([0, 1]), filled([0.5, 1]), filled([7])]);
-    expect(all).toBeInstanceOf(Float64Array);
-    expect(Array.from(all)).toEqual([0, 1, 0.5, 1, 7]);
-    expect(concatNumbers([filled([0, 1]), filled([1])])).toBeInstanceOf(Uint8Array);
-    const pass = indicators(all, (x) => x >= 0.5);
-    expect(pass).toBeInstanceOf(Uint8Array);
-    expect(Array.from(pass)).toEqual([0, 1, 1, 1, 1]);
+  it('sized right, hands its values over in place, on shared memory a thread reads without a copy', () => {
+    const c = new NarrowColumn(1000);
+    for (let i = 0; i < 1000; i++) c.push(i);
+    const got = c.take();
+    expect(got).toBeInstanceOf(Uint32Array);
+    expect(got.buffer).toBeInstanceOf(SharedArrayBuffer);
+    // The values and nothing more: no growth, no trimming copy.
+    expect(got.buffer.byteLength).toBe(4000);
+    expect(got[999]).toBe(999);
   });
 });

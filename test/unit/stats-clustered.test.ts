@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Mulberry32 } from '../../src/reference-server/prng.js';
-import { clusteredMean, pairedDifference } from '../../src/stats/clustered.js';
+import { clusteredMean, clusteredMeanOfRuns } from '../../src/stats/clustered.js';
 import { chiSquare1UpperTail, erfc, normalQuantile, normalUpperTail, twoSidedZ } from '../../src/stats/normal.js';
 
 describe('normal distribution helpers', () => {
@@ -91,12 +91,18 @@ describe('clustered standard errors (Miller 2024)', () => {
   it('paired: the clustered mean of new − old; no change gives 0 ± 0; under 2 rows there is no SE', () => {
     const olds = [1, 0, 1, 0, 1, 1];
     const news = [1, 1, 1, 0, 0, 1];
-    const tasks = ['x', 'x', 'y', 'y', 'z', 'z'];
-    const p = pairedDifference(olds, news, tasks)!;
+    const tasks = [3, 3, 7, 7, 9, 9];
+    const diff = (o: number, n: number) => n - o;
+    const p = clusteredMeanOfRuns([{ oldValues: olds, newValues: news, clusters: tasks }], diff)!;
     const d = clusteredMean([0, 1, 0, 0, -1, 0], tasks)!;
     expect(p).toEqual(d);
-    expect(pairedDifference(olds, olds, tasks)).toMatchObject({ mean: 0, se: 0, lo: 0, hi: 0 });
+    expect(clusteredMeanOfRuns([{ oldValues: olds, newValues: olds, clusters: tasks }], diff)).toMatchObject({
+      mean: 0,
+      se: 0,
+      lo: 0,
+      hi: 0,
+    });
     expect(clusteredMean([1], ['a'])).toBeNull();
-    expect(() => pairedDifference([1], [1, 0], ['a'])).toThrow(/1 old values but 2/);
+    expect(() => clusteredMeanOfRuns([{ oldValues: [1], newValues: [1, 0], clusters: [0] }], diff)).toThrow(/1 old values, 2 new ones/);
   });
 });
