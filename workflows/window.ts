@@ -36,6 +36,16 @@ export function targetWindow(concurrency: number): number {
  */
 export function windowShape(concurrency: number, batchSize: number, batchesLeft = targetWindow(concurrency)): WindowShape {
   const target = Math.max(1, Math.min(targetWindow(concurrency), batchesLeft));
-  const parallelism = Math.max(1, Math.min(batchSize, Math.ceil(concurrency / target)));
+  const up = shapeOf(concurrency, batchSize, Math.ceil(concurrency / target));
+  const down = shapeOf(concurrency, batchSize, Math.floor(concurrency / target));
+  // The share that sets the most of the ceiling to work over the `target` batches: rounded up, fewer
+  // of them fit (1024 over 20 batches: 19 × 52 = 988 lanes); rounded down, all do (20 × 51 = 1,020).
+  const used = (s: WindowShape) => Math.min(s.window, target) * s.parallelism;
+  return used(down) > used(up) ? down : up;
+}
+
+/** The window of batches of `share` lanes each (at least 1, at most the batch's rows). */
+function shapeOf(concurrency: number, batchSize: number, share: number): WindowShape {
+  const parallelism = Math.max(1, Math.min(batchSize, share));
   return { window: Math.max(1, Math.floor(concurrency / parallelism)), parallelism };
 }

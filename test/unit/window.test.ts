@@ -44,6 +44,20 @@ describe('windowShape', () => {
     expect(windowShape(256, 1000, 2)).toEqual({ window: 2, parallelism: 128 });
   });
 
+  it('shares rounded down when that sets more of the ceiling to work than rounded up', () => {
+    // 1024 over 20 batches: 51 each (1,020 lanes), not 52 (19 batches fit: 988, 36 lanes idle).
+    expect(windowShape(1024, 1000, 20)).toEqual({ window: 20, parallelism: 51 });
+    // A round's last 3 batches: 341 lanes each (1,023), not 342 (only 2 fit: 684).
+    expect(windowShape(1024, 1000, 3)).toEqual({ window: 3, parallelism: 341 });
+    for (let c = 1; c <= 300; c++)
+      for (let left = 1; left <= 40; left++) {
+        const { window, parallelism } = windowShape(c, 1000, left);
+        const batches = Math.min(window, left, targetWindow(c));
+        // Less than one lane per batch aimed for left idle (batches of 1,000 rows: never bound by their rows).
+        expect(c - batches * parallelism).toBeLessThan(Math.min(left, targetWindow(c)));
+      }
+  });
+
   it('a small run uses all its concurrency: 16 over 2 batches left', () => {
     const s = windowShape(16, 1000, 2);
     expect(s).toEqual({ window: 2, parallelism: 8 });
