@@ -28,16 +28,14 @@ function columnArray(kind: 0 | 1 | 2, capacity: number): Numbers {
   return kind === 0 ? new Uint8Array(memory) : kind === 1 ? new Uint32Array(memory) : new Float64Array(memory);
 }
 
-const kindOfArray = (buf: Numbers): 0 | 1 | 2 => (buf instanceof Float64Array ? 2 : buf instanceof Uint32Array ? 1 : 0);
-
 /**
- * `buf`'s first `length` values in an array of their own: a copy when the spare room is worth
- * releasing (a tenth or more), else a view. Columns are handed over once, one after another, so a
- * copy's transient cost is one column.
+ * `buf`'s first `length` values (of `kind`) in an array of their own: a copy when the spare room is
+ * worth releasing (a tenth or more), else a view. Columns are handed over once, one after another,
+ * so a copy's transient cost is one column.
  */
-function trimmed(buf: Numbers, length: number): Numbers {
+function trimmed(buf: Numbers, kind: 0 | 1 | 2, length: number): Numbers {
   if (buf.length - length <= buf.length / 10) return buf.subarray(0, length);
-  const out = columnArray(kindOfArray(buf), length);
+  const out = columnArray(kind, length);
   out.set(buf.subarray(0, length));
   return out;
 }
@@ -74,7 +72,7 @@ export class NarrowColumn {
 
   /** The values pushed, in order, without the column's spare room; the column is left empty. */
   take(): Numbers {
-    const out = trimmed(this.buf, this.length);
+    const out = trimmed(this.buf, this.kind, this.length);
     this.buf = columnArray(0, 16);
     this.kind = 0;
     this.length = 0;

@@ -128,16 +128,17 @@ class JoinWalk {
   /** The current task's counts per agent index. */
   private readonly taskFlips = new Map<number, TaskFlips>();
 
-  /** `agentRows`: each agent's rows in the main output, the most paired rows it can have (its columns' size). */
+  /** `agentRows[i]`: agent i's rows in the main output, the most paired rows it can have (its columns' size). */
   constructor(
-    agentRows: ReadonlyMap<string, number>,
+    agentNames: readonly string[],
+    agentRows: readonly number[],
     private readonly order: PlanOrder,
   ) {
-    this.agents = [...agentRows].map(([agent, rows]) => ({
+    this.agents = agentNames.map((agent, i) => ({
       counts: { agent, rows: 0, noOld: 0, noNew: 0, flips: noFlips() },
-      old: new NarrowColumn(rows),
-      new: new NarrowColumn(rows),
-      task: new NarrowColumn(rows),
+      old: new NarrowColumn(agentRows[i]),
+      new: new NarrowColumn(agentRows[i]),
+      task: new NarrowColumn(agentRows[i]),
     }));
   }
 
@@ -254,14 +255,15 @@ export async function joinVerdicts(
       maxRecords: opts.maxRecords,
     });
     const agentIds = new Map<string, number>();
-    const agentRows = new Map<string, number>();
+    /** Main-output rows by agent id. */
+    const agentRows: number[] = [];
     let seq = 0;
     const adder = (side: typeof OLD | typeof NEW) => (v: RowVerdict) => {
       let agent = 0;
       if (side === NEW) {
         agent = agentIds.get(v.agent) ?? agentIds.size;
         if (agent === agentIds.size) agentIds.set(v.agent, agent);
-        agentRows.set(v.agent, (agentRows.get(v.agent) ?? 0) + 1);
+        agentRows[agent] = (agentRows[agent] ?? 0) + 1;
       }
       const [taskNum, taskText] = heldPart(v.task);
       const [rolloutNum, rolloutText] = heldPart(v.rollout);
@@ -271,7 +273,7 @@ export async function joinVerdicts(
       if (files.oldSidecar) await forEachRowVerdict(files.oldSidecar, adder(OLD));
       await forEachRowVerdict(files.rollouts, adder(OLD));
       await forEachRowVerdict(files.output, adder(NEW));
-      const walk = new JoinWalk(agentRows, opts.order ?? { kind: 'file' });
+      const walk = new JoinWalk([...agentIds.keys()], agentRows, opts.order ?? { kind: 'file' });
       for await (const chunk of sorter.sortedChunks()) for (const r of chunk) walk.add(r);
       return walk.finish();
     } finally {

@@ -81,7 +81,7 @@ describe('the live estimate replayed in the plan order', () => {
     expect(byFile.order).toEqual({ kind: 'file' });
   });
 
-  it('gives the very same history on its own thread, reading the columns in shared memory (steps fed in chunks)', async () => {
+  it('gives the very same history on its own thread, reading the columns in shared memory, and fed in chunks', async () => {
     const r = mulberry32(11);
     const tasks = 5000;
     const agents = ['a', 'b'].map((agent) => {
@@ -100,9 +100,13 @@ describe('the live estimate replayed in the plan order', () => {
     });
     const join = { agents, taskOrder: f64(Array.from({ length: tasks }, () => Math.floor(r() * 100))), order: { kind: 'file' as const } };
     const here = estimateHistoryOf(join, 0.95)!;
-    // 10,000 units in 100 steps: each step is fed as one batch and as several of at most 1,024 units alike.
     expect(here.points).toHaveLength(100);
     expect(await replayOnThread(join, 0.95)).toEqual({ history: here });
+    // ≈ 8,000 units in 4 steps of ≈ 2,000: a step fed as one batch, or as several of at most 1,024 or 7 units, alike.
+    const whole = estimateHistoryOf(join, 0.95, 4, Infinity)!;
+    expect(whole.units).toBeGreaterThan(4 * 1024);
+    expect(estimateHistoryOf(join, 0.95, 4)).toEqual(whole);
+    expect(estimateHistoryOf(join, 0.95, 4, 7)).toEqual(whole);
     expect(here.points[99].all!.estimate).toBeCloseTo(here.points[99].all!.lo, 12);
   });
 });
