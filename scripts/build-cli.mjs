@@ -29,6 +29,7 @@ await build({
     'scan-ahead-thread': join(root, 'src', 'io', 'scan-ahead-thread.ts'),
     'plan-ahead-thread': join(root, 'activities', 'plan-ahead-thread.ts'),
     'estimate-history-thread': join(root, 'src', 'report', 'estimate-history-thread.ts'),
+    'count-paired-units-thread': join(root, 'activities', 'count-paired-units-thread.ts'),
     // Run below, to bundle the workflow code.
     'workflow-bundle': join(root, 'src', 'temporal', 'workflow-bundle.ts'),
   },
