@@ -6,6 +6,7 @@
  * each proven by its digest (count-paired-units/segment.ts); a large plan's second half is counted
  * on a thread, on the second core (10^7 rows: 75 s on one thread).
  */
+import type { WorkerOptions } from 'node:worker_threads';
 import { startThread } from '../src/io/start-thread.js';
 import type { PlannedUnits } from '../src/stats/run-estimate.js';
 import { countSegment, joinSegments, type CountedPlan, type UnitSegment } from './count-paired-units/segment.js';
@@ -13,6 +14,13 @@ import { whileHeartbeating } from './heartbeating.js';
 
 /** Plans of fewer rows are counted on the activity's thread alone (a thread's start costs ≈ 0.1 s). */
 const THREAD_MIN_ROWS = 100_000;
+
+/**
+ * The thread's young generation, in MiB: its rows are short-lived garbage (views, decoded values,
+ * plan records), and at V8's own size the thread took the worker of a 10^7-row run from 273 to 302
+ * MiB.
+ */
+const THREAD_LIMITS: WorkerOptions['resourceLimits'] = { maxYoungGenerationSizeMb: 4 };
 
 export interface CountPairedUnitsRequest {
   plan: CountedPlan;
@@ -43,7 +51,10 @@ async function countUnits(plan: CountedPlan, threadMinRows: number, done: number
 export function countOnThread(plan: CountedPlan, from: number, progress: (rows: number) => void): Promise<UnitSegment | null> {
   return new Promise((resolve) => {
     try {
-      const thread = startThread(import.meta.url, 'count-paired-units-thread', { workerData: { plan, from, to: plan.rows } });
+      const thread = startThread(import.meta.url, 'count-paired-units-thread', {
+        workerData: { plan, from, to: plan.rows },
+        resourceLimits: THREAD_LIMITS,
+      });
       thread.on('message', (m: { rows: number } | { segment: UnitSegment }) => ('segment' in m ? resolve(m.segment) : progress(m.rows)));
       thread.once('error', () => resolve(null));
       thread.once('exit', () => resolve(null));

@@ -9,8 +9,10 @@
  * repeat, on a fresh embedded Temporal dev server (own state dir under `--out`), runs `reverify run
  * … --no-rejudge --disable-aggregation --overwrite` as a user runs it against a fresh reference
  * server (latency 0), takes the time from its spawn to the first `/verify` the server saw (its `GET
- * /stats`, polled every 100 ms), then stops the command (a Ctrl-C) and prints each activity of the
- * workflow before the first batch with the second it completed at (from the workflow's start).
+ * /stats`, polled every 100 ms) and the command's peak RSS by then (VmHWM: its in-process worker
+ * planned and counted), then stops the command (a Ctrl-C) and prints each activity of the
+ * workflow before the first batch: when it completed (seconds after the spawn) and the command's
+ * largest RSS sampled since the activity before it completed (VmRSS, polled with `/stats`).
  */
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -20,6 +22,7 @@ import { CLIENT_CHANNEL_ARGS } from '../src/temporal/connection.js';
 import { workflowIdForOutput } from '../src/temporal/workflow-id.js';
 import { RESOURCES_SERVER } from './lib/data.js';
 import {
+  type Spawned,
   benchEnv,
   freshStateDir,
   runBench,
@@ -42,16 +45,15 @@ if (!values.data) throw new Error('--data DIR is required (a directory that benc
 const data = resolve(values.data);
 const out = resolve(values.out);
 
-/** Seconds from the workflow's start at which each activity before the first `verifyBatch` completed. */
-async function phases(address: string, workflowId: string): Promise<Array<[string, number]>> {
+/** Each activity before the first `verifyBatch`: its name and when it completed (epoch ms). */
+async function phases(address: string, workflowId: string): Promise<Array<{ name: string; at: number }>> {
   const connection = await Connection.connect({ address, channelArgs: CLIENT_CHANNEL_ARGS });
   try {
     const history = await new Client({ connection }).workflow.getHandle(workflowId).fetchHistory();
     const events = history.events ?? [];
     const ms = (e: (typeof events)[number]) => Number(e.eventTime?.seconds ?? 0) * 1000 + (e.eventTime?.nanos ?? 0) / 1e6;
-    const t0 = ms(events[0]);
     const names = new Map<string, string>();
-    const done: Array<[string, number]> = [];
+    const done: Array<{ name: string; at: number }> = [];
     for (const e of events) {
       const scheduled = e.activityTaskScheduledEventAttributes?.activityType?.name;
       if (scheduled) names.set(String(e.eventId), scheduled);
@@ -59,7 +61,7 @@ async function phases(address: string, workflowId: string): Promise<Array<[strin
       if (!completed) continue;
       const name = names.get(String(completed.scheduledEventId)) ?? '?';
       if (name === 'verifyBatch') break;
-      done.push([name, (ms(e) - t0) / 1000]);
+      done.push({ name, at: ms(e) });
     }
     return done;
   } finally {
@@ -67,13 +69,16 @@ async function phases(address: string, workflowId: string): Promise<Array<[strin
   }
 }
 
-/** The first `/verify` the reference server counted, polled. */
-async function firstVerify(url: string, exited: Promise<number>): Promise<void> {
+/** Waits for the first `/verify` the reference server counts; the command's RSS (KiB) meanwhile, by epoch ms. */
+async function firstVerify(url: string, cli: Spawned): Promise<Array<{ at: number; rssKiB: number }>> {
   let ended = false;
-  void exited.then(() => (ended = true));
+  void cli.exited.then(() => (ended = true));
+  const samples: Array<{ at: number; rssKiB: number }> = [];
   for (;;) {
+    const rss = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${cli.pid}/status`, 'utf8'))?.[1];
+    samples.push({ at: Date.now(), rssKiB: Number(rss) });
     const stats = (await (await fetch(`${url}/stats`)).json()) as { requests: { verify: number } };
-    if (stats.requests.verify > 0) return;
+    if (stats.requests.verify > 0) return samples;
     if (ended) throw new Error('reverify run exited before its first /verify');
     await sleep(100);
   }
@@ -95,17 +100,29 @@ runBench(async () => {
     args.push('--no-rejudge', '--disable-aggregation', '--overwrite');
     const t0 = performance.now();
     const cli = spawnCli(args, { env, logPath: join(out, 'reverify-run.log') });
-    await firstVerify(ref.url, cli.exited);
+    const start = Date.now();
+    const samples = await firstVerify(ref.url, cli);
     const seconds = (performance.now() - t0) / 1000;
+    // The command's peak so far (it runs the worker: plan, count and first batches).
+    const peak = /VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${cli.pid}/status`, 'utf8'))?.[1];
     // Stopped as a Ctrl-C stops it; the run is left open (not cancelled: that would count its coverage
     // over the 10^7 rows first) and goes with the dev server's state dir.
     cli.child.kill('SIGINT');
     await cli.exited;
     await ref.stop();
     const rows = (JSON.parse(readFileSync(join(data, 'meta.json'), 'utf8')) as { rows: number }).rows;
-    console.log(`repeat ${r}: ${rows} rows, spawn → first /verify ${seconds.toFixed(1)} s; ${machineLine()}`);
-    for (const [name, at] of await phases(server.address, workflowIdForOutput(output)))
-      console.log(`  ${name.padEnd(20)} done at ${at.toFixed(1)} s`);
+    console.log(
+      `repeat ${r}: ${rows} rows, spawn → first /verify ${seconds.toFixed(1)} s, the command's VmHWM ${Math.round(Number(peak) / 1024)} MiB; ${machineLine()}`,
+    );
+    let from = start;
+    for (const { name, at } of await phases(server.address, workflowIdForOutput(output))) {
+      const during = samples.filter((x) => x.at > from && x.at <= at).map((x) => x.rssKiB);
+      const peakMiB = during.length === 0 ? '?' : String(Math.round(Math.max(...during) / 1024));
+      console.log(
+        `  ${name.padEnd(20)} done at ${((at - start) / 1000).toFixed(1)} s after the spawn, the command's RSS up to ${peakMiB} MiB`,
+      );
+      from = at;
+    }
     stopDevServer(stateDir);
   }
 });
