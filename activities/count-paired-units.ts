@@ -4,9 +4,10 @@
  * agent, with their rows, the rows of the largest, and the sum of the old rewards (the old mean is
  * exact: every old reward is in --rollouts). One pass over the plan and the planned source rows,
  * each proven by its digest (count-paired-units/segment.ts); a large plan's second half is counted
- * on a thread, on the second core (10^7 rows: 75 s on one thread).
+ * on a thread, on the second core (10^7 rows: 32–38 s, against 69–75 s on one thread reading each
+ * row as a string; bench/first-request.ts).
  */
-import type { WorkerOptions } from 'node:worker_threads';
+import type { Worker, WorkerOptions } from 'node:worker_threads';
 import { startThread } from '../src/io/start-thread.js';
 import type { PlannedUnits } from '../src/stats/run-estimate.js';
 import { countSegment, joinSegments, type CountedPlan, type UnitSegment } from './count-paired-units/segment.js';
@@ -41,17 +42,29 @@ export async function countPairedUnits(req: CountPairedUnitsRequest): Promise<Re
 async function countUnits(plan: CountedPlan, threadMinRows: number, done: number[]): Promise<Record<string, PlannedUnits>> {
   const mid = plan.rows < threadMinRows ? plan.rows : Math.floor(plan.rows / 2);
   const second = mid < plan.rows ? countOnThread(plan, mid, (rows) => (done[1] = rows)) : null;
-  const first = await countSegment(plan, 0, mid, (rows) => (done[0] = rows));
+  let first: UnitSegment;
+  try {
+    first = await countSegment(plan, 0, mid, (rows) => (done[0] = rows));
+  } catch (err) {
+    // The count fails (a row changed since the plan): the thread's half is not waited for.
+    second?.stop();
+    throw err;
+  }
   // Counted here when the thread gave no count (it could not start, or failed).
-  const rest = (await second) ?? (mid < plan.rows ? await countSegment(plan, mid, plan.rows, (rows) => (done[1] = rows)) : null);
+  const rest = (await second?.segment) ?? (second ? await countSegment(plan, mid, plan.rows, (rows) => (done[1] = rows)) : null);
   return (rest ? joinSegments(first, rest) : first).perAgent;
 }
 
-/** Plan rows from `from` to the end counted on a thread; null when it gave no count. */
-export function countOnThread(plan: CountedPlan, from: number, progress: (rows: number) => void): Promise<UnitSegment | null> {
-  return new Promise((resolve) => {
+/** Plan rows from `from` to the end counted on a thread: its count (null when it gave none), and a stop. */
+export function countOnThread(
+  plan: CountedPlan,
+  from: number,
+  progress: (rows: number) => void,
+): { segment: Promise<UnitSegment | null>; stop: () => void } {
+  let thread: Worker | null = null;
+  const segment = new Promise<UnitSegment | null>((resolve) => {
     try {
-      const thread = startThread(import.meta.url, 'count-paired-units-thread', {
+      thread = startThread(import.meta.url, 'count-paired-units-thread', {
         workerData: { plan, from, to: plan.rows },
         resourceLimits: THREAD_LIMITS,
       });
@@ -62,4 +75,5 @@ export function countOnThread(plan: CountedPlan, from: number, progress: (rows: 
       resolve(null);
     }
   });
+  return { segment, stop: () => void thread?.terminate() };
 }

@@ -3,7 +3,7 @@
  * bytes agree with the string reader, and the count of a plan split into two ranges (one on a
  * thread) is the count of the whole, whatever row it is split at, against a plain reference.
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { describe, expect, it } from 'vitest';
@@ -11,6 +11,7 @@ import { countOnThread, countPairedUnits } from '../../activities/count-paired-u
 import { countSegment, joinSegments, type CountedPlan } from '../../activities/count-paired-units/segment.js';
 import { inUnitRange, pairedFacts, pairedFactsOfLine } from '../../src/contract/paired-facts.js';
 import { lineDigest } from '../../src/io/line-digest.js';
+import { ChangedRangeError } from '../../src/io/read-ranges.js';
 import { PLAN_RECORD_BYTES, PlanWriter } from '../../src/planning/plan-file.js';
 import type { PlannedUnits } from '../../src/stats/run-estimate.js';
 import { useTempRoot } from '../helpers/temp-dirs.js';
@@ -150,8 +151,20 @@ describe('the count of a plan’s units', () => {
     const counted = await new MockActivityEnvironment().run(countPairedUnits, { plan, threadMinRows: 10 });
     expect(counted).toEqual(reference(rows));
     const none = () => undefined;
-    const onThread = await countOnThread(plan, 1501, none);
+    const onThread = await countOnThread(plan, 1501, none).segment;
     expect(onThread).not.toBeNull();
     expect(joinSegments(await countSegment(plan, 0, 1501, none), onThread!).perAgent).toEqual(reference(rows));
+  });
+
+  it.each([
+    ['the first half (this thread)', 10],
+    ['the second half (the thread, then this thread again)', 2990],
+  ])('fails when a planned row changed since the plan, in %s', async (_where, row) => {
+    const rows = Array.from({ length: 3002 }, (_, i): [number, string, string] => [i % 2, String(i), '1']);
+    const plan = await planOf(rows);
+    // The row's `"é":<i>` becomes `"é":<i+1>`, same length: only its digest tells.
+    const text = readFileSync(plan.sourcePath, 'utf8');
+    writeFileSync(plan.sourcePath, text.replace(`{"é":${row}}`, `{"é":${row + 1}}`.slice(0, `{"é":${row}}`.length)));
+    await expect(new MockActivityEnvironment().run(countPairedUnits, { plan, threadMinRows: 10 })).rejects.toThrow(ChangedRangeError);
   });
 });
