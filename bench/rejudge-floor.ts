@@ -1,13 +1,15 @@
 /**
  * What re-judgment costs a full window, by design (issue 33, item 1): a simulation, not a
- * measurement. Three ideal clients keep `--concurrency` requests in flight against a judge whose
+ * measurement. Four ideal clients keep `--concurrency` requests in flight against a judge whose
  * latencies are log-normal and that answers a share of them as judge failures; no client has any
  * overhead of its own (no batches, no commits, no CPU):
  *
  *   (1) no re-judgment: every row sent once;
  *   (2) rounds (reverify's design): a round's failed rows are sent once the round has drained, after
  *       the round's delay (3 s, then 6 s: `rejudgeDelayMs`);
- *   (3) streamed: each failed row is sent again its own delay after its failure (3 s after the first,
+ *   (3) rounds-last-failure: rounds whose delay counts from the round's last judge failure rather than
+ *       from its end (the round still waits to drain);
+ *   (4) streamed: each failed row is sent again its own delay after its failure (3 s after the first,
  *       6 s after the second), while the first round still sends.
  *
  *   npx tsx bench/rejudge-floor.ts [--rows 50000] [--concurrency 1024] [--median-ms 300] [--spread 1]
@@ -96,7 +98,7 @@ class Events<T extends { at: number }> {
   }
 }
 
-type Mode = 'none' | 'rounds' | 'streamed';
+type Mode = 'none' | 'rounds' | 'rounds-last-failure' | 'streamed';
 
 /** One run of an ideal client; returns its length (ms) and mean requests in flight over it. */
 function simulate(mode: Mode, seed: number): { ms: number; inFlight: number } {
@@ -105,6 +107,7 @@ function simulate(mode: Mode, seed: number): { ms: number; inFlight: number } {
   const ready: number[] = []; // attempts (1-based) of failed rows whose delay has passed
   const later = new Events<{ at: number; attempt: number }>(); // failed rows waiting for their delay (streamed)
   let roundFailed: number[] = []; // rounds: attempts of the rows that failed in this round
+  let lastFailure = 0;
   const inFlight = new Events<{ at: number; attempt: number }>(); // by the time of the answer
   let now = 0;
   let busy = 0; // request-milliseconds
@@ -124,9 +127,10 @@ function simulate(mode: Mode, seed: number): { ms: number; inFlight: number } {
       }
     }
     if (inFlight.size === 0 && later.size === 0 && roundFailed.length === 0) break;
-    if (inFlight.size === 0 && mode === 'rounds') {
+    if (inFlight.size === 0 && mode.startsWith('rounds')) {
       // The round has drained: its failures are sent after the round's delay.
-      now += rejudgeDelayMs(DELAY, roundFailed[0] - 1);
+      if (mode === 'rounds') now += rejudgeDelayMs(DELAY, roundFailed[0] - 1);
+      else now = Math.max(now, lastFailure + rejudgeDelayMs(DELAY, roundFailed[0] - 1));
       ready.push(...roundFailed);
       roundFailed = [];
       continue;
@@ -141,15 +145,17 @@ function simulate(mode: Mode, seed: number): { ms: number; inFlight: number } {
     const done = inFlight.pop();
     now = last = done.at;
     if (done.attempt < 1 || done.attempt >= ATTEMPTS || mode === 'none') continue;
-    if (mode === 'rounds') roundFailed.push(done.attempt);
-    else later.push({ at: now + rejudgeDelayMs(DELAY, done.attempt - 1), attempt: done.attempt });
+    if (mode.startsWith('rounds')) {
+      roundFailed.push(done.attempt);
+      lastFailure = now;
+    } else later.push({ at: now + rejudgeDelayMs(DELAY, done.attempt - 1), attempt: done.attempt });
   }
   return { ms: last, inFlight: busy / last };
 }
 
 const seeds = Array.from({ length: Number(values.seeds) }, (_, i) => i + 1);
 const rows: string[][] = [];
-for (const mode of ['none', 'rounds', 'streamed'] as const) {
+for (const mode of ['none', 'rounds', 'rounds-last-failure', 'streamed'] as const) {
   const runs = seeds.map((s) => simulate(mode, s));
   rows.push([
     mode,
