@@ -12,6 +12,7 @@ import { startThread } from '../src/io/start-thread.js';
 import type { PlannedUnits } from '../src/stats/run-estimate.js';
 import { countSegment, joinSegments, type CountedPlan, type UnitSegment } from './count-paired-units/segment.js';
 import { whileHeartbeating } from './heartbeating.js';
+import { failFastOnUserError } from './user-errors.js';
 
 /** Plans of fewer rows are counted on the activity's thread alone (a thread's start costs ≈ 0.1 s). */
 const THREAD_MIN_ROWS = 100_000;
@@ -32,9 +33,12 @@ export interface CountPairedUnitsRequest {
 /** Units per agent name. */
 export async function countPairedUnits(req: CountPairedUnitsRequest): Promise<Record<string, PlannedUnits>> {
   const done = [0, 0];
-  return whileHeartbeating(
-    () => countUnits(req.plan, req.threadMinRows ?? THREAD_MIN_ROWS, done),
-    () => ({ rows: done[0] + done[1], of: req.plan.rows }),
+  // A row changed since the plan stops the run with its one line (not retried: it would not change back).
+  return failFastOnUserError(() =>
+    whileHeartbeating(
+      () => countUnits(req.plan, req.threadMinRows ?? THREAD_MIN_ROWS, done),
+      () => ({ rows: done[0] + done[1], of: req.plan.rows }),
+    ),
   );
 }
 

@@ -91,7 +91,16 @@ export async function plan(spec: RunSpec, st: RunState, outputs: OutputPaths): P
 export async function planEstimate(spec: RunSpec, st: RunState, plan: PlanSummary): Promise<void> {
   if (spec.confidence === undefined || spec.judgeFailedOnly || plan.rows === 0) return;
   const units = await long.countPairedUnits.executeWithOptions({ summary: 'estimate: count the planned tasks and old rewards' }, [
-    { plan: { planPath: plan.planPath, recordBytes: plan.recordBytes, sourcePath: plan.sourcePath, agents: plan.agents, rows: plan.rows } },
+    {
+      plan: {
+        planPath: plan.planPath,
+        recordBytes: plan.recordBytes,
+        sourcePath: plan.sourcePath,
+        agents: plan.agents,
+        rows: plan.rows,
+        ...(plan.files ? { files: plan.files } : {}),
+      },
+    },
   ]);
   st.estimate = createRunEstimate(units, plan.rows, spec.confidence, spec.order !== 'random');
 }

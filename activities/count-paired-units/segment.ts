@@ -6,14 +6,16 @@
  */
 import type { PlanSummary } from '../../src/contract/plan-summary.js';
 import { inUnitRange, pairedFactsOfLine } from '../../src/contract/paired-facts.js';
-import { readRangesBytes } from '../../src/io/read-ranges.js';
-import { readPlanRange } from '../../src/planning/plan-file.js';
+import { ChangedRangeError, readRangesBytes } from '../../src/io/read-ranges.js';
+import { plannedRowChanged } from '../../src/planning/changed-input.js';
+import { readPlanRange, type PlanRecord } from '../../src/planning/plan-file.js';
 import type { PlannedUnits } from '../../src/stats/run-estimate.js';
 
 /** Plan records read at once. */
 const CHUNK = 8192;
 
-export type CountedPlan = Pick<PlanSummary, 'planPath' | 'recordBytes' | 'sourcePath' | 'agents' | 'rows'>;
+/** The plan's files and what was recorded of them (`files`: named in the error when a row changed since). */
+export type CountedPlan = Pick<PlanSummary, 'planPath' | 'recordBytes' | 'sourcePath' | 'agents' | 'rows' | 'files'>;
 
 /** One unit as far as a range shows it. */
 export interface RunOfRows {
@@ -40,8 +42,7 @@ export async function countSegment(plan: CountedPlan, from: number, to: number, 
   };
   for (let at = from; at < to; at += CHUNK) {
     const records = await readPlanRange(plan.planPath, at, Math.min(to, at + CHUNK), plan.recordBytes);
-    const ranges = records.map((r) => ({ offset: r.sourceOffset, length: r.sourceLength, digest: r.sourceDigest }));
-    const lines = await readRangesBytes(plan.sourcePath, ranges);
+    const lines = await readSources(plan, records);
     for (let k = 0; k < records.length; k++) {
       const agent = plan.agents[records[k].agent];
       const { task, reward } = pairedFactsOfLine(lines[k]);
@@ -61,6 +62,17 @@ export async function countSegment(plan: CountedPlan, from: number, to: number, 
   }
   close();
   return seg;
+}
+
+/** The source rows of `records`, each proven; a row changed since the plan stops the run with its line (`InputChangedError`). */
+async function readSources(plan: CountedPlan, records: PlanRecord[]): Promise<Buffer[]> {
+  const ranges = records.map((r) => ({ offset: r.sourceOffset, length: r.sourceLength, digest: r.sourceDigest }));
+  try {
+    return await readRangesBytes(plan.sourcePath, ranges);
+  } catch (err) {
+    if (!(err instanceof ChangedRangeError)) throw err;
+    throw await plannedRowChanged(plan, plan.sourcePath, `line ${records[err.index].sourceLine}`);
+  }
 }
 
 /** The count of two adjacent ranges (`a` before `b`) as one range's. */

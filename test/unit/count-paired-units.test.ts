@@ -11,7 +11,6 @@ import { countOnThread, countPairedUnits } from '../../activities/count-paired-u
 import { countSegment, joinSegments, type CountedPlan } from '../../activities/count-paired-units/segment.js';
 import { inUnitRange, pairedFacts, pairedFactsOfLine } from '../../src/contract/paired-facts.js';
 import { lineDigest } from '../../src/io/line-digest.js';
-import { ChangedRangeError } from '../../src/io/read-ranges.js';
 import { PLAN_RECORD_BYTES, PlanWriter } from '../../src/planning/plan-file.js';
 import type { PlannedUnits } from '../../src/stats/run-estimate.js';
 import { useTempRoot } from '../helpers/temp-dirs.js';
@@ -165,6 +164,10 @@ describe('the count of a plan’s units', () => {
     // The row's `"é":<i>` becomes `"é":<i+1>`, same length: only its digest tells.
     const text = readFileSync(plan.sourcePath, 'utf8');
     writeFileSync(plan.sourcePath, text.replace(`{"é":${row}}`, `{"é":${row + 1}}`.slice(0, `{"é":${row}}`.length)));
-    await expect(new MockActivityEnvironment().run(countPairedUnits, { plan, threadMinRows: 10 })).rejects.toThrow(ChangedRangeError);
+    const failed = new MockActivityEnvironment().run(countPairedUnits, { plan, threadMinRows: 10 });
+    await expect(failed).rejects.toThrow(
+      `'${plan.sourcePath}' changed after this run planned it: line ${3002 - row} is not the row that was planned`,
+    );
+    await expect(failed).rejects.toMatchObject({ nonRetryable: true });
   });
 });
