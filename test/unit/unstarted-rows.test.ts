@@ -80,6 +80,31 @@ describe('recordUnstarted', () => {
     expect(readdirSync(dir).sort()).toEqual(['out.jsonl', 'out_failures.jsonl', 'plan.bin', 'rollouts.jsonl']);
   });
 
+  it('lists every unstarted rollout of a plan read in several chunks and written in several writes', async () => {
+    // 20,000 planned rows: three chunks of plan records (8,192 each) and more than a megabyte of lines.
+    const dir = tmp.freshDir();
+    const rows = 20_000;
+    const plan = await planOf(
+      dir,
+      Array.from({ length: rows }, (_, i) => `{"response":{"_ng_task_index":-1},"_ng_task_index":${i},"_ng_rollout_index":${i % 4}}`),
+    );
+    const output = join(dir, 'out.jsonl');
+    const sidecar = join(dir, 'out_failures.jsonl');
+    const path = join(dir, 'out_unstarted.jsonl');
+    const done = (i: number) => i % 3 === 0;
+    const row = (i: number) => `{"_ng_task_index":${i},"_ng_rollout_index":${i % 4},"reward":1}\n`;
+    writeFileSync(output, Array.from({ length: rows }, (_, i) => (done(i) ? row(i) : '')).join(''));
+    writeFileSync(sidecar, '');
+    const reason = 'the run was cancelled';
+    const expected = Array.from({ length: rows }, (_, i) => i)
+      .filter((i) => !done(i))
+      .map((i) => `{"_ng_task_index":${i},"_ng_rollout_index":${i % 4},"_ng_unstarted":true,"_ng_unstarted_reason":"${reason}"}`);
+    expect(await recordUnstarted({ plan, output, sidecar, path, reason })).toBe(expected.length);
+    const lines = readFileSync(path, 'utf8').split('\n');
+    expect(lines.pop()).toBe('');
+    expect(lines.sort()).toEqual(expected.sort());
+  });
+
   it('dropUnstarted removes omitted rollouts from the file, and the file when none is left', async () => {
     const dir = tmp.freshDir();
     const path = join(dir, 'out_unstarted.jsonl');
