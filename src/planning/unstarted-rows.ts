@@ -18,6 +18,7 @@ import { ROLLOUT_INDEX_KEY, TASK_INDEX_KEY } from '../contract/keys.js';
 import { rawValuesOfLine } from '../contract/line-values.js';
 import { lineKeyId, rawKeyId } from '../contract/row-key.js';
 import { publishFile } from '../io/atomic-file.js';
+import { BufferedLines } from '../io/buffered-lines.js';
 import { ExternalSorter, groupsOf } from '../io/external-sort.js';
 import { jsonlLines } from '../io/jsonl-lines.js';
 import { readRangesBytes } from '../io/read-ranges.js';
@@ -44,8 +45,6 @@ export interface UnstartedRequest {
   reason: string;
 }
 
-/** Lines of the evidence file written at once, in characters. */
-const WRITE_BYTES = 1 << 20;
 /** Plan records (and their source rows) read at once. */
 const CHUNK = 8192;
 const KEY_NAMES = [TASK_INDEX_KEY, ROLLOUT_INDEX_KEY] as const;
@@ -109,17 +108,14 @@ export async function recordUnstarted(req: UnstartedRequest): Promise<number> {
       await addPlanKeys(plan, sorter);
       await addFileKeys(req, sorter);
       const reason = JSON.stringify(req.reason);
-      // Written a megabyte at a time: a write per line made the cancel of a 10^7-row run wait on 10^7 writes.
-      let pending = '';
+      const lines = new BufferedLines(out);
       for await (const group of groupsOf(sorter.sorted(), (r) => r.key)) {
         if (group[0].nums[0] !== PLANNED) continue;
-        pending += `{${group[0].text},"${UNSTARTED_KEY}":true,"${UNSTARTED_REASON_KEY}":${reason}}\n`;
+        const adding = lines.add(`{${group[0].text},"${UNSTARTED_KEY}":true,"${UNSTARTED_REASON_KEY}":${reason}}\n`);
+        if (adding) await adding;
         n++;
-        if (pending.length < WRITE_BYTES) continue;
-        await out.write(pending);
-        pending = '';
       }
-      await out.write(pending);
+      await lines.flush();
       joined = true;
     } finally {
       await out.close();
@@ -144,11 +140,14 @@ export async function dropUnstarted(path: string, keys: ReadonlySet<string>): Pr
   const out = await open(tmp, 'w');
   let kept = 0;
   try {
+    const lines = new BufferedLines(out);
     for await (const line of jsonlLines(path)) {
       if (line.text.trim() === '' || keys.has(lineKeyId(line.text) ?? '')) continue;
-      await out.write(line.text + '\n');
+      const adding = lines.add(line.text + '\n');
+      if (adding) await adding;
       kept++;
     }
+    await lines.flush();
   } finally {
     await out.close();
   }

@@ -115,5 +115,22 @@ describe('recordUnstarted', () => {
     expect(readFileSync(path, 'utf8')).toBe(line(1) + '\n' + line(3) + '\n');
     await dropUnstarted(path, new Set([keyId({ task: 1, rollout: 0 }), keyId({ task: 3, rollout: 0 })]));
     expect(readdirSync(dir)).toEqual([]);
+    // A file of more than a megabyte (written in several writes): every line kept but those dropped, in order.
+    const many = Array.from({ length: 20_000 }, (_, t) => line(t));
+    writeFileSync(path, many.map((l) => l + '\n').join(''));
+    await dropUnstarted(
+      path,
+      new Set(
+        Array.from({ length: 20_000 }, (_, t) => t)
+          .filter((t) => t % 3 === 0)
+          .map((t) => keyId({ task: t, rollout: 0 })),
+      ),
+    );
+    expect(readFileSync(path, 'utf8')).toBe(
+      many
+        .filter((_, t) => t % 3 !== 0)
+        .map((l) => l + '\n')
+        .join(''),
+    );
   });
 });
