@@ -59,7 +59,7 @@ function rawKey(line: Uint8Array): { id: string; text: string } | null {
 
 /**
  * The plan's keys, read a chunk of plan records and their source rows at a time (a few large reads,
- * the rows scanned as bytes): at 10^7 rows, a read and a string per row took ≈ 25 minutes of a cancel.
+ * the rows scanned as bytes): at 10^7 rows, a read and a string per row took ≈ 30 minutes of a cancel.
  */
 async function addPlanKeys(plan: NonNullable<UnstartedRequest['plan']>, sorter: ExternalSorter<KeyedRecord>): Promise<void> {
   for (let from = 0; from < plan.rows; from += CHUNK) {
