@@ -93,6 +93,13 @@ describe('writeSeedPart (spec §4.6.3) in flat memory', () => {
     expect(got.files).toEqual(['out.jsonl', 'rollouts.jsonl', 'seed.main.part']); // scratch removed
   });
 
+  it('copies 20,000 lines read thousands at a time, and lines bigger than the copy buffer and a read window', async () => {
+    const big = (t: string, mib: number) => row(t, '0', `,"big":"${'x'.repeat(mib << 20)}"`);
+    const rollouts = [rolloutsText(10_000), big('777777', 2), rolloutsText(10_000), big('888888', 9), row('999999', '0')].join('\n');
+    const got = await seed(outputText, rollouts);
+    expect(got.text === expectedSeed(outputText, rollouts)).toBe(true);
+  });
+
   it('no output yet: every first key and every keyless line; an empty --rollouts: an empty part', async () => {
     const rollouts = rolloutsText(60);
     const got = await seed(null, rollouts, 2);
