@@ -10,9 +10,9 @@
  * … --no-rejudge --disable-aggregation --overwrite` as a user runs it against a fresh reference
  * server (latency 0), takes the time from its spawn to the first `/verify` the server saw (its `GET
  * /stats`, polled every 100 ms) and the command's peak RSS by then (VmHWM: its in-process worker
- * planned and counted), then stops the command (a Ctrl-C) and prints each activity of the
- * workflow before the first batch: when it completed (seconds after the spawn) and the command's
- * largest RSS sampled since the activity before it completed (VmRSS, polled with `/stats`).
+ * planned and counted), then stops the command (a Ctrl-C) and prints each activity of the workflow
+ * before the first batch: when it completed (seconds after the spawn) and the command's largest RSS
+ * since the activity before it (VmRSS sampled every 100 ms: bench/lib/rss.ts).
  */
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -32,6 +32,7 @@ import {
   startReferenceServerProc,
   stopDevServer,
 } from './lib/procs.js';
+import { fmtMiB, peakBetween, RssSampler } from './lib/rss.js';
 import { machineLine } from './lib/table.js';
 
 const { values } = parseArgs({
@@ -69,16 +70,13 @@ async function phases(address: string, workflowId: string): Promise<Array<{ name
   }
 }
 
-/** Waits for the first `/verify` the reference server counts; the command's RSS (KiB) meanwhile, by epoch ms. */
-async function firstVerify(url: string, cli: Spawned): Promise<Array<{ at: number; rssKiB: number }>> {
+/** Waits for the first `/verify` the reference server counts. */
+async function firstVerify(url: string, cli: Spawned): Promise<void> {
   let ended = false;
   void cli.exited.then(() => (ended = true));
-  const samples: Array<{ at: number; rssKiB: number }> = [];
   for (;;) {
-    const rss = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${cli.pid}/status`, 'utf8'))?.[1];
-    samples.push({ at: Date.now(), rssKiB: Number(rss) });
     const stats = (await (await fetch(`${url}/stats`)).json()) as { requests: { verify: number } };
-    if (stats.requests.verify > 0) return samples;
+    if (stats.requests.verify > 0) return;
     if (ended) throw new Error('reverify run exited before its first /verify');
     await sleep(100);
   }
@@ -98,30 +96,33 @@ runBench(async () => {
     const args = ['run', '--inputs', join(data, 'rollouts_materialized_inputs.jsonl'), '--rollouts', join(data, 'rollouts.jsonl')];
     args.push('-o', output, '--config', config, '--server', `${RESOURCES_SERVER}=${ref.url}`);
     args.push('--no-rejudge', '--disable-aggregation', '--overwrite');
+    // The history's times are epoch ms, the samples' performance.now(): one offset between them.
+    const epochOffset = Date.now() - performance.now();
     const t0 = performance.now();
     const cli = spawnCli(args, { env, logPath: join(out, 'reverify-run.log') });
-    const start = Date.now();
-    const samples = await firstVerify(ref.url, cli);
+    const rss = new RssSampler(100);
+    rss.watch('command', cli.pid);
+    await firstVerify(ref.url, cli);
     const seconds = (performance.now() - t0) / 1000;
     // The command's peak so far (it runs the worker: plan, count and first batches).
-    const peak = /VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${cli.pid}/status`, 'utf8'))?.[1];
-    // Stopped as a Ctrl-C stops it; the run is left open (not cancelled: that would count its coverage
-    // over the 10^7 rows first) and goes with the dev server's state dir.
+    const peak = rss.stop().get('command')!;
+    // Stopped as a Ctrl-C stops it; the run is left open (not cancelled: that records its unstarted
+    // rollouts first, ≈ 2 minutes at 10^7) and goes with the dev server's state dir.
     cli.child.kill('SIGINT');
     await cli.exited;
     await ref.stop();
     const rows = (JSON.parse(readFileSync(join(data, 'meta.json'), 'utf8')) as { rows: number }).rows;
     console.log(
-      `repeat ${r}: ${rows} rows, spawn → first /verify ${seconds.toFixed(1)} s, the command's VmHWM ${Math.round(Number(peak) / 1024)} MiB; ${machineLine()}`,
+      `repeat ${r}: ${rows} rows, spawn → first /verify ${seconds.toFixed(1)} s, the command's VmHWM ${fmtMiB(peak.hwmKiB)} MiB; ${machineLine()}`,
     );
-    let from = start;
+    let from = t0;
     for (const { name, at } of await phases(server.address, workflowIdForOutput(output))) {
-      const during = samples.filter((x) => x.at > from && x.at <= at).map((x) => x.rssKiB);
-      const peakMiB = during.length === 0 ? '?' : String(Math.round(Math.max(...during) / 1024));
+      const to = at - epochOffset;
+      const during = peakBetween(peak, from, to);
       console.log(
-        `  ${name.padEnd(20)} done at ${((at - start) / 1000).toFixed(1)} s after the spawn, the command's RSS up to ${peakMiB} MiB`,
+        `  ${name.padEnd(20)} done at ${((to - t0) / 1000).toFixed(1)} s after the spawn, the command's RSS up to ${Number.isNaN(during) ? '?' : fmtMiB(during)} MiB`,
       );
-      from = at;
+      from = to;
     }
     stopDevServer(stateDir);
   }

@@ -2,17 +2,13 @@
  * The count of a plan's units (count-paired-units.ts) over one range of plan rows, and the join of
  * two ranges' counts: a unit (a run of consecutive plan rows of one agent and task) that crosses
  * from one range into the next is one unit, not two. Every planned source row is read and proven by
- * its digest, and its task and old reward taken from its bytes (`pairedFactsOfLine`).
+ * its digest (`plannedSourceChunks`), and its task and old reward taken from its bytes
+ * (`pairedFactsOfLine`).
  */
 import type { PlanSummary } from '../../src/contract/plan-summary.js';
 import { inUnitRange, pairedFactsOfLine } from '../../src/contract/paired-facts.js';
-import { ChangedRangeError, readRangesBytes } from '../../src/io/read-ranges.js';
-import { plannedRowChanged } from '../../src/planning/changed-input.js';
-import { readPlanRange, type PlanRecord } from '../../src/planning/plan-file.js';
+import { plannedSourceChunks } from '../../src/planning/planned-rows.js';
 import type { PlannedUnits } from '../../src/stats/run-estimate.js';
-
-/** Plan records read at once. */
-const CHUNK = 8192;
 
 /** The plan's files and what was recorded of them (`files`: named in the error when a row changed since). */
 export type CountedPlan = Pick<PlanSummary, 'planPath' | 'recordBytes' | 'sourcePath' | 'agents' | 'rows' | 'files'>;
@@ -40,9 +36,7 @@ export async function countSegment(plan: CountedPlan, from: number, to: number, 
     const u = seg.last;
     if (u) seg.perAgent[u.agent].maxRows = Math.max(seg.perAgent[u.agent].maxRows, u.rows);
   };
-  for (let at = from; at < to; at += CHUNK) {
-    const records = await readPlanRange(plan.planPath, at, Math.min(to, at + CHUNK), plan.recordBytes);
-    const lines = await readSources(plan, records);
+  for await (const { from: at, records, lines } of plannedSourceChunks(plan, from, to, true)) {
     for (let k = 0; k < records.length; k++) {
       const agent = plan.agents[records[k].agent];
       const { task, reward } = pairedFactsOfLine(lines[k]);
@@ -62,17 +56,6 @@ export async function countSegment(plan: CountedPlan, from: number, to: number, 
   }
   close();
   return seg;
-}
-
-/** The source rows of `records`, each proven; a row changed since the plan stops the run with its line (`InputChangedError`). */
-async function readSources(plan: CountedPlan, records: PlanRecord[]): Promise<Buffer[]> {
-  const ranges = records.map((r) => ({ offset: r.sourceOffset, length: r.sourceLength, digest: r.sourceDigest }));
-  try {
-    return await readRangesBytes(plan.sourcePath, ranges);
-  } catch (err) {
-    if (!(err instanceof ChangedRangeError)) throw err;
-    throw await plannedRowChanged(plan, plan.sourcePath, `line ${records[err.index].sourceLine}`);
-  }
 }
 
 /** The count of two adjacent ranges (`a` before `b`) as one range's. */

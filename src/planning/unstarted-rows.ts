@@ -21,11 +21,10 @@ import { publishFile } from '../io/atomic-file.js';
 import { BufferedLines } from '../io/buffered-lines.js';
 import { ExternalSorter, groupsOf } from '../io/external-sort.js';
 import { jsonlLines } from '../io/jsonl-lines.js';
-import { readRangesBytes } from '../io/read-ranges.js';
 import { withScratchDir } from '../io/scratch-dir.js';
 import { compareKeyedRecords, keyedRecordCodec, type KeyedRecord } from './keyed-records.js';
 import { outputKeyIdChunks, sidecarAttemptChunks } from './output-cache.js';
-import { readPlanRange } from './plan-file.js';
+import { plannedSourceChunks } from './planned-rows.js';
 
 /** The unstarted marker and its reason (the seed's evidence, reverify's member names). */
 export const UNSTARTED_KEY = '_ng_unstarted';
@@ -45,8 +44,6 @@ export interface UnstartedRequest {
   reason: string;
 }
 
-/** Plan records (and their source rows) read at once. */
-const CHUNK = 8192;
 const KEY_NAMES = [TASK_INDEX_KEY, ROLLOUT_INDEX_KEY] as const;
 
 /** The two index texts of a source line's bytes, as written; null when it has no key. */
@@ -57,17 +54,9 @@ function rawKey(line: Uint8Array): { id: string; text: string } | null {
   return id === null ? null : { id, text: `"${TASK_INDEX_KEY}":${task},"${ROLLOUT_INDEX_KEY}":${rollout}` };
 }
 
-/**
- * The plan's keys, read a chunk of plan records and their source rows at a time (a few large reads,
- * the rows scanned as bytes): at 10^7 rows, a read and a string per row took ≈ 30 minutes of a cancel.
- */
+/** The plan's keys (its rows read a chunk at a time and scanned as bytes; not proven: this is evidence, not a send). */
 async function addPlanKeys(plan: NonNullable<UnstartedRequest['plan']>, sorter: ExternalSorter<KeyedRecord>): Promise<void> {
-  for (let from = 0; from < plan.rows; from += CHUNK) {
-    const records = await readPlanRange(plan.planPath, from, Math.min(plan.rows, from + CHUNK), plan.recordBytes);
-    const lines = await readRangesBytes(
-      plan.sourcePath,
-      records.map((r) => ({ offset: r.sourceOffset, length: r.sourceLength })),
-    );
+  for await (const { from, records, lines } of plannedSourceChunks(plan, 0, plan.rows, false)) {
     for (let k = 0; k < records.length; k++) {
       const key = rawKey(lines[k]);
       if (key === null) continue;

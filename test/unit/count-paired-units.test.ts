@@ -9,7 +9,8 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { describe, expect, it } from 'vitest';
 import { countOnThread, countPairedUnits } from '../../activities/count-paired-units.js';
 import { countSegment, joinSegments, type CountedPlan } from '../../activities/count-paired-units/segment.js';
-import { inUnitRange, pairedFacts, pairedFactsOfLine } from '../../src/contract/paired-facts.js';
+import { rawField } from '../../src/contract/json-spans.js';
+import { inUnitRange, pairedFactsOf, pairedFactsOfLine } from '../../src/contract/paired-facts.js';
 import { lineDigest } from '../../src/io/line-digest.js';
 import { PLAN_RECORD_BYTES, PlanWriter } from '../../src/planning/plan-file.js';
 import type { PlannedUnits } from '../../src/stats/run-estimate.js';
@@ -35,8 +36,9 @@ describe('pairedFactsOfLine', () => {
     '{"reward":"0.5","_ng_task_index":[1,2]}',
     '{"reward":-1,"_ng_task_index":9007199254740993}',
   ];
-  it.each(rows)('reads %j as pairedFacts does', (row) => {
-    expect(pairedFactsOfLine(Buffer.from(row))).toEqual(pairedFacts(row));
+  // The string reader (`rawField`: topLevelSpans of the decoded row) as the reference.
+  it.each(rows)('reads %j as the string reader does', (row) => {
+    expect(pairedFactsOfLine(Buffer.from(row))).toEqual(pairedFactsOf((key) => rawField(row, key)));
   });
   it('refuses bytes that are not one JSON object', () => {
     expect(() => pairedFactsOfLine(Buffer.from('[1]'))).toThrow(SyntaxError);

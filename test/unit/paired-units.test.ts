@@ -1,7 +1,9 @@
 /** A batch's answered rows summed per task for the live estimate (activities/verify-batch/paired-units.ts). */
 import { describe, expect, it } from 'vitest';
 import { pairedUnits, type PairedRow } from '../../activities/verify-batch/paired-units.js';
-import { pairedFacts } from '../../src/contract/paired-facts.js';
+import { pairedFactsOfLine } from '../../src/contract/paired-facts.js';
+
+const pairedFacts = (row: string) => pairedFactsOfLine(Buffer.from(row));
 
 describe('pairedUnits', () => {
   it('sums consecutive rows of one agent and task in row order, whatever order they were noted in', () => {
@@ -34,7 +36,7 @@ describe('pairedUnits', () => {
   });
 });
 
-describe('pairedFacts', () => {
+describe('pairedFactsOfLine', () => {
   it("reads a rollout row's task (raw text) and numeric reward", () => {
     expect(pairedFacts('{"_ng_task_index": 12, "_ng_rollout_index": 0, "reward": 0.5, "response": {}}')).toEqual({
       task: '12',
