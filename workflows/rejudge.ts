@@ -10,8 +10,10 @@ import { enterPhase } from './details.js';
  * judge failures, plan the keys that may still be attempted as the next round, then (when there
  * are any) announce it and wait on a durable timer (a few seconds, doubling each round up to a
  * ceiling: `rejudgeDelayMs`). Planned first, so that no round is announced that will not run
- * (every key at the attempt cap). The delay counts from `endedAt`, when the round's last batch
- * ended (workflow time): its commit and the plan take part of it, the timer only the rest. Each failed attempt has left exactly one sidecar row, so the
+ * (every key at the attempt cap). The delay counts from the round's last row selected for it (its
+ * judge failure: `st.roundSelectedAt`), at the latest from `endedAt`, when the round's last batch
+ * ended (workflow time): the round's slowest answers after it, its commit and the plan take part of
+ * it, the timer only the rest. Each failed attempt has left exactly one sidecar row, so the
  * files end up as a NeMo Gym run followed by repeated `--resume` runs would leave them.
  */
 export async function nextRound(spec: RunSpec, st: RunState, endedAt: number): Promise<boolean> {
@@ -32,15 +34,17 @@ export async function nextRound(spec: RunSpec, st: RunState, endedAt: number): P
     return false;
   }
   const delayMs = rejudgeDelayMs(spec.rejudgeDelayMs, st.round);
-  const rows = next.rows === st.roundJudgeFailed ? '' : ` re-judges ${next.rows} of them and`;
-  st.messages.push(`${failed}; round ${st.round + 2} (of at most ${spec.maxAttempts})${rows} starts in ${Math.round(delayMs / 1000)}s`);
-  enterPhase(st, 'rejudge-wait');
   // Workflow time (deterministic): the progress query shows the time left; no command is added.
-  st.rejudgeAt = endedAt + delayMs;
-  // At least a millisecond: a timer of the history, however long the commit and plan took.
+  st.rejudgeAt = Math.min(endedAt, st.roundSelectedAt ?? endedAt) + delayMs;
+  // At least a millisecond: a timer of the history, however long the round's tail, commit and plan took.
   const left = Math.max(1, st.rejudgeAt - Date.now());
-  await sleep(left, { summary: `wait ${Math.round(delayMs / 1000)}s before re-judgment round ${st.round + 2}` });
+  const rows = next.rows === st.roundJudgeFailed ? '' : ` re-judges ${next.rows} of them and`;
+  st.messages.push(`${failed}; round ${st.round + 2} (of at most ${spec.maxAttempts})${rows} starts in ${Math.round(left / 1000)}s`);
+  enterPhase(st, 'rejudge-wait');
+  const after = `${Math.round(delayMs / 1000)}s after round ${st.round + 1}'s last judge failure`;
+  await sleep(left, { summary: `wait ${Math.round(left / 1000)}s (${after}) before re-judgment round ${st.round + 2}` });
   st.rejudgeAt = undefined;
+  st.roundSelectedAt = undefined;
   // The main output's length before the first re-judged row: only rows past it can score a key
   // that this run routed to the sidecar (the terminal's end-of-run alarms, src/cli/missing-alarms.ts).
   st.mainAtRejudge ??= st.mainLength;

@@ -20,7 +20,7 @@ import { batchAllowance, budgetSpentMessage, requestsLeft } from './budget.js';
 import { commitBatches, commitHandedBack } from './commit.js';
 import type { ReverifyRunWorkflow } from './definitions.js';
 import { showDetails } from './details.js';
-import { heldWith, landed, type InFlight, type RunState } from './run-state.js';
+import { heldWith, landed, noteSelected, type InFlight, type RunState } from './run-state.js';
 import { heldDropped } from './stop-rules.js';
 import { windowShape } from './window.js';
 
@@ -161,6 +161,7 @@ export class RoundWindow {
     } else {
       this.ready.push(r);
       landed(this.st, r);
+      noteSelected(this.st, r);
     }
   }
 

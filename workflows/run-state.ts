@@ -95,6 +95,11 @@ export interface RunState {
   mainOpenedAt?: number;
   /** `--noise-sample`: the judge noise floor (workflows/noise-sample.ts; absent: none asked, or not taken yet). */
   noise?: NoiseSampleView;
+  /**
+   * When the round's last row selected for the next round was (workflow time, epoch ms: a batch's
+   * return less its `selectedAgoMs`): the re-judgment delay counts from there (absent: none yet).
+   */
+  roundSelectedAt?: number;
   /** When the re-judgment timer fires (workflow time, epoch ms); set only while it runs (query-only). */
   rejudgeAt?: number | null;
   /**
@@ -244,6 +249,13 @@ export function landed(st: RunState, b: BatchResult): void {
     delete st.heldRows[b.batch];
     if (Object.keys(st.heldRows).length === 0) delete st.heldRows;
   }
+}
+
+/** A batch returned rows selected for the next round: the latest of them, for the round's delay (rejudge.ts). */
+export function noteSelected(st: RunState, b: BatchResult): void {
+  if (b.selectedAgoMs === undefined) return;
+  const at = Date.now() - b.selectedAgoMs;
+  st.roundSelectedAt = Math.max(st.roundSelectedAt ?? at, at);
 }
 
 /** A batch was held: its rows so far count as answered until it lands. */

@@ -48,6 +48,7 @@ export async function publish(
     ...(unfinished > 0 ? { unfinished } : {}),
     ...(carried > 0 ? { carried } : {}),
     ...(checkpoint.paired ? { paired: encodePaired(pairedUnits(checkpoint.paired, req.plan.agents), req.round) } : {}),
+    ...(checkpoint.lastSelectedAt === undefined ? {} : { selectedAgoMs: Math.max(0, Date.now() - checkpoint.lastSelectedAt) }),
   };
   // The parts and the list are independent (their fsyncs overlap); the result comes last: it says all are published.
   await Promise.all([

@@ -9,6 +9,8 @@ export interface Checkpoint {
   done: number[];
   /** Plan indices whose verdict was `judge_failed` (candidates for the next re-judgment round). */
   judgeFailedRows: number[];
+  /** When the last of them was selected (epoch ms, the worker's clock; absent: none yet). */
+  lastSelectedAt?: number;
   mainBytes: number;
   sidecarBytes: number;
   counts: BatchCounts;
@@ -48,6 +50,12 @@ export function agentCounts(c: Checkpoint['counts'], agent: string): AgentCounts
 /** Rows answered (scored, failed or not persisted) in counts. */
 export function rowsOf(c: Pick<Counts, 'main' | 'failed' | 'dropped'>): number {
   return c.main + c.failed + c.dropped;
+}
+
+/** Selects a row for the next re-judgment round, noting when (the round's delay counts from its last one). */
+export function selectForNextRound(cp: Checkpoint, planIndex: number): void {
+  cp.judgeFailedRows.push(planIndex);
+  cp.lastSelectedAt = Date.now();
 }
 
 /** Counts of a batch, as its result reports them. */

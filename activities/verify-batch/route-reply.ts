@@ -22,7 +22,7 @@ import {
 import { isGraded, settledRow, settledSavedRow } from '../../src/contract/rejudgment.js';
 import type { SettledReply } from '../../src/verifier/client.js';
 import type { VerifierUnavailableError } from '../../src/verifier/errors.js';
-import { agentCounts, type Checkpoint, type Counts } from './checkpoint.js';
+import { agentCounts, selectForNextRound, type Checkpoint, type Counts } from './checkpoint.js';
 
 /** A routed row: the line to write (if any), where, and how the checkpoint counts it once written. */
 export interface Routed {
@@ -107,7 +107,7 @@ export function routeReply(reply: SettledReply, stamps: Stamps, row: RowFacts, r
         const a = agentCounts(c, row.agent);
         a.withdrawn = (a.withdrawn ?? 0) + 1;
         // The failure stays selected: the next round judges its saved answer again.
-        cp.judgeFailedRows.push(row.planIndex);
+        selectForNextRound(cp, row.planIndex);
       },
     };
   }
@@ -154,7 +154,7 @@ function sidecarRow(line: string, cls: string, failureClass: unknown, row: RowFa
       c.failed++;
       if (judgeFailed) {
         c.judgeFailed++;
-        cp.judgeFailedRows.push(row.planIndex);
+        selectForNextRound(cp, row.planIndex);
       }
       agentCounts(c, row.agent).failed++;
     },

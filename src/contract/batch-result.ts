@@ -71,6 +71,11 @@ export interface BatchResult {
   /** Rows the batch did not reach because the run was cancelled (absent when it finished them all). */
   unfinished?: number;
   /**
+   * Milliseconds from the batch's last row selected for the next round (`judgeFailed`, `withdrawn`)
+   * to its return: the re-judgment delay counts from there (workflows/rejudge.ts; absent: none).
+   */
+  selectedAgoMs?: number;
+  /**
    * The batch's rows as paired old/new values per task, in plan order, for the live estimate
    * (src/stats/run-estimate.ts), in their compact form (paired-wire.ts). Absent: none (ATIF, recovery).
    */

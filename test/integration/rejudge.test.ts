@@ -70,6 +70,40 @@ describe('automatic re-judgment rounds', () => {
     expect(summaries.some((s) => s.includes('plan re-judgment round 3'))).toBe(true);
   });
 
+  it("waits the delay from a row's judge failure, not from the end of its round's slowest answer", async () => {
+    // One batch: key 0:0 judge-fails at once on its first attempt; key 3:1 answers after 3 s.
+    const asked = new Map<string, number[]>();
+    const judge = await server({
+      aggregate: emptyMetrics,
+      verify: (row, attempt) => {
+        const key = `${row._ng_task_index as number}:${row._ng_rollout_index as number}`;
+        asked.set(key, [...(asked.get(key) ?? []), Date.now()]);
+        if (key === '0:0' && attempt === 0) return reward(0.0, { _ng_failure_class: 'judge_failed' });
+        return key === '3:1' ? { ...reward(1.0), delayMs: 3000 } : reward(1.0);
+      },
+    });
+    const dir = tempDir();
+    const d = await sampleRun(dir, judge.port, { tasks: 4, repeats: 2 });
+    const { result, error } = await run({
+      inputs: d.inputsPath,
+      rollouts: d.rolloutsPath,
+      output: d.output,
+      configs: [d.config],
+      rejudgeDelayMs: 2000,
+      batchSize: 8,
+    });
+    expect(error).toBeNull();
+    expect(result!.rounds).toBe(2);
+    const [failedAt, rejudgedAt] = asked.get('0:0')!;
+    // The delay is kept: the re-judgment is asked at least 2 s after the failure was answered.
+    expect(rejudgedAt - failedAt).toBeGreaterThanOrEqual(2000);
+    // ...counted from the failure: the batch returned ≥ 2 s after it (its slowest row), so no time
+    // is left to wait once the round has ended (a 1 ms timer); from the round's end it would be ≈ 2 s.
+    const events = (await client().workflow.getHandle(workflowIdForOutput(d.output)).fetchHistory()).events ?? [];
+    const timers = events.flatMap((e) => (e.timerStartedEventAttributes ? [e.timerStartedEventAttributes.startToFireTimeout] : []));
+    expect(timers.map((t) => Number(t?.seconds ?? 0) * 1000 + Math.round((t?.nanos ?? 0) / 1e6))).toEqual([1]);
+  });
+
   it('ends counting rollouts, not attempts: one dropped line per rollout still missing at the end, then the coverage report', async () => {
     const dir = tempDir();
     const d = await sampleRun(dir, await flakyJudge(failuresOf), { tasks: 16, repeats: 2 });

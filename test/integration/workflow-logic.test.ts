@@ -70,6 +70,8 @@ interface StubOptions {
   beforeCommit?: (req: CommitRequest, n: number) => Promise<void>;
   /** Judge failures a batch reports (the rest of its rows go to the main output). */
   judgeFailed?: (req: VerifyRequest) => number;
+  /** How long before its return a batch with judge failures selected the last of them (`selectedAgoMs`). */
+  selectedAgoMs?: (req: VerifyRequest) => number;
   /** Rows of the next round's plan, per planRound call (0-based). */
   nextRoundRows?: (call: number) => number;
   /** Replaces the aggregate phase's answer (may throw). */
@@ -209,6 +211,7 @@ function stubActivities(o: StubOptions) {
           latencyCount: 0,
           requestsUsed: sent,
           ...(req.paired && o.paired ? { paired: encodePaired(o.paired.units(req), req.round) } : {}),
+          ...(judgeFailed > 0 && o.selectedAgoMs ? { selectedAgoMs: o.selectedAgoMs(req) } : {}),
         };
         return held ? { ...result, main: 0, failed: 0, judgeFailed: 0, perAgent: {}, held: true } : result;
       } finally {
@@ -613,6 +616,34 @@ describe('workflow logic with stub activities', () => {
     expect(result).toMatchObject({ rounds: 3, planned: 20 + 6 + 6, done: 16 + 4 + 4, failed: 4 + 2 + 2, judgeFailed: 8 });
     expect(result.messages.filter((m) => m.startsWith('Re-judging:'))).toHaveLength(2);
     expectLengthsThreaded(rec.commits);
+  });
+
+  it("counts the delay from the round's last judge failure, not from the round's end", async () => {
+    const spec = specFor('rejudge-from-failure', { batchSize: 5, maxAttempts: 3, rejudgeDelayMs: 1000 });
+    // Round 1's last judge failure 800 ms before its batches returned: 200 ms of its 1 s are left.
+    // Round 2's 5 s before them: more than its 2 s delay, so round 3 starts at once (a 1 ms timer).
+    const { activities, rec } = stubActivities({
+      rows: 10,
+      judgeFailed: () => 1,
+      nextRoundRows: (call) => (call === 0 ? 2 : 1),
+      selectedAgoMs: (req) => (req.round === 0 ? 800 : 5000),
+    });
+    const { handle, result } = await withRun(spec, activities, async (handle) => ({ handle, ...(await finished(handle)) }));
+    expect(result.rounds).toBe(3);
+    const events = (await handle.fetchHistory()).events ?? [];
+    const timers = events.flatMap((e) => (e.timerStartedEventAttributes ? [tsToMs(e.timerStartedEventAttributes.startToFireTimeout)] : []));
+    expect(timers).toHaveLength(2);
+    expect(timers[0]).toBeGreaterThanOrEqual(1);
+    expect(timers[0]).toBeLessThanOrEqual(200);
+    expect(timers[1]).toBe(1);
+    // Never before the delay after the failure: round 2 starts ≥ 200 ms after round 1's last batch returned.
+    const firstBatchOf = (round: number) => Math.min(...rec.verify.filter((c) => c.req.round === round).map((c) => c.startedAt));
+    const lastEndOf = (round: number) => Math.max(...rec.verify.filter((c) => c.req.round === round).map((c) => c.endedAt!));
+    expect(firstBatchOf(1) - lastEndOf(0)).toBeGreaterThanOrEqual(200);
+    expect(result.messages.filter((m) => m.startsWith('Re-judging:'))).toEqual([
+      expect.stringMatching(/^Re-judging: 2 row\(s\) judge-failed in round 1; round 2 \(of at most 3\) starts in 0s$/),
+      'Re-judging: 1 row(s) judge-failed in round 2; round 3 (of at most 3) starts in 0s',
+    ]);
   });
 
   it('announces no round that will not run: every judge failure at the attempt cap ends the run without a timer', async () => {

@@ -1,7 +1,7 @@
 /**
  * Every activity the workflow schedules and every timer it starts carries a summary: the Temporal
- * UI's timeline names each step (`verify rows 0..249 (batch 1/12)`, `wait 5s before re-judgment
- * round 2`) instead of a bare activity type or `2 (10s)`. Read from the source, so a new call
+ * UI's timeline names each step (`verify rows 0..249 (batch 1/12)`, `wait 2s (3s after round 1's
+ * last judge failure) before re-judgment round 2`) instead of a bare activity type or `2 (10s)`. Read from the source, so a new call
  * without one fails here before any run.
  */
 import { readdirSync, readFileSync } from 'node:fs';
