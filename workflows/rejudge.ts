@@ -39,7 +39,8 @@ export async function nextRound(spec: RunSpec, st: RunState, endedAt: number): P
   // At least a millisecond: a timer of the history, however long the round's tail, commit and plan took.
   const left = Math.max(1, st.rejudgeAt - Date.now());
   const rows = next.rows === st.roundJudgeFailed ? '' : ` re-judges ${next.rows} of them and`;
-  st.messages.push(`${failed}; round ${st.round + 2} (of at most ${spec.maxAttempts})${rows} starts in ${Math.round(left / 1000)}s`);
+  const starts = left < 500 ? 'starts now' : `starts in ${Math.round(left / 1000)}s`;
+  st.messages.push(`${failed}; round ${st.round + 2} (of at most ${spec.maxAttempts})${rows} ${starts}`);
   enterPhase(st, 'rejudge-wait');
   const after = `${Math.round(delayMs / 1000)}s after round ${st.round + 1}'s last judge failure`;
   await sleep(left, { summary: `wait ${Math.round(left / 1000)}s (${after}) before re-judgment round ${st.round + 2}` });

@@ -9,7 +9,7 @@ export interface Checkpoint {
   done: number[];
   /** Plan indices whose verdict was `judge_failed` (candidates for the next re-judgment round). */
   judgeFailedRows: number[];
-  /** When the last of them was selected (epoch ms, the worker's clock; absent: none yet). */
+  /** When the last of them was selected (epoch ms, the worker's clock: a batch retried on another machine compares two; absent: none yet). */
   lastSelectedAt?: number;
   mainBytes: number;
   sidecarBytes: number;
