@@ -152,6 +152,8 @@ describe('the count of a plan’s units', () => {
     const counted = await new MockActivityEnvironment().run(countPairedUnits, { plan, threadMinRows: 10 });
     expect(counted).toEqual(reference(rows));
     const none = () => undefined;
+    // On one thread, read in two chunks (2,048 rows each): rows 2,046–2,048 are one unit across them.
+    expect((await countSegment(plan, 0, rows.length, none)).perAgent).toEqual(reference(rows));
     const onThread = await countOnThread(plan, 1501, none).segment;
     expect(onThread).not.toBeNull();
     expect(joinSegments(await countSegment(plan, 0, 1501, none), onThread!).perAgent).toEqual(reference(rows));

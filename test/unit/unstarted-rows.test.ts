@@ -81,7 +81,7 @@ describe('recordUnstarted', () => {
   });
 
   it('lists every unstarted rollout of a plan read in several chunks and written in several writes', async () => {
-    // 20,000 planned rows: three chunks of plan records (8,192 each) and more than a megabyte of lines.
+    // 20,000 planned rows: ten chunks of plan records (2,048 each) and more than a megabyte of lines.
     const dir = tmp.freshDir();
     const rows = 20_000;
     const plan = await planOf(
