@@ -36,6 +36,11 @@ export class OutputBuffer {
     this.used += this.buf.write(s, this.used);
   }
 
+  /** Bytes collected and not written yet. */
+  get size(): number {
+    return this.used;
+  }
+
   /** Writes what was collected (call it often: memory holds everything until then). */
   async drain(): Promise<void> {
     await writeFully(this.fh, this.buf.subarray(0, this.used), null, this.path);

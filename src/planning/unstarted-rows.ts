@@ -18,7 +18,7 @@ import { ROLLOUT_INDEX_KEY, TASK_INDEX_KEY } from '../contract/keys.js';
 import { rawValuesOfLine } from '../contract/line-values.js';
 import { lineKeyId, rawKeyId } from '../contract/row-key.js';
 import { publishFile } from '../io/atomic-file.js';
-import { BufferedLines } from '../io/buffered-lines.js';
+import { OutputBuffer } from '../io/output-buffer.js';
 import { ExternalSorter, groupsOf } from '../io/external-sort.js';
 import { jsonlLines } from '../io/jsonl-lines.js';
 import { withScratchDir } from '../io/scratch-dir.js';
@@ -45,6 +45,9 @@ export interface UnstartedRequest {
 }
 
 const KEY_NAMES = [TASK_INDEX_KEY, ROLLOUT_INDEX_KEY] as const;
+
+/** Lines are written a megabyte at a time: a write per line made 10^7 lines wait on 10^7 writes through the thread pool. */
+const WRITE_BYTES = 1 << 20;
 
 /** The two index texts of a source line's bytes, as written; null when it has no key. */
 function rawKey(line: Uint8Array): { id: string; text: string } | null {
@@ -97,14 +100,14 @@ export async function recordUnstarted(req: UnstartedRequest): Promise<number> {
       await addPlanKeys(plan, sorter);
       await addFileKeys(req, sorter);
       const reason = JSON.stringify(req.reason);
-      const lines = new BufferedLines(out);
+      const lines = new OutputBuffer(out, tmp);
       for await (const group of groupsOf(sorter.sorted(), (r) => r.key)) {
         if (group[0].nums[0] !== PLANNED) continue;
-        const adding = lines.add(`{${group[0].text},"${UNSTARTED_KEY}":true,"${UNSTARTED_REASON_KEY}":${reason}}\n`);
-        if (adding) await adding;
+        lines.text(`{${group[0].text},"${UNSTARTED_KEY}":true,"${UNSTARTED_REASON_KEY}":${reason}}\n`);
+        if (lines.size >= WRITE_BYTES) await lines.drain();
         n++;
       }
-      await lines.flush();
+      await lines.drain();
       joined = true;
     } finally {
       await out.close();
@@ -129,14 +132,14 @@ export async function dropUnstarted(path: string, keys: ReadonlySet<string>): Pr
   const out = await open(tmp, 'w');
   let kept = 0;
   try {
-    const lines = new BufferedLines(out);
+    const lines = new OutputBuffer(out, tmp);
     for await (const line of jsonlLines(path)) {
       if (line.text.trim() === '' || keys.has(lineKeyId(line.text) ?? '')) continue;
-      const adding = lines.add(line.text + '\n');
-      if (adding) await adding;
+      lines.text(line.text + '\n');
+      if (lines.size >= WRITE_BYTES) await lines.drain();
       kept++;
     }
-    await lines.flush();
+    await lines.drain();
   } finally {
     await out.close();
   }
