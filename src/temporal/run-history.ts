@@ -104,11 +104,18 @@ export async function listedInvocations(
   for await (const info of client.workflow.list({ query: "WorkflowType = 'reverifyRun'" })) {
     if (found.length >= limit) break;
     if (info.status.name === 'CONTINUED_AS_NEW') continue;
-    const chain = await runChain(client, info.workflowId, info.runId);
-    const started = chain.length === 1 ? info.startTime : (await client.workflow.getHandle(info.workflowId, chain[0]).describe()).startTime;
-    found.push({ workflowId: info.workflowId, runId: info.runId, started });
+    // A run listed but gone by the time its chain is read (a run removed after a user error, whose
+    // listing outlives its history for a moment) is left out, not the whole list's end.
+    const started = await firstStart(client, info).catch(() => null);
+    if (started !== null) found.push({ workflowId: info.workflowId, runId: info.runId, started });
   }
   return found;
+}
+
+/** When the invocation that `info`'s run belongs to started: its chain's first run. */
+async function firstStart(client: Client, info: { workflowId: string; runId: string; startTime: Date }): Promise<Date> {
+  const chain = await runChain(client, info.workflowId, info.runId);
+  return chain.length === 1 ? info.startTime : (await client.workflow.getHandle(info.workflowId, chain[0]).describe()).startTime;
 }
 
 /** One run's history events, as the client fetches them. */
