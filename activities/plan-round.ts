@@ -23,8 +23,12 @@ export function rejudgeListPath(workDir: string, round: number, batch: number): 
 /** With `retryTerminalTimeouts`, a terminal timeout row does not stop its key (as on `--resume`). */
 export interface RoundRequest extends Pick<RetryRules, 'retryTerminalTimeouts'> {
   workDir: string;
-  /** The round that just finished, and its plan. */
+  /** The round whose committed batches `batches` selected the rows (absent: every batch of the round). */
   round: number;
+  batches?: number[];
+  /** The segment the plan becomes (names its files; absent: `plan-r{round + 1}`). */
+  segment?: number;
+  /** The plan of those batches (their lists hold its row indices). */
   plan: PlanSummary;
   sidecar: string;
   maxAttempts: number;
@@ -36,10 +40,12 @@ export interface RoundOptions {
   maxRecords?: number;
 }
 
-/** The rejudge lists of round `round`, by file name (each is one batch's rows: small). */
-async function rejudgeLists(workDir: string, round: number): Promise<string[]> {
-  const prefix = `r${round}-b`;
-  return (await readdir(workDir)).filter((f) => f.startsWith(prefix) && f.endsWith('.rejudge.json')).map((f) => join(workDir, f));
+/** The rejudge lists of the request's batches (each is one batch's rows: small), by file name; a batch without one selected none. */
+async function rejudgeLists(req: RoundRequest): Promise<string[]> {
+  const prefix = `r${req.round}-b`;
+  const names = new Set((await readdir(req.workDir)).filter((f) => f.startsWith(prefix) && f.endsWith('.rejudge.json')));
+  const wanted = req.batches?.map((b) => `${prefix}${b}.rejudge.json`).filter((f) => names.has(f)) ?? [...names];
+  return wanted.map((f) => join(req.workDir, f));
 }
 
 /** A plan row's source line, proven to be the planned bytes (else the run stops: `inputChanged`). */
@@ -110,7 +116,7 @@ export async function writeRoundPlan(
   planPath: string,
   opts: RoundOptions = {},
 ): Promise<{ rows: number; rowsPerAgent: Record<string, number> }> {
-  const lists = await rejudgeLists(req.workDir, req.round);
+  const lists = await rejudgeLists(req);
   return withScratchDir(req.workDir, `round-${req.round + 1}-`, async (dir) => {
     const sorter = (name: string) =>
       new ExternalSorter<KeyedRecord>({ dir, name, compare: compareKeyedRecords, codec: keyedRecordCodec, maxRecords: opts.maxRecords });
@@ -142,19 +148,21 @@ export async function writeRoundPlan(
 }
 
 /**
- * Re-judgment: plans round `round + 1` from the rows that judge-failed in `round` (with the retry
- * rules also `judge_invalid` and retried timeouts), keeping only keys that may still be attempted —
+ * Re-judgment: plans round `round + 1` from the rows that judge-failed in `round`'s committed
+ * batches `batches` (with the retry rules also `judge_invalid` and retried timeouts; each key's
+ * earlier attempts are committed, so the sidecar counts them all), keeping only keys that may still be attempted —
  * fewer sidecar rows (failed attempts) than the cap and no terminal one, terminal as the rules say —
  * exactly what a NeMo Gym `--resume` with the same flags would retry. Returns the new plan (0 rows: done).
  */
 export function planRound(req: RoundRequest): Promise<PlanSummary> {
   return failFastOnUserError(() =>
     whileHeartbeating(async () => {
-      const planPath = join(req.workDir, `plan-r${req.round + 1}.bin`);
+      const name = `plan-r${req.round + 1}${req.segment === undefined ? '' : `-s${req.segment}`}`;
+      const planPath = join(req.workDir, `${name}.bin`);
       const { rows, rowsPerAgent } = await writeRoundPlan(req, `${planPath}.tmp`);
       await rename(`${planPath}.tmp`, planPath);
       const summary: PlanSummary = { ...req.plan, planPath, rows, rowsPerAgent, recordBytes: checkPlanLayout(req.plan.recordBytes) };
-      await writeFileAtomic(join(req.workDir, `plan-r${req.round + 1}.json`), JSON.stringify(summary));
+      await writeFileAtomic(join(req.workDir, `${name}.json`), JSON.stringify(summary));
       return summary;
     }),
   );

@@ -4,7 +4,7 @@
  */
 import type { ActivityOptions } from '@temporalio/workflow';
 import type { ReverifyActivities } from '../activities/index.js';
-import type { RunSpec } from '../src/contract/run-spec.js';
+import type { PlanSummary, RunSpec } from '../src/contract/run-spec.js';
 import type { RunState } from './run-state.js';
 
 type BatchRequest = Parameters<ReverifyActivities['verifyBatch']>[0];
@@ -12,11 +12,14 @@ type BatchRequest = Parameters<ReverifyActivities['verifyBatch']>[0];
 /** Replies of a run that, if all are 4xx rejections, stop it (the server or config is wrong). */
 const REJECT_GUARD_REPLIES = 20;
 
-/** One batch of the round: plan rows `from`..`to - 1` on `slots` lanes. */
+/** One batch of a segment (segments.ts): rows `from`..`to - 1` of its plan on `slots` lanes. */
 export interface BatchLaunch {
+  /** Its number across the segments (its files' names), and its place in its segment, of `of`. */
   batch: number;
-  /** Batches of the round. */
+  index: number;
   of: number;
+  round: number;
+  plan: PlanSummary;
   from: number;
   to: number;
   slots: number;
@@ -28,11 +31,11 @@ export interface BatchLaunch {
   operation?: string;
 }
 
-const roundPrefix = (st: RunState) => (st.round > 0 ? `re-judge round ${st.round + 1}: ` : '');
+const roundPrefix = (round: number) => (round > 0 ? `re-judge round ${round + 1}: ` : '');
 
-export function batchOptions(spec: RunSpec, st: RunState, b: BatchLaunch): ActivityOptions {
+export function batchOptions(spec: RunSpec, b: BatchLaunch): ActivityOptions {
   return {
-    summary: `${roundPrefix(st)}verify rows ${b.from}..${b.to - 1} (batch ${b.batch + 1}/${b.of}${b.held ? ', launched again from where it was held' : ''})`,
+    summary: `${roundPrefix(b.round)}verify rows ${b.from}..${b.to - 1} (batch ${b.index + 1}/${b.of}${b.held ? ', launched again from where it was held' : ''})`,
     heartbeatTimeout: spec.heartbeatTimeoutMs,
     // Through the task queue, never eagerly to the worker running the workflow: batches
     // spread over every `reverify worker` that polls the queue.
@@ -41,7 +44,7 @@ export function batchOptions(spec: RunSpec, st: RunState, b: BatchLaunch): Activ
 }
 
 export function batchRequest(spec: RunSpec, st: RunState, b: BatchLaunch): BatchRequest {
-  const plan = st.plan!;
+  const plan = b.plan;
   const replies = st.totals.main + st.totals.failed + st.totals.dropped;
   const rejectGuard = st.totals.rejected === replies && replies < REJECT_GUARD_REPLIES ? REJECT_GUARD_REPLIES - replies : 0;
   return {
@@ -57,7 +60,7 @@ export function batchRequest(spec: RunSpec, st: RunState, b: BatchLaunch): Batch
     },
     serverUrls: spec.routing.servers,
     workDir: st.outputs!.workDir,
-    round: st.round,
+    round: b.round,
     batch: b.batch,
     from: b.from,
     to: b.to,
@@ -76,7 +79,7 @@ export function batchRequest(spec: RunSpec, st: RunState, b: BatchLaunch): Batch
 /** A loan of `lanes` lanes to the round's last batches (activities/lend-lanes.ts). */
 export function loanOptions(spec: RunSpec, st: RunState, lanes: number): ActivityOptions {
   return {
-    summary: `${roundPrefix(st)}lend ${lanes} /verify lane(s) to the last batches`,
+    summary: `${roundPrefix(st.round)}lend ${lanes} /verify lane(s) to the last batches`,
     heartbeatTimeout: spec.heartbeatTimeoutMs,
     allowEagerDispatch: false,
   };

@@ -12,6 +12,7 @@ import { decodePaired } from '../src/contract/paired-wire.js';
 import { feedBatch } from '../src/stats/run-estimate.js';
 import { settleRejudged } from '../src/stats/rejudged-units.js';
 import { checkStopRules } from './stop-rules.js';
+import { segmentOf } from './segments.js';
 
 /** Appends part files to the outputs exactly once and records the new lengths. */
 export async function appendParts(
@@ -51,7 +52,7 @@ export async function commitBatches(spec: RunSpec, st: RunState, batches: BatchR
       st,
       batches.map((b) => b.mainPart),
       batches.map((b) => b.sidecarPart),
-      `commit ${st.round > 0 ? `round ${st.round + 1} ` : ''}batches ${batches.map((b) => b.batch + 1).join(',')}`,
+      commitSummary(st, batches),
     );
   await CancellationScope.nonCancellable(append);
   const withdrawn = batches.reduce((n, b) => n + (b.withdrawn ?? 0), 0);
@@ -65,7 +66,7 @@ export async function commitBatches(spec: RunSpec, st: RunState, batches: BatchR
     committed(st, b);
     // The live estimate takes the first round's batches in plan order (src/stats/run-estimate.ts);
     // a re-judgment round's settle the units its rows left pending (src/stats/rejudged-units.ts).
-    if (st.estimate && st.round === 0) feedBatch(st.estimate, b.batch, decodePaired(b.paired));
+    if (st.estimate && roundOf(st, b) === 0) feedBatch(st.estimate, b.batch, decodePaired(b.paired));
     else if (st.estimate) settleRejudged(st.estimate, decodePaired(b.paired));
     if (st.mainRows !== null) st.mainRows += b.main;
     // A withdrawn re-judgment (answered without a grade) leaves its failure selected for the next round.
@@ -78,6 +79,19 @@ export async function commitBatches(spec: RunSpec, st: RunState, batches: BatchR
   }
   // `--stop-when`, from the counts just committed (stop-rules.ts).
   checkStopRules(spec, st);
+}
+
+/** `commit batches 3,4`, `commit round 2 batches 51,52`, or with batches of several rounds each named with its round. */
+function commitSummary(st: RunState, batches: BatchResult[]): string {
+  const rounds = new Set(batches.map((b) => roundOf(st, b)));
+  const round = (r: number) => (r > 0 ? `round ${r + 1} ` : '');
+  if (rounds.size === 1) return `commit ${round([...rounds][0])}batches ${batches.map((b) => b.batch + 1).join(',')}`;
+  return `commit batches ${batches.map((b) => `${round(roundOf(st, b))}${b.batch + 1}`).join(', ')}`;
+}
+
+/** The round of a committed batch: its segment's (segments.ts). */
+function roundOf(st: RunState, b: BatchResult): number {
+  return st.segments ? segmentOf(st.segments, b.batch).round : st.round;
 }
 
 /**

@@ -68,13 +68,14 @@ export async function coverageOnFailure(spec: RunSpec, st: RunState, state: 'fai
 /**
  * A run ending early: the rollouts of its plan with no row in the outputs are saved in
  * `<stem>_unstarted.jsonl` (the seed's `record_unstarted`; activities/record-unstarted.ts), with
- * `reason`. Only the first round can leave any (a later round plans keys that have sidecar rows).
+ * `reason`. Only the first plan can leave any (a later round plans keys that have sidecar rows).
  * Non-cancellable, a few tries; a failure is said in the messages and changes nothing else.
  */
 export async function recordUnstarted(st: RunState, reason: string): Promise<void> {
   if (!st.coverageOpened || st.outputs === null) return;
   const outputs = { output: st.outputs.output, sidecar: st.outputs.sidecar };
-  const plan = st.round === 0 && st.plan !== null ? st.plan : null;
+  // The first plan (re-judgment plans are segments): its rollouts with no row in either output.
+  const plan = st.plan;
   await CancellationScope.nonCancellable(async () => {
     try {
       const { rows, path } = await cleanup.recordUnstartedRows.executeWithOptions({ summary: 'record the rollouts never started' }, [

@@ -1,60 +1,83 @@
-import { sleep } from '@temporalio/workflow';
+import { workflowInfo } from '@temporalio/workflow';
 import { rejudgeDelayMs } from '../src/config/run-defaults.js';
-import { rejudgesInRounds, type RunSpec } from '../src/contract/run-spec.js';
+import { operationPrefix } from '../src/contract/rejudgment.js';
+import type { RunSpec } from '../src/contract/run-spec.js';
 import { long } from './activity-proxies.js';
 import type { RunState } from './run-state.js';
-import { enterPhase } from './details.js';
+import { batchesOf, totalBatches, type Segment, type Unplanned } from './segments.js';
 
 /**
- * Re-judgment (beyond NeMo Gym, which needs a human to run --resume again): after a round with
- * judge failures, plan the keys that may still be attempted as the next round, then (when there
- * are any) announce it and wait on a durable timer (a few seconds, doubling each round up to a
- * ceiling: `rejudgeDelayMs`). Planned first, so that no round is announced that will not run
- * (every key at the attempt cap). The delay counts from the round's last row selected for it (its
- * judge failure: `st.roundSelectedAt`), at the latest from `endedAt`, when the round's last batch
- * ended (workflow time): the round's slowest answers after it, its commit and the plan take part of
- * it, the timer only the rest. Each failed attempt has left exactly one sidecar row, so the
- * files end up as a NeMo Gym run followed by repeated `--resume` runs would leave them.
+ * Re-judgment (beyond NeMo Gym, which needs a human to run --resume again), streamed: the rows that
+ * committed batches selected for the next round (their judge failures) are planned as a segment of
+ * the verify window (segments.ts) while the older batches still answer, not once a round has
+ * drained. Each unplanned segment's batches are planned with `planRound`, keeping the keys that may
+ * still be attempted (fewer sidecar rows than the cap, none terminal: each key's earlier attempts
+ * are committed); a plan with rows is announced and becomes a segment due its delay (a few seconds,
+ * doubling each round up to a ceiling: `rejudgeDelayMs`) after the last of its rows' failures, so no
+ * row is judged again sooner than the delay after its failure. Each failed attempt has left exactly
+ * one sidecar row, so the files end up as a NeMo Gym run followed by repeated `--resume` runs would
+ * leave them. Returns the segments added.
  */
-export async function nextRound(spec: RunSpec, st: RunState, endedAt: number): Promise<boolean> {
-  if (!rejudgesInRounds(spec) || st.roundJudgeFailed === 0 || st.round + 1 >= (spec.maxAttempts ?? 1)) return false;
-  const next = await long.planRound.executeWithOptions({ summary: `plan re-judgment round ${st.round + 2}` }, [
+export async function planUnplanned(spec: RunSpec, st: RunState): Promise<Segment[]> {
+  const added: Segment[] = [];
+  while (st.unplanned && st.unplanned.length > 0) {
+    const seg = await planSegment(spec, st, st.unplanned[0]);
+    st.unplanned.shift();
+    if (seg) added.push(seg);
+  }
+  st.unplanned = undefined;
+  return added;
+}
+
+/** Plans one source segment's selected rows; a segment when any may still be attempted. */
+async function planSegment(spec: RunSpec, st: RunState, u: Unplanned): Promise<Segment | null> {
+  const segments = st.segments!;
+  const from = segments[u.segment];
+  const round = from.round + 1;
+  const next = await long.planRound.executeWithOptions({ summary: `plan re-judgment round ${round + 1}` }, [
     {
       workDir: st.outputs!.workDir,
-      round: st.round,
-      plan: st.plan!,
+      round: from.round,
+      batches: u.batches,
+      segment: segments.length,
+      plan: from.plan,
       sidecar: st.outputs!.sidecar,
       maxAttempts: spec.maxAttempts,
       retryTerminalTimeouts: spec.retryTerminalTimeouts,
     },
   ]);
-  const failed = `Re-judging: ${st.roundJudgeFailed} row(s) judge-failed in round ${st.round + 1}`;
+  st.roundJudgeFailed -= next.rows;
+  const more = segments.some((s) => s.round === round) ? ' more' : '';
+  const failed = `Re-judging: ${u.rows}${more} row(s) judge-failed in round ${round}`;
   if (next.rows === 0) {
-    st.messages.push(`${failed}, each at the attempt cap (${spec.maxAttempts}): no round ${st.round + 2}`);
-    return false;
+    st.messages.push(`${failed}, each at the attempt cap (${spec.maxAttempts}): no round ${round + 1}`);
+    return null;
   }
-  const delayMs = rejudgeDelayMs(spec.rejudgeDelayMs, st.round);
-  // Workflow time (deterministic): the progress query shows the time left; no command is added.
-  st.rejudgeAt = Math.min(endedAt, st.roundSelectedAt ?? endedAt) + delayMs;
-  // At least a millisecond: a timer of the history, however long the round's tail, commit and plan took.
-  const left = Math.max(1, st.rejudgeAt - Date.now());
-  const rows = next.rows === st.roundJudgeFailed ? '' : ` re-judges ${next.rows} of them and`;
+  const delayMs = rejudgeDelayMs(spec.rejudgeDelayMs, from.round);
+  // Workflow time (deterministic); at least a millisecond ahead: its timer is in the history.
+  const dueAt = Math.max(u.selectedAt + delayMs, Date.now() + 1);
+  const seg: Segment = {
+    round,
+    plan: next,
+    first: totalBatches(segments),
+    batches: batchesOf(next.rows, spec.batchSize),
+    operation: operationPrefix(workflowInfo().firstExecutionRunId, round),
+    dueAt,
+  };
+  segments.push(seg);
+  const left = dueAt - Date.now();
+  const rows = next.rows === u.rows ? '' : ` re-judges ${next.rows} of them and`;
   const starts = left < 500 ? 'starts now' : `starts in ${Math.round(left / 1000)}s`;
-  st.messages.push(`${failed}; round ${st.round + 2} (of at most ${spec.maxAttempts})${rows} ${starts}`);
-  enterPhase(st, 'rejudge-wait');
-  const after = `${Math.round(delayMs / 1000)}s after round ${st.round + 1}'s last judge failure`;
-  await sleep(left, { summary: `wait ${Math.round(left / 1000)}s (${after}) before re-judgment round ${st.round + 2}` });
-  st.rejudgeAt = undefined;
-  st.roundSelectedAt = undefined;
-  // The main output's length before the first re-judged row: only rows past it can score a key
-  // that this run routed to the sidecar (the terminal's end-of-run alarms, src/cli/missing-alarms.ts).
-  st.mainAtRejudge ??= st.mainLength;
-  st.round++;
-  st.plan = next;
-  st.nextBatch = 0;
-  st.roundJudgeFailed = 0;
+  const which = more ? `more of round ${round + 1}` : `round ${round + 1} (of at most ${spec.maxAttempts})`;
+  st.messages.push(`${failed}; ${which}${rows} ${starts}`);
   st.planned += next.rows;
   if (st.replannedPerAgent !== null)
-    for (const [agent, rows] of Object.entries(next.rowsPerAgent)) st.replannedPerAgent[agent] = (st.replannedPerAgent[agent] ?? 0) + rows;
-  return true;
+    for (const [agent, n] of Object.entries(next.rowsPerAgent)) st.replannedPerAgent[agent] = (st.replannedPerAgent[agent] ?? 0) + n;
+  return seg;
+}
+
+/** The timer's summary in the history: what it waits for, and from what. */
+export function dueSummary(spec: RunSpec, seg: Segment, leftMs: number): string {
+  const after = `${Math.round(rejudgeDelayMs(spec.rejudgeDelayMs, seg.round - 1) / 1000)}s after round ${seg.round}'s last judge failure`;
+  return `wait ${Math.round(leftMs / 1000)}s (${after}) before re-judgment round ${seg.round + 1}`;
 }

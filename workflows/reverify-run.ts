@@ -1,7 +1,7 @@
 /**
  * The reverify run as one durable workflow (DESIGN.md "The run as a workflow"), read as its
  * phases: guard, prepare, (recovery:) move invalid-judge rows, plan, open, coverage, seed; verify and commit in rounds,
- * re-judging between them; aggregate, coverage and finish (coverage also when the run fails or is cancelled). Deterministic: no I/O, no clocks, no randomness; rows never enter the
+ * re-judging failures as they are committed; aggregate, coverage and finish (coverage also when the run fails or is cancelled). Deterministic: no I/O, no clocks, no randomness; rows never enter the
  * history, only counts, paths and committed lengths. The phases live in their own modules; the
  * state and its arithmetic in run-state.ts; the activity proxies in activity-proxies.ts.
  */
@@ -15,7 +15,6 @@ import { atifFirstPhases } from './atif-phases.js';
 import { asRunFailure } from './failures.js';
 import { finish } from './finish.js';
 import { announce, guard, moveInvalidJudgeRows, openOutputs, plan, planEstimate, prepare, seed } from './first-phases.js';
-import { nextRound } from './rejudge.js';
 import { noiseSample } from './noise-sample.js';
 import { rejudgeSaved } from './rejudge-saved.js';
 import { progressOf } from './progress.js';
@@ -50,11 +49,8 @@ export async function reverifyRun(spec: RunSpec, carried?: RunState): Promise<Ru
       await planEstimate(spec, st, planned.plan);
       announce(st, planned.plan, planned.messages);
     }
-    let endedAt: number;
-    do {
-      endedAt = await verifyRound(spec, st, inflight);
-      await recordStoppedEarly(st);
-    } while (await nextRound(spec, st, endedAt));
+    await verifyRound(spec, st, inflight);
+    await recordStoppedEarly(st);
     await noiseSample(spec, st);
     return await finish(spec, st);
   } catch (err) {

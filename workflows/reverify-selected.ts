@@ -55,8 +55,20 @@ export async function reverifySelected(
     const left = requestsLeft(st, []);
     if (left <= 0) return false;
     const allowance = st.maxRequests === null ? undefined : batchAllowance(to - from, slots, left);
-    const launch = { batch, of: batches, from, to, slots, allowance, held: false, operation: use.operation };
-    const request = { ...batchRequest(spec, { ...st, plan, estimate: null }, launch), tag: use.tag };
+    const launch = {
+      batch,
+      index: batch,
+      of: batches,
+      round: st.round,
+      plan,
+      from,
+      to,
+      slots,
+      allowance,
+      held: false,
+      operation: use.operation,
+    };
+    const request = { ...batchRequest(spec, { ...st, estimate: null }, launch), tag: use.tag };
     const r = await long.verifyBatch.executeWithOptions(
       {
         summary: `${use.what}: verify rows ${from}..${to - 1} (batch ${batch + 1}/${batches})`,

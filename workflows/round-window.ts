@@ -1,27 +1,30 @@
 /**
- * The window of one verify round as a small state machine. verify-round.ts drives it as a loop.
- *
- * State: the round's batches finished and not yet committed (`ready`), the first failure, whether
- * it drains for continue-as-new (`stopping`), the loans out. The cursor, the held batches and the
- * budget are the run's (RunState: carried across continue-as-new), the batches in flight are in
- * `inflight` (the progress query reads it).
- *
- * Transitions: launch (a held batch first, else the next one, while its share fits under the
- * ceiling), finish (a batch ended: ready, held or failed; its slots go to the next batch at once),
- * lend (the round's tail), notePause (the budget), commitReady, fail (stop the others, commit what
- * finished), drain and continue as new, endLoans.
+ * The verify window as a small state machine over the run's segments (segments.ts: the first plan,
+ * then each re-judgment plan; window-segments.ts), driven as a loop by verify-round.ts. State: the
+ * batches finished and not yet committed (`ready`), the first failure, whether it drains for
+ * continue-as-new (`stopping`), the loans out (window-loans.ts). The segments, cursor, held batches
+ * and budget are the run's (RunState: carried across continue-as-new); the batches in flight are in
+ * `inflight` (the progress query reads it). Transitions: launch (a held batch first, else the next
+ * one once its segment is due, while its share fits under the ceiling), finish (a batch ended:
+ * ready, held or failed; its slots go to the next batch at once), lend (nothing to launch),
+ * notePause (the budget), commitReady (noting what it selected for a next round), planNext
+ * (re-judgment segments), fail (stop the others, commit what finished), drain and continue as new.
  */
 import { allHandlersFinished, CancellationScope, condition, continueAsNew, workflowInfo } from '@temporalio/workflow';
-import type { BatchResult, PlanSummary, RunSpec } from '../src/contract/run-spec.js';
+import type { BatchResult, RunSpec } from '../src/contract/run-spec.js';
 import { operationPrefix } from '../src/contract/rejudgment.js';
-import { loan, long } from './activity-proxies.js';
-import { batchOptions, batchRequest, loanOptions, type BatchLaunch } from './batch-request.js';
+import { long } from './activity-proxies.js';
+import { batchOptions, batchRequest, type BatchLaunch } from './batch-request.js';
 import { batchAllowance, budgetSpentMessage, requestsLeft } from './budget.js';
 import { commitBatches, commitHandedBack } from './commit.js';
 import type { ReverifyRunWorkflow } from './definitions.js';
 import { showDetails } from './details.js';
-import { heldWith, landed, noteSelected, type InFlight, type RunState } from './run-state.js';
+import { enteredRound, heldWith, landed, type InFlight, type RunState } from './run-state.js';
+import { firstSegment } from './segments.js';
+import { selectedForNextRound } from './selected.js';
 import { heldDropped } from './stop-rules.js';
+import { Loans } from './window-loans.js';
+import { SegmentQueue } from './window-segments.js';
 import { windowShape } from './window.js';
 
 export class RoundWindow {
@@ -33,52 +36,73 @@ export class RoundWindow {
   private stopping = false;
   /** Batches launched by this generation (`spec.continueAsNewAfterBatches`). */
   private launched = 0;
-  /** Loans in flight (their slots), by a number of their own. */
-  private readonly loans = new Map<number, number>();
+  /** When each batch that returned selected its last row for the next round (workflow time). */
+  private readonly selectedAt = new Map<number, number>();
   /** Batches that returned held and have not finished yet: held (relaunchable) only once their launch is out of `inflight`. */
   private readonly holding = new Set<number>();
-  private lent = 0;
-  /** When the round's last batch ended (workflow time), once none is left to launch or in flight. */
-  endedAt: number | undefined;
-  /** The round's batches and loans run in a scope of their own, so that a failing run can stop them. */
+  /** The batches and segment timers run in a scope of their own, so that a failing run can stop them. */
   private readonly scope = new CancellationScope();
-  private readonly plan: PlanSummary;
-  /** Batches of the round. */
-  private readonly batches: number;
-  /** A re-judgment round (or a --judge-failed-only pass) settles judge failures as operations (src/contract/rejudgment.ts). */
-  private readonly operation: string | undefined;
+  private readonly loans: Loans;
+  private readonly queue: SegmentQueue;
 
   constructor(
     private readonly spec: RunSpec,
     private readonly st: RunState,
     private readonly inflight: Map<number, InFlight>,
   ) {
-    this.plan = st.plan!;
-    this.batches = Math.ceil(this.plan.rows / spec.batchSize);
-    this.operation = st.round > 0 || spec.judgeFailedOnly ? operationPrefix(workflowInfo().firstExecutionRunId, st.round) : undefined;
+    // A --judge-failed-only pass settles judge failures as operations (src/contract/rejudgment.ts).
+    const operation = st.round > 0 || spec.judgeFailedOnly ? operationPrefix(workflowInfo().firstExecutionRunId, st.round) : undefined;
+    st.segments ??= [firstSegment(st.plan!, spec, st.round, operation)];
+    this.loans = new Loans(spec, st, this.scope);
+    // A segment falling due needs the slots the loans hold.
+    this.queue = new SegmentQueue(spec, st, this.scope, () => this.loans.end());
   }
 
   /**
-   * Batches left to launch: not launched yet (none once a `--stop-when` rule fired: stop-rules.ts),
-   * or held (none once a rule fired and the budget is spent for good: `heldDropped`).
+   * Batches left to launch: not launched yet, or held (none once a rule fired and the budget is
+   * spent for good: `heldDropped`).
    */
   private workLeft(): boolean {
     const idle = this.inflight.size === 0 && this.ready.length === 0;
     return (
-      (!this.st.stoppedEarly && this.st.nextBatch < this.batches) ||
+      this.queue.unlaunched() ||
       (this.st.held.length > 0 && !heldDropped(this.st, idle && this.st.maxRequests !== null && this.left() === 0))
     );
   }
 
-  /** The round goes on while work is left, in flight, or waiting for its commit. */
-  busy(): boolean {
-    return this.workLeft() || this.inflight.size > 0 || this.ready.length > 0;
+  /** Work to launch now, slots allowing: a held batch, or the next one of a segment that is due. */
+  private dueWork(): boolean {
+    return this.st.held.length > 0 || (this.queue.unlaunched() && this.queue.nextDue());
   }
 
-  /** What the loop waits for: a commit or a launch to make, a failure, a drained window, a budget pause that changed. */
+  /**
+   * Rows selected for a next round wait to be planned, and the window has nothing due to launch:
+   * re-judgment starts while older batches still answer (with `--stop-when` or a request budget,
+   * only once nothing is in flight, so that those rules see the first pass whole).
+   */
+  planDue(): boolean {
+    const { st } = this;
+    const whole = (this.spec.stopWhen?.length ?? 0) > 0 || st.maxRequests !== null;
+    return (
+      (st.unplanned?.length ?? 0) > 0 &&
+      !this.dueWork() &&
+      !this.stopping &&
+      this.failure === undefined &&
+      !this.scope.consideredCancelled &&
+      (!whole || (this.inflight.size === 0 && this.ready.length === 0))
+    );
+  }
+
+  /** The window goes on while work is left, in flight, waiting for its commit, or to be planned. */
+  busy(): boolean {
+    return this.workLeft() || this.inflight.size > 0 || this.ready.length > 0 || (this.st.unplanned?.length ?? 0) > 0;
+  }
+
+  /** What the loop waits for: a commit, plan or launch to make, a failure, a drained window, a budget pause that changed. */
   wakes(): boolean {
     return (
       this.ready.length > 0 ||
+      this.planDue() ||
       this.canLaunch() ||
       this.failure !== undefined ||
       (this.stopping && this.inflight.size === 0) ||
@@ -88,12 +112,12 @@ export class RoundWindow {
   }
 
   private shape() {
-    return windowShape(this.st.effective, this.spec.batchSize, this.batches - this.st.nextBatch + this.st.held.length + this.inflight.size);
+    return windowShape(this.st.effective, this.spec.batchSize, this.queue.left(this.st.held.length + this.inflight.size));
   }
 
   /** Slots held by batches and loans in flight. */
   private usedSlots(): number {
-    return [...this.inflight.values()].reduce((a, b) => a + b.slots, 0) + [...this.loans.values()].reduce((a, b) => a + b, 0);
+    return [...this.inflight.values()].reduce((a, b) => a + b.slots, 0) + this.loans.slots();
   }
 
   /** The budget's requests neither made nor promised to a batch in flight (budget.ts); infinite without one. */
@@ -117,6 +141,7 @@ export class RoundWindow {
       !st.paused &&
       this.failure === undefined &&
       this.workLeft() &&
+      this.dueWork() &&
       (st.maxRequests === null || this.left() > 0) &&
       this.usedSlots() + this.shape().parallelism <= st.effective &&
       (spec.continueAsNewAfterBatches === undefined || this.launched < spec.continueAsNewAfterBatches)
@@ -138,12 +163,13 @@ export class RoundWindow {
   /** Starts a batch on `slots` lanes with, under a budget, an allowance out of what is left. */
   private launch(batch: number, slots: number, held: boolean): void {
     const { st, spec } = this;
-    const from = batch * spec.batchSize;
-    const to = Math.min(this.plan.rows, from + spec.batchSize);
-    const allowance = st.maxRequests === null ? undefined : batchAllowance(to - from, slots, this.left());
-    this.inflight.set(batch, { rows: to - from, slots, ...(allowance === undefined ? {} : { allowance }) });
-    const b: BatchLaunch = { batch, of: this.batches, from, to, slots, allowance, held, operation: this.operation };
-    const started = this.scope.run(() => long.verifyBatch.executeWithOptions(batchOptions(spec, st, b), [batchRequest(spec, st, b)]));
+    const placed = this.queue.batch(batch);
+    const rows = placed.to - placed.from;
+    const allowance = st.maxRequests === null ? undefined : batchAllowance(rows, slots, this.left());
+    this.inflight.set(batch, { round: placed.round, rows, slots, ...(allowance === undefined ? {} : { allowance }) });
+    enteredRound(st, placed.round);
+    const b: BatchLaunch = { ...placed, slots, allowance, held };
+    const started = this.scope.run(() => long.verifyBatch.executeWithOptions(batchOptions(spec, b), [batchRequest(spec, st, b)]));
     void started
       .then(
         (r) => this.ended(batch, r),
@@ -161,7 +187,7 @@ export class RoundWindow {
     } else {
       this.ready.push(r);
       landed(this.st, r);
-      noteSelected(this.st, r);
+      if (r.selectedAgoMs !== undefined) this.selectedAt.set(batch, Date.now() - r.selectedAgoMs);
     }
   }
 
@@ -182,40 +208,23 @@ export class RoundWindow {
     if (this.holding.delete(batch)) this.hold(batch);
     this.launchAll();
     this.lend(freed);
-    if (this.inflight.size === 0 && !this.workLeft()) this.endedAt = Date.now();
   }
 
   /**
-   * A batch ended and no batch is left to launch: its share is lent to the batches still running
-   * (activities/lend-lanes.ts), so the round's last rows are not sent on their own shares alone
-   * while the rest of the ceiling idles. At most one loan per batch that ends; a loan moves on
-   * (Temporal retries it) from a worker process whose batches have no row left to hand out to the
-   * next, and those still out when the round's batches have ended are cancelled without waiting
-   * (endLoans; a loan sends nothing of its own).
+   * A batch ended and nothing is due to launch: its share is lent to the batches still running
+   * (window-loans.ts); not with a request budget (held batches relaunch there), nor while paused,
+   * stopping or failing.
    */
   private lend(freed: number): void {
-    const lanes = Math.min(freed, this.st.effective - this.usedSlots());
-    if (lanes < 1 || !this.mayLend()) return;
-    const key = ++this.lent;
-    this.loans.set(key, lanes);
-    void this.scope
-      .run(() => loan.lendLanes.executeWithOptions(loanOptions(this.spec, this.st, lanes), [{ round: this.st.round, lanes }]))
-      // A loan sends nothing of its own: its failure (a lost worker) costs the run nothing.
-      .catch(() => undefined)
-      .finally(() => this.loans.delete(key));
+    const { st } = this;
+    const lanes = Math.min(freed, st.effective - this.usedSlots());
+    if (lanes < 1 || this.dueWork() || this.scope.consideredCancelled || st.maxRequests !== null || st.paused) return;
+    if (!this.stopping && this.failure === undefined && this.inflight.size > 0) this.loans.lend(lanes);
   }
 
-  /** Not with a request budget (held batches relaunch there), nor while paused, stopping or failing. */
-  private mayLend(): boolean {
-    const st = this.st;
-    return (
-      !this.workLeft() && st.maxRequests === null && !this.stopping && !st.paused && this.failure === undefined && this.inflight.size > 0
-    );
-  }
-
-  /** The round's batches have ended: loans still out have nothing left to lend to. */
+  /** The batches have ended: loans still out have nothing left to lend to. */
   endLoans(): void {
-    if (this.loans.size > 0) this.scope.cancel();
+    this.loans.end();
   }
 
   /** Paused on the budget when nothing is left for the work that is. */
@@ -229,20 +238,25 @@ export class RoundWindow {
     const paused = this.budgetPauseDue();
     if (paused === st.budgetPaused) return;
     st.budgetPaused = paused;
-    if (paused) st.messages.push(budgetSpentMessage(st, this.spec.outputPath, this.unsentRows()));
+    if (paused) st.messages.push(budgetSpentMessage(st, this.spec.outputPath, this.queue.unsentRows(st.held)));
     showDetails(st, this.inflight);
   }
 
-  /** Rows of the batches not launched yet and of those held. */
-  private unsentRows(): number {
-    const { st, spec } = this;
-    const rowsOf = (batch: number) => Math.min(this.plan.rows, (batch + 1) * spec.batchSize) - batch * spec.batchSize;
-    return Math.max(0, this.plan.rows - st.nextBatch * spec.batchSize) + st.held.reduce((a, b) => a + rowsOf(b), 0);
+  /** Commits the batches that finished, in batch order (call it when `ready` is not empty); notes what they selected for a next round. */
+  async commitReady(): Promise<void> {
+    const batches = this.ready.splice(0, this.ready.length);
+    await commitBatches(this.spec, this.st, batches);
+    for (const b of batches) selectedForNextRound(this.spec, this.st, b, this.selectedAt.get(b.batch) ?? Date.now());
   }
 
-  /** Commits the batches that finished, in batch order (call it when `ready` is not empty). */
-  commitReady(): Promise<void> {
-    return commitBatches(this.spec, this.st, this.ready.splice(0, this.ready.length));
+  /** Plans the rows selected for a next round (`planDue`) as segments (window-segments.ts). */
+  planNext(): Promise<void> {
+    return this.queue.planNext();
+  }
+
+  /** The phase: waiting for a segment's delay with nothing in flight, or verifying. */
+  notePhase(): void {
+    this.queue.notePhase(this.inflight.size === 0);
   }
 
   /**

@@ -18,9 +18,11 @@ import type { RowCounts } from '../src/contract/run-view.js';
 import type { RunEstimate } from '../src/stats/run-estimate.js';
 import type { StoppedEarly } from '../src/contract/stop-rules.js';
 import type { InputIdentity } from '../src/contract/plan-summary.js';
+import type { Segment, Unplanned } from './segments.js';
 
-/** A batch activity in flight: its rows and the `/verify` slots it holds. */
+/** A batch activity in flight: its round, its rows and the `/verify` slots it holds. */
 export interface InFlight {
+  round: number;
   rows: number;
   slots: number;
   /** `/verify` requests it may make (absent: no budget). */
@@ -49,19 +51,25 @@ export interface RunState {
   /** Waiting for `reverify control --max-requests`: the budget is spent and work is left. */
   budgetPaused: boolean;
   outputs: OutputPaths | null;
-  /** The plan of the current round. */
+  /** The first plan (a re-judgment's plans are segments: `segments`). */
   plan: PlanSummary | null;
-  /** Re-judgment round (0: the first pass). */
+  /** The latest re-judgment round launched (0: the first pass). */
   round: number;
   /** Rows planned over all rounds so far (attempts). */
   planned: number;
-  /** Judge failures committed in the current round. */
+  /** Judge failures committed and not planned again (at the attempt cap, or not re-judged). */
   roundJudgeFailed: number;
+  /** The plans the window launches from, one numbering of batches (segments.ts; absent: not verifying yet). */
+  segments?: Segment[];
+  /** Committed batches whose rows were selected for a next round and are not planned yet, by segment (rejudge.ts). */
+  unplanned?: Unplanned[];
+  /** The rollouts a `--stop-when` left unstarted are recorded (stop-rules.ts). */
+  unstartedRecorded?: boolean;
   /** Successful rows of --rollouts copied into the output (recovery mode). */
   seeded: number;
   forceWarning: string | null;
   messages: string[];
-  /** Next batch to launch. */
+  /** Next batch to launch (numbered across the segments). */
   nextBatch: number;
   /** Lengths of the main output and the sidecar after the last recorded commit. */
   mainLength: number;
@@ -95,12 +103,7 @@ export interface RunState {
   mainOpenedAt?: number;
   /** `--noise-sample`: the judge noise floor (workflows/noise-sample.ts; absent: none asked, or not taken yet). */
   noise?: NoiseSampleView;
-  /**
-   * When the round's last row selected for the next round was (workflow time, epoch ms: a batch's
-   * return less its `selectedAgoMs`): the re-judgment delay counts from there (absent: none yet).
-   */
-  roundSelectedAt?: number;
-  /** When the re-judgment timer fires (workflow time, epoch ms); set only while it runs (query-only). */
+  /** When the next re-judgment segment is due (workflow time, epoch ms); set only while the window waits for it (query-only). */
   rejudgeAt?: number | null;
   /**
    * Rows of batches that ended and wait for their commit, by batch (query-only: absent when none,
@@ -251,11 +254,15 @@ export function landed(st: RunState, b: BatchResult): void {
   }
 }
 
-/** A batch returned rows selected for the next round: the latest of them, for the round's delay (rejudge.ts). */
-export function noteSelected(st: RunState, b: BatchResult): void {
-  if (b.selectedAgoMs === undefined) return;
-  const at = Date.now() - b.selectedAgoMs;
-  st.roundSelectedAt = Math.max(st.roundSelectedAt ?? at, at);
+/**
+ * A batch of round `round` starts: the run's latest round. The main output's length before the
+ * first re-judged row is kept: only rows past it can score a key that this run routed to the
+ * sidecar (the terminal's end-of-run alarms, src/cli/missing-alarms.ts).
+ */
+export function enteredRound(st: RunState, round: number): void {
+  if (round <= st.round) return;
+  st.round = round;
+  st.mainAtRejudge ??= st.mainLength;
 }
 
 /** A batch was held: its rows so far count as answered until it lands. */

@@ -49,9 +49,10 @@ export function heldDropped(st: RunState, budgetSpent: boolean): boolean {
   return st.round === 0 && !!st.stoppedEarly && budgetSpent;
 }
 
-/** The first pass ended after a rule fired: the rollouts it never started are recorded with the reason. */
+/** The first pass ended after a rule fired: the rollouts it never started are recorded with the reason (once). */
 export async function recordStoppedEarly(st: RunState): Promise<void> {
-  if (!st.stoppedEarly || st.round !== 0) return;
+  if (!st.stoppedEarly || st.unstartedRecorded) return;
+  st.unstartedRecorded = true;
   if (st.held.length > 0) {
     st.messages.push(
       `Stopped early with the request budget spent: ${st.held.length} held batch(es) not launched again; ` +

@@ -109,7 +109,8 @@ describe('the audit trail in the history', () => {
     await historyCommand({ output: f.output, key: '1:0' }, (l) => lines.push(l));
     expect(lines[0]).toBe('Rollout 1:0: 2 attempt(s) not in the main output, then scored');
     expect(lines[1]).toMatch(/^ {2}round 1, batch 1, activity attempt 1, worker \d+@\S+, \S+Z: judge_failed$/);
-    expect(lines[2]).toMatch(/^ {2}round 2, batch 1, activity attempt 1, worker .*: judge_failed$/);
+    // Batches are numbered across the run's rounds (round 1 had batch 1): round 2's is batch 2.
+    expect(lines[2]).toMatch(/^ {2}round 2, batch 2, activity attempt 1, worker .*: judge_failed$/);
     expect(lines[3]).toBe('  main output: reward 1');
     const json: string[] = [];
     await historyCommand({ output: f.output, key: '1:0', json: true }, (l) => json.push(l));

@@ -72,8 +72,8 @@ interface StubOptions {
   judgeFailed?: (req: VerifyRequest) => number;
   /** How long before its return a batch with judge failures selected the last of them (`selectedAgoMs`). */
   selectedAgoMs?: (req: VerifyRequest) => number;
-  /** Rows of the next round's plan, per planRound call (0-based). */
-  nextRoundRows?: (call: number) => number;
+  /** Rows of the next round's plan, per planRound call (0-based) and its request. */
+  nextRoundRows?: (call: number, req: RoundRequest) => number;
   /** Replaces the aggregate phase's answer (may throw). */
   aggregate?: (req: AggregateRequest, attempt: number) => Promise<{ metricsPath: string | null; keyMetrics: [] }>;
   /** Replaces the upload phase's opening of the MLflow run (may throw). */
@@ -168,10 +168,10 @@ function stubActivities(o: StubOptions) {
     planRound: async (req) => {
       const call = rec.planRounds.length;
       rec.planRounds.push({ req, at: Date.now() });
-      const rows = o.nextRoundRows?.(call) ?? 0;
+      const rows = o.nextRoundRows?.(call, req) ?? 0;
       const plan: PlanSummary = {
         ...(firstPlan as PlanSummary),
-        planPath: `${req.workDir}/plan-r${req.round + 1}.bin`,
+        planPath: `${req.workDir}/plan-r${req.round + 1}${req.segment === undefined ? '' : `-s${req.segment}`}.bin`,
         rows,
         rowsPerAgent: { agent_a: rows },
       };
@@ -571,61 +571,106 @@ describe('workflow logic with stub activities', () => {
     ]);
   });
 
-  it('re-judges after a durable timer (doubling each round) and stops at maxAttempts', async () => {
+  it('re-judges as failures commit, while older batches still answer: each after its delay (doubling), each once, up to maxAttempts', async () => {
     const rows = 20;
     const delay = 300;
     const spec = specFor('rejudge-cap', { batchSize: 5, maxAttempts: 3, rejudgeDelayMs: delay });
-    // Every batch of every round has one judge failure; each re-judgment round plans 6 rows.
-    const { activities, rec } = stubActivities({ rows, judgeFailed: () => 1, nextRoundRows: () => 6 });
+    // Every batch of every round has one judge failure; each re-judgment plan has 6 rows. The
+    // first plan's last batch answers 1.5 s after the others: its failures come late.
+    const { activities, rec } = stubActivities({
+      rows,
+      judgeFailed: () => 1,
+      nextRoundRows: () => 6,
+      beforeVerify: (req) => sleep(req.round === 0 && req.batch === 3 ? 1500 : 20),
+    });
     const { handle, result } = await withRun(spec, activities, async (handle) => ({ handle, ...(await finished(handle)) }));
 
-    // Rounds 1, 2, 3 (the cap): two planRound calls, after rounds 1 and 2; none after round 3.
-    expect(rec.planRounds.map((p) => p.req.round)).toEqual([0, 1]);
-    expect(rec.planRounds.map((p) => p.req.maxAttempts)).toEqual([3, 3]);
-    expect(rec.planRounds[0].req.plan.planPath).toMatch(/\/plan\.bin$/);
-    expect(rec.planRounds[1].req.plan).toEqual(rec.roundPlans[0]);
-    // Each round verifies the plan planRound returned, under its round number.
-    expect(batchesOf(rec.verify, 0).map((r) => [r.from, r.to])).toEqual(ranges(20, 5));
-    for (const round of [1, 2]) {
-      expect(batchesOf(rec.verify, round).map((r) => [r.from, r.to])).toEqual(ranges(6, 5));
-      expect(batchesOf(rec.verify, round).every((r) => r.plan.planPath === rec.roundPlans[round - 1].planPath)).toBe(true);
+    const roundOf = (batch: number) => rec.verify.find((c) => c.req.batch === batch)!.req.round;
+    const endOf = (batch: number) => rec.verify.find((c) => c.req.batch === batch)!.endedAt!;
+    const committedAt = (batch: number) => rec.commits.find((c) => c.req.mainParts.some((p) => p.endsWith(`-b${batch}.main.part`)))!.at;
+    // Every batch of rounds 1 and 2 had its failure planned exactly once, by a plan made after its
+    // commit; none of round 3 (the cap).
+    for (const round of [0, 1]) {
+      const planned = rec.planRounds.filter((p) => p.req.round === round).flatMap((p) => p.req.batches!);
+      const batches = rec.verify.filter((c) => c.req.round === round).map((c) => c.req.batch);
+      expect([...planned].sort((a, b) => a - b)).toEqual([...new Set(batches)].sort((a, b) => a - b));
     }
-    expect(rec.verify).toHaveLength(4 + 2 + 2);
-    // The wait: a round's first batch starts at least the round's delay (doubling) after the round
-    // before ended (its last batch), not after its plan: the commit and the plan take part of it.
-    const firstBatchOf = (round: number) => Math.min(...rec.verify.filter((c) => c.req.round === round).map((c) => c.startedAt));
-    const lastEndOf = (round: number) => Math.max(...rec.verify.filter((c) => c.req.round === round).map((c) => c.endedAt!));
-    expect(firstBatchOf(1) - lastEndOf(0)).toBeGreaterThanOrEqual(delay);
-    expect(firstBatchOf(2) - lastEndOf(1)).toBeGreaterThanOrEqual(2 * delay);
-    // ...on durable timers of the history, each started once its round was planned (a round is
-    // announced only once it is known to run), for what is left of the delay after the plan.
+    expect(rec.planRounds.some((p) => p.req.round === 2)).toBe(false);
+    for (const p of rec.planRounds) for (const b of p.req.batches!) expect(committedAt(b)).toBeLessThanOrEqual(p.at);
+    // Streamed: round 2's first plan came while the first plan's slow batch was still answering,
+    // and its batches ran then; its late failure was planned afterwards, as a segment of its own.
+    const slowEnd = endOf(3);
+    expect(rec.planRounds[0].req).toMatchObject({ round: 0, batches: expect.not.arrayContaining([3]) as unknown });
+    expect(rec.verify.some((c) => c.req.round === 1 && c.startedAt < slowEnd)).toBe(true);
+    expect(rec.planRounds.some((p) => p.req.round === 0 && p.req.batches!.includes(3) && p.at >= slowEnd)).toBe(true);
+    // Each segment's batches start at least its delay (doubling by round) after the failures it
+    // plans; each verifies the plan planRound returned, under its round.
+    rec.planRounds.forEach((p, i) => {
+      const seg = rec.verify.filter((c) => c.req.plan.planPath === rec.roundPlans[i].planPath && c.req.round === p.req.round + 1);
+      const failedAt = Math.max(...p.req.batches!.map(endOf));
+      for (const c of seg) expect(c.startedAt - failedAt).toBeGreaterThanOrEqual(delay * 2 ** p.req.round);
+      for (const b of p.req.batches!) expect(roundOf(b)).toBe(p.req.round);
+    });
+    // ...on durable timers of the history, one per segment, each for what is left of its delay.
     const events = (await handle.fetchHistory()).events ?? [];
     const timers = events.flatMap((e) => (e.timerStartedEventAttributes ? [tsToMs(e.timerStartedEventAttributes.startToFireTimeout)] : []));
-    expect(timers).toHaveLength(2);
-    expect(timers[0]).toBeLessThan(delay);
-    expect(timers[1]).toBeLessThan(2 * delay);
-    const kinds = events.flatMap((e) =>
-      e.timerFiredEventAttributes
-        ? ['fired']
-        : e.activityTaskScheduledEventAttributes?.activityType?.name === 'planRound'
-          ? ['planRound']
-          : [],
-    );
-    expect(kinds).toEqual(['planRound', 'fired', 'planRound', 'fired']);
+    expect(timers).toHaveLength(rec.planRounds.length);
+    rec.planRounds.forEach((p, i) => expect(timers[i]).toBeLessThanOrEqual(delay * 2 ** p.req.round));
 
-    expect(result).toMatchObject({ rounds: 3, planned: 20 + 6 + 6, done: 16 + 4 + 4, failed: 4 + 2 + 2, judgeFailed: 8 });
-    expect(result.messages.filter((m) => m.startsWith('Re-judging:'))).toHaveLength(2);
+    const failed = rec.verify.length;
+    expect(result).toMatchObject({ rounds: 3, planned: rows + 6 * rec.planRounds.length, failed, judgeFailed: failed });
+    expect(result.done).toBe(result.planned - failed);
+    expect(result.messages.filter((m) => m.startsWith('Re-judging:'))).toHaveLength(rec.planRounds.length);
     expectLengthsThreaded(rec.commits);
+  });
+
+  it('carries re-judgment segments across continue-as-new: each failure planned once, each batch committed once, the timers armed again', async () => {
+    const spec = specFor('segments-can', {
+      concurrency: 8,
+      batchSize: 5,
+      maxAttempts: 3,
+      rejudgeDelayMs: 200,
+      continueAsNewAfterBatches: 2,
+    });
+    // Every batch has one judge failure; a plan has a row per batch it takes; batch 3 answers late.
+    const { activities, rec } = stubActivities({
+      rows: 20,
+      judgeFailed: () => 1,
+      nextRoundRows: (_call, req) => req.batches!.length,
+      beforeVerify: (req) => sleep(req.round === 0 && req.batch === 3 ? 1000 : durationOf(req.batch)),
+    });
+    const { result, progress } = await withRun(spec, activities, finished);
+    expect(progress.generation).toBeGreaterThan(1);
+    // Each batch ran once and was committed once, under a single numbering across the segments.
+    const launched = rec.verify.map((c) => c.req.batch);
+    expect(new Set(launched).size).toBe(launched.length);
+    expect(allCommitted(rec.commits)).toEqual([...launched].sort((a, b) => a - b));
+    expectLengthsThreaded(rec.commits);
+    // Rounds 1 and 2's failures each planned once; none of round 3's (the cap).
+    for (const round of [0, 1]) {
+      const planned = rec.planRounds.filter((p) => p.req.round === round).flatMap((p) => p.req.batches!);
+      const ran = rec.verify.filter((c) => c.req.round === round).map((c) => c.req.batch);
+      expect(planned.sort((a, b) => a - b)).toEqual(ran.sort((a, b) => a - b));
+    }
+    const failed = rec.verify.length;
+    expect(result).toMatchObject({ rounds: 3, planned: 20 + rec.planRounds.reduce((n, p) => n + p.req.batches!.length, 0), failed });
+    // No segment started before its delay after its failures, whichever run of the chain armed its timer.
+    rec.planRounds.forEach((p, i) => {
+      const failedAt = Math.max(...p.req.batches!.map((b) => rec.verify.find((c) => c.req.batch === b)!.endedAt!));
+      for (const c of rec.verify.filter((v) => v.req.plan.planPath === rec.roundPlans[i].planPath)) {
+        expect(c.startedAt - failedAt).toBeGreaterThanOrEqual(200 * 2 ** p.req.round);
+      }
+    });
   });
 
   it("counts the delay from the round's last judge failure, not from the round's end", async () => {
     const spec = specFor('rejudge-from-failure', { batchSize: 5, maxAttempts: 3, rejudgeDelayMs: 1000 });
-    // Round 1's last judge failure 800 ms before its batches returned: 200 ms of its 1 s are left.
-    // Round 2's 5 s before them: more than its 2 s delay, so round 3 starts at once (a 1 ms timer).
+    // One batch a round. Round 1's judge failure 800 ms before its batch returned: 200 ms of its 1 s
+    // are left. Round 2's 5 s before: more than its 2 s delay, so round 3 starts at once (a 1 ms timer).
     const { activities, rec } = stubActivities({
-      rows: 10,
+      rows: 5,
       judgeFailed: () => 1,
-      nextRoundRows: (call) => (call === 0 ? 2 : 1),
+      nextRoundRows: () => 1,
       selectedAgoMs: (req) => (req.round === 0 ? 800 : 5000),
     });
     const { handle, result } = await withRun(spec, activities, async (handle) => ({ handle, ...(await finished(handle)) }));
@@ -640,40 +685,49 @@ describe('workflow logic with stub activities', () => {
     const lastEndOf = (round: number) => Math.max(...rec.verify.filter((c) => c.req.round === round).map((c) => c.endedAt!));
     expect(firstBatchOf(1) - lastEndOf(0)).toBeGreaterThanOrEqual(200);
     expect(result.messages.filter((m) => m.startsWith('Re-judging:'))).toEqual([
-      'Re-judging: 2 row(s) judge-failed in round 1; round 2 (of at most 3) starts now',
+      'Re-judging: 1 row(s) judge-failed in round 1; round 2 (of at most 3) starts now',
       'Re-judging: 1 row(s) judge-failed in round 2; round 3 (of at most 3) starts now',
     ]);
   });
 
   it('announces no round that will not run: every judge failure at the attempt cap ends the run without a timer', async () => {
     const spec = specFor('rejudge-none-left', { batchSize: 5, maxAttempts: 3, rejudgeDelayMs: 60_000 });
-    // Round 1 has judge failures, but each key is at the cap already (a --resume): the next plan is empty.
+    // Round 1 has judge failures, but each key is at the cap already (a --resume): every plan is empty.
     const { activities, rec } = stubActivities({ rows: 10, judgeFailed: () => 1, nextRoundRows: () => 0 });
     const { handle, result } = await withRun(spec, activities, async (handle) => ({ handle, ...(await finished(handle)) }));
-    expect(rec.planRounds).toHaveLength(1);
+    // One plan of both batches, or one per batch when the first committed while the other still answered.
+    expect(rec.planRounds.flatMap((p) => p.req.batches!).sort()).toEqual([0, 1]);
     expect(result.rounds).toBe(1);
-    expect(result.messages.filter((m) => m.startsWith('Re-judging:'))).toEqual([
-      'Re-judging: 2 row(s) judge-failed in round 1, each at the attempt cap (3): no round 2',
-    ]);
+    expect(result.messages.filter((m) => m.startsWith('Re-judging:'))).toEqual(
+      rec.planRounds.map(
+        (p) => `Re-judging: ${p.req.batches!.length} row(s) judge-failed in round 1, each at the attempt cap (3): no round 2`,
+      ),
+    );
     expect(result.messages.some((m) => /starts (in|now)/.test(m))).toBe(false);
     const events = (await handle.fetchHistory()).events ?? [];
     expect(events.some((e) => e.timerStartedEventAttributes)).toBe(false);
   });
 
   it('counts rollouts, not attempts: keys scored and still missing after the re-judgment rounds', async () => {
-    // 20 keys; round 1: 2 judge failures per batch (8), all re-planned; round 2: one per batch (2 of
-    // 8), re-planned; round 3 (the cap): 1 of 2 fails again. 11 failed attempts, 1 key missing.
+    // 20 keys; round 1: 2 judge failures per batch (8), all re-planned; round 2: one per batch,
+    // re-planned; round 3 (the cap): one per batch fails again and stays missing. How many batches
+    // rounds 2 and 3 have depends on how the failures were streamed into segments: counted.
     const spec = specFor('rollout-counts', { batchSize: 5, maxAttempts: 3, rejudgeDelayMs: 50 });
-    const { activities } = stubActivities({
+    const { activities, rec } = stubActivities({
       rows: 20,
       judgeFailed: (req) => (req.round === 0 ? 2 : 1),
-      nextRoundRows: (call) => (call === 0 ? 8 : 2),
+      nextRoundRows: (_call, req) => req.batches!.length * (req.round === 0 ? 2 : 1),
     });
     const { result, progress } = await withRun(spec, activities, finished);
-    expect(result).toMatchObject({ rounds: 3, planned: 30, failed: 11, keys: 20, missing: 1, scored: ROWS_OPENED + 19 });
-    // Per agent the same: 11 failed attempts, 8 + 2 of them superseded by later rounds; the last round's failure is at the cap.
-    expect(result.rollouts).toEqual({ agent_a: { planned: 20, scored: 19, sidecar: 11, notPersisted: 0, missing: 1 } });
-    expect(result.missingAfterCap).toBe(1);
+    const batches = (round: number) => rec.verify.filter((c) => c.req.round === round).length;
+    expect(batches(0)).toBe(4);
+    expect(batches(1)).toBeGreaterThanOrEqual(2);
+    const [failed, missing] = [8 + batches(1) + batches(2), batches(2)];
+    const planned = 20 + 8 + batches(1);
+    expect(result).toMatchObject({ rounds: 3, planned, failed, keys: 20, missing, scored: ROWS_OPENED + 20 - missing });
+    // Per agent the same: every failed attempt but the last round's superseded by a later round; those are at the cap.
+    expect(result.rollouts).toEqual({ agent_a: { planned: 20, scored: 20 - missing, sidecar: failed, notPersisted: 0, missing } });
+    expect(result.missingAfterCap).toBe(missing);
     expect(result.sidecarOpenedAt).toBe(OPENED.sidecarLength);
     expect(progress.sidecarOpenedAt).toBe(OPENED.sidecarLength);
   });

@@ -61,7 +61,7 @@ describe("the workflow's current details (Temporal UI)", () => {
     st.totals.judgeFailed = 7;
     st.planned = 200;
     st.outputs = { output: '/data/out.jsonl', sidecar: '', metrics: '', workDir: '' };
-    const text = detailsOf(st, new Map([[3, { rows: 16, slots: 4 }]]));
+    const text = detailsOf(st, new Map([[3, { round: 1, rows: 16, slots: 4 }]]));
     expect(text).toContain('**Phase:** verify (re-judge round 2)');
     expect(text).toContain('90 scored · 10 failed (7 judge failures, 0 rejected)');
     // In rows, at most the batch's /verify slots; the answered rows never above the plan.
