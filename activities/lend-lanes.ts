@@ -12,6 +12,12 @@ import { laneGroup } from './verify-batch/lane-pool.js';
  */
 const LOAN_WAIT_MS = 250;
 
+/**
+ * How often a loan heartbeats: the workflow cancels a loan when a re-judgment segment falls due and
+ * counts its lanes as in use until the loan has ended (their rows answered), so it hears soon.
+ */
+const LOAN_HEARTBEAT_MS = 1000;
+
 /** The delay before a loan's next attempt: 100 ms, doubling with each attempt, at most a second. */
 export function moveDelayMs(attempt: number): number {
   return Math.min(1_000, 100 * 2 ** Math.max(0, attempt - 1));
@@ -35,21 +41,26 @@ export interface LendLanesRequest {
  * process pools only its own batches; a loan that ended there instead (as before) left its share
  * idle for the rest of the round whenever it landed on a process without rows, and with several
  * worker processes most loans did (bench/README.md, "Worker processes"). The retries write no
- * history; the loan ends when the workflow cancels it, once the round's batches have ended.
+ * history; the loan ends when the workflow cancels it (the batches have ended, or a re-judgment
+ * segment falls due and needs the share), once its lanes have retired.
  */
 export function lendLanes(deps: ActivityDeps) {
   return (req: LendLanesRequest): Promise<void> =>
-    whileHeartbeating(async () => {
-      const ctx = Context.current();
-      const stop = ctx.cancellationSignal;
-      await deps.lanes.lend(laneGroup(ctx.info, req.round), req.lanes, stop, ctx.info.attempt === 1 ? LOAN_WAIT_MS : 0);
-      // Cancelled (the round's batches have ended) or the worker shuts down: the loan ends.
-      if (stop.aborted) return;
-      throw ApplicationFailure.create({
-        type: FailureType.LoanMoves,
-        message: `no row of round ${req.round + 1} left to lend ${req.lanes} lane(s) to in this worker process; the loan moves to the next worker`,
-        nextRetryDelay: moveDelayMs(ctx.info.attempt),
-        category: ApplicationFailureCategory.BENIGN,
-      });
-    });
+    whileHeartbeating(
+      async () => {
+        const ctx = Context.current();
+        const stop = ctx.cancellationSignal;
+        await deps.lanes.lend(laneGroup(ctx.info, req.round), req.lanes, stop, ctx.info.attempt === 1 ? LOAN_WAIT_MS : 0);
+        // Cancelled, or the worker shuts down: the loan ends, its lanes retired (`lend` waits for them).
+        if (stop.aborted) return;
+        throw ApplicationFailure.create({
+          type: FailureType.LoanMoves,
+          message: `no row of round ${req.round + 1} left to lend ${req.lanes} lane(s) to in this worker process; the loan moves to the next worker`,
+          nextRetryDelay: moveDelayMs(ctx.info.attempt),
+          category: ApplicationFailureCategory.BENIGN,
+        });
+      },
+      undefined,
+      LOAN_HEARTBEAT_MS,
+    );
 }

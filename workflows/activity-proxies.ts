@@ -53,10 +53,14 @@ const LONG_RUNNING = {
 export const long = proxyActivities<ReverifyActivities>({ ...LONG_RUNNING, cancellationType: WAIT_CANCELLED });
 
 /**
- * Loans of `/verify` lanes to a round's last batches (activities/lend-lanes.ts). A loan sends
- * nothing of its own, so its cancellation is not waited for: the round goes on at once.
+ * Loans of `/verify` lanes to the batches still running (activities/lend-lanes.ts). A loan's lanes
+ * send those batches' rows, so a cancelled loan holds its share until it has ended, its lanes
+ * retired: the window never counts its slots free while they may still send.
  */
-export const loan = proxyActivities<ReverifyActivities>({ ...LONG_RUNNING, cancellationType: ActivityCancellationType.TRY_CANCEL });
+export const loan = proxyActivities<ReverifyActivities>({
+  ...LONG_RUNNING,
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+});
 
 /** The aggregate phase's retry policy: outages are retried without bound; `AggregationFailed` is not retried. */
 export function aggregationRetry(r: { initialIntervalMs: number; maximumIntervalMs: number }) {

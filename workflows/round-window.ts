@@ -21,7 +21,7 @@ import type { ReverifyRunWorkflow } from './definitions.js';
 import { showDetails } from './details.js';
 import { enteredRound, heldWith, landed, type InFlight, type RunState } from './run-state.js';
 import { firstSegment } from './segments.js';
-import { selectedForNextRound } from './selected.js';
+import { selectedForNextRound, selectsForNextRound } from './selected.js';
 import { heldDropped } from './stop-rules.js';
 import { Loans } from './window-loans.js';
 import { SegmentQueue } from './window-segments.js';
@@ -42,8 +42,9 @@ export class RoundWindow {
   private readonly holding = new Set<number>();
   /** The batches and segment timers run in a scope of their own, so that a failing run can stop them. */
   private readonly scope = new CancellationScope();
-  private readonly loans: Loans;
-  private readonly queue: SegmentQueue;
+  /** Loans of lanes (window-loans.ts) and the segments' launch order (window-segments.ts). */
+  readonly loans: Loans;
+  readonly queue: SegmentQueue;
 
   constructor(
     private readonly spec: RunSpec,
@@ -218,13 +219,16 @@ export class RoundWindow {
   private lend(freed: number): void {
     const { st } = this;
     const lanes = Math.min(freed, st.effective - this.usedSlots());
-    if (lanes < 1 || this.dueWork() || this.scope.consideredCancelled || st.maxRequests !== null || st.paused) return;
+    // Nor while a re-judgment segment is coming: it will need the share (a loan ends only once its lanes retire).
+    if (lanes < 1 || this.dueWork() || this.rejudgeComing()) return;
+    if (this.scope.consideredCancelled || st.maxRequests !== null || st.paused) return;
     if (!this.stopping && this.failure === undefined && this.inflight.size > 0) this.loans.lend(lanes);
   }
 
-  /** The batches have ended: loans still out have nothing left to lend to. */
-  endLoans(): void {
-    this.loans.end();
+  /** A segment not launched yet, rows not planned yet, or a batch waiting for its commit with rows for the next round. */
+  private rejudgeComing(): boolean {
+    const { spec, st } = this;
+    return this.queue.unlaunched() || (st.unplanned?.length ?? 0) > 0 || this.ready.some((r) => selectsForNextRound(spec, st, r));
   }
 
   /** Paused on the budget when nothing is left for the work that is. */
@@ -250,13 +254,9 @@ export class RoundWindow {
   }
 
   /** Plans the rows selected for a next round (`planDue`) as segments (window-segments.ts). */
-  planNext(): Promise<void> {
-    return this.queue.planNext();
-  }
-
-  /** The phase: waiting for a segment's delay with nothing in flight, or verifying. */
-  notePhase(): void {
-    this.queue.notePhase(this.inflight.size === 0);
+  async planNext(): Promise<void> {
+    // Loans lent before these failures were committed end now, well before a segment falls due.
+    if (await this.queue.planNext()) this.loans.end();
   }
 
   /**

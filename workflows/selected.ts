@@ -8,11 +8,16 @@ import type { RunState } from './run-state.js';
 import { segmentOf } from './segments.js';
 
 export function selectedForNextRound(spec: RunSpec, st: RunState, b: BatchResult, selectedAt: number): void {
-  const rows = b.judgeFailed + (b.withdrawn ?? 0);
-  if (rows === 0 || !rejudgesInRounds(spec)) return;
-  const seg = segmentOf(st.segments!, b.batch);
-  if (seg.round + 1 >= (spec.maxAttempts ?? 1)) return;
-  noteUnplanned(st, st.segments!.indexOf(seg), b.batch, rows, selectedAt);
+  if (selectsForNextRound(spec, st, b)) {
+    const seg = segmentOf(st.segments!, b.batch);
+    noteUnplanned(st, st.segments!.indexOf(seg), b.batch, b.judgeFailed + (b.withdrawn ?? 0), selectedAt);
+  }
+}
+
+/** Whether a batch that returned has rows a next round will plan (the window then lends none of its slots). */
+export function selectsForNextRound(spec: RunSpec, st: RunState, b: BatchResult): boolean {
+  if (b.judgeFailed + (b.withdrawn ?? 0) === 0 || !rejudgesInRounds(spec)) return false;
+  return segmentOf(st.segments!, b.batch).round + 1 < (spec.maxAttempts ?? 1);
 }
 
 /** A committed batch of segment `segment` selected `rows` rows for the next round, the last at `selectedAt` (rejudge.ts plans them). */

@@ -17,7 +17,8 @@ export async function verifyRound(spec: RunSpec, st: RunState, inflight: Map<num
   const w = new RoundWindow(spec, st, inflight);
   try {
     await windowLoop(w, st, inflight);
-    w.endLoans();
+    // The batches have ended: loans still out have nothing left to lend to.
+    w.loans.end();
   } catch (err) {
     if (isCancellation(err) && CancellationScope.current().consideredCancelled) await w.commitHandedBack();
     throw err;
@@ -33,14 +34,14 @@ async function windowLoop(w: RoundWindow, st: RunState, inflight: Map<number, In
   while (w.busy()) {
     w.launchAll();
     w.notePause();
-    w.notePhase();
+    w.queue.notePhase(inflight.size === 0);
     await condition(() => w.wakes());
     // Refill the window before committing, so freed slots do not wait for the commit's round trip.
     w.launchAll();
     // Whatever finished is committed, even when the run is about to fail: committed rows are kept.
     if (w.ready.length > 0) await w.commitReady();
     if (w.planDue()) await w.planNext();
-    w.notePhase();
+    w.queue.notePhase(inflight.size === 0);
     showDetails(st, inflight);
     if (w.failure) await w.fail();
     if (w.drained()) await w.continueAsNew();

@@ -55,9 +55,9 @@ export class SegmentQueue {
   /**
    * Plans the rows committed batches selected for a next round as segments, each due its delay
    * after its rows' last failure. A `--stop-when` first pass has ended here: its unstarted rows are
-   * recorded first, and its batches never started are skipped.
+   * recorded first, and its batches never started are skipped. True when a segment was added.
    */
-  async planNext(): Promise<void> {
+  async planNext(): Promise<boolean> {
     const { st } = this;
     if (st.stoppedEarly) {
       await recordStoppedEarly(st);
@@ -66,6 +66,7 @@ export class SegmentQueue {
     const from = this.segments.length;
     await planUnplanned(this.spec, st);
     this.armFrom(from);
+    return this.segments.length > from;
   }
 
   /** Waiting for a segment's delay with nothing in flight (`idle`): the phase, and when it starts (the progress query). */

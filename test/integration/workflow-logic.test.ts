@@ -226,7 +226,12 @@ function stubActivities(o: StubOptions) {
       rec.peakSlots = Math.max(rec.peakSlots, rec.runningSlots);
       rec.loans.push({ lanes: req.lanes, round: req.round, launched: rec.verify.length, running: rec.runningBatches });
       try {
-        while (rec.runningBatches > 0) await sleep(5);
+        // Until its batches have run, or it is cancelled (a heartbeat hears it).
+        const ctx = Context.current();
+        while (rec.runningBatches > 0 && !ctx.cancellationSignal.aborted) {
+          ctx.heartbeat();
+          await sleep(5);
+        }
       } finally {
         rec.runningSlots -= req.lanes;
       }
@@ -596,6 +601,8 @@ describe('workflow logic with stub activities', () => {
       expect([...planned].sort((a, b) => a - b)).toEqual([...new Set(batches)].sort((a, b) => a - b));
     }
     expect(rec.planRounds.some((p) => p.req.round === 2)).toBe(false);
+    // The ceiling holds while two rounds' batches and the loans overlap (a cancelled loan's lanes count until it ends).
+    expect(rec.peakSlots).toBeLessThanOrEqual(spec.concurrency);
     for (const p of rec.planRounds) for (const b of p.req.batches!) expect(committedAt(b)).toBeLessThanOrEqual(p.at);
     // Streamed: round 2's first plan came while the first plan's slow batch was still answering,
     // and its batches ran then; its late failure was planned afterwards, as a segment of its own.
@@ -622,6 +629,23 @@ describe('workflow logic with stub activities', () => {
     expect(result.done).toBe(result.planned - failed);
     expect(result.messages.filter((m) => m.startsWith('Re-judging:'))).toHaveLength(rec.planRounds.length);
     expectLengthsThreaded(rec.commits);
+  });
+
+  it('a loan cancelled for a re-judgment segment keeps its share until it has ended: the ceiling holds', async () => {
+    const spec = specFor('loan-then-segment', { batchSize: 5, maxAttempts: 2, rejudgeDelayMs: 100 });
+    // Batch 0 ends first without a failure (its share is lent), batch 1 with one (a segment of 4
+    // batches is planned and the loan cancelled), batch 3 answers late.
+    const { activities, rec } = stubActivities({
+      rows: 20,
+      judgeFailed: (req) => (req.round === 0 && req.batch === 1 ? 1 : 0),
+      nextRoundRows: () => 20,
+      beforeVerify: (req) => sleep(req.round > 0 ? 300 : [10, 60, 60, 1500][req.batch]),
+    });
+    const { result } = await withRun(spec, activities, finished);
+    expect(rec.loans.length).toBeGreaterThan(0);
+    expect(rec.verify.filter((c) => c.req.round === 1)).toHaveLength(4);
+    expect(rec.peakSlots).toBeLessThanOrEqual(spec.concurrency);
+    expect(result).toMatchObject({ rounds: 2, planned: 40, failed: 1 });
   });
 
   it('carries re-judgment segments across continue-as-new: each failure planned once, each batch committed once, the timers armed again', async () => {
