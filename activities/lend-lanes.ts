@@ -50,7 +50,7 @@ export function lendLanes(deps: ActivityDeps) {
       async () => {
         const ctx = Context.current();
         const stop = ctx.cancellationSignal;
-        await deps.lanes.lend(laneGroup(ctx.info, req.round), req.lanes, stop, ctx.info.attempt === 1 ? LOAN_WAIT_MS : 0);
+        await deps.lanes.lend(laneGroup(ctx.info), req.lanes, stop, ctx.info.attempt === 1 ? LOAN_WAIT_MS : 0);
         // Cancelled, or the worker shuts down: the loan ends, its lanes retired (`lend` waits for them).
         if (stop.aborted) return;
         throw ApplicationFailure.create({

@@ -141,7 +141,7 @@ export class BatchRun {
         fail: (err) => this.stops.fail(err),
       },
       this.deps.lanes,
-      laneGroup(this.ctx.info, this.req.round),
+      laneGroup(this.ctx.info),
     );
   }
 

@@ -1,5 +1,6 @@
 /**
- * The `/verify` lanes of the batches one worker process runs for one round of one run, pooled. A
+ * The `/verify` lanes of the batches one worker process runs for one run (one workflow run of its
+ * continue-as-new chain, every round), pooled. A
  * lane takes its next row from the oldest of those batches (the first to join) that has rows left
  * to send, so the share of a batch whose last rows are still being answered (a judge's slowest
  * answers can take many times its median) keeps sending the other batches' rows instead of idling
@@ -12,8 +13,10 @@
  * of the run's `--concurrency`): a batch joins with its lanes and leaves only once as many lanes
  * have retired (the next ones to finish a row, or idle ones), so its activity ends, and the
  * workflow gives its share to the next batch, only after the pool has given the share back. Each
- * worker process pools only the batches it runs, and batches of other runs or rounds never share a
- * pool: the ceiling holds per run across every worker, as before.
+ * worker process pools only the batches it runs, and batches of other runs never share a pool: the
+ * ceiling holds per run across every worker, as before. A run's rounds share it: a re-judgment
+ * segment's batches (workflows/segments.ts) start while the round before still answers, and the
+ * older batches' lanes, waiting on their slowest answers, send the re-judgments' rows.
  */
 
 /** One row of a batch, run on a pool lane on the batch's behalf (prepared, sent, its reply recorded); never rejects. */
@@ -29,7 +32,7 @@ export interface PooledBatch {
   readAhead?(rows: number): void;
 }
 
-/** The lanes and batches of one run's round in this process. */
+/** The lanes and batches of one run in this process. */
 class Group {
   readonly batches = new Set<PooledBatch>();
   /** Lanes running: busy with a row, or parked. */
@@ -47,17 +50,17 @@ class Group {
 /** The members lent lanes join as: they hand out no rows. */
 const loans = new WeakSet<PooledBatch>();
 
-/** The pool group of one round of one run (a workflow run's id pair, or an activity's id outside one). */
-export function laneGroup(info: { workflowExecution?: { workflowId: string; runId: string }; activityId: string }, round: number): string {
+/** The pool group of one run (a workflow run's id pair, or an activity's id outside one). */
+export function laneGroup(info: { workflowExecution?: { workflowId: string; runId: string }; activityId: string }): string {
   const run = info.workflowExecution;
-  return run ? `${run.workflowId} ${run.runId} ${round}` : `activity ${info.activityId}`;
+  return run ? `${run.workflowId} ${run.runId}` : `activity ${info.activityId}`;
 }
 
 export class LanePool {
   private readonly groups = new Map<string, Group>();
 
   /**
-   * Adds `batch` and `lanes` lanes to the pool of `group` (a run's round). Call `leave()` once the
+   * Adds `batch` and `lanes` lanes to the pool of `group` (a run). Call `leave()` once the
    * batch has no row in flight: it hands out no more and resolves once `lanes` lanes have retired.
    */
   join(group: string, batch: PooledBatch, lanes: number): { leave(): Promise<void> } {

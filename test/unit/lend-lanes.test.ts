@@ -56,12 +56,12 @@ describe('lendLanes', () => {
     expect(failure.category).toBe(ApplicationFailureCategory.BENIGN);
     expect(failure.nextRetryDelay).toBe(moveDelayMs(2));
     expect(failure.message).not.toContain('\n');
-    expect(deps.lanes.lanesOf(laneGroup(env.context.info, 0))).toBe(0);
+    expect(deps.lanes.lanesOf(laneGroup(env.context.info))).toBe(0);
   });
 
   it("lends its lanes to this process's batch until it has no row left, then moves on; every row once, within the lanes", async () => {
     const env = new MockActivityEnvironment({ attempt: 1 });
-    const group = laneGroup(env.context.info, 0);
+    const group = laneGroup(env.context.info);
     const { b, s } = batch(60, 3);
     const member = deps.lanes.join(group, b, 2);
     const failure = await failureOf(env.run(lendLanes(deps), { round: 0, lanes: 3 }));
@@ -77,7 +77,7 @@ describe('lendLanes', () => {
 
   it('ends without failing once cancelled (the round has ended)', async () => {
     const env = new MockActivityEnvironment({ attempt: 1 });
-    const group = laneGroup(env.context.info, 1);
+    const group = laneGroup(env.context.info);
     const { b } = batch(1_000, 5);
     const member = deps.lanes.join(group, b, 1);
     const loan = env.run(lendLanes(deps), { round: 1, lanes: 2 });
