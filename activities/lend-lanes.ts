@@ -23,19 +23,19 @@ export function moveDelayMs(attempt: number): number {
   return Math.min(1_000, 100 * 2 ** Math.max(0, attempt - 1));
 }
 
-/** What the workflow lends: `lanes` `/verify` lanes (a share of the run's ceiling) to a round's batches. */
+/** What the workflow lends: `lanes` `/verify` lanes (a share of the run's ceiling) to the run's batches; `round`, its latest (for the history). */
 export interface LendLanesRequest {
   round: number;
   lanes: number;
 }
 
 /**
- * Verify phase, at a round's end: the share of a batch that ended, which the workflow has no batch
- * left to give, is lent to the batches still running in this worker process (their lane pool,
- * activities/verify-batch/lane-pool.ts), so the round's last rows are not sent on the last batch's
- * own share alone while the others' idle. Sends nothing of its own and writes nothing.
+ * Verify phase, with nothing to launch: the share of a batch that ended, which the workflow has no
+ * batch to give, is lent to the batches still running in this worker process (their lane pool,
+ * activities/verify-batch/lane-pool.ts), so the last rows are not sent on the last batch's own
+ * share alone while the others' idle. Sends nothing of its own and writes nothing.
  *
- * Once this process's batches of the round have no row left to hand out (or it runs none), the loan
+ * Once this process's batches of the run have no row left to hand out (or it runs none), the loan
  * retires its lanes and fails with a benign `LoanMoves`: Temporal retries it shortly on whichever
  * worker polls next, so the share reaches the process whose batches still have rows. Each worker
  * process pools only its own batches; a loan that ended there instead (as before) left its share
@@ -55,7 +55,7 @@ export function lendLanes(deps: ActivityDeps) {
         if (stop.aborted) return;
         throw ApplicationFailure.create({
           type: FailureType.LoanMoves,
-          message: `no row of round ${req.round + 1} left to lend ${req.lanes} lane(s) to in this worker process; the loan moves to the next worker`,
+          message: `no row of this run left to lend ${req.lanes} lane(s) to in this worker process; the loan moves to the next worker`,
           nextRetryDelay: moveDelayMs(ctx.info.attempt),
           category: ApplicationFailureCategory.BENIGN,
         });
