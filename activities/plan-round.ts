@@ -1,4 +1,4 @@
-import { open, readdir, readFile, rename, type FileHandle } from 'node:fs/promises';
+import { open, readFile, rename, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { lineKeyId } from '../src/contract/row-key.js';
 import { plannedRowChanged } from '../src/planning/changed-input.js';
@@ -23,11 +23,11 @@ export function rejudgeListPath(workDir: string, round: number, batch: number): 
 /** With `retryTerminalTimeouts`, a terminal timeout row does not stop its key (as on `--resume`). */
 export interface RoundRequest extends Pick<RetryRules, 'retryTerminalTimeouts'> {
   workDir: string;
-  /** The round whose committed batches `batches` selected the rows (absent: every batch of the round). */
+  /** The round whose committed batches `batches` selected the rows. */
   round: number;
-  batches?: number[];
-  /** The segment the plan becomes (names its files; absent: `plan-r{round + 1}`). */
-  segment?: number;
+  batches: number[];
+  /** The segment the plan becomes (names its files: `plan-r{round + 1}-s{segment}`). */
+  segment: number;
   /** The plan of those batches (their lists hold its row indices). */
   plan: PlanSummary;
   sidecar: string;
@@ -40,12 +40,14 @@ export interface RoundOptions {
   maxRecords?: number;
 }
 
-/** The rejudge lists of the request's batches (each is one batch's rows: small), by file name; a batch without one selected none. */
-async function rejudgeLists(req: RoundRequest): Promise<string[]> {
-  const prefix = `r${req.round}-b`;
-  const names = new Set((await readdir(req.workDir)).filter((f) => f.startsWith(prefix) && f.endsWith('.rejudge.json')));
-  const wanted = req.batches?.map((b) => `${prefix}${b}.rejudge.json`).filter((f) => names.has(f)) ?? [...names];
-  return wanted.map((f) => join(req.workDir, f));
+/** A batch's rejudge list (its rows: small); a batch without one selected none. */
+async function readRejudgeList(path: string): Promise<number[]> {
+  try {
+    return JSON.parse(await readFile(path, 'utf8')) as number[];
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
 }
 
 /** A plan row's source line, proven to be the planned bytes (else the run stops: `inputChanged`). */
@@ -61,14 +63,14 @@ async function readPlannedSource(plan: PlanSummary, source: FileHandle, rec: Pla
 }
 
 /** Adds every judge-failed row of the round that has a key, as a `Row` fact, to `keys`. */
-async function addRows(req: RoundRequest, lists: readonly string[], keys: ExternalSorter<KeyedRecord>): Promise<void> {
+async function addRows(req: RoundRequest, keys: ExternalSorter<KeyedRecord>): Promise<void> {
   const source = await open(req.plan.sourcePath, 'r');
   try {
     await withPlanReader(
       req.plan.planPath,
       async (read) => {
-        for (const list of lists) {
-          for (const i of JSON.parse(await readFile(list, 'utf8')) as number[]) {
+        for (const batch of req.batches) {
+          for (const i of await readRejudgeList(rejudgeListPath(req.workDir, req.round, batch))) {
             const rec = await read(i);
             const id = lineKeyId(await readPlannedSource(req.plan, source, rec));
             if (id !== null) await keys.add({ key: id, nums: encode.row({ index: i, plan: rec }), text: null });
@@ -116,7 +118,6 @@ export async function writeRoundPlan(
   planPath: string,
   opts: RoundOptions = {},
 ): Promise<{ rows: number; rowsPerAgent: Record<string, number> }> {
-  const lists = await rejudgeLists(req);
   return withScratchDir(req.workDir, `round-${req.round + 1}-`, async (dir) => {
     const sorter = (name: string) =>
       new ExternalSorter<KeyedRecord>({ dir, name, compare: compareKeyedRecords, codec: keyedRecordCodec, maxRecords: opts.maxRecords });
@@ -128,7 +129,7 @@ export async function writeRoundPlan(
       for await (const a of sidecarAttemptLines(req.sidecar, policy)) {
         await keys.add({ key: a.id, nums: encode.sidecar(a.terminal), text: null });
       }
-      await addRows(req, lists, keys);
+      await addRows(req, keys);
       await keepRetryable(keys, req.maxAttempts, kept);
       writer = await PlanWriter.create(planPath, checkPlanLayout(req.plan.recordBytes));
       const rowsPerAgent: Record<string, number> = {};
@@ -157,7 +158,7 @@ export async function writeRoundPlan(
 export function planRound(req: RoundRequest): Promise<PlanSummary> {
   return failFastOnUserError(() =>
     whileHeartbeating(async () => {
-      const name = `plan-r${req.round + 1}${req.segment === undefined ? '' : `-s${req.segment}`}`;
+      const name = `plan-r${req.round + 1}-s${req.segment}`;
       const planPath = join(req.workDir, `${name}.bin`);
       const { rows, rowsPerAgent } = await writeRoundPlan(req, `${planPath}.tmp`);
       await rename(`${planPath}.tmp`, planPath);

@@ -16,21 +16,18 @@ import { batchesOf, totalBatches, type Segment, type Unplanned } from './segment
  * doubling each round up to a ceiling: `rejudgeDelayMs`) after the last of its rows' failures, so no
  * row is judged again sooner than the delay after its failure. Each failed attempt has left exactly
  * one sidecar row, so the files end up as a NeMo Gym run followed by repeated `--resume` runs would
- * leave them. Returns the segments added.
+ * leave them. The segments are added to `st.segments`.
  */
-export async function planUnplanned(spec: RunSpec, st: RunState): Promise<Segment[]> {
-  const added: Segment[] = [];
+export async function planUnplanned(spec: RunSpec, st: RunState): Promise<void> {
   while (st.unplanned && st.unplanned.length > 0) {
-    const seg = await planSegment(spec, st, st.unplanned[0]);
+    await planSegment(spec, st, st.unplanned[0]);
     st.unplanned.shift();
-    if (seg) added.push(seg);
   }
   st.unplanned = undefined;
-  return added;
 }
 
-/** Plans one source segment's selected rows; a segment when any may still be attempted. */
-async function planSegment(spec: RunSpec, st: RunState, u: Unplanned): Promise<Segment | null> {
+/** Plans one source segment's selected rows; adds a segment when any may still be attempted. */
+async function planSegment(spec: RunSpec, st: RunState, u: Unplanned): Promise<void> {
   const segments = st.segments!;
   const from = segments[u.segment];
   const round = from.round + 1;
@@ -51,7 +48,7 @@ async function planSegment(spec: RunSpec, st: RunState, u: Unplanned): Promise<S
   const failed = `Re-judging: ${u.rows}${more} row(s) judge-failed in round ${round}`;
   if (next.rows === 0) {
     st.messages.push(`${failed}, each at the attempt cap (${spec.maxAttempts}): no round ${round + 1}`);
-    return null;
+    return;
   }
   const delayMs = rejudgeDelayMs(spec.rejudgeDelayMs, from.round);
   // Workflow time (deterministic); at least a millisecond ahead: its timer is in the history.
@@ -73,7 +70,6 @@ async function planSegment(spec: RunSpec, st: RunState, u: Unplanned): Promise<S
   st.planned += next.rows;
   if (st.replannedPerAgent !== null)
     for (const [agent, n] of Object.entries(next.rowsPerAgent)) st.replannedPerAgent[agent] = (st.replannedPerAgent[agent] ?? 0) + n;
-  return seg;
 }
 
 /** The timer's summary in the history: what it waits for, and from what. */

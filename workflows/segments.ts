@@ -36,10 +36,15 @@ export function totalBatches(segments: readonly Segment[]): number {
   return last ? last.first + last.batches : 0;
 }
 
+/** The index of batch `batch`'s segment. */
+export function segmentIndex(segments: readonly Segment[], batch: number): number {
+  for (let i = segments.length - 1; i >= 0; i--) if (batch >= segments[i].first) return i;
+  throw new Error(`batch ${batch} is in no segment`);
+}
+
 /** The segment of batch `batch`. */
 export function segmentOf(segments: readonly Segment[], batch: number): Segment {
-  for (let i = segments.length - 1; i >= 0; i--) if (batch >= segments[i].first) return segments[i];
-  throw new Error(`batch ${batch} is in no segment`);
+  return segments[segmentIndex(segments, batch)];
 }
 
 /** Plan rows `from`..`to - 1` of batch `batch` in its segment's plan. */

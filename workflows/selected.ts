@@ -5,13 +5,11 @@
  */
 import { rejudgesInRounds, type BatchResult, type RunSpec } from '../src/contract/run-spec.js';
 import type { RunState } from './run-state.js';
-import { segmentOf } from './segments.js';
+import { segmentIndex, segmentOf } from './segments.js';
 
 export function selectedForNextRound(spec: RunSpec, st: RunState, b: BatchResult, selectedAt: number): void {
-  if (selectsForNextRound(spec, st, b)) {
-    const seg = segmentOf(st.segments!, b.batch);
-    noteUnplanned(st, st.segments!.indexOf(seg), b.batch, b.judgeFailed + (b.withdrawn ?? 0), selectedAt);
-  }
+  if (selectsForNextRound(spec, st, b))
+    noteUnplanned(st, segmentIndex(st.segments!, b.batch), b.batch, b.judgeFailed + (b.withdrawn ?? 0), selectedAt);
 }
 
 /** Whether a batch that returned has rows a next round will plan (the window then lends none of its slots). */

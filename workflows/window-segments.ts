@@ -11,7 +11,7 @@ import { enterPhase } from './details.js';
 import { dueSummary, planUnplanned } from './rejudge.js';
 import type { RunState } from './run-state.js';
 import { recordStoppedEarly } from './stop-rules.js';
-import { rowsOfBatch, segmentOf, totalBatches, type Segment } from './segments.js';
+import { rowsOfBatch, segmentIndex, segmentOf, totalBatches, type Segment } from './segments.js';
 
 export class SegmentQueue {
   /** Segments (by index) whose delay has passed in this generation. */
@@ -86,7 +86,7 @@ export class SegmentQueue {
 
   /** The next batch's segment is due. */
   nextDue(): boolean {
-    return this.due.has(this.segments.indexOf(segmentOf(this.segments, this.st.nextBatch)));
+    return this.due.has(segmentIndex(this.segments, this.st.nextBatch));
   }
 
   /** When the next batch's segment falls due, while it is not yet (null: due, or nothing left to launch). */

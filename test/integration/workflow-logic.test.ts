@@ -171,7 +171,7 @@ function stubActivities(o: StubOptions) {
       const rows = o.nextRoundRows?.(call, req) ?? 0;
       const plan: PlanSummary = {
         ...(firstPlan as PlanSummary),
-        planPath: `${req.workDir}/plan-r${req.round + 1}${req.segment === undefined ? '' : `-s${req.segment}`}.bin`,
+        planPath: `${req.workDir}/plan-r${req.round + 1}-s${req.segment}.bin`,
         rows,
         rowsPerAgent: { agent_a: rows },
       };
@@ -596,27 +596,27 @@ describe('workflow logic with stub activities', () => {
     // Every batch of rounds 1 and 2 had its failure planned exactly once, by a plan made after its
     // commit; none of round 3 (the cap).
     for (const round of [0, 1]) {
-      const planned = rec.planRounds.filter((p) => p.req.round === round).flatMap((p) => p.req.batches!);
+      const planned = rec.planRounds.filter((p) => p.req.round === round).flatMap((p) => p.req.batches);
       const batches = rec.verify.filter((c) => c.req.round === round).map((c) => c.req.batch);
       expect([...planned].sort((a, b) => a - b)).toEqual([...new Set(batches)].sort((a, b) => a - b));
     }
     expect(rec.planRounds.some((p) => p.req.round === 2)).toBe(false);
     // The ceiling holds while two rounds' batches and the loans overlap (a cancelled loan's lanes count until it ends).
     expect(rec.peakSlots).toBeLessThanOrEqual(spec.concurrency);
-    for (const p of rec.planRounds) for (const b of p.req.batches!) expect(committedAt(b)).toBeLessThanOrEqual(p.at);
+    for (const p of rec.planRounds) for (const b of p.req.batches) expect(committedAt(b)).toBeLessThanOrEqual(p.at);
     // Streamed: round 2's first plan came while the first plan's slow batch was still answering,
     // and its batches ran then; its late failure was planned afterwards, as a segment of its own.
     const slowEnd = endOf(3);
     expect(rec.planRounds[0].req).toMatchObject({ round: 0, batches: expect.not.arrayContaining([3]) as unknown });
     expect(rec.verify.some((c) => c.req.round === 1 && c.startedAt < slowEnd)).toBe(true);
-    expect(rec.planRounds.some((p) => p.req.round === 0 && p.req.batches!.includes(3) && p.at >= slowEnd)).toBe(true);
+    expect(rec.planRounds.some((p) => p.req.round === 0 && p.req.batches.includes(3) && p.at >= slowEnd)).toBe(true);
     // Each segment's batches start at least its delay (doubling by round) after the failures it
     // plans; each verifies the plan planRound returned, under its round.
     rec.planRounds.forEach((p, i) => {
       const seg = rec.verify.filter((c) => c.req.plan.planPath === rec.roundPlans[i].planPath && c.req.round === p.req.round + 1);
-      const failedAt = Math.max(...p.req.batches!.map(endOf));
+      const failedAt = Math.max(...p.req.batches.map(endOf));
       for (const c of seg) expect(c.startedAt - failedAt).toBeGreaterThanOrEqual(delay * 2 ** p.req.round);
-      for (const b of p.req.batches!) expect(roundOf(b)).toBe(p.req.round);
+      for (const b of p.req.batches) expect(roundOf(b)).toBe(p.req.round);
     });
     // ...on durable timers of the history, one per segment, each for what is left of its delay.
     const events = (await handle.fetchHistory()).events ?? [];
@@ -660,7 +660,7 @@ describe('workflow logic with stub activities', () => {
     const { activities, rec } = stubActivities({
       rows: 20,
       judgeFailed: () => 1,
-      nextRoundRows: (_call, req) => req.batches!.length,
+      nextRoundRows: (_call, req) => req.batches.length,
       beforeVerify: (req) => sleep(req.round === 0 && req.batch === 3 ? 1000 : durationOf(req.batch)),
     });
     const { result, progress } = await withRun(spec, activities, finished);
@@ -672,15 +672,15 @@ describe('workflow logic with stub activities', () => {
     expectLengthsThreaded(rec.commits);
     // Rounds 1 and 2's failures each planned once; none of round 3's (the cap).
     for (const round of [0, 1]) {
-      const planned = rec.planRounds.filter((p) => p.req.round === round).flatMap((p) => p.req.batches!);
+      const planned = rec.planRounds.filter((p) => p.req.round === round).flatMap((p) => p.req.batches);
       const ran = rec.verify.filter((c) => c.req.round === round).map((c) => c.req.batch);
       expect(planned.sort((a, b) => a - b)).toEqual(ran.sort((a, b) => a - b));
     }
     const failed = rec.verify.length;
-    expect(result).toMatchObject({ rounds: 3, planned: 20 + rec.planRounds.reduce((n, p) => n + p.req.batches!.length, 0), failed });
+    expect(result).toMatchObject({ rounds: 3, planned: 20 + rec.planRounds.reduce((n, p) => n + p.req.batches.length, 0), failed });
     // No segment started before its delay after its failures, whichever run of the chain armed its timer.
     rec.planRounds.forEach((p, i) => {
-      const failedAt = Math.max(...p.req.batches!.map((b) => rec.verify.find((c) => c.req.batch === b)!.endedAt!));
+      const failedAt = Math.max(...p.req.batches.map((b) => rec.verify.find((c) => c.req.batch === b)!.endedAt!));
       for (const c of rec.verify.filter((v) => v.req.plan.planPath === rec.roundPlans[i].planPath)) {
         expect(c.startedAt - failedAt).toBeGreaterThanOrEqual(200 * 2 ** p.req.round);
       }
@@ -720,11 +720,11 @@ describe('workflow logic with stub activities', () => {
     const { activities, rec } = stubActivities({ rows: 10, judgeFailed: () => 1, nextRoundRows: () => 0 });
     const { handle, result } = await withRun(spec, activities, async (handle) => ({ handle, ...(await finished(handle)) }));
     // One plan of both batches, or one per batch when the first committed while the other still answered.
-    expect(rec.planRounds.flatMap((p) => p.req.batches!).sort()).toEqual([0, 1]);
+    expect(rec.planRounds.flatMap((p) => p.req.batches).sort()).toEqual([0, 1]);
     expect(result.rounds).toBe(1);
     expect(result.messages.filter((m) => m.startsWith('Re-judging:'))).toEqual(
       rec.planRounds.map(
-        (p) => `Re-judging: ${p.req.batches!.length} row(s) judge-failed in round 1, each at the attempt cap (3): no round 2`,
+        (p) => `Re-judging: ${p.req.batches.length} row(s) judge-failed in round 1, each at the attempt cap (3): no round 2`,
       ),
     );
     expect(result.messages.some((m) => /starts (in|now)/.test(m))).toBe(false);
@@ -740,7 +740,7 @@ describe('workflow logic with stub activities', () => {
     const { activities, rec } = stubActivities({
       rows: 20,
       judgeFailed: (req) => (req.round === 0 ? 2 : 1),
-      nextRoundRows: (_call, req) => req.batches!.length * (req.round === 0 ? 2 : 1),
+      nextRoundRows: (_call, req) => req.batches.length * (req.round === 0 ? 2 : 1),
     });
     const { result, progress } = await withRun(spec, activities, finished);
     const batches = (round: number) => rec.verify.filter((c) => c.req.round === round).length;

@@ -71,7 +71,13 @@ async function finishedRound(
     servers: ['rs0', 'rs1'],
     rowsPerAgent: {},
   };
-  return { req: { workDir, round: 0, plan, sidecar: sidecarPath, maxAttempts }, records, listed, sidecar };
+  // Batch 4 has no list (it selected no row).
+  return {
+    req: { workDir, round: 0, batches: [0, 1, 2, 3, 4], segment: 1, plan, sidecar: sidecarPath, maxAttempts },
+    records,
+    listed,
+    sidecar,
+  };
 }
 
 /** The reference: Maps of attempts and terminal keys, then the listed rows in plan order. */
