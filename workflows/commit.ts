@@ -65,9 +65,9 @@ export async function commitBatches(spec: RunSpec, st: RunState, batches: BatchR
     addCounts(st.totals, b);
     committed(st, b);
     // The live estimate takes the first round's batches in plan order (src/stats/run-estimate.ts);
-    // a re-judgment round's settle the units its rows left pending (src/stats/rejudged-units.ts).
+    // a re-judgment round's settle the units its rows left pending, once the first pass has entered (src/stats/rejudged-units.ts).
     if (st.estimate && roundOf(st, b) === 0) feedBatch(st.estimate, b.batch, decodePaired(b.paired));
-    else if (st.estimate) settleRejudged(st.estimate, decodePaired(b.paired));
+    else if (st.estimate) settleRejudged(st.estimate, decodePaired(b.paired), !!st.stoppedEarly);
     if (st.mainRows !== null) st.mainRows += b.main;
     // A withdrawn re-judgment (answered without a grade) leaves its failure selected for the next round.
     st.roundJudgeFailed += b.judgeFailed + (b.withdrawn ?? 0);

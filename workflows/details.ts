@@ -34,7 +34,7 @@ export function detailsOf(st: RunState, inflight: Map<number, InFlight> = new Ma
       `${v.notPersisted} not persisted · ${v.inFlight} in flight`,
     `**Phase:** ${st.phase}${round}${st.paused ? ' · **paused**' : ''}${st.budgetPaused ? ' · **paused: request budget spent**' : ''}` +
       (st.stoppedEarly ? ` · **${stoppedEarlyText(st.stoppedEarly)}**` : ''),
-    `**Batches:** ${st.nextBatch} launched · concurrency ${st.effective}/${st.concurrency} · generation ${st.generation}`,
+    `**Batches:** ${st.batchesLaunched} launched · concurrency ${st.effective}/${st.concurrency} · generation ${st.generation}`,
     ...(st.maxRequests !== null ? [`**/verify requests:** ${requestsShown(st)}`] : []),
     ...(st.estimate
       ? [

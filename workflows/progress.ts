@@ -35,6 +35,7 @@ export function progressOf(st: RunState, inflight: Map<number, InFlight>): Progr
     sidecarOpenedAt: st.sidecarOpenedAt,
     keys: st.keysPlanned,
     rejudgeAt: st.phase === 'rejudge-wait' ? (st.rejudgeAt ?? null) : null,
+    ...(st.phase === 'rejudge-wait' && st.rejudgeRound !== undefined ? { rejudgeRound: st.rejudgeRound } : {}),
     estimate: st.estimate ? runEstimateView(st.estimate) : null,
     ...(st.noise ? { noise: st.noise } : {}),
     stoppedEarly: st.stoppedEarly ?? null,

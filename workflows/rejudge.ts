@@ -4,75 +4,97 @@ import { operationPrefix } from '../src/contract/rejudgment.js';
 import type { RunSpec } from '../src/contract/run-spec.js';
 import { long } from './activity-proxies.js';
 import type { RunState } from './run-state.js';
-import { batchesOf, totalBatches, type Segment, type Unplanned } from './segments.js';
+import { batchesOf, segmentOf, totalBatches, type Segment, type Unplanned } from './segments.js';
+import { dueAfter } from './selected.js';
 
 /**
  * Re-judgment (beyond NeMo Gym, which needs a human to run --resume again), streamed: the rows that
- * committed batches selected for the next round (their judge failures) are planned as a segment of
- * the verify window (segments.ts) while the older batches still answer, not once a round has
- * drained. Each unplanned segment's batches are planned with `planRound`, keeping the keys that may
- * still be attempted (fewer sidecar rows than the cap, none terminal: each key's earlier attempts
- * are committed); a plan with rows is announced and becomes a segment due its delay (a few seconds,
- * doubling each round up to a ceiling: `rejudgeDelayMs`) after the last of its rows' failures, so no
- * row is judged again sooner than the delay after its failure. Each failed attempt has left exactly
- * one sidecar row, so the files end up as a NeMo Gym run followed by repeated `--resume` runs would
- * leave them. The segments are added to `st.segments`.
+ * committed batches selected for the next round (their judge failures) are planned as segments of
+ * the verify window (segments.ts) while the first pass still runs, not once a round has drained.
+ * The rows of a source segment whose delay has passed (a few seconds after their failure, doubling
+ * each round up to a ceiling: `rejudgeDelayMs`) are planned together with `planRound`, keeping the
+ * keys that may still be attempted (fewer failed attempts than the cap, none terminal); a plan
+ * with rows becomes a segment, launched before the rest of the first plan. Rows due by `dueBy` are
+ * planned (Infinity: every one, a segment then due at their delay). No row is judged again sooner than the
+ * delay after its failure. Each failed attempt has left exactly one sidecar row, so the files end
+ * up as a NeMo Gym run followed by repeated `--resume` runs would leave them.
  */
-export async function planUnplanned(spec: RunSpec, st: RunState): Promise<void> {
-  while (st.unplanned && st.unplanned.length > 0) {
-    await planSegment(spec, st, st.unplanned[0]);
-    st.unplanned.shift();
-  }
-  st.unplanned = undefined;
+export async function planUnplanned(spec: RunSpec, st: RunState, dueBy: number): Promise<void> {
+  const chosen = (st.unplanned ?? []).filter((u) => dueAfter(spec, st, u) <= dueBy);
+  st.unplanned = (st.unplanned ?? []).filter((u) => !chosen.includes(u));
+  const sources = [...new Set(chosen.map((u) => u.source))];
+  for (const source of sources)
+    await planSegment(
+      spec,
+      st,
+      chosen.filter((u) => u.source === source),
+    );
+  if (st.unplanned.length === 0) st.unplanned = undefined;
 }
 
 /** Plans one source segment's selected rows; adds a segment when any may still be attempted. */
-async function planSegment(spec: RunSpec, st: RunState, u: Unplanned): Promise<void> {
+async function planSegment(spec: RunSpec, st: RunState, us: Unplanned[]): Promise<void> {
   const segments = st.segments!;
-  const from = segments[u.segment];
+  const from = segmentOf(segments, us[0].source);
   const round = from.round + 1;
+  const first = totalBatches(segments);
   const next = await long.planRound.executeWithOptions({ summary: `plan re-judgment round ${round + 1}` }, [
     {
       workDir: st.outputs!.workDir,
       round: from.round,
-      batches: u.batches,
-      segment: segments.length,
+      batches: us.map((u) => u.batch),
+      segment: first,
       plan: from.plan,
       sidecar: st.outputs!.sidecar,
       maxAttempts: spec.maxAttempts,
       retryTerminalTimeouts: spec.retryTerminalTimeouts,
     },
   ]);
+  const rows = us.reduce((n, u) => n + u.rows, 0);
   st.roundJudgeFailed -= next.rows;
-  const more = segments.some((s) => s.round === round) ? ' more' : '';
-  const failed = `Re-judging: ${u.rows}${more} row(s) judge-failed in round ${round}`;
   if (next.rows === 0) {
-    st.messages.push(`${failed}, each at the attempt cap (${spec.maxAttempts}): no round ${round + 1}`);
+    if (round > (st.capAnnounced ?? 0))
+      st.messages.push(
+        `Re-judging: ${rows} row(s) judge-failed in round ${round}, each at the attempt cap (${spec.maxAttempts}): no round ${round + 1}`,
+      );
+    st.capAnnounced = Math.max(st.capAnnounced ?? 0, round);
     return;
   }
-  const delayMs = rejudgeDelayMs(spec.rejudgeDelayMs, from.round);
-  // Workflow time (deterministic); at least a millisecond ahead: its timer is in the history.
-  const dueAt = Math.max(u.selectedAt + delayMs, Date.now() + 1);
-  const seg: Segment = {
+  const dueAt = Math.max(...us.map((u) => dueAfter(spec, st, u)));
+  segments.push({
     round,
     plan: next,
-    first: totalBatches(segments),
+    first,
     batches: batchesOf(next.rows, spec.batchSize),
+    launched: 0,
     operation: operationPrefix(workflowInfo().firstExecutionRunId, round),
     dueAt,
-  };
-  segments.push(seg);
-  const left = dueAt - Date.now();
-  const rows = next.rows === u.rows ? '' : ` re-judges ${next.rows} of them and`;
-  const starts = left < 500 ? 'starts now' : `starts in ${Math.round(left / 1000)}s`;
-  const which = more ? `more of round ${round + 1}` : `round ${round + 1} (of at most ${spec.maxAttempts})`;
-  st.messages.push(`${failed}; ${which}${rows} ${starts}`);
+  });
+  if (round > (st.rejudgeAnnounced ?? 0)) announce(spec, st, round, rows, next.rows, dueAt - Date.now());
   st.planned += next.rows;
   if (st.replannedPerAgent !== null)
     for (const [agent, n] of Object.entries(next.rowsPerAgent)) st.replannedPerAgent[agent] = (st.replannedPerAgent[agent] ?? 0) + n;
 }
 
-/** The timer's summary in the history: what it waits for, and from what. */
+/** A round's first segment: said once, since its later failures join it as they come. */
+function announce(spec: RunSpec, st: RunState, round: number, failed: number, planned: number, leftMs: number): void {
+  st.rejudgeAnnounced = round;
+  const kept = planned === failed ? '' : ` (${planned} of them may still be attempted)`;
+  const starts = leftMs < 500 ? 'starts now' : `starts in ${Math.round(leftMs / 1000)}s`;
+  const delay = Math.round(rejudgeDelayMs(spec.rejudgeDelayMs, round - 1) / 1000);
+  st.messages.push(
+    `Re-judging: ${failed} row(s) judge-failed in round ${round} so far${kept}; round ${round + 1} (of at most ` +
+      `${spec.maxAttempts}) ${starts}, each failure judged again ${delay}s after it`,
+  );
+}
+
+/** The plan timer's summary in the history: what it waits for. */
+export function planWaitSummary(spec: RunSpec, round: number, leftMs: number): string {
+  const delay = Math.round(rejudgeDelayMs(spec.rejudgeDelayMs, round) / 1000);
+  return `wait ${Math.round(leftMs / 1000)}s (${delay}s after a judge failure of round ${round + 1}) before planning re-judgment round ${round + 2}`;
+}
+
+/** A segment's timer summary in the history: what it waits for. */
 export function dueSummary(spec: RunSpec, seg: Segment, leftMs: number): string {
   const after = `${Math.round(rejudgeDelayMs(spec.rejudgeDelayMs, seg.round - 1) / 1000)}s after round ${seg.round}'s last judge failure`;
   return `wait ${Math.round(leftMs / 1000)}s (${after}) before re-judgment round ${seg.round + 1}`;

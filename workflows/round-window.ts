@@ -5,14 +5,13 @@
  * continue-as-new (`stopping`), the loans out (window-loans.ts). The segments, cursor, held batches
  * and budget are the run's (RunState: carried across continue-as-new); the batches in flight are in
  * `inflight` (the progress query reads it). Transitions: launch (a held batch first, else the next
- * one once its segment is due, while its share fits under the ceiling), finish (a batch ended:
+ * of a due segment, a re-judgment's first, while its share fits under the ceiling), finish (a batch ended:
  * ready, held or failed; its slots go to the next batch at once), lend (nothing to launch),
  * notePause (the budget), commitReady (noting what it selected for a next round), planNext
  * (re-judgment segments), fail (stop the others, commit what finished), drain and continue as new.
  */
 import { allHandlersFinished, CancellationScope, condition, continueAsNew, workflowInfo } from '@temporalio/workflow';
 import type { BatchResult, RunSpec } from '../src/contract/run-spec.js';
-import { operationPrefix } from '../src/contract/rejudgment.js';
 import { long } from './activity-proxies.js';
 import { batchOptions, batchRequest, type BatchLaunch } from './batch-request.js';
 import { batchAllowance, budgetSpentMessage, requestsLeft } from './budget.js';
@@ -20,7 +19,6 @@ import { commitBatches, commitHandedBack } from './commit.js';
 import type { ReverifyRunWorkflow } from './definitions.js';
 import { showDetails } from './details.js';
 import { enteredRound, heldWith, landed, type InFlight, type RunState } from './run-state.js';
-import { firstSegment } from './segments.js';
 import { selectedForNextRound, selectsForNextRound } from './selected.js';
 import { heldDropped } from './stop-rules.js';
 import { Loans } from './window-loans.js';
@@ -51,9 +49,6 @@ export class RoundWindow {
     private readonly st: RunState,
     private readonly inflight: Map<number, InFlight>,
   ) {
-    // A --judge-failed-only pass settles judge failures as operations (src/contract/rejudgment.ts).
-    const operation = st.round > 0 || spec.judgeFailedOnly ? operationPrefix(workflowInfo().firstExecutionRunId, st.round) : undefined;
-    st.segments ??= [firstSegment(st.plan!, spec, st.round, operation)];
     this.loans = new Loans(spec, st, this.scope);
     // A segment falling due needs the slots the loans hold.
     this.queue = new SegmentQueue(spec, st, this.scope, () => this.loans.end());
@@ -77,21 +72,16 @@ export class RoundWindow {
   }
 
   /**
-   * Rows selected for a next round wait to be planned, and the window has nothing due to launch:
-   * re-judgment starts while older batches still answer (with `--stop-when` or a request budget,
-   * only once nothing is in flight, so that those rules see the first pass whole).
+   * Rows selected for a next round wait to be planned, and their delay has passed or the window
+   * has nothing due to launch: re-judgment starts while the first pass still runs (with
+   * `--stop-when` or a request budget, only once nothing is in flight, so that those rules see the
+   * first pass whole).
    */
   planDue(): boolean {
     const { st } = this;
-    const whole = (this.spec.stopWhen?.length ?? 0) > 0 || st.maxRequests !== null;
-    return (
-      (st.unplanned?.length ?? 0) > 0 &&
-      !this.dueWork() &&
-      !this.stopping &&
-      this.failure === undefined &&
-      !this.scope.consideredCancelled &&
-      (!whole || (this.inflight.size === 0 && this.ready.length === 0))
-    );
+    if ((st.unplanned?.length ?? 0) === 0 || this.stopping || this.failure !== undefined || this.scope.consideredCancelled) return false;
+    if (this.queue.whole()) return !this.dueWork() && this.inflight.size === 0 && this.ready.length === 0;
+    return this.queue.plannable() || !this.dueWork();
   }
 
   /** The window goes on while work is left, in flight, waiting for its commit, or to be planned. */
@@ -155,7 +145,7 @@ export class RoundWindow {
       // The share is computed once per launch: the very value canLaunch() checked against the ceiling.
       const slots = this.shape().parallelism;
       const held = this.st.held.length > 0;
-      const batch = held ? this.st.held.shift()! : this.st.nextBatch++;
+      const batch = held ? this.st.held.shift()! : this.queue.take();
       this.launch(batch, slots, held);
       this.launched++;
     }
@@ -250,13 +240,24 @@ export class RoundWindow {
   async commitReady(): Promise<void> {
     const batches = this.ready.splice(0, this.ready.length);
     await commitBatches(this.spec, this.st, batches);
-    for (const b of batches) selectedForNextRound(this.spec, this.st, b, this.selectedAt.get(b.batch) ?? Date.now());
+    for (const b of batches) {
+      selectedForNextRound(this.spec, this.st, b, this.selectedAt.get(b.batch) ?? Date.now());
+      this.selectedAt.delete(b.batch);
+    }
+    this.dropDone();
   }
 
   /** Plans the rows selected for a next round (`planDue`) as segments (window-segments.ts). */
   async planNext(): Promise<void> {
     // Loans lent before these failures were committed end now, well before a segment falls due.
-    if (await this.queue.planNext()) this.loans.end();
+    if (await this.queue.planNext(this.queue.whole() || !this.dueWork())) this.loans.end();
+    this.dropDone();
+  }
+
+  /** Drops the segments that are done from the state: every batch launched, none in flight, held or waiting for its commit. */
+  private dropDone(): void {
+    const waiting = new Set([...this.inflight.keys(), ...this.st.held, ...this.holding, ...this.ready.map((r) => r.batch)]);
+    this.queue.dropDone((b) => waiting.has(b));
   }
 
   /**

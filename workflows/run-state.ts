@@ -61,16 +61,20 @@ export interface RunState {
   roundJudgeFailed: number;
   /** The plans the window launches from, one numbering of batches (segments.ts; absent: not verifying yet). */
   segments?: Segment[];
-  /** Committed batches whose rows were selected for a next round and are not planned yet, by segment (rejudge.ts). */
+  /** Committed batches whose rows were selected for a next round and are not planned yet (rejudge.ts). */
   unplanned?: Unplanned[];
+  /** The latest re-judgment round announced in the messages (once per round: its later segments join it silently). */
+  rejudgeAnnounced?: number;
+  /** The latest round whose failures were said to be all at the attempt cap (once per round). */
+  capAnnounced?: number;
   /** The rollouts a `--stop-when` left unstarted are recorded (stop-rules.ts). */
   unstartedRecorded?: boolean;
   /** Successful rows of --rollouts copied into the output (recovery mode). */
   seeded: number;
   forceWarning: string | null;
   messages: string[];
-  /** Next batch to launch (numbered across the segments). */
-  nextBatch: number;
+  /** Batches launched so far (each segment's cursor is its own: segments.ts). */
+  batchesLaunched: number;
   /** Lengths of the main output and the sidecar after the last recorded commit. */
   mainLength: number;
   sidecarLength: number;
@@ -105,6 +109,8 @@ export interface RunState {
   noise?: NoiseSampleView;
   /** When the next re-judgment segment is due (workflow time, epoch ms); set only while the window waits for it (query-only). */
   rejudgeAt?: number | null;
+  /** The round that starts then (1-based, as said; query-only). */
+  rejudgeRound?: number;
   /**
    * Rows of batches that ended and wait for their commit, by batch (query-only: absent when none,
    * as at every continue-as-new, which waits for the commits). See src/contract/run-view.ts.
@@ -137,7 +143,7 @@ export function initialState(spec: RunSpec): RunState {
     seeded: 0,
     forceWarning: null,
     messages: [],
-    nextBatch: 0,
+    batchesLaunched: 0,
     mainLength: 0,
     sidecarLength: 0,
     obsolete: [],

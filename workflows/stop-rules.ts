@@ -27,7 +27,8 @@ function firstPassRows(st: RunState): number {
 export function checkStopRules(spec: RunSpec, st: RunState): void {
   const rules = spec.stopWhen ?? [];
   if (rules.length === 0 || st.round !== 0 || st.stoppedEarly || st.plan === null) return;
-  if (st.nextBatch * spec.batchSize >= st.plan.rows) return;
+  const first = st.segments?.[0];
+  if (first && first.launched >= first.batches) return;
   const delta = st.estimate ? (runEstimateView(st.estimate).all.delta ?? null) : null;
   const rows = firstPassRows(st);
   const rule = firstFiring(rules, { delta, rows, requests: st.requestsUsed });

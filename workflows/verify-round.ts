@@ -34,6 +34,8 @@ async function windowLoop(w: RoundWindow, st: RunState, inflight: Map<number, In
   while (w.busy()) {
     w.launchAll();
     w.notePause();
+    // Rows wait to be planned, not yet: a timer wakes the loop when the oldest may be.
+    if (!w.planDue()) w.queue.armPlanTimer();
     w.queue.notePhase(inflight.size === 0);
     await condition(() => w.wakes());
     // Refill the window before committing, so freed slots do not wait for the commit's round trip.

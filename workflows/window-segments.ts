@@ -1,102 +1,173 @@
 /**
- * The verify window's launch order over the run's segments (segments.ts): which batch is next,
- * whether its segment's re-judge delay has passed (a durable timer per segment, its summary in the
- * history saying what it waits for), the rows not launched yet, and new segments planned
- * (rejudge.ts) and armed.
+ * The verify window's launch order over the run's segments (segments.ts): which batch is next (a
+ * due re-judgment segment before the rest of the first plan), whether a segment's re-judge delay
+ * has passed (a durable timer per segment planned ahead of it, and one for the oldest rows not
+ * planned yet, their summaries in the history saying what they wait for), the rows not launched
+ * yet, and new segments planned (rejudge.ts) and armed.
  */
-import { CancellationScope, sleep } from '@temporalio/workflow';
+import { CancellationScope, sleep, workflowInfo } from '@temporalio/workflow';
+import { operationPrefix } from '../src/contract/rejudgment.js';
 import type { RunSpec } from '../src/contract/run-spec.js';
 import type { BatchLaunch } from './batch-request.js';
 import { enterPhase } from './details.js';
-import { dueSummary, planUnplanned } from './rejudge.js';
+import { dueSummary, planUnplanned, planWaitSummary } from './rejudge.js';
 import type { RunState } from './run-state.js';
 import { recordStoppedEarly } from './stop-rules.js';
-import { rowsOfBatch, segmentIndex, segmentOf, totalBatches, type Segment } from './segments.js';
+import { dueAfter } from './selected.js';
+import { doneSegments, firstSegment, nextSegment, rowsOfBatch, segmentOf, unlaunchedOf, type Segment } from './segments.js';
 
 export class SegmentQueue {
-  /** Segments (by index) whose delay has passed in this generation. */
+  /** Segments (by first batch) whose delay has passed in this generation. */
   private readonly due = new Set<number>();
+  /** When the plan timer fires, and the round its rows failed in (0-based; null: none armed). */
+  private planTimer: { at: number; round: number } | null = null;
+  /** When the last plan timer was due: rows due by then are plannable once it fired, whatever the clock says. */
+  private firedAt = 0;
 
-  /** Arms the segments carried in the state; `onDue` runs when a timer fires. */
+  /** The first segment (unless carried), and the timers of the segments carried in the state; `onDue` runs when one fires. */
   constructor(
     private readonly spec: RunSpec,
     private readonly st: RunState,
     private readonly scope: CancellationScope,
     private readonly onDue: () => void,
   ) {
-    this.armFrom(0);
+    // A --judge-failed-only pass settles judge failures as operations (src/contract/rejudgment.ts).
+    const operation = st.round > 0 || spec.judgeFailedOnly ? operationPrefix(workflowInfo().firstExecutionRunId, st.round) : undefined;
+    st.segments ??= [firstSegment(st.plan!, spec, st.round, operation)];
+    for (const seg of this.segments) this.arm(seg);
   }
 
   get segments(): Segment[] {
     return this.st.segments!;
   }
 
-  /** Starts the timers of the segments from `index` on; a segment whose time has come is due at once. */
-  armFrom(index: number): void {
-    for (let i = index; i < this.segments.length; i++) this.arm(i);
-  }
-
-  private arm(index: number): void {
-    const seg = this.segments[index];
+  private arm(seg: Segment): void {
     const left = seg.dueAt - Date.now();
     if (left <= 0) {
-      this.due.add(index);
+      this.due.add(seg.first);
       return;
     }
+    this.wait(left, dueSummary(this.spec, seg, left), () => {
+      this.due.add(seg.first);
+      this.onDue();
+    });
+  }
+
+  private wait(ms: number, summary: string, then: () => void): void {
     void this.scope
-      .run(() => sleep(left, { summary: dueSummary(this.spec, seg, left) }))
-      .then(() => {
-        this.due.add(index);
-        this.onDue();
-      })
+      .run(() => sleep(ms, { summary }))
+      .then(then)
       .catch(() => undefined);
   }
 
+  /** A timer for the oldest rows not planned yet, unless one is armed: the loop plans them once it fires (`plannable`). */
+  armPlanTimer(): void {
+    const { spec, st } = this;
+    if (this.planTimer !== null || !st.unplanned?.length) return;
+    const oldest = st.unplanned.reduce((a, u) => (dueAfter(spec, st, u) < dueAfter(spec, st, a) ? u : a));
+    const at = dueAfter(spec, st, oldest);
+    const left = at - Date.now();
+    if (left <= 0) return;
+    const round = segmentOf(this.segments, oldest.source).round;
+    this.planTimer = { at, round };
+    this.wait(left, planWaitSummary(spec, round, left), () => {
+      this.planTimer = null;
+      this.firedAt = at;
+      this.armPlanTimer();
+    });
+  }
+
+  /** `--stop-when` and request budgets see the first pass whole: its failures are planned only once it has been sent and answered. */
+  whole(): boolean {
+    return (this.spec.stopWhen?.length ?? 0) > 0 || this.st.maxRequests !== null;
+  }
+
+  /** Rows selected for a next round whose delay has passed. */
+  plannable(): boolean {
+    const { spec, st } = this;
+    const now = this.now();
+    return (st.unplanned ?? []).some((u) => dueAfter(spec, st, u) <= now);
+  }
+
+  private now(): number {
+    return Math.max(Date.now(), this.firedAt);
+  }
+
   /**
-   * Plans the rows committed batches selected for a next round as segments, each due its delay
-   * after its rows' last failure. A `--stop-when` first pass has ended here: its unstarted rows are
-   * recorded first, and its batches never started are skipped. True when a segment was added.
+   * Plans the rows committed batches selected for a next round as segments: those whose delay has
+   * passed, or with `all` every one (each segment then due its delay after its rows' last failure).
+   * A `--stop-when` first pass has ended here: its unstarted rows are recorded first, and its
+   * batches never started are skipped. True when a segment was added.
    */
-  async planNext(): Promise<boolean> {
+  async planNext(all: boolean): Promise<boolean> {
     const { st } = this;
     if (st.stoppedEarly) {
       await recordStoppedEarly(st);
-      st.nextBatch = Math.max(st.nextBatch, this.segments[0].batches);
+      this.segments[0].launched = this.segments[0].batches;
     }
     const from = this.segments.length;
-    await planUnplanned(this.spec, st);
-    this.armFrom(from);
+    await planUnplanned(this.spec, st, all ? Infinity : this.now());
+    for (const seg of this.segments.slice(from)) this.arm(seg);
     return this.segments.length > from;
   }
 
-  /** Waiting for a segment's delay with nothing in flight (`idle`): the phase, and when it starts (the progress query). */
+  /** Drops the re-judgment segments that are done (segments.ts `doneSegments`), so that the state stays small. */
+  dropDone(busy: (batch: number) => boolean): void {
+    const { st } = this;
+    const unplanned = new Set((st.unplanned ?? []).map((u) => u.source));
+    const done = doneSegments(this.segments, (seg) => unplanned.has(seg.first) || anyBatch(seg, busy));
+    if (done.size === 0) return;
+    st.segments = this.segments.filter((s) => !done.has(s.first));
+    for (const first of done) this.due.delete(first);
+  }
+
+  /** Waiting for a re-judgment's delay with nothing in flight (`idle`): the phase, and when it starts and which round (the progress query). */
   notePhase(idle: boolean): void {
     const { st } = this;
-    const until = idle ? this.waitingUntil() : null;
-    const waiting = until !== null;
-    st.rejudgeAt = waiting ? until : undefined;
-    if (waiting !== (st.phase === 'rejudge-wait')) enterPhase(st, waiting ? 'rejudge-wait' : 'verify');
+    const next = idle ? this.waitingFor() : null;
+    st.rejudgeAt = next ? next.at : undefined;
+    st.rejudgeRound = next ? next.round + 1 : undefined;
+    if ((next !== null) !== (st.phase === 'rejudge-wait')) enterPhase(st, next ? 'rejudge-wait' : 'verify');
   }
 
-  /** Batches not launched yet (the first plan's none once a `--stop-when` rule fired: stop-rules.ts). */
+  /** The segments with batches not launched yet (the first plan's none once a `--stop-when` rule fired: stop-rules.ts). */
+  private open(): Segment[] {
+    return this.segments.filter((s, i) => unlaunchedOf(s) > 0 && !(i === 0 && this.st.stoppedEarly));
+  }
+
+  /** Batches not launched yet. */
   unlaunched(): boolean {
-    const first = this.segments[0];
-    return this.st.nextBatch < totalBatches(this.segments) && !(this.st.stoppedEarly && this.st.nextBatch < first.first + first.batches);
+    return this.open().length > 0;
   }
 
-  /** The next batch's segment is due. */
+  /** A batch may launch now: its segment is due. */
   nextDue(): boolean {
-    return this.due.has(segmentIndex(this.segments, this.st.nextBatch));
+    return this.nextOpen() !== null;
   }
 
-  /** When the next batch's segment falls due, while it is not yet (null: due, or nothing left to launch). */
-  waitingUntil(): number | null {
-    return this.unlaunched() && !this.nextDue() ? segmentOf(this.segments, this.st.nextBatch).dueAt : null;
+  private nextOpen(): Segment | null {
+    const open = new Set(this.open());
+    return nextSegment(this.segments, (s) => open.has(s) && this.due.has(s.first));
+  }
+
+  /** Takes the next batch to launch (call only when `nextDue()`). */
+  take(): number {
+    const seg = this.nextOpen()!;
+    this.st.batchesLaunched++;
+    return seg.first + seg.launched++;
+  }
+
+  /** When the next re-judgment falls due and its round (0-based), while none is (null: one is due, or nothing is left to launch or plan). */
+  private waitingFor(): { at: number; round: number } | null {
+    if (this.nextDue()) return null;
+    const waits = this.open().map((s) => ({ at: s.dueAt, round: s.round }));
+    if (this.planTimer !== null) waits.push({ at: this.planTimer.at, round: this.planTimer.round + 1 });
+    return waits.reduce<{ at: number; round: number } | null>((a, w) => (a === null || w.at < a.at ? w : a), null);
   }
 
   /** Batches not finished: not launched yet, and `more` (held, in flight). */
   left(more: number): number {
-    return totalBatches(this.segments) - this.st.nextBatch + more;
+    return this.open().reduce((n, s) => n + unlaunchedOf(s), more);
   }
 
   /** Batch `batch` as its segment places it: its round, plan, rows and operation prefix. */
@@ -114,7 +185,13 @@ export class SegmentQueue {
       return to - from;
     };
     let rows = held.reduce((a, b) => a + rowsOf(b), 0);
-    for (let b = this.st.nextBatch; b < totalBatches(this.segments); b++) rows += rowsOf(b);
+    for (const seg of this.open()) for (let b = seg.first + seg.launched; b < seg.first + seg.batches; b++) rows += rowsOf(b);
     return rows;
   }
+}
+
+/** Whether any batch of `seg` is `busy`. */
+function anyBatch(seg: Segment, busy: (batch: number) => boolean): boolean {
+  for (let b = seg.first; b < seg.first + seg.batches; b++) if (busy(b)) return true;
+  return false;
 }

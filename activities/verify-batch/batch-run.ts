@@ -128,7 +128,7 @@ export class BatchRun {
     return this.end();
   }
 
-  /** The rows left, on the lanes pooled with the other batches of this round that this process runs (lane-pool.ts). */
+  /** The rows left, on the lanes pooled with the other batches of this run that this process runs (lane-pool.ts; a re-judgment's first). */
   private send(): Promise<void> {
     return runPooledLanes(
       {
@@ -139,6 +139,7 @@ export class BatchRun {
         readAhead: (from, rows) => this.rows.readRows(from, rows),
         send: (row) => this.sendRow(row),
         fail: (err) => this.stops.fail(err),
+        first: this.req.round > 0,
       },
       this.deps.lanes,
       laneGroup(this.ctx.info),

@@ -15,8 +15,9 @@
  * workflow gives its share to the next batch, only after the pool has given the share back. Each
  * worker process pools only the batches it runs, and batches of other runs never share a pool: the
  * ceiling holds per run across every worker, as before. A run's rounds share it: a re-judgment
- * segment's batches (workflows/segments.ts) start while the round before still answers, and the
- * older batches' lanes, waiting on their slowest answers, send the re-judgments' rows.
+ * segment's batches (workflows/segments.ts) start while the first pass still runs, and their rows
+ * go first (`first`: before the older batches', a re-judgment's oldest first), so that a failure is
+ * judged again soon after its delay rather than behind every row of the window.
  */
 
 /** One row of a batch, run on a pool lane on the batch's behalf (prepared, sent, its reply recorded); never rejects. */
@@ -30,11 +31,14 @@ export interface PooledBatch {
   claim(): RowRun | null;
   /** Starts reading its next `rows` rows to hand out, not yet claimed: the lanes take them next. */
   readAhead?(rows: number): void;
+  /** Its rows go before those of the batches without it (a re-judgment). */
+  readonly first?: boolean;
 }
 
 /** The lanes and batches of one run in this process. */
 class Group {
-  readonly batches = new Set<PooledBatch>();
+  /** In the order the lanes take their rows: those `first` in join order, then the others in join order. */
+  batches = new Set<PooledBatch>();
   /** Lanes running: busy with a row, or parked. */
   lanes = 0;
   /** Parked lanes (no row to take): woken when a batch joins or one leaves. */
@@ -70,7 +74,13 @@ export class LanePool {
       this.groups.set(group, g);
     }
     const own = g;
-    own.batches.add(batch);
+    if (batch.first) {
+      const all = [...own.batches];
+      const at = all.findIndex((b) => !b.first);
+      if (at >= 0) all.splice(at, 0, batch);
+      else all.push(batch);
+      own.batches = new Set(all);
+    } else own.batches.add(batch);
     own.lanes += lanes;
     this.wake(own);
     // A batch with rows, not another loan, is what a waiting loan waits for.
@@ -145,7 +155,7 @@ export class LanePool {
     }
   }
 
-  /** The row of the oldest batch with rows left (a Set iterates in join order), or null when no batch has one. */
+  /** The row of the first batch with rows left (`Group.batches`' order), or null when no batch has one. */
   private next(g: Group): RowRun | null {
     for (const b of g.batches) {
       if (b.left() > 0) {

@@ -24,6 +24,8 @@ export interface LaneWork<P> {
   send: (row: P) => Promise<Recording>;
   /** A lane or a recording that threw: the batch fails with it (`going` should turn false). */
   fail: (err: Error) => void;
+  /** Its rows go before the other batches' in the pool (a re-judgment: lane-pool.ts). */
+  first?: boolean;
 }
 
 /**
@@ -80,6 +82,7 @@ export async function runPooledLanes<P>(w: LaneWork<P>, pool: LanePool, group: s
   const member = pool.join(
     group,
     {
+      first: w.first,
       left: () => (w.going() ? w.rows - next : 0),
       readAhead: (rows) => w.readAhead?.(next, rows),
       claim: () => {

@@ -3,18 +3,19 @@
  * later rounds, printed once at its end for the rollouts still missing from the score: one line per
  * key, from its last sidecar row of this run, in the sidecar's order. Their count is the run's
  * `missing`. A key this run routed to the sidecar is scored only by a re-judgment round, so only
- * the main output's rows past `mainAtRejudge` (where the first re-judgment round began) are read.
+ * the main output's rows past `mainAtRejudge` (where the first re-judgment round began) are read,
+ * keeping only the keys routed there (memory bounded by the failures, not the output).
  */
 import { droppedFromScore } from '../contract/dropped-row.js';
 import { jsonlLines } from '../io/jsonl-lines.js';
 import { keyIdOf, type SidecarWatch } from './sidecar-watch.js';
 
-/** Key ids of the main output's rows from `from` on. */
-async function keysFrom(output: string, from: number): Promise<Set<string>> {
+/** Key ids among `routed` that the main output's rows from `from` on score. */
+async function scoredFrom(output: string, from: number, routed: ReadonlyMap<string, number>): Promise<Set<string>> {
   const keys = new Set<string>();
   for await (const line of jsonlLines(output, from)) {
     const key = keyIdOf(line.text);
-    if (key !== null) keys.add(key);
+    if (key !== null && routed.has(key)) keys.add(key);
   }
   return keys;
 }
@@ -22,7 +23,7 @@ async function keysFrom(output: string, from: number): Promise<Set<string>> {
 /** The lines, or none when the files cannot be read here (a run on other machines). */
 export async function missingAlarms(watch: SidecarWatch, output: string, mainAtRejudge: number | null | undefined): Promise<string[]> {
   try {
-    const scored = typeof mainAtRejudge === 'number' ? await keysFrom(output, mainAtRejudge) : new Set<string>();
+    const scored = typeof mainAtRejudge === 'number' ? await scoredFrom(output, mainAtRejudge, watch.lastRowOf) : new Set<string>();
     const offsets = new Set<number>();
     for (const [key, offset] of watch.lastRowOf) if (!scored.has(key)) offsets.add(offset);
     const lines: string[] = [];

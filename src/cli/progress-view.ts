@@ -40,7 +40,7 @@ export interface LiveView {
 /** The wait before the next re-judgment round, with the time left when the run says when it ends. */
 function rejudgeWait(p: Progress, now: number): string {
   const left = typeof p.rejudgeAt === 'number' ? `: starts in ${duration(Math.max(0, (p.rejudgeAt - now) / 1000))}` : '…';
-  return `waiting to re-judge (round ${p.round + 2})${left}`;
+  return `waiting to re-judge (round ${p.rejudgeRound ?? p.round + 2})${left}`;
 }
 
 /** A failure reason cut to fit one line. */

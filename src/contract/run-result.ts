@@ -97,6 +97,8 @@ export interface Progress {
   keys?: number | null;
   /** When the re-judgment timer fires (epoch ms, workflow time), during `rejudge-wait`. */
   rejudgeAt?: number | null;
+  /** The round that starts then, 1-based as the messages say it (absent: the round after `round`). */
+  rejudgeRound?: number;
   /** The current round's batches in flight: their rows and `/verify` slots (absent: earlier versions). */
   running?: Array<{
     batch: number;

@@ -9,9 +9,10 @@
  * units (a plan that interleaves tasks) with more than one left pending is ambiguous: those stay
  * at their worst case. At most `MAX_UNSETTLED` units are kept (in plan order), so the state stays
  * small (1.4 kB a unit as JSON, 180 kB at most); later ones stay at their worst case, as before re-judgment.
- * Validity: every unit of the first pass has entered before a re-judgment round starts, so what a
- * re-judged value changes (the plug-ins) sets no bet any more; the value replaces a worst case
- * that contained it, so the interval holds as before (wor-cs.ts).
+ * Validity: a re-judged value settles its unit only once every unit of the first pass has entered
+ * (re-judgment is streamed into the first pass: values committed before then wait, summed by agent
+ * and task, in `early`), so what it changes (the plug-ins) sets no bet any more; the value replaces
+ * a worst case that contained it, so the interval holds as before (wor-cs.ts).
  */
 import type { PairedUnit } from '../contract/batch-result.js';
 import type { LiveEstimate } from './live-estimate.js';
@@ -21,6 +22,8 @@ import type { PendingToken } from './wor-cs.js';
 
 /** Units with rows left unknown kept for re-judgment, at most. */
 export const MAX_UNSETTLED = 128;
+/** Agent-task pairs whose re-judged rows wait for the first pass to have entered, at most (later ones stay at their worst case). */
+export const MAX_EARLY = 4 * MAX_UNSETTLED;
 
 export const INVALID = 'a reward is missing or outside [0, 1]';
 
@@ -41,8 +44,55 @@ export function keepUnsettled(e: RunEstimate, kept: UnsettledUnit): void {
   else if (Object.keys(map).length < MAX_UNSETTLED) map[key] = kept;
 }
 
-/** A committed re-judgment batch's units: each narrows (or resolves) the pending unit of its agent and task. */
-export function settleRejudged(e: RunEstimate, units: readonly PairedUnit[]): void {
+/**
+ * A committed re-judgment batch's units: each narrows (or resolves) the pending unit of its agent
+ * and task, once the first pass has entered (`firstPassOver`: it will not, a `--stop-when` ended
+ * it); before that, they wait in `early`.
+ */
+export function settleRejudged(e: RunEstimate, units: readonly PairedUnit[], firstPassOver = false): void {
+  if (e.rowsFed < e.rows && !firstPassOver) {
+    keepEarly(e, units);
+    return;
+  }
+  if (e.early) settleEarly(e);
+  settleNow(e, units);
+}
+
+/** Re-judged rows that came before the first pass had entered: summed by agent and task, up to `MAX_EARLY` pairs. */
+function keepEarly(e: RunEstimate, units: readonly PairedUnit[]): void {
+  const early = (e.early ??= {});
+  let pairs = Object.keys(early).length;
+  for (const u of units) {
+    const key = keyOf(u);
+    const was = early[key];
+    if (was) {
+      for (const k of ['rows', 'known', 'oldSum', 'newSum', 'up', 'down', 'invalid'] as const) was[k] += u[k];
+    } else if (pairs < MAX_EARLY) {
+      early[key] = {
+        agent: u.agent,
+        task: u.task,
+        rows: u.rows,
+        known: u.known,
+        oldSum: u.oldSum,
+        newSum: u.newSum,
+        up: u.up,
+        down: u.down,
+        invalid: u.invalid,
+      };
+      pairs++;
+    }
+  }
+}
+
+/** The first pass has entered: the re-judged rows that waited settle their units. */
+export function settleEarly(e: RunEstimate): void {
+  const early = e.early;
+  if (!early) return;
+  delete e.early;
+  settleNow(e, Object.values(early));
+}
+
+function settleNow(e: RunEstimate, units: readonly PairedUnit[]): void {
   const map = e.unsettled ?? {};
   for (const u of units) {
     const key = keyOf(u);

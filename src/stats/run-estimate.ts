@@ -17,7 +17,7 @@
 import type { PairedUnit } from '../contract/batch-result.js';
 import type { EstimateView, RunEstimateView, ShownInterval } from '../contract/estimate-view.js';
 import { liveIntervals, type LiveEstimate } from './live-estimate.js';
-import { INVALID, keepUnsettled, type UnsettledUnit } from './rejudged-units.js';
+import { INVALID, keepUnsettled, settleEarly, type UnsettledUnit } from './rejudged-units.js';
 import { addWhole, createRowWeighted, scaleOf, settleUnit } from './row-weighted-units.js';
 import type { IntervalEstimate, PendingToken } from './wor-cs.js';
 
@@ -66,6 +66,8 @@ export interface RunEstimate {
   open: OpenUnit | null;
   /** Units with rows unknown at the end of the first pass, by agent and task, for re-judgment (absent: none yet). */
   unsettled?: Record<string, UnsettledUnit | null>;
+  /** Re-judged rows committed before the first pass had entered, summed by agent and task, settled once it has (rejudged-units.ts). */
+  early?: Record<string, PairedUnit>;
 }
 
 function agentEstimate(p: PlannedUnits, confidence: number): AgentEstimate {
@@ -125,7 +127,10 @@ export function feedBatch(e: RunEstimate, batch: number, units: PairedUnit[]): v
     e.nextBatch++;
     next.forEach((u, k) => enterUnit(e, u, k === next.length - 1));
   }
-  if (e.rowsFed >= e.rows) closeOpen(e);
+  if (e.rowsFed >= e.rows) {
+    closeOpen(e);
+    settleEarly(e);
+  }
 }
 
 /** Enters one unit: merged into the open one if it goes on with it; the last of a batch stays open. */

@@ -618,17 +618,46 @@ describe('workflow logic with stub activities', () => {
       for (const c of seg) expect(c.startedAt - failedAt).toBeGreaterThanOrEqual(delay * 2 ** p.req.round);
       for (const b of p.req.batches) expect(roundOf(b)).toBe(p.req.round);
     });
-    // ...on durable timers of the history, one per segment, each for what is left of its delay.
+    // ...on durable timers of the history, each for what is left of a delay: a plan's (its rows'
+    // failures) or a segment's planned ahead of its time.
     const events = (await handle.fetchHistory()).events ?? [];
     const timers = events.flatMap((e) => (e.timerStartedEventAttributes ? [tsToMs(e.timerStartedEventAttributes.startToFireTimeout)] : []));
-    expect(timers).toHaveLength(rec.planRounds.length);
-    rec.planRounds.forEach((p, i) => expect(timers[i]).toBeLessThanOrEqual(delay * 2 ** p.req.round));
+    expect(timers.length).toBeGreaterThan(0);
+    for (const t of timers) expect(t).toBeLessThanOrEqual(delay * 2);
 
     const failed = rec.verify.length;
     expect(result).toMatchObject({ rounds: 3, planned: rows + 6 * rec.planRounds.length, failed, judgeFailed: failed });
     expect(result.done).toBe(result.planned - failed);
-    expect(result.messages.filter((m) => m.startsWith('Re-judging:'))).toHaveLength(rec.planRounds.length);
+    // Said once per round: its later segments join it.
+    expect(result.messages.filter((m) => m.startsWith('Re-judging:')).map((m) => /round (\d) \(of at most 3\)/.exec(m)?.[1])).toEqual([
+      '2',
+      '3',
+    ]);
     expectLengthsThreaded(rec.commits);
+  });
+
+  it("launches a due re-judgment segment ahead of the first plan's batches not launched yet, not before its delay", async () => {
+    const delay = 100;
+    const spec = specFor('rejudge-ahead', { concurrency: 2, batchSize: 5, maxAttempts: 2, rejudgeDelayMs: delay });
+    // 8 batches, two at a time, 200 ms each; batch 0 has a judge failure.
+    const { activities, rec } = stubActivities({
+      rows: 40,
+      judgeFailed: (req) => (req.round === 0 && req.batch === 0 ? 1 : 0),
+      nextRoundRows: () => 1,
+      beforeVerify: () => sleep(200),
+    });
+    const { result } = await withRun(spec, activities, finished);
+    const rejudged = rec.verify.filter((c) => c.req.round === 1);
+    expect(rejudged).toHaveLength(1);
+    const started = (batch: number) => rec.verify.find((c) => c.req.round === 0 && c.req.batch === batch)!.startedAt;
+    const failedAt = rec.verify.find((c) => c.req.round === 0 && c.req.batch === 0)!.endedAt!;
+    // Ahead of the first plan's last batches, numbered after them, and not before its delay.
+    expect(rejudged[0].startedAt).toBeLessThan(started(7));
+    expect(rejudged[0].req.batch).toBe(8);
+    expect(rejudged[0].startedAt - failedAt).toBeGreaterThanOrEqual(delay);
+    expect(allCommitted(rec.commits)).toEqual([...Array(9).keys()]);
+    expect(rec.peakSlots).toBeLessThanOrEqual(spec.concurrency);
+    expect(result).toMatchObject({ rounds: 2, planned: 41, failed: 1, done: 40 });
   });
 
   it('a loan cancelled for a re-judgment segment keeps its share until it has ended: the ceiling holds', async () => {
@@ -690,7 +719,7 @@ describe('workflow logic with stub activities', () => {
   it("counts the delay from the round's last judge failure, not from the round's end", async () => {
     const spec = specFor('rejudge-from-failure', { batchSize: 5, maxAttempts: 3, rejudgeDelayMs: 1000 });
     // One batch a round. Round 1's judge failure 800 ms before its batch returned: 200 ms of its 1 s
-    // are left. Round 2's 5 s before: more than its 2 s delay, so round 3 starts at once (a 1 ms timer).
+    // are left. Round 2's 5 s before: more than its 2 s delay, so round 3 starts at once (no timer).
     const { activities, rec } = stubActivities({
       rows: 5,
       judgeFailed: () => 1,
@@ -701,16 +730,15 @@ describe('workflow logic with stub activities', () => {
     expect(result.rounds).toBe(3);
     const events = (await handle.fetchHistory()).events ?? [];
     const timers = events.flatMap((e) => (e.timerStartedEventAttributes ? [tsToMs(e.timerStartedEventAttributes.startToFireTimeout)] : []));
-    expect(timers).toHaveLength(2);
+    expect(timers).toHaveLength(1);
     expect(timers[0]).toBeLessThanOrEqual(200);
-    expect(timers[1]).toBe(1);
     // Never before the delay after the failure: round 2 starts ≥ 200 ms after round 1's last batch returned.
     const firstBatchOf = (round: number) => Math.min(...rec.verify.filter((c) => c.req.round === round).map((c) => c.startedAt));
     const lastEndOf = (round: number) => Math.max(...rec.verify.filter((c) => c.req.round === round).map((c) => c.endedAt!));
     expect(firstBatchOf(1) - lastEndOf(0)).toBeGreaterThanOrEqual(200);
     expect(result.messages.filter((m) => m.startsWith('Re-judging:'))).toEqual([
-      'Re-judging: 1 row(s) judge-failed in round 1; round 2 (of at most 3) starts now',
-      'Re-judging: 1 row(s) judge-failed in round 2; round 3 (of at most 3) starts now',
+      'Re-judging: 1 row(s) judge-failed in round 1 so far; round 2 (of at most 3) starts now, each failure judged again 1s after it',
+      'Re-judging: 1 row(s) judge-failed in round 2 so far; round 3 (of at most 3) starts now, each failure judged again 2s after it',
     ]);
   });
 
@@ -722,11 +750,10 @@ describe('workflow logic with stub activities', () => {
     // One plan of both batches, or one per batch when the first committed while the other still answered.
     expect(rec.planRounds.flatMap((p) => p.req.batches).sort()).toEqual([0, 1]);
     expect(result.rounds).toBe(1);
-    expect(result.messages.filter((m) => m.startsWith('Re-judging:'))).toEqual(
-      rec.planRounds.map(
-        (p) => `Re-judging: ${p.req.batches.length} row(s) judge-failed in round 1, each at the attempt cap (3): no round 2`,
-      ),
-    );
+    // Said once, with the rows of its first plan.
+    expect(result.messages.filter((m) => m.startsWith('Re-judging:'))).toEqual([
+      `Re-judging: ${rec.planRounds[0].req.batches.length} row(s) judge-failed in round 1, each at the attempt cap (3): no round 2`,
+    ]);
     expect(result.messages.some((m) => /starts (in|now)/.test(m))).toBe(false);
     const events = (await handle.fetchHistory()).events ?? [];
     expect(events.some((e) => e.timerStartedEventAttributes)).toBe(false);

@@ -199,6 +199,32 @@ describe('LanePool', () => {
     expect(order.slice(12)).toEqual(new Array<string>(30).fill('younger'));
   });
 
+  it("a re-judgment's rows (`first`) go before the older batches' rows left, re-judgments in join order", async () => {
+    const pool = new LanePool();
+    const order: string[] = [];
+    const meter = new Meter(() => 6);
+    const tracked = (name: string, rows: number, first = false): PooledBatch & { answered: Promise<void> } => {
+      const b = batch(name, rows, meter, () => 1);
+      return { ...b, first, claim: () => (b.left() > 0 ? (order.push(name), b.claim()) : null) };
+    };
+    const older = tracked('older', 40);
+    const members = [pool.join('run', older, 2)];
+    await sleep(5);
+    const r1 = tracked('rejudge-1', 5, true);
+    const r2 = tracked('rejudge-2', 3, true);
+    const younger = tracked('younger', 10);
+    members.push(pool.join('run', r1, 2), pool.join('run', younger, 1), pool.join('run', r2, 1));
+    await Promise.all([older.answered, r1.answered, r2.answered, younger.answered]);
+    await Promise.all(members.map((m) => m.leave()));
+    // From the re-judgments' join on: theirs first (the first joined first), then the older's, then the younger's.
+    const from = order.indexOf('rejudge-1');
+    expect(order.indexOf('older')).toBe(0);
+    expect(order.slice(from, from + 8)).toEqual([...new Array<string>(5).fill('rejudge-1'), ...new Array<string>(3).fill('rejudge-2')]);
+    const rest = order.slice(from + 8);
+    expect(rest.lastIndexOf('older')).toBeLessThan(rest.indexOf('younger'));
+    expect(order.filter((n) => n === 'older')).toHaveLength(40);
+  });
+
   it("the lanes' next rows, as many as the lanes, are read ahead across batches: the younger's before the older runs out", async () => {
     const pool = new LanePool();
     const meter = new Meter(() => 8);

@@ -159,6 +159,38 @@ describe('run estimate: re-judgment settles pending units', () => {
     expect(e.unsettled).toEqual({});
   });
 
+  it('re-judged rows committed before the first pass has entered wait, then settle as if they came after it', () => {
+    const first = batches(10, (r) => (failed.includes(r) ? null : flip(r)));
+    const streamed = createRunEstimate(planned(), ROWS, 0.95);
+    first.slice(0, 3).forEach((units, b) => feedBatch(streamed, b, units));
+    const before = runEstimateView(streamed);
+    // Rows 13 and 22 re-judged (13 twice: failed again, then scored) while batches 3..5 still run.
+    settleRejudged(
+      streamed,
+      rejudged([13], () => null),
+    );
+    settleRejudged(streamed, rejudged([13, 22]));
+    expect(runEstimateView(streamed)).toEqual(before);
+    expect(Object.keys(streamed.early ?? {})).toHaveLength(2);
+    first.slice(3).forEach((units, k) => feedBatch(streamed, k + 3, units));
+    expect(streamed.early).toBeUndefined();
+    // The same as a first pass followed by the same re-judgments.
+    const after = firstPass();
+    settleRejudged(
+      after,
+      rejudged([13], () => null),
+    );
+    settleRejudged(after, rejudged([13, 22]));
+    expect(runEstimateView(streamed)).toEqual(runEstimateView(after));
+    expect(runEstimateView(streamed).all.tasks.pending).toBe(1);
+    // A first pass a --stop-when ended settles at once.
+    const stopped = createRunEstimate(planned(), ROWS, 0.95);
+    first.slice(0, 3).forEach((units, b) => feedBatch(stopped, b, units));
+    settleRejudged(stopped, rejudged([13]), true);
+    expect(stopped.early).toBeUndefined();
+    expect(runEstimateView(stopped).all.tasks.pending).toBeLessThan(before.all.tasks.pending);
+  });
+
   it('rows of a task cut into several pending units are ambiguous: they stay at the worst case', () => {
     // Task x is cut into two units (the plan interleaves y), each with a failure.
     const task = ['x', 'x', 'y', 'y', 'x', 'x'];
