@@ -248,6 +248,9 @@ describe('live progress (rows answered inside running batches)', () => {
     const p = progress({ phase: 'rejudge-wait', rejudgeAt: 100_000 });
     expect(progressLine(p, 0, 24, { now: 58_000 })).toBe('waiting to re-judge (round 2): starts in 42s');
     expect(progressLine(p, 0, 24, { now: 200_000 })).toBe('waiting to re-judge (round 2): starts in 0s');
+    // Streamed rounds: round 3 has started while round 2's last failures wait; the run says which round is next.
+    const streamed = progress({ phase: 'rejudge-wait', round: 2, rejudgeAt: 100_000, rejudgeRound: 3 });
+    expect(progressLine(streamed, 0, 24, { now: 98_000 })).toBe('waiting to re-judge (round 3): starts in 2s');
   });
 });
 
