@@ -1,10 +1,9 @@
 /**
- * The verify window as a small state machine over the run's segments (segments.ts: the first plan,
- * then each re-judgment plan; window-segments.ts), driven as a loop by verify-round.ts. State: the
- * batches finished and not yet committed (`ready`), the first failure, whether it drains for
- * continue-as-new (`stopping`), the loans out (window-loans.ts). The segments, cursor, held batches
- * and budget are the run's (RunState: carried across continue-as-new); the batches in flight are in
- * `inflight` (the progress query reads it). Transitions: launch (a held batch first, else the next
+ * The verify window as a small state machine over the run's segments (segments.ts, window-segments.ts),
+ * driven as a loop by verify-round.ts. State: the batches finished and not yet committed (`ready`),
+ * the first failure, whether it drains for continue-as-new (`stopping`), the loans out
+ * (window-loans.ts). Segments, held batches and budget are the run's (RunState: carried across
+ * continue-as-new); the batches in flight are in `inflight` (the progress query reads it). Transitions: launch (a held batch first, else the next
  * of a due segment, a re-judgment's first, while its share fits under the ceiling), finish (a batch ended:
  * ready, held or failed; its slots go to the next batch at once), lend (nothing to launch),
  * notePause (the budget), commitReady (noting what it selected for a next round), planNext
@@ -50,8 +49,7 @@ export class RoundWindow {
     private readonly inflight: Map<number, InFlight>,
   ) {
     this.loans = new Loans(spec, st, this.scope);
-    // A segment falling due needs the slots the loans hold.
-    this.queue = new SegmentQueue(spec, st, this.scope, () => this.loans.end());
+    this.queue = new SegmentQueue(spec, st, this.scope, () => this.loans.end()); // a segment due needs the loans' slots
   }
 
   /**
@@ -102,8 +100,10 @@ export class RoundWindow {
     );
   }
 
-  private shape() {
-    return windowShape(this.st.effective, this.spec.batchSize, this.queue.left(this.st.held.length + this.inflight.size));
+  /** The next launch's share of the ceiling (window.ts), no more than its rows (window-segments.ts `nextShare`). */
+  private share(): number {
+    const shape = windowShape(this.st.effective, this.spec.batchSize, this.queue.left(this.st.held.length + this.inflight.size));
+    return this.queue.nextShare(this.st.held, shape.parallelism);
   }
 
   /** Slots held by batches and loans in flight. */
@@ -134,7 +134,7 @@ export class RoundWindow {
       this.workLeft() &&
       this.dueWork() &&
       (st.maxRequests === null || this.left() > 0) &&
-      this.usedSlots() + this.shape().parallelism <= st.effective &&
+      this.usedSlots() + this.share() <= st.effective &&
       (spec.continueAsNewAfterBatches === undefined || this.launched < spec.continueAsNewAfterBatches)
     );
   }
@@ -143,7 +143,7 @@ export class RoundWindow {
   launchAll(): void {
     while (this.canLaunch()) {
       // The share is computed once per launch: the very value canLaunch() checked against the ceiling.
-      const slots = this.shape().parallelism;
+      const slots = this.share();
       const held = this.st.held.length > 0;
       const batch = held ? this.st.held.shift()! : this.queue.take();
       this.launch(batch, slots, held);

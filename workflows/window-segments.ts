@@ -150,6 +150,18 @@ export class SegmentQueue {
     return nextSegment(this.segments, (s) => open.has(s) && this.due.has(s.first));
   }
 
+  /**
+   * The share of the next launch (`held` first): `parallelism`, or its rows when fewer, so that a
+   * small re-judgment batch holds no slot its lanes cannot use (a batch runs one lane a row at most).
+   */
+  nextShare(held: readonly number[], parallelism: number): number {
+    const seg = held.length > 0 ? null : this.nextOpen();
+    const next = held.length > 0 ? held[0] : seg && seg.first + seg.launched;
+    if (next === null) return parallelism;
+    const { from, to } = this.batch(next);
+    return Math.max(1, Math.min(parallelism, to - from));
+  }
+
   /** Takes the next batch to launch (call only when `nextDue()`). */
   take(): number {
     const seg = this.nextOpen()!;

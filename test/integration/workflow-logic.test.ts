@@ -411,19 +411,19 @@ function expectLengthsThreaded(commits: Array<{ req: CommitRequest; returned: Le
 
 describe('workflow logic with stub activities', () => {
   it('keeps the /verify slots of the batches in flight within --concurrency, and launches every batch [from,to) once', async () => {
-    const rows = 50;
+    const rows = 52;
     const spec = specFor('window', { concurrency: 7, batchSize: 4 });
     const { activities, rec } = stubActivities({ rows, beforeVerify: (req) => sleep(durationOf(req.batch)) });
     const { result, progress } = await withRun(spec, activities, finished);
 
-    // Every batch once, covering 0..N with the batch size (13 batches, the last one of 2 rows).
+    // Every batch once, covering 0..N with the batch size (13 batches of 4 rows).
     expect(rec.verify).toHaveLength(13);
     expect(batchesOf(rec.verify, 0).map((r) => [r.from, r.to])).toEqual(ranges(rows, 4));
     expect(batchesOf(rec.verify, 0).map((r) => r.batch)).toEqual([...Array(13).keys()]);
     // The ceiling: never more slots running than the concurrency, at any batch's start.
     for (const c of rec.verify) {
       expect(c.req.parallelism).toBeGreaterThanOrEqual(1);
-      expect(c.req.parallelism).toBeLessThanOrEqual(spec.batchSize);
+      expect(c.req.parallelism).toBeLessThanOrEqual(c.req.to - c.req.from);
       expect(c.slotsAtStart).toBeLessThanOrEqual(spec.concurrency);
     }
     expect(rec.peakSlots).toBeLessThanOrEqual(spec.concurrency);
@@ -638,10 +638,10 @@ describe('workflow logic with stub activities', () => {
 
   it("launches a due re-judgment segment ahead of the first plan's batches not launched yet, not before its delay", async () => {
     const delay = 100;
-    const spec = specFor('rejudge-ahead', { concurrency: 2, batchSize: 5, maxAttempts: 2, rejudgeDelayMs: delay });
-    // 8 batches, two at a time, 200 ms each; batch 0 has a judge failure.
+    const spec = specFor('rejudge-ahead', { concurrency: 8, batchSize: 5, maxAttempts: 2, rejudgeDelayMs: delay });
+    // 16 batches, four at a time (2 slots each), 200 ms each; batch 0 has a judge failure.
     const { activities, rec } = stubActivities({
-      rows: 40,
+      rows: 80,
       judgeFailed: (req) => (req.round === 0 && req.batch === 0 ? 1 : 0),
       nextRoundRows: () => 1,
       beforeVerify: () => sleep(200),
@@ -652,12 +652,15 @@ describe('workflow logic with stub activities', () => {
     const started = (batch: number) => rec.verify.find((c) => c.req.round === 0 && c.req.batch === batch)!.startedAt;
     const failedAt = rec.verify.find((c) => c.req.round === 0 && c.req.batch === 0)!.endedAt!;
     // Ahead of the first plan's last batches, numbered after them, and not before its delay.
-    expect(rejudged[0].startedAt).toBeLessThan(started(7));
-    expect(rejudged[0].req.batch).toBe(8);
+    expect(rejudged[0].startedAt).toBeLessThan(started(15));
+    expect(rejudged[0].req.batch).toBe(16);
     expect(rejudged[0].startedAt - failedAt).toBeGreaterThanOrEqual(delay);
-    expect(allCommitted(rec.commits)).toEqual([...Array(9).keys()]);
+    // Its share is its one row, not the 2 slots of the first plan's batches.
+    expect(rejudged[0].req.parallelism).toBe(1);
+    expect(rec.verify.filter((c) => c.req.round === 0).every((c) => c.req.parallelism === 2)).toBe(true);
+    expect(allCommitted(rec.commits)).toEqual([...Array(17).keys()]);
     expect(rec.peakSlots).toBeLessThanOrEqual(spec.concurrency);
-    expect(result).toMatchObject({ rounds: 2, planned: 41, failed: 1, done: 40 });
+    expect(result).toMatchObject({ rounds: 2, planned: 81, failed: 1, done: 80 });
   });
 
   it('a loan cancelled for a re-judgment segment keeps its share until it has ended: the ceiling holds', async () => {
