@@ -100,10 +100,10 @@ export class RoundWindow {
     );
   }
 
-  /** The next launch's share of the ceiling (window.ts), no more than its rows (window-segments.ts `nextShare`). */
+  /** The next launch's share of the free slots (window.ts, window-segments.ts `nextShare`; 0: none fits). */
   private share(): number {
     const shape = windowShape(this.st.effective, this.spec.batchSize, this.queue.left(this.st.held.length + this.inflight.size));
-    return this.queue.nextShare(this.st.held, shape.parallelism);
+    return this.queue.nextShare(this.st.held, shape.parallelism, this.st.effective - this.usedSlots());
   }
 
   /** Slots held by batches and loans in flight. */
@@ -120,9 +120,8 @@ export class RoundWindow {
   }
 
   /**
-   * Slots held in flight never exceed the ceiling: a batch starts only when its share fits (with
-   * nothing in flight it always fits, since a share is at most the ceiling). Once the run is
-   * cancelled, no batch is launched (it would fail at once, unsent).
+   * Slots held in flight never exceed the ceiling: a batch starts only when a share fits (with
+   * nothing in flight its whole share does). Once cancelled, no batch is launched (it would fail unsent).
    */
   private canLaunch(): boolean {
     const { st, spec } = this;
@@ -134,7 +133,7 @@ export class RoundWindow {
       this.workLeft() &&
       this.dueWork() &&
       (st.maxRequests === null || this.left() > 0) &&
-      this.usedSlots() + this.share() <= st.effective &&
+      this.share() > 0 &&
       (spec.continueAsNewAfterBatches === undefined || this.launched < spec.continueAsNewAfterBatches)
     );
   }
@@ -142,7 +141,6 @@ export class RoundWindow {
   /** Launches batches while their shares fit under the ceiling; a held batch first (out of budget, or stopped with its worker). */
   launchAll(): void {
     while (this.canLaunch()) {
-      // The share is computed once per launch: the very value canLaunch() checked against the ceiling.
       const slots = this.share();
       const held = this.st.held.length > 0;
       const batch = held ? this.st.held.shift()! : this.queue.take();

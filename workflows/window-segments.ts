@@ -151,15 +151,17 @@ export class SegmentQueue {
   }
 
   /**
-   * The share of the next launch (`held` first): `parallelism`, or its rows when fewer, so that a
-   * small re-judgment batch holds no slot its lanes cannot use (a batch runs one lane a row at most).
+   * The share of the next launch (`held` first) out of `free` slots: `parallelism`, or its rows when
+   * fewer (a small re-judgment batch holds no slot its lanes cannot use: a batch runs one lane a row
+   * at most); when fewer slots are free, those, if at least half of it, so that what a small batch
+   * left is not idle until another ends (lanes are pooled: a share is lanes, not rows). 0: none fits.
    */
-  nextShare(held: readonly number[], parallelism: number): number {
+  nextShare(held: readonly number[], parallelism: number, free: number): number {
     const seg = held.length > 0 ? null : this.nextOpen();
     const next = held.length > 0 ? held[0] : seg && seg.first + seg.launched;
-    if (next === null) return parallelism;
-    const { from, to } = this.batch(next);
-    return Math.max(1, Math.min(parallelism, to - from));
+    const rows = next === null ? parallelism : this.batch(next).to - this.batch(next).from;
+    const want = Math.max(1, Math.min(parallelism, rows));
+    return free >= want ? want : free >= Math.ceil(want / 2) ? free : 0;
   }
 
   /** Takes the next batch to launch (call only when `nextDue()`). */
