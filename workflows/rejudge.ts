@@ -38,9 +38,7 @@ async function planSegment(spec: RunSpec, st: RunState, u: Unplanned): Promise<v
       batches: u.batches,
       segment: segments.length,
       plan: from.plan,
-      sidecar: st.outputs!.sidecar,
       maxAttempts: spec.maxAttempts,
-      retryTerminalTimeouts: spec.retryTerminalTimeouts,
     },
   ]);
   st.roundJudgeFailed -= next.rows;
