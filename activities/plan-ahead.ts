@@ -16,6 +16,7 @@ import { writeFileAtomic } from '../src/io/atomic-file.js';
 import { sameStamp } from '../src/contract/file-stamp.js';
 import { fileNow } from '../src/io/file-identity.js';
 import { startThread } from '../src/io/start-thread.js';
+import { attemptsPathOf } from '../src/planning/plan-attempts.js';
 import { freshWorkDir, type PlanOutcome, type PlanRequest } from './plan-run/plan-into.js';
 
 interface Ahead {
@@ -73,10 +74,12 @@ export async function takePlanAhead(req: PlanRequest): Promise<PlanOutcome | nul
     for (const f of outcome.files) if (!sameStamp(f, await fileNow(f.path))) return null;
     await freshWorkDir(req.workDir);
     const planPath = join(req.workDir, 'plan.bin');
+    const attemptsPath = attemptsPathOf(planPath);
+    await copyFile(outcome.attemptsPath!, attemptsPath);
     await copyFile(outcome.planPath, planPath);
     const { messages: _messages, ...summary } = outcome;
-    await writeFileAtomic(join(req.workDir, 'plan.json'), JSON.stringify({ ...summary, planPath }));
-    return { ...outcome, planPath };
+    await writeFileAtomic(join(req.workDir, 'plan.json'), JSON.stringify({ ...summary, planPath, attemptsPath }));
+    return { ...outcome, planPath, attemptsPath };
   } finally {
     await removeAhead(ahead);
   }

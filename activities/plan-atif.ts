@@ -7,7 +7,7 @@
  * outputs are prepared (the preflight comes between), so whatever it creates is removed when the
  * run is refused. Returns counts and what the preflight needs; never rows.
  */
-import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { unpinnedWarning, emptyManifest, parseManifestLine, trajectoryFile } from '../src/atif/manifest.js';
 import { AtifProjectionError } from '../src/atif/supported.js';
@@ -27,7 +27,9 @@ import { encode, linePlace } from '../src/planning/key-facts.js';
 import { findRepeats, FirstProblem, joinEntries, joinedRowOf, joinedRowText } from '../src/planning/atif-join.js';
 import { compareKeyedRecords, keyedRecordCodec, type KeyedRecord } from '../src/planning/keyed-records.js';
 import { Names } from '../src/planning/names.js';
-import { ATIF_PLAN_RECORD_BYTES, PlanWriter } from '../src/planning/plan-file.js';
+import { ATIF_PLAN_RECORD_BYTES } from '../src/planning/plan-file.js';
+import { NO_ATTEMPTS } from '../src/planning/plan-attempts.js';
+import { PlanFilesWriter, planPathsOf, publishPlanFiles, tmpPlanPaths, type PlanPaths } from '../src/planning/plan-files.js';
 import { discardPlan } from './discard-plan.js';
 import { whileHeartbeating } from './heartbeating.js';
 import { aliasChecker, dataFiles, refuseInputAliases } from '../src/run-checks/input-aliases.js';
@@ -133,12 +135,13 @@ async function writeAtifPlan(
   const place = (line: number) => `${req.manifestPath}:${line}`;
   try {
     const counts = await joinChecked(req, { joined, repeats, kept }, { agents, servers }, place, refuseAlias);
-    const planPath = join(workDir, 'plan.bin');
-    const written = await writeKeptRows(`${planPath}.tmp`, kept, { agents, servers }, place);
+    const paths = planPathsOf(join(workDir, 'plan.bin'));
+    const written = await writeKeptRows(tmpPlanPaths(paths), kept, { agents, servers }, place);
     const files = await unchangedSince(req, before);
-    await rename(`${planPath}.tmp`, planPath);
+    await publishPlanFiles(paths);
     const summary: PlanSummary = {
-      planPath,
+      planPath: paths.plan,
+      attemptsPath: paths.attempts,
       recordBytes: ATIF_PLAN_RECORD_BYTES,
       files,
       sourcePath: req.manifestPath,
@@ -195,14 +198,14 @@ async function joinChecked(
   return counts;
 }
 
-/** Writes the kept rows' plan records to `path`; returns their count, rows per agent, and what the preflight needs. */
+/** Writes the kept rows' plan files (no attempts: an ATIF run's sidecar is new); returns counts and the preflight's facts. */
 async function writeKeptRows(
-  path: string,
+  paths: PlanPaths,
   kept: ExternalSorter<KeyedRecord>,
   { agents, servers }: AtifNames,
   place: (line: number) => string,
 ): Promise<{ rows: number; rowsPerAgent: Record<string, number>; preflight: AtifPreflightFacts }> {
-  const writer = await PlanWriter.create(path, ATIF_PLAN_RECORD_BYTES);
+  const writer = await PlanFilesWriter.create(paths, ATIF_PLAN_RECORD_BYTES);
   const selected = new Set<string>();
   const calling: string[] = [];
   let unroutable: string | null = null;
@@ -210,7 +213,7 @@ async function writeKeptRows(
   try {
     for await (const r of kept.sorted()) {
       const row = joinedRowOf(r.text!);
-      await writer.add(row.record);
+      await writer.add(row.record, NO_ATTEMPTS);
       const agent = agents.list[row.record.agent];
       rowsPerAgent[agent] = (rowsPerAgent[agent] ?? 0) + 1;
       if (row.unroutable !== null) unroutable ??= `${place(row.record.sourceLine)}: ${row.unroutable}`;

@@ -1,57 +1,33 @@
-import { open, readFile, rename, type FileHandle } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { lineKeyId } from '../src/contract/row-key.js';
+import { ConfigError } from '../src/contract/errors.js';
 import { plannedRowChanged } from '../src/planning/changed-input.js';
-import type { PlanSummary, RetryRules } from '../src/contract/run-spec.js';
+import type { PlanSummary } from '../src/contract/run-spec.js';
 import { writeFileAtomic } from '../src/io/atomic-file.js';
-import { ExternalSorter } from '../src/io/external-sort.js';
 import { lineDigest } from '../src/io/line-digest.js';
-import { decode, encode, Kind } from '../src/planning/key-facts.js';
-import { compareKeyedRecords, keyedRecordCodec, type KeyedRecord } from '../src/planning/keyed-records.js';
-import { sidecarAttemptLines } from '../src/planning/output-cache.js';
-import { checkPlanLayout, PlanWriter, withPlanReader, type PlanRecord } from '../src/planning/plan-file.js';
+import { attemptsAfter, attemptsOfWord, attemptsWord, readAttemptWords } from '../src/planning/plan-attempts.js';
+import { PlanFilesWriter, planPathsOf, publishPlanFiles, tmpPlanPaths, type PlanPaths } from '../src/planning/plan-files.js';
+import { checkPlanLayout, decodePlanRecord, encodedAgent, type PlanRecord } from '../src/planning/plan-file.js';
+import { readRejudgeList, rejudgeListPath, sidecarLeftBy, type RejudgeList } from '../src/planning/rejudge-list.js';
 import { readRangeBytes, ShortReadError } from '../src/io/read-range.js';
-import { withScratchDir } from '../src/io/scratch-dir.js';
 import { whileHeartbeating } from './heartbeating.js';
 import { failFastOnUserError } from './user-errors.js';
 
-/** Name of the file where a batch lists the plan rows whose verdict was `judge_failed`. */
-export function rejudgeListPath(workDir: string, round: number, batch: number): string {
-  return join(workDir, `r${round}-b${batch}.rejudge.json`);
-}
-
-/** With `retryTerminalTimeouts`, a terminal timeout row does not stop its key (as on `--resume`). */
-export interface RoundRequest extends Pick<RetryRules, 'retryTerminalTimeouts'> {
+export interface RoundRequest {
   workDir: string;
   /** The round whose committed batches `batches` selected the rows. */
   round: number;
+  /** Committed batches of one segment (their numbers across the segments, in any order). */
   batches: number[];
-  /** The segment the plan becomes (names its files: `plan-r{round + 1}-s{segment}`). */
+  /** The first batch number of the segment the plan becomes (names its files: `plan-r{round + 1}-s{segment}`). */
   segment: number;
-  /** The plan of those batches (their lists hold its row indices). */
+  /** The plan of those batches (their lists hold its row indices), with its attempts file. */
   plan: PlanSummary;
-  sidecar: string;
   maxAttempts: number;
 }
 
-/** Tuning of the round's sorts (tests force them to spill to disk). */
-export interface RoundOptions {
-  /** Records an external sort holds in memory before it writes a run file. */
-  maxRecords?: number;
-}
-
-/** A batch's rejudge list (its rows: small); a batch without one selected none. */
-async function readRejudgeList(path: string): Promise<number[]> {
-  try {
-    return JSON.parse(await readFile(path, 'utf8')) as number[];
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw err;
-  }
-}
-
 /** A plan row's source line, proven to be the planned bytes (else the run stops: `inputChanged`). */
-async function readPlannedSource(plan: PlanSummary, source: FileHandle, rec: PlanRecord): Promise<string> {
+async function provePlannedSource(plan: PlanSummary, source: FileHandle, rec: PlanRecord): Promise<void> {
   const bytes = await readRangeBytes(source, rec.sourceOffset, rec.sourceLength).catch((err: unknown) => {
     if (err instanceof ShortReadError) return null;
     throw err;
@@ -59,110 +35,120 @@ async function readPlannedSource(plan: PlanSummary, source: FileHandle, rec: Pla
   if (bytes === null || lineDigest(bytes) !== rec.sourceDigest) {
     throw await plannedRowChanged(plan, plan.sourcePath, `line ${rec.sourceLine}`);
   }
-  return bytes.toString('utf8');
 }
 
-/** Adds every judge-failed row of the round that has a key, as a `Row` fact, to `keys`. */
-async function addRows(req: RoundRequest, keys: ExternalSorter<KeyedRecord>): Promise<void> {
-  const source = await open(req.plan.sourcePath, 'r');
+/** The plan's attempts file; a plan of an earlier version has none, and its rows cannot be planned again. */
+function attemptsFileOf(plan: PlanSummary): string {
+  if (plan.attemptsPath !== undefined) return plan.attemptsPath;
+  throw new ConfigError(
+    "this run's plan was written by another version of reverify (without its rows' attempts): its judge failures cannot " +
+      'be planned again. End it with `reverify cancel -o <output>`, then run the same command with --resume: it plans ' +
+      'again from the files as they are now',
+  );
+}
+
+/** The plan's files, open for reading. */
+interface OpenPlan {
+  records: FileHandle;
+  attempts: FileHandle;
+  source: FileHandle;
+  recordBytes: number;
+}
+
+async function openPlan(plan: PlanSummary): Promise<OpenPlan> {
+  const recordBytes = checkPlanLayout(plan.recordBytes);
+  const opened: FileHandle[] = [];
   try {
-    await withPlanReader(
-      req.plan.planPath,
-      async (read) => {
-        for (const batch of req.batches) {
-          for (const i of await readRejudgeList(rejudgeListPath(req.workDir, req.round, batch))) {
-            const rec = await read(i);
-            const id = lineKeyId(await readPlannedSource(req.plan, source, rec));
-            if (id !== null) await keys.add({ key: id, nums: encode.row({ index: i, plan: rec }), text: null });
-          }
-        }
-      },
-      req.plan.recordBytes,
-    );
-  } finally {
-    await source.close();
+    for (const path of [plan.planPath, attemptsFileOf(plan), plan.sourcePath]) opened.push(await open(path, 'r'));
+  } catch (err) {
+    for (const fh of opened) await fh.close();
+    throw err;
+  }
+  const [records, attempts, source] = opened;
+  return { records, attempts, source, recordBytes };
+}
+
+/** Where the kept rows go: the new plan's files, and its rows per agent in first-written order. */
+interface Kept {
+  writer: PlanFilesWriter;
+  rowsPerAgent: Record<string, number>;
+}
+
+/**
+ * One committed batch's listed rows (`rows`: its list's, sorted): its part of the plan and of the
+ * plan's attempts read at once (a batch covers a contiguous range of the plan), each row's source
+ * line proven, and the rows that may still be attempted appended to `kept` with their attempts
+ * after this one.
+ */
+async function keepRetryable(req: RoundRequest, files: OpenPlan, list: RejudgeList, rows: number[], kept: Kept): Promise<void> {
+  const left = sidecarLeftBy(list);
+  const [from, to] = [rows[0], rows[rows.length - 1] + 1];
+  const { recordBytes } = files;
+  const records = await readRangeBytes(files.records, from * recordBytes, (to - from) * recordBytes);
+  const words = await readAttemptWords(files.attempts, from, to);
+  for (const i of rows) {
+    const at = (i - from) * recordBytes;
+    await provePlannedSource(req.plan, files.source, decodePlanRecord(records, at, recordBytes));
+    const now = attemptsAfter(attemptsOfWord(words[i - from]), left(i));
+    if (now.terminal || now.count >= req.maxAttempts) continue;
+    const adding = kept.writer.addEncoded(records, at, attemptsWord(now));
+    if (adding) await adding;
+    const agent = req.plan.agents[encodedAgent(records, at)];
+    kept.rowsPerAgent[agent] = (kept.rowsPerAgent[agent] ?? 0) + 1;
   }
 }
 
 /**
- * The key join: each key's attempts arrive before its rows, so a row is kept when its key has
- * fewer attempts than the cap and no terminal one. Kept rows go to `kept` as they are (`Row`, by index).
+ * Writes round `req.round + 1`'s plan files `paths` (see `planRound`): the kept rows in plan index
+ * order, with their attempts. The batches' lists are read one at a time, in batch order, each
+ * sorted; a segment's batches cover consecutive ranges of its plan in that order, so the rows come
+ * out in plan order with no sort, and memory holds one batch's rows. Returns the rows written per
+ * agent, in first-written order.
  */
-async function keepRetryable(keys: ExternalSorter<KeyedRecord>, maxAttempts: number, kept: ExternalSorter<KeyedRecord>): Promise<void> {
-  let key: string | null = null;
-  let attempts = 0;
-  let terminal = false;
-  for await (const r of keys.sorted()) {
-    if (r.key !== key) {
-      key = r.key;
-      attempts = 0;
-      terminal = false;
-    }
-    if (r.nums[0] === Kind.Sidecar) {
-      attempts++;
-      if (decode.sidecar(r.nums).terminal) terminal = true;
-    } else if (!terminal && attempts < maxAttempts) {
-      await kept.add({ key: '', nums: r.nums, text: null });
-    }
-  }
-}
-
-/**
- * Writes round `req.round + 1`'s plan file `planPath` (see `planRound`): the kept rows in plan
- * index order. Memory is flat in the number of rows: the join of the sidecar's attempts with the
- * rows' keys, and the return to plan order, are external sorts in a scratch directory of the work
- * directory. Returns the rows written per agent, in first-written order.
- */
-export async function writeRoundPlan(
-  req: RoundRequest,
-  planPath: string,
-  opts: RoundOptions = {},
-): Promise<{ rows: number; rowsPerAgent: Record<string, number> }> {
-  return withScratchDir(req.workDir, `round-${req.round + 1}-`, async (dir) => {
-    const sorter = (name: string) =>
-      new ExternalSorter<KeyedRecord>({ dir, name, compare: compareKeyedRecords, codec: keyedRecordCodec, maxRecords: opts.maxRecords });
-    const keys = sorter('round-keys');
-    const kept = sorter('round-kept');
-    let writer: PlanWriter | null = null;
+export async function writeRoundPlan(req: RoundRequest, paths: PlanPaths): Promise<{ rows: number; rowsPerAgent: Record<string, number> }> {
+  const files = await openPlan(req.plan);
+  try {
+    const kept: Kept = { writer: await PlanFilesWriter.create(paths, files.recordBytes), rowsPerAgent: {} };
     try {
-      const policy = { repairTruncated: true, retryTerminalTimeouts: req.retryTerminalTimeouts };
-      for await (const a of sidecarAttemptLines(req.sidecar, policy)) {
-        await keys.add({ key: a.id, nums: encode.sidecar(a.terminal), text: null });
+      let last = -1;
+      for (const batch of [...req.batches].sort((a, b) => a - b)) {
+        const list = await readRejudgeList(rejudgeListPath(req.workDir, req.round, batch));
+        const rows = [...list.rows].sort((a, b) => a - b);
+        if (rows.length === 0) continue;
+        if (rows.some((row, k) => row <= (k === 0 ? last : rows[k - 1]))) {
+          throw new Error(`the rejudge list of batch ${batch} of round ${req.round + 1} repeats a row or lists one of an earlier batch`);
+        }
+        await keepRetryable(req, files, list, rows, kept);
+        last = rows[rows.length - 1];
       }
-      await addRows(req, keys);
-      await keepRetryable(keys, req.maxAttempts, kept);
-      writer = await PlanWriter.create(planPath, checkPlanLayout(req.plan.recordBytes));
-      const rowsPerAgent: Record<string, number> = {};
-      for await (const r of kept.sorted()) {
-        const rec = decode.row(r.nums).plan;
-        await writer.add(rec);
-        const agent = req.plan.agents[rec.agent];
-        rowsPerAgent[agent] = (rowsPerAgent[agent] ?? 0) + 1;
-      }
-      return { rows: writer.count, rowsPerAgent };
+      return { rows: kept.writer.count, rowsPerAgent: kept.rowsPerAgent };
     } finally {
-      await writer?.close();
-      await keys.dispose();
-      await kept.dispose();
+      await kept.writer.close();
     }
-  });
+  } finally {
+    for (const fh of [files.records, files.attempts, files.source]) await fh.close();
+  }
 }
 
 /**
  * Re-judgment: plans round `round + 1` from the rows that judge-failed in `round`'s committed
- * batches `batches` (with the retry rules also `judge_invalid` and retried timeouts; each key's
- * earlier attempts are committed, so the sidecar counts them all), keeping only keys that may still be attempted —
- * fewer sidecar rows (failed attempts) than the cap and no terminal one, terminal as the rules say —
- * exactly what a NeMo Gym `--resume` with the same flags would retry. Returns the new plan (0 rows: done).
+ * batches `batches` (with the retry rules also `judge_invalid` and retried timeouts), keeping only
+ * keys that may still be attempted — fewer failed attempts than the cap and no terminal one,
+ * terminal as the rules say — exactly what a NeMo Gym `--resume` with the same flags would retry.
+ * No sidecar is read: a row's attempts are those its plan carries (the first plan counted its key's
+ * sidecar rows; keys are unique in a plan) plus what the attempt its batch committed left there,
+ * which the batch's list says (src/planning/rejudge-list.ts); nothing else writes a key's sidecar
+ * rows during the run. Returns the new plan (0 rows: done).
  */
 export function planRound(req: RoundRequest): Promise<PlanSummary> {
   return failFastOnUserError(() =>
     whileHeartbeating(async () => {
       const name = `plan-r${req.round + 1}-s${req.segment}`;
-      const planPath = join(req.workDir, `${name}.bin`);
-      const { rows, rowsPerAgent } = await writeRoundPlan(req, `${planPath}.tmp`);
-      await rename(`${planPath}.tmp`, planPath);
-      const summary: PlanSummary = { ...req.plan, planPath, rows, rowsPerAgent, recordBytes: checkPlanLayout(req.plan.recordBytes) };
+      const paths = planPathsOf(join(req.workDir, `${name}.bin`));
+      const { rows, rowsPerAgent } = await writeRoundPlan(req, tmpPlanPaths(paths));
+      await publishPlanFiles(paths);
+      const recordBytes = checkPlanLayout(req.plan.recordBytes);
+      const summary: PlanSummary = { ...req.plan, planPath: paths.plan, attemptsPath: paths.attempts, rows, rowsPerAgent, recordBytes };
       await writeFileAtomic(join(req.workDir, `${name}.json`), JSON.stringify(summary));
       return summary;
     }),

@@ -45,9 +45,7 @@ async function planSegment(spec: RunSpec, st: RunState, us: Unplanned[]): Promis
       batches: us.map((u) => u.batch),
       segment: first,
       plan: from.plan,
-      sidecar: st.outputs!.sidecar,
       maxAttempts: spec.maxAttempts,
-      retryTerminalTimeouts: spec.retryTerminalTimeouts,
     },
   ]);
   const rows = us.reduce((n, u) => n + u.rows, 0);

@@ -1,7 +1,7 @@
 /**
  * The plan's first pass: the facts about keys, read before the source (errors in these files come
  * first, in this order) — the materialized inputs, the output's keys, --rollouts' keys (recovery)
- * and the sidecar's attempts (--resume) — each added to the key join's sort.
+ * and the sidecar's attempts (unless --overwrite deletes it) — each added to the key join's sort.
  */
 import { keyId, keyOf } from '../../src/contract/row-key.js';
 import type { ExternalSorter } from '../../src/io/external-sort.js';
@@ -87,7 +87,10 @@ export async function addKeyFacts(
       if (key) await sorter.add({ key: keyId(key), nums: encode.rollouts(), text: null });
     }
   }
-  if (req.resume) {
+  // The sidecar's attempts: --resume's skips (§4.8), and every planned row's attempts so far, which
+  // the re-judgment rounds carry on (src/planning/plan-attempts.ts). Only a sidecar the run keeps has
+  // any: without --resume or --append it is new, or deleted by --overwrite.
+  if (!req.outputsCleared) {
     for await (const a of sidecarAttemptLines(req.outputs.sidecar, req)) {
       await sorter.add({ key: a.id, nums: encode.sidecar(a.terminal), text: null });
     }

@@ -7,7 +7,7 @@
  * the plan file (plan-records-pass.ts).
  */
 import { existsSync } from 'node:fs';
-import { mkdir, open, rename, rm, rmdir } from 'node:fs/promises';
+import { mkdir, open, rm, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { InputError } from '../../src/contract/errors.js';
 import { sidecarPath } from '../../src/contract/file-names.js';
@@ -21,6 +21,8 @@ import { compareKeyedRecords, keyedRecordCodec, type KeyedRecord } from '../../s
 import { sameStamp } from '../../src/contract/file-stamp.js';
 import { fileNow } from '../../src/io/file-identity.js';
 import { PLAN_RECORD_BYTES, type PlanRecord } from '../../src/planning/plan-file.js';
+import { attemptsWord, type RowAttempts } from '../../src/planning/plan-attempts.js';
+import { planPathsOf, publishPlanFiles, tmpPlanPaths } from '../../src/planning/plan-files.js';
 import { readRange } from '../../src/io/read-range.js';
 import { decideKey, type JoinProblem } from '../../src/planning/plan-keys.js';
 import { Names } from '../../src/planning/names.js';
@@ -83,7 +85,8 @@ export async function planInto(req: PlanRequest): Promise<PlanOutcome> {
     return await writePlan(req);
   } catch (err) {
     // Bad input leaves nothing behind: no plan, and no work directory if it holds nothing else.
-    await rm(join(req.workDir, 'plan.bin.tmp'), { force: true });
+    const tmp = tmpPlanPaths(planPathsOf(join(req.workDir, 'plan.bin')));
+    for (const path of [tmp.plan, tmp.attempts]) await rm(path, { force: true });
     await rmdir(req.workDir).catch(() => undefined);
     throw err;
   }
@@ -114,8 +117,14 @@ async function joinKeys(
   // Each planned row carries its rank in the plan's order (the plan is sorted by it at the end).
   let key = '';
   const sink = {
-    verdict: (ordinal: number, verdict: Verdict, plan?: PlanRecord) =>
-      verdicts.set(ordinal, verdict, plan, plan === undefined ? 0 : planRank(order, key, plan)),
+    verdict: (ordinal: number, verdict: Verdict, plan?: PlanRecord, attempts?: RowAttempts) =>
+      verdicts.set(
+        ordinal,
+        verdict,
+        plan,
+        plan === undefined ? 0 : planRank(order, key, plan),
+        attempts === undefined ? 0 : attemptsWord(attempts),
+      ),
     problem: (ordinal: number, problem: JoinProblem) => found.problems.offer(ordinal, problem),
     duplicate: (ordinal: number, line: number, firstLine: number) =>
       found.firstDuplicate.offer(ordinal, `${sourcePath}:${line} repeats the key of line ${firstLine}`),
@@ -209,12 +218,19 @@ async function writePlan(req: PlanRequest): Promise<PlanOutcome> {
     const { problems, firstDuplicate } = await joinKeys(req, sourcePath, sorter, verdicts);
     const stopMessage = async (ordinal: number) =>
       lineErrors.ordinal === ordinal ? lineErrors.value! : await joinErrorMessage(req, sourcePath, problems.value!);
-    const planPath = join(req.workDir, 'plan.bin');
-    const written = await writePlanRecords(`${planPath}.tmp`, verdicts, ordinals, planRecordsOptions(req, names.agents.list), stopMessage);
+    const paths = planPathsOf(join(req.workDir, 'plan.bin'));
+    const written = await writePlanRecords(
+      tmpPlanPaths(paths),
+      verdicts,
+      ordinals,
+      planRecordsOptions(req, names.agents.list),
+      stopMessage,
+    );
     await refuseChanged(files);
-    await rename(`${planPath}.tmp`, planPath);
+    await publishPlanFiles(paths);
     const summary: PlanSummary = {
-      planPath,
+      planPath: paths.plan,
+      attemptsPath: paths.attempts,
       recordBytes: PLAN_RECORD_BYTES,
       files,
       sourcePath,

@@ -1,8 +1,8 @@
 /**
  * The plan's last pass: the verdicts in file order — apply the limit, stop at the first error,
- * count what is skipped, and write the rows to verify as the plan file, in file order or by their
- * rank in the plan's order (`--order random`, `--dispatch-longest-first`; task-order.ts `planRank`),
- * through an external sort.
+ * count what is skipped, and write the rows to verify as the plan file, with their attempts row for
+ * row (src/planning/plan-files.ts), in file order or by their rank in the plan's order (`--order
+ * random`, `--dispatch-longest-first`; task-order.ts `planRank`), through an external sort.
  */
 import { InputError } from '../../src/contract/errors.js';
 import { ExternalSorter } from '../../src/io/external-sort.js';
@@ -13,7 +13,9 @@ import {
   writePlanBytes,
   type OrderedPlanRecord,
 } from '../../src/planning/ordered-plan-records.js';
-import { encodedAgent, PLAN_RECORD_BYTES, PlanWriter } from '../../src/planning/plan-file.js';
+import { ATTEMPTS_BYTES } from '../../src/planning/plan-attempts.js';
+import { encodedAgent, PLAN_RECORD_BYTES } from '../../src/planning/plan-file.js';
+import { PlanFilesWriter, type PlanPaths } from '../../src/planning/plan-files.js';
 import { Verdict, type VerdictCursor, type VerdictFile } from '../../src/planning/plan-verdicts.js';
 import type { PlanOrder } from '../../src/planning/task-order.js';
 
@@ -46,12 +48,13 @@ interface PlanSink {
 }
 
 /**
- * The plan writer itself (file order: each record copied as the verdicts hold it), or a sort by
- * (rank, ordinal) drained into it at the end.
+ * The plan writer itself (file order: each record and its attempts word copied as the verdicts hold
+ * them), or a sort by (rank, ordinal) drained into it at the end.
  */
-function planSink(writer: PlanWriter, opts: PlanRecordsOptions): PlanSink {
+function planSink(writer: PlanFilesWriter, opts: PlanRecordsOptions): PlanSink {
   const done = () => Promise.resolve();
-  if (opts.order.kind === 'file') return { add: (row) => writer.addEncoded(row.planBytes, row.planAt), finish: done, dispose: done };
+  if (opts.order.kind === 'file')
+    return { add: (row) => writer.addEncoded(row.planBytes, row.planAt, row.attemptsWord()), finish: done, dispose: done };
   const sorter = new ExternalSorter<OrderedPlanRecord>({
     dir: opts.workDir,
     name: 'plan-order',
@@ -59,14 +62,15 @@ function planSink(writer: PlanWriter, opts: PlanRecordsOptions): PlanSink {
     codec: orderedPlanRecordCodec,
     maxRecords: opts.sortMaxRecords,
   });
-  const bytes = Buffer.alloc(PLAN_RECORD_BYTES);
+  // The record and its attempts word, adjacent in the verdicts, go through the sort as one run of words.
+  const bytes = Buffer.alloc(PLAN_RECORD_BYTES + ATTEMPTS_BYTES);
   return {
-    add: (row) => sorter.add(orderedPlanRecord(row.rank(), row.ordinal, row.planBytes, row.planAt, PLAN_RECORD_BYTES)),
+    add: (row) => sorter.add(orderedPlanRecord(row.rank(), row.ordinal, row.planBytes, row.planAt, bytes.length)),
     finish: async () => {
       for await (const chunk of sorter.sortedChunks()) {
         for (const r of chunk) {
           writePlanBytes(r, bytes, 0);
-          const adding = writer.addEncoded(bytes, 0);
+          const adding = writer.addEncoded(bytes, 0, bytes.readUInt32LE(PLAN_RECORD_BYTES));
           if (adding) await adding;
         }
       }
@@ -76,19 +80,19 @@ function planSink(writer: PlanWriter, opts: PlanRecordsOptions): PlanSink {
 }
 
 /**
- * Writes the planned rows of ordinals `[0, ordinals)` to `path`, the first `limit` yielded rows;
- * `stopMessage(ordinal)` is the message of the error that stops the run at an `Error` verdict.
- * The limit and the first error are decided in file order, whatever the plan's order.
+ * Writes the planned rows of ordinals `[0, ordinals)` to the plan's files `paths`, the first
+ * `limit` yielded rows; `stopMessage(ordinal)` is the message of the error that stops the run at an
+ * `Error` verdict. The limit and the first error are decided in file order, whatever the plan's order.
  */
 export async function writePlanRecords(
-  path: string,
+  paths: PlanPaths,
   verdicts: VerdictFile,
   ordinals: number,
   opts: PlanRecordsOptions,
   stopMessage: (ordinal: number) => Promise<string>,
 ): Promise<PlanRecords> {
   const { limit, agents } = opts;
-  const writer = await PlanWriter.create(path);
+  const writer = await PlanFilesWriter.create(paths);
   const sink = planSink(writer, opts);
   const out: PlanRecords = { rows: 0, yielded: 0, duplicates: 0, skipped: { done: 0, terminal: 0, maxed: 0 }, rowsPerAgent: {} };
   const { skipped, rowsPerAgent } = out;

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { encodePaired } from '../../src/contract/paired-wire.js';
 import type { BatchResult } from '../../src/contract/run-spec.js';
 import { publishFile, writeFileAtomic } from '../../src/io/atomic-file.js';
-import { rejudgeListPath } from '../plan-round.js';
+import { rejudgeListPath, type RejudgeList } from '../../src/planning/rejudge-list.js';
 import type { Checkpoint } from './checkpoint.js';
 import { pairedUnits } from './paired-units.js';
 import type { VerifyBatchRequest } from './request.js';
@@ -56,11 +56,16 @@ export async function publish(
     publishFile(files.sidecarPartial, files.sidecarPart),
     writeFileAtomic(
       req.tag === undefined ? rejudgeListPath(req.workDir, req.round, req.batch) : join(req.workDir, `${batchName(req)}.rejudge.json`),
-      JSON.stringify(checkpoint.judgeFailedRows),
+      JSON.stringify(rejudgeListOf(checkpoint)),
     ),
   ]);
   await writeFileAtomic(files.result, JSON.stringify(result));
   return result;
+}
+
+/** The batch's rejudge list (src/planning/rejudge-list.ts): its selected rows and what each left in the sidecar. */
+export function rejudgeListOf(cp: Checkpoint): RejudgeList {
+  return { rows: cp.judgeFailedRows, withdrawn: cp.withdrawnRows ?? [], terminal: cp.terminalRows ?? [] };
 }
 
 /**

@@ -125,6 +125,8 @@ export class BatchRecorder {
       ...cp,
       done: [...cp.done],
       judgeFailedRows: [...cp.judgeFailedRows],
+      ...(cp.withdrawnRows ? { withdrawnRows: [...cp.withdrawnRows] } : {}),
+      ...(cp.terminalRows ? { terminalRows: [...cp.terminalRows] } : {}),
       counts: structuredClone(cp.counts),
       strikes: { ...cp.strikes },
       audit: cp.audit && structuredClone(cp.audit),

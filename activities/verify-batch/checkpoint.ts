@@ -2,6 +2,7 @@
 import { stat } from 'node:fs/promises';
 import { emptyAudit, type BatchAudit } from '../../src/contract/batch-audit.js';
 import type { AgentCounts, BatchCounts } from '../../src/contract/run-spec.js';
+import type { SidecarLeft } from '../../src/planning/plan-attempts.js';
 import type { PairedRow } from './paired-units.js';
 
 /** Checkpoint sent with heartbeats: which rows are in the partial files, and how long those are. */
@@ -9,6 +10,13 @@ export interface Checkpoint {
   done: number[];
   /** Plan indices whose verdict was `judge_failed` (candidates for the next re-judgment round). */
   judgeFailedRows: number[];
+  /**
+   * Of those, the rows whose attempt left no sidecar row (a withdrawn re-judgment), and the rows
+   * whose sidecar row stops their key under the retry rules (src/planning/rejudge-list.ts; absent
+   * in checkpoints of earlier versions: none).
+   */
+  withdrawnRows?: number[];
+  terminalRows?: number[];
   /** When the last of them was selected (epoch ms, the worker's clock: a batch retried on another machine compares two; absent: none yet). */
   lastSelectedAt?: number;
   mainBytes: number;
@@ -52,9 +60,14 @@ export function rowsOf(c: Pick<Counts, 'main' | 'failed' | 'dropped'>): number {
   return c.main + c.failed + c.dropped;
 }
 
-/** Selects a row for the next re-judgment round, noting when (the round's delay counts from its last one). */
-export function selectForNextRound(cp: Checkpoint, planIndex: number): void {
+/**
+ * Selects a row for the next re-judgment round, with what its attempt left in the sidecar, noting
+ * when (the round's delay counts from its last one).
+ */
+export function selectForNextRound(cp: Checkpoint, planIndex: number, left: SidecarLeft): void {
   cp.judgeFailedRows.push(planIndex);
+  if (left === 'none') (cp.withdrawnRows ??= []).push(planIndex);
+  if (left === 'terminal') (cp.terminalRows ??= []).push(planIndex);
   cp.lastSelectedAt = Date.now();
 }
 

@@ -16,6 +16,7 @@ import {
   invalidJudgeVerdict,
   isRetriedNextRound,
   markInvalidJudge,
+  sidecarLineStops,
   withInvalidJudge,
   type RetryRules,
 } from '../../src/contract/retry-rules.js';
@@ -106,8 +107,8 @@ export function routeReply(reply: SettledReply, stamps: Stamps, row: RowFacts, r
         c.withdrawn = (c.withdrawn ?? 0) + 1;
         const a = agentCounts(c, row.agent);
         a.withdrawn = (a.withdrawn ?? 0) + 1;
-        // The failure stays selected: the next round judges its saved answer again.
-        selectForNextRound(cp, row.planIndex);
+        // The failure stays selected: the next round judges its saved answer again (nothing was written).
+        selectForNextRound(cp, row.planIndex, 'none');
       },
     };
   }
@@ -142,9 +143,13 @@ function signalsCount(c: Counts, row: RowFacts): void {
   }
 }
 
-/** A failure's sidecar row, audited as `cls`; listed for the next round when `failureClass` is one it retries. */
+/**
+ * A failure's sidecar row, audited as `cls`; listed for the next round when `failureClass` is one it
+ * retries, with whether the row stops its key (as the sidecar's readers will decide: `sidecarLineStops`).
+ */
 function sidecarRow(line: string, cls: string, failureClass: unknown, row: RowFacts, rules: RetryRules): Routed {
   const judgeFailed = isRetriedNextRound(failureClass, rules);
+  const left = judgeFailed && sidecarLineStops(line, rules) ? 'terminal' : 'row';
   return {
     target: 'sidecar',
     line,
@@ -154,7 +159,7 @@ function sidecarRow(line: string, cls: string, failureClass: unknown, row: RowFa
       c.failed++;
       if (judgeFailed) {
         c.judgeFailed++;
-        selectForNextRound(cp, row.planIndex);
+        selectForNextRound(cp, row.planIndex, left);
       }
       agentCounts(c, row.agent).failed++;
     },

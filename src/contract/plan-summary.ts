@@ -38,6 +38,13 @@ export interface PlanSummary {
   sourcePath: string;
   /** `atif`: source rows are manifest entries whose trajectories the records prove (absent: NeMo Gym rollouts). */
   inputFormat?: 'atif';
+  /**
+   * The plan's attempts file (src/planning/plan-attempts.ts): per row, its key's failed attempts in
+   * the sidecar when the plan was made, which re-judgment plans carry on instead of reading the
+   * sidecar. Absent: plans of earlier versions (`planRound` refuses them) and plans of selected saved
+   * rows (activities/plan-selected.ts), which are never planned again.
+   */
+  attemptsPath?: string;
   /** Rows to verify. */
   rows: number;
   /**

@@ -4,7 +4,7 @@
  * that could not be scored is a failure, not a score) and `--retry-terminal-timeouts`
  * (`retry_terminal_timeouts`: terminal timeouts and repairable environment faults are retried).
  */
-import { setFields } from './json-spans.js';
+import { setFields, topLevelSpans } from './json-spans.js';
 import {
   FAILURE_CLASS_KEY,
   FAILURE_TERMINAL_KEY,
@@ -12,12 +12,13 @@ import {
   INVALID_JUDGE_RETRYABLE_KEY,
   JUDGE_FAILED_CLASS,
   JUDGE_INVALID_CLASS,
+  OMITTED_KEY,
   PERMANENT_CLASS,
   REPAIRABLE_ENVIRONMENT_CLASSES,
   SKIPPED_CLASS,
   TIMEOUT_EXCEEDED_CLASS,
 } from './keys.js';
-import { pyTruthy } from './python-truthiness.js';
+import { pyTruthy, rawTruthy } from './python-truthiness.js';
 import type { RetryRules } from './run-spec.js';
 
 export type { RetryRules } from './run-spec.js';
@@ -73,6 +74,30 @@ export function isTerminalFailure(failureClass: unknown, stampedTerminal: boolea
   if (isRetriedTimeout(failureClass)) return false;
   if (failureClass === SKIPPED_CLASS) return true;
   return stampedTerminal;
+}
+
+/**
+ * Whether a sidecar row stops its key, from the raw JSON texts of its `_ng_failure_terminal`,
+ * `_ng_omitted` and `_ng_failure_class` members (`null` when absent): an omission always does (it
+ * is never retried), any other row as `isTerminalFailure` says. The readers of a sidecar
+ * (src/planning/output-cache.ts) and the batch that writes a failure selected for the next round
+ * (activities/verify-batch/route-reply.ts) decide with this one rule.
+ */
+export function sidecarRowStops(rawTerminal: string, rawOmitted: string, rawClass: string, rules: RetryRules): boolean {
+  if (rawTruthy(rawOmitted)) return true;
+  // The class is parsed only when it can matter (parsing it for every line of a big sidecar is waste).
+  const failureClass = rules.retryTerminalTimeouts ? (JSON.parse(rawClass) as unknown) : undefined;
+  return isTerminalFailure(failureClass, rawTruthy(rawTerminal), rules);
+}
+
+/** `sidecarRowStops` of one sidecar line (a JSON object's text). */
+export function sidecarLineStops(line: string, rules: RetryRules): boolean {
+  const spans = topLevelSpans(line);
+  const raw = (key: string) => {
+    const span = spans.get(key);
+    return span === undefined ? 'null' : line.slice(span.start, span.end);
+  };
+  return sidecarRowStops(raw(FAILURE_TERMINAL_KEY), raw(OMITTED_KEY), raw(FAILURE_CLASS_KEY), rules);
 }
 
 /**

@@ -1,8 +1,8 @@
 /**
  * The records the plan's ordering sort holds (`--order random`, `--dispatch-longest-first`:
  * plan-records-pass.ts): a planned row's rank in the plan's order, its ordinal (file order breaks
- * ties) and its plan record's bytes as 32-bit words, all in one array of numbers: no object, string
- * or bigint per row, a fixed 8 + 4 × (1 + words) bytes on disk.
+ * ties) and its plan record's bytes (with its attempts word after them) as 32-bit words, all in
+ * one array of numbers: no object, string or bigint per row, a fixed 8 + 4 × (1 + words) bytes on disk.
  */
 import type { RecordCodec } from '../io/external-sort.js';
 

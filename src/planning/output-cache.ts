@@ -12,7 +12,7 @@ import { InputError } from '../contract/errors.js';
 import { topLevelSpans, type Span } from '../contract/json-spans.js';
 import { measureOf, type Measure } from '../contract/measure.js';
 import { rawTruthy } from '../contract/python-truthiness.js';
-import { isTerminalFailure, type RetryRules } from '../contract/retry-rules.js';
+import { sidecarRowStops, type RetryRules } from '../contract/retry-rules.js';
 import { lineKeyId } from '../contract/row-key.js';
 import { MemberNames } from '../contract/json-line-scan.js';
 import { isBlank, type JsonlLine, type LineChunk } from '../io/jsonl-lines.js';
@@ -164,7 +164,7 @@ const SIDECAR_MEMBERS = [FAILURE_TERMINAL_KEY, OMITTED_KEY, FAILURE_CLASS_KEY];
 
 /**
  * The attempts a sidecar records, in file order (keyless lines left out), a read of the file at a
- * time; streams. Whether an attempt is terminal follows the retry rules (`isTerminalFailure`:
+ * time; streams. Whether an attempt is terminal follows the retry rules (`sidecarRowStops`:
  * `--retry-terminal-timeouts`); an omission (`_ng_omitted`) always is.
  */
 export async function* sidecarAttemptChunks(
@@ -179,13 +179,10 @@ export async function* sidecarAttemptChunks(
     for (let k = 0; k < chunk.count; k++) {
       const id = reader.keyAt(chunk, k, read);
       if (id === null) continue;
-      const stamped = rawTruthy(reader.raw(0) ?? 'null');
-      // An omission is terminal whatever else it says: it is never retried.
-      const omitted = rawTruthy(reader.raw(1) ?? 'null');
-      // The class is read only when it can matter (parsing it for every line of a big sidecar is waste).
+      const rawOmitted = reader.raw(1) ?? 'null';
       const rawClass = reader.raw(2) ?? 'null';
-      const failureClass = policy.retryTerminalTimeouts ? (JSON.parse(rawClass) as unknown) : undefined;
-      attempts.push({ id, terminal: omitted || isTerminalFailure(failureClass, stamped, policy), omitted, failureClass: rawClass });
+      const terminal = sidecarRowStops(reader.raw(0) ?? 'null', rawOmitted, rawClass, policy);
+      attempts.push({ id, terminal, omitted: rawTruthy(rawOmitted), failureClass: rawClass });
     }
     yield attempts;
   }

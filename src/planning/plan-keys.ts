@@ -7,6 +7,7 @@
 import { decode, Kind, planRecord, type InputFact, type SourceFact } from './key-facts.js';
 import type { KeyedRecord } from './keyed-records.js';
 import type { PlanRecord } from './plan-file.js';
+import type { RowAttempts } from './plan-attempts.js';
 import { Verdict } from './plan-verdicts.js';
 
 export interface KeyPolicy {
@@ -20,9 +21,12 @@ export interface KeyPolicy {
 /** A yielded source row that stops the run, as found by the join. */
 export type JoinProblem = { kind: 'shape'; message: string } | { kind: 'no-input'; offset: number; length: number; line: number };
 
-/** Where the decisions go. */
+/**
+ * Where the decisions go; a planned row comes with its key's attempts in the sidecar (counted
+ * whatever the policy: a re-judgment plan carries them on, and recovery plans a row whatever they are).
+ */
 export interface VerdictSink {
-  verdict(ordinal: number, verdict: Verdict, plan?: PlanRecord): void;
+  verdict(ordinal: number, verdict: Verdict, plan?: PlanRecord, attempts?: RowAttempts): void;
   problem(ordinal: number, problem: JoinProblem): void;
   duplicate(ordinal: number, line: number, firstLine: number): void;
 }
@@ -71,7 +75,7 @@ export function decideKey(group: readonly KeyedRecord[], policy: KeyPolicy, sink
         } else if (policy.resume && attempts >= policy.maxAttempts) {
           sink.verdict(ordinal, Verdict.SkipMaxed);
         } else {
-          sink.verdict(ordinal, Verdict.Plan, planRecord(source, input));
+          sink.verdict(ordinal, Verdict.Plan, planRecord(source, input), { count: attempts, terminal });
         }
         first ??= source;
         break;

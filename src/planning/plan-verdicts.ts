@@ -1,4 +1,5 @@
 import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { ATTEMPTS_BYTES } from './plan-attempts.js';
 import { encodePlanRecord, PLAN_RECORD_BYTES, type PlanRecord } from './plan-file.js';
 
 /** What the plan phase decided about one source row. */
@@ -19,8 +20,12 @@ export enum Verdict {
   SkipMaxed = 6,
 }
 
-/** A verdict's record: the verdict byte, its plan record, and its task's rank (`--order random`, f64). */
-const RECORD_BYTES = 1 + PLAN_RECORD_BYTES + 8;
+/**
+ * A verdict's record: the verdict byte, its plan record and its attempts word (plan-attempts.ts),
+ * adjacent so that an ordering sort carries both as one run of words, and its task's rank (`--order random`, f64).
+ */
+const RECORD_BYTES = 1 + PLAN_RECORD_BYTES + ATTEMPTS_BYTES + 8;
+const RANK_AT = 1 + PLAN_RECORD_BYTES + ATTEMPTS_BYTES;
 const NO_PLAN: PlanRecord = {
   sourceOffset: 0,
   sourceLength: 0,
@@ -42,7 +47,10 @@ export class VerdictCursor {
 
   constructor(private readonly window: Buffer) {}
 
-  /** A `Plan` verdict's plan record as `encodePlanRecord` wrote it: `PLAN_RECORD_BYTES` of the returned buffer from `planAt`. */
+  /**
+   * A `Plan` verdict's plan record as `encodePlanRecord` wrote it: `PLAN_RECORD_BYTES` of the
+   * returned buffer from `planAt`, then its attempts word (`ATTEMPTS_BYTES`).
+   */
   get planBytes(): Buffer {
     return this.window;
   }
@@ -51,21 +59,26 @@ export class VerdictCursor {
     return this.at + 1;
   }
 
+  /** A `Plan` verdict's attempts word (plan-attempts.ts `attemptsWord`); 0 for others. */
+  attemptsWord(): number {
+    return this.verdict === Verdict.Plan ? this.window.readUInt32LE(this.at + 1 + PLAN_RECORD_BYTES) : 0;
+  }
+
   /** A `Plan` verdict's rank in the plan's order (`--order random`); 0 for others. */
   rank(): number {
-    return this.verdict === Verdict.Plan ? this.window.readDoubleLE(this.at + 1 + PLAN_RECORD_BYTES) : 0;
+    return this.verdict === Verdict.Plan ? this.window.readDoubleLE(this.at + RANK_AT) : 0;
   }
 }
 
-/** Ordinals per bucket file (the read-back window: 32,768 × 57 bytes ≈ 1.8 MiB). */
+/** Ordinals per bucket file (the read-back window: 32,768 × 61 bytes ≈ 1.9 MiB). */
 const BUCKET_ORDINALS = 1 << 15;
 /** Records buffered per bucket before they are appended to its file (≈ 10 KiB a bucket). */
 const BUCKET_BUFFER_RECORDS = 256;
-/** A buffered record: the ordinal (u32), then the verdict byte, its plan record and rank. */
+/** A buffered record: the ordinal (u32), then the verdict byte, its plan record, attempts word and rank. */
 const ENTRY_BYTES = 4 + RECORD_BYTES;
 
 /**
- * One record per source row: the verdict and, for `Plan`, its plan record. The key join decides
+ * One record per source row: the verdict and, for `Plan`, its plan record and attempts. The key join decides
  * rows in key order (random file order) and the final pass reads them back in file order. Records
  * are distributed by ordinal into buckets of 32,768 ordinals, each an append-only file written
  * through a small buffer (a write per 256 records, not one per record); reading a bucket back
@@ -82,7 +95,8 @@ export class VerdictFile {
     return `${this.path}.${bucket}`;
   }
 
-  set(ordinal: number, verdict: Verdict, plan: PlanRecord = NO_PLAN, rank = 0): void {
+  /** `attempts`: a `Plan` verdict's attempts word (plan-attempts.ts `attemptsWord`). */
+  set(ordinal: number, verdict: Verdict, plan: PlanRecord = NO_PLAN, rank = 0, attempts = 0): void {
     const bucket = Math.floor(ordinal / BUCKET_ORDINALS);
     let b = this.buffers.get(bucket);
     if (b === undefined) {
@@ -92,7 +106,8 @@ export class VerdictFile {
     b.buf.writeUInt32LE(ordinal - bucket * BUCKET_ORDINALS, b.used);
     b.buf[b.used + 4] = verdict;
     encodePlanRecord(plan, b.buf, b.used + 5);
-    b.buf.writeDoubleLE(rank, b.used + 5 + PLAN_RECORD_BYTES);
+    b.buf.writeUInt32LE(attempts, b.used + 5 + PLAN_RECORD_BYTES);
+    b.buf.writeDoubleLE(rank, b.used + 4 + RANK_AT);
     b.used += ENTRY_BYTES;
     if (b.used === b.buf.length) this.flush(bucket, b);
   }

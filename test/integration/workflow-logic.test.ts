@@ -139,6 +139,7 @@ function stubActivities(o: StubOptions) {
       rec.planRun++;
       firstPlan = {
         planPath: `${req.workDir}/plan.bin`,
+        attemptsPath: `${req.workDir}/plan.attempts.bin`,
         sourcePath: req.rolloutsPath,
         rows: o.rows,
         agents: ['agent_a'],
@@ -172,6 +173,7 @@ function stubActivities(o: StubOptions) {
       const plan: PlanSummary = {
         ...(firstPlan as PlanSummary),
         planPath: `${req.workDir}/plan-r${req.round + 1}-s${req.segment}.bin`,
+        attemptsPath: `${req.workDir}/plan-r${req.round + 1}-s${req.segment}.attempts.bin`,
         rows,
         rowsPerAgent: { agent_a: rows },
       };
@@ -590,6 +592,7 @@ describe('workflow logic with stub activities', () => {
     const { handle, result } = await withRun(spec, activities, async (handle) => ({ handle, ...(await finished(handle)) }));
 
     const roundOf = (batch: number) => rec.verify.find((c) => c.req.batch === batch)!.req.round;
+    const planOf = (batch: number) => rec.verify.find((c) => c.req.batch === batch)!.req.plan.planPath;
     const endOf = (batch: number) => rec.verify.find((c) => c.req.batch === batch)!.endedAt!;
     const committedAt = (batch: number) => rec.commits.find((c) => c.req.mainParts.some((p) => p.endsWith(`-b${batch}.main.part`)))!.at;
     // Every batch of rounds 1 and 2 had its failure planned exactly once, by a plan made after its
@@ -616,6 +619,10 @@ describe('workflow logic with stub activities', () => {
       const failedAt = Math.max(...p.req.batches.map(endOf));
       for (const c of seg) expect(c.startedAt - failedAt).toBeGreaterThanOrEqual(delay * 2 ** p.req.round);
       for (const b of p.req.batches) expect(roundOf(b)).toBe(p.req.round);
+      // ...and is planned from its batches' plan, with that plan's attempts file; no sidecar is named.
+      for (const b of p.req.batches) expect(planOf(b)).toBe(p.req.plan.planPath);
+      expect(p.req.plan.attemptsPath).toBe(p.req.plan.planPath.replace(/\.bin$/, '.attempts.bin'));
+      expect(Object.keys(p.req).sort()).toEqual(['batches', 'maxAttempts', 'plan', 'round', 'segment', 'workDir']);
     });
     // ...on durable timers of the history, each for what is left of a delay: a plan's (its rows'
     // failures) or a segment's planned ahead of its time.

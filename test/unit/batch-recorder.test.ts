@@ -9,7 +9,7 @@ import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BatchRecorder } from '../../activities/verify-batch/batch-recorder.js';
-import { emptyCounts, type Checkpoint } from '../../activities/verify-batch/checkpoint.js';
+import { emptyCounts, selectForNextRound, type Checkpoint } from '../../activities/verify-batch/checkpoint.js';
 import { useTempRoot } from '../helpers/temp-dirs.js';
 
 const tmp = useTempRoot('reverify-batch-recorder-');
@@ -29,6 +29,21 @@ describe('BatchRecorder', () => {
     await r.close();
     expect(readFileSync(join(dir, 'main.part'), 'utf8')).toBe('{"a":1}\n');
     expect(readFileSync(join(dir, 'side.part'), 'utf8')).toBe('{"b":2}\n');
+  });
+
+  it("a snapshot (the heartbeat's checkpoint) copies the rows selected for the next round and what each left, not the live lists", async () => {
+    const dir = tmp.freshDir();
+    const r = await BatchRecorder.open(join(dir, 'main.part'), join(dir, 'side.part'), fresh());
+    r.record(0, null, null, (_c, cp) => selectForNextRound(cp, 10, 'none'));
+    r.record(1, 'sidecar', '{"b":2}', (_c, cp) => selectForNextRound(cp, 11, 'terminal'));
+    r.record(2, 'sidecar', '{"b":3}', (_c, cp) => selectForNextRound(cp, 12, 'row'));
+    await r.flush();
+    const snap = r.snapshot();
+    expect([snap.judgeFailedRows, snap.withdrawnRows, snap.terminalRows]).toEqual([[10, 11, 12], [10], [11]]);
+    r.record(3, null, null, (_c, cp) => selectForNextRound(cp, 13, 'none'));
+    await r.flush();
+    expect([snap.judgeFailedRows, snap.withdrawnRows]).toEqual([[10, 11, 12], [10]]);
+    await r.close();
   });
 
   it('a group of rows that write no line (no-persist results) is counted, and flush returns', { timeout: 5_000 }, async () => {

@@ -61,12 +61,15 @@ describe('plan ahead', () => {
     const taken = await takePlanAhead(JSON.parse(JSON.stringify(req)) as PlanRequest);
     expect(taken).not.toBeNull();
     const plannedHere = await planInto({ ...req, workDir: join(dir, 'here') });
-    expect(taken).toEqual({ ...plannedHere, planPath: join(req.workDir, 'plan.bin') });
+    const inWorkDir = { planPath: join(req.workDir, 'plan.bin'), attemptsPath: join(req.workDir, 'plan.attempts.bin') };
+    expect(taken).toEqual({ ...plannedHere, ...inWorkDir });
     expect(taken!.messages.join('\n')).toMatch(/repeats the key of line 8/);
     expect(readFileSync(taken!.planPath).equals(readFileSync(plannedHere.planPath))).toBe(true);
+    expect(readFileSync(taken!.attemptsPath!).equals(readFileSync(plannedHere.attemptsPath!))).toBe(true);
+    expect(readFileSync(taken!.attemptsPath!).length).toBe(4 * taken!.rows);
     const summary = JSON.parse(readFileSync(join(req.workDir, 'plan.json'), 'utf8')) as Record<string, unknown>;
-    expect(summary).toEqual({ ...JSON.parse(readFileSync(join(dir, 'here', 'plan.json'), 'utf8')), planPath: taken!.planPath });
-    expect(readdirSync(req.workDir).sort()).toEqual(['plan.bin', 'plan.json']);
+    expect(summary).toEqual({ ...JSON.parse(readFileSync(join(dir, 'here', 'plan.json'), 'utf8')), ...inWorkDir });
+    expect(readdirSync(req.workDir).sort()).toEqual(['plan.attempts.bin', 'plan.bin', 'plan.json']);
     expect(aheadDirs()).toBe(before);
     // Taken once: the next activity attempt plans itself.
     expect(await takePlanAhead(req)).toBeNull();

@@ -73,6 +73,8 @@ describe('the ATIF plan', () => {
       [1, readFileSync(join(req.dir, 't', 'text.json')).length],
       [3, readFileSync(join(req.dir, 't', 'tools.json')).length],
     ]);
+    // No attempts before the run: an ATIF run's sidecar is new (or deleted by --overwrite).
+    expect(readFileSync(p.attemptsPath!)).toEqual(Buffer.alloc(2 * 4));
     expect(p.messages).toEqual([
       `WARNING: ATIF manifest ${req.manifestPath} has 2 of 2 entries without expected_sha256; Gym will record each observed source hash but cannot compare those files with a manifest-pinned digest.`,
     ]);

@@ -10,7 +10,10 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { describe, expect, it } from 'vitest';
 import { planRun, type PlanOutcome, type PlanRequest } from '../../activities/plan-run.js';
 import type { RoutingTable } from '../../src/config/routing.js';
+import { lineKeyId } from '../../src/contract/row-key.js';
 import { mulberry32 } from '../../src/reference-server/prng.js';
+import { ATTEMPTS_BYTES, attemptsOfWord, type RowAttempts } from '../../src/planning/plan-attempts.js';
+import { readPlanRange } from '../../src/planning/plan-file.js';
 import { failureLine, inputLine, successLine } from '../helpers/spec-fixtures.js';
 import { useTempRoot } from '../helpers/temp-dirs.js';
 
@@ -83,7 +86,13 @@ function request(files: ReturnType<typeof scenario>, workDir: string, over: Part
 async function plan(req: PlanRequest) {
   const outcome: PlanOutcome = await new MockActivityEnvironment().run(planRun, req);
   const bytes = readFileSync(outcome.planPath);
-  return { outcome: { ...outcome, planPath: '', sourcePath: outcome.sourcePath }, bytes, left: readdirSync(req.workDir).sort() };
+  const attempts = readFileSync(outcome.attemptsPath!);
+  return {
+    outcome: { ...outcome, planPath: '', attemptsPath: '', sourcePath: outcome.sourcePath },
+    bytes,
+    attempts,
+    left: readdirSync(req.workDir).sort(),
+  };
 }
 
 async function planError(req: PlanRequest): Promise<string> {
@@ -110,8 +119,9 @@ describe('plan phase: the key join on disk equals the join in memory', () => {
     expect(memory.outcome.rows).toBeGreaterThan(0);
     expect(disk.outcome).toEqual(memory.outcome);
     expect(disk.bytes.equals(memory.bytes)).toBe(true);
-    // Only the plan and its summary remain: no run files, no verdicts.
-    expect(disk.left).toEqual(['plan.bin', 'plan.json']);
+    expect(disk.attempts.equals(memory.attempts)).toBe(true);
+    // Only the plan, its attempts and its summary remain: no run files, no verdicts.
+    expect(disk.left).toEqual(['plan.attempts.bin', 'plan.bin', 'plan.json']);
   });
 
   it('reports the first bad row in file order, whatever the key order, and none past --limit', async () => {
@@ -137,6 +147,52 @@ describe('plan phase: the key join on disk equals the join in memory', () => {
       lines.splice(30, 1, successLine({ t: 5000 }));
       writeFileSync(files.rollouts, lines.join('\n'));
     }
+  });
+});
+
+describe("plan phase: each planned row's attempts", () => {
+  /** The spec: every key's rows in the output sidecar, terminal when stamped (no retry rules). */
+  function sidecarCounts(path: string): Map<string, RowAttempts> {
+    const seen = new Map<string, RowAttempts>();
+    for (const line of readFileSync(path, 'utf8').split('\n')) {
+      const id = line.trim() === '' ? null : lineKeyId(line);
+      if (id === null) continue;
+      const a = seen.get(id) ?? { count: 0, terminal: false };
+      seen.set(id, { count: a.count + 1, terminal: a.terminal || line.includes('"_ng_failure_terminal":true') });
+    }
+    return seen;
+  }
+
+  it.each([
+    ['--resume', { resume: true }],
+    ['--resume --order random, sorted on disk', { resume: true, order: { kind: 'random' as const, seed: 9 }, sortMaxRecords: 7 }],
+    ['--judge-failed-only (rows at the cap and terminal are planned)', { judgeFailedOnly: true }],
+    ['--judge-failed-only --resume --limit 150', { judgeFailedOnly: true, resume: true, limit: 150 }],
+  ])("%s: are its key's sidecar rows when it was planned", async (_label, over: Partial<PlanRequest>) => {
+    const dir = tmp.freshDir();
+    const files = scenario(dir, 11);
+    const { outcome, attempts } = await plan(request(files, join(dir, 'w'), over));
+    const records = await readPlanRange(join(dir, 'w', 'plan.bin'), 0, outcome.rows, outcome.recordBytes);
+    const source = readFileSync(outcome.sourcePath);
+    const counts = sidecarCounts(files.sidecar);
+    const want = records.map((r) => {
+      const id = lineKeyId(source.toString('utf8', r.sourceOffset, r.sourceOffset + r.sourceLength))!;
+      return counts.get(id) ?? { count: 0, terminal: false };
+    });
+    const got = records.map((_, i) => attemptsOfWord(attempts.readUInt32LE(i * ATTEMPTS_BYTES)));
+    expect(attempts.length).toBe(records.length * ATTEMPTS_BYTES);
+    expect(got).toEqual(want);
+    expect(want.filter((a) => a.count > 0).length).toBeGreaterThan(over.limit ? 2 : 10);
+    // Recovery plans whatever the sidecar says: a key at the cap, or with a terminal row, is planned with it.
+    if (over.judgeFailedOnly && !over.resume) expect(want.some((a) => a.terminal) && want.some((a) => a.count >= 3)).toBe(true);
+  });
+
+  it('--overwrite: none (the sidecar is deleted once the plan is made)', async () => {
+    const dir = tmp.freshDir();
+    const files = scenario(dir, 11);
+    const { outcome, attempts } = await plan(request(files, join(dir, 'w'), { outputsCleared: true }));
+    expect(outcome.rows).toBeGreaterThan(0);
+    expect(attempts.equals(Buffer.alloc(outcome.rows * ATTEMPTS_BYTES))).toBe(true);
   });
 });
 

@@ -1,7 +1,7 @@
 /**
  * The plan's verdict file (src/planning/plan-verdicts.ts): read back in ordinal order through one
  * cursor, across buckets; a later verdict for an ordinal wins, an ordinal never set is not
- * yielded, and a planned row's record bytes and rank are those it was set with.
+ * yielded, and a planned row's record bytes, attempts word and rank are those it was set with.
  */
 import { describe, expect, it } from 'vitest';
 import { encodePlanRecord, PLAN_RECORD_BYTES, type PlanRecord } from '../../src/planning/plan-file.js';
@@ -27,7 +27,7 @@ describe('VerdictFile', () => {
     const count = 70_000; // three buckets of 32,768
     const file = new VerdictFile(`${tmp.freshDir()}/v`);
     try {
-      for (let i = count - 1; i >= 0; i -= 3) file.set(i, Verdict.Plan, plan(i), i / 7);
+      for (let i = count - 1; i >= 0; i -= 3) file.set(i, Verdict.Plan, plan(i), i / 7, 2 ** 31 + i);
       for (let i = 1; i < count; i += 1000) file.set(i, Verdict.Duplicate);
       file.set(count - 1, Verdict.Error); // a later verdict for the same ordinal wins
       const want = Buffer.alloc(PLAN_RECORD_BYTES);
@@ -42,11 +42,15 @@ describe('VerdictFile', () => {
         expect(row.verdict).toBe(expected);
         if (expected !== Verdict.Plan) {
           expect(row.rank()).toBe(0);
+          expect(row.attemptsWord()).toBe(0);
           continue;
         }
         encodePlanRecord(plan(i), want, 0);
         expect(row.planBytes.subarray(row.planAt, row.planAt + PLAN_RECORD_BYTES)).toEqual(want);
         expect(row.rank()).toBe(i / 7);
+        expect(row.attemptsWord()).toBe(2 ** 31 + i);
+        // The attempts word follows the plan record (an ordering sort carries both as one run of words).
+        expect(row.planBytes.readUInt32LE(row.planAt + PLAN_RECORD_BYTES)).toBe(2 ** 31 + i);
       }
       expect(seen).toBe(count);
     } finally {

@@ -85,12 +85,13 @@ describe('routeReply of a re-judgment', () => {
     expect(JSON.parse(String(r.line))).toMatchObject({ reward: 1.0, _ng_operation_id: 'R/r2/3.1', _ng_run_id: 'run-7' });
   });
 
-  it('a success without a grade is withdrawn: nothing written, listed for the next round', () => {
+  it('a success without a grade is withdrawn: nothing written, listed for the next round as leaving no sidecar row', () => {
     const r = routeReply(ok('{"reward":null,"response":{"output":"B"}}'), stamps, row);
     expect([r.target, r.line]).toEqual([null, null]);
     expect(r.audit).toEqual({ cls: 'withdrawn', status: null });
     const cp = counted(r);
     expect(cp.judgeFailedRows).toEqual([4]);
+    expect([cp.withdrawnRows, cp.terminalRows]).toEqual([[4], undefined]);
     expect(cp.counts).toMatchObject({ main: 0, failed: 0, withdrawn: 1, perAgent: { a: { withdrawn: 1 } } });
   });
 

@@ -93,8 +93,20 @@ describe('routeReply under the retry rules (--retry-invalid-judge-responses, --r
     const timeout = ok('{"reward":0.0,"_ng_failure_class":"timeout_exceeded","_ng_failure_terminal":true}');
     expect(counted(routeReply(timeout, stamps, row)).judgeFailedRows).toEqual([]);
     expect(counted(routeReply(timeout, stamps, row, rules)).judgeFailedRows).toEqual([7]);
+    // Its sidecar row does not stop its key under the rule: listed as an attempt like any other.
+    expect(counted(routeReply(timeout, stamps, row, rules)).terminalRows).toBeUndefined();
     const skipped = ok('{"reward":0.0,"_ng_failure_class":"skipped","_ng_failure_terminal":true}');
     expect(counted(routeReply(skipped, stamps, row, rules)).judgeFailedRows).toEqual([]);
+  });
+
+  it('a judge failure stamped terminal is listed with its sidecar row marked terminal (the next round drops it)', () => {
+    const terminal = ok('{"reward":0.0,"_ng_failure_class":"judge_failed","_ng_failure_terminal":true}');
+    for (const rules of [{}, { retryTerminalTimeouts: true }]) {
+      const cp = counted(routeReply(terminal, stamps, row, rules));
+      expect([cp.judgeFailedRows, cp.terminalRows, cp.withdrawnRows]).toEqual([[7], [7], undefined]);
+    }
+    const plain = counted(routeReply(ok('{"reward":0.0,"_ng_failure_class":"judge_failed"}'), stamps, row));
+    expect([plain.judgeFailedRows, plain.terminalRows]).toEqual([[7], undefined]);
   });
 });
 
