@@ -10,6 +10,7 @@ export function progressOf(st: RunState, inflight: Map<number, InFlight>): Progr
     phase: st.phase,
     planned: st.planned,
     round: st.round,
+    ...oldestRound(st, inflight),
     done: st.totals.main,
     failed: st.totals.failed,
     dropped: st.totals.dropped,
@@ -46,4 +47,12 @@ export function progressOf(st: RunState, inflight: Map<number, InFlight>): Progr
 function sofarOf(st: RunState, batch: number): { sofar?: RowCounts } {
   const rows = st.heldRows?.[batch];
   return rows ? { sofar: rows } : {};
+}
+
+/** The oldest round still running (rounds overlap: re-judgment starts while the first pass is sent), when older than the latest. */
+function oldestRound(st: RunState, inflight: Map<number, InFlight>): { oldestRound?: number } {
+  // The first plan's batches a --stop-when left unlaunched never run.
+  const open = (st.segments ?? []).filter((s, i) => s.launched < s.batches && !(i === 0 && st.stoppedEarly)).map((s) => s.round);
+  const oldest = Math.min(st.round, ...open, ...[...inflight.values()].map((f) => f.round));
+  return oldest < st.round ? { oldestRound: oldest } : {};
 }

@@ -43,6 +43,11 @@ function rejudgeWait(p: Progress, now: number): string {
   return `waiting to re-judge (round ${p.rejudgeRound ?? p.round + 2})${left}`;
 }
 
+/** `round 2`, or `rounds 1–2` while the older round still runs (re-judgment streams into it). */
+export function roundsText(p: Pick<Progress, 'round' | 'oldestRound'>): string {
+  return p.oldestRound !== undefined && p.oldestRound < p.round ? `rounds ${p.oldestRound + 1}–${p.round + 1}` : `round ${p.round + 1}`;
+}
+
 /** A failure reason cut to fit one line. */
 const short = (text: string, max = 100) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 
@@ -56,7 +61,7 @@ export function progressLine(p: Progress, rate: number, width = 24, live: LiveVi
   const bar = '#'.repeat(fill) + '.'.repeat(width - fill);
   const eta = etaSeconds(v, rate);
   const limit = p.effectiveConcurrency < p.concurrency ? `  concurrency ${p.effectiveConcurrency}/${p.concurrency}` : '';
-  const round = p.round > 0 ? `  round ${p.round + 1}` : '';
+  const round = p.round > 0 ? `  ${roundsText(p)}` : '';
   const attempts = p.planned !== v.keys ? `  attempts ${v.answered}/${p.planned}` : '';
   const paused = p.budgetPaused ? '  PAUSED: request budget spent' : p.paused ? '  PAUSED' : '';
   const requests = p.requests && p.requests.max !== null ? `  requests ${v.requests.used}/${p.requests.max}` : '';

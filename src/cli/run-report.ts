@@ -20,8 +20,10 @@ import { isCancelledRun } from './run-endings.js';
 /** A live run's state: the same view as the terminal's progress line (src/contract/run-view.ts). */
 export interface LiveReport {
   phase: Progress['phase'];
-  /** Round, from 1. */
+  /** Round, from 1: the latest started. */
   round: number;
+  /** The oldest round still running, from 1, when older than `round` (re-judgment streams into the first pass). */
+  oldestRound?: number;
   /** Attempts planned over all rounds, and answered so far (in running batches too, by their checkpoints). */
   planned: number;
   finished: number;
@@ -119,6 +121,7 @@ export function liveReport(p: Progress, v: RunView, rate: number | null): LiveRe
   return {
     phase: p.phase,
     round: p.round + 1,
+    ...(p.oldestRound !== undefined && p.oldestRound < p.round ? { oldestRound: p.oldestRound + 1 } : {}),
     planned: v.planned,
     finished: v.answered,
     done: v.scored,

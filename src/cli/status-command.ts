@@ -38,7 +38,7 @@ function liveLines(r: RunReport): string[] {
     : [];
   const stopped = p.stoppedEarly ? `, ${stoppingText(p.stoppedEarly, p.stoppedEarly.batchesInFlight)}` : '';
   return [
-    `Phase: ${p.phase}, round ${p.round}${paused}${stopped}`,
+    `Phase: ${p.phase}, ${p.oldestRound === undefined ? `round ${p.round}` : `rounds ${p.oldestRound}–${p.round}`}${paused}${stopped}`,
     `Progress: ${p.finished}/${p.planned} attempts: ${p.done} scored, ${p.failed} to the failures sidecar, ${p.dropped} not persisted, ${p.inFlight} in flight${rate}`,
     `Concurrency: ${limit}`,
     ...requests,

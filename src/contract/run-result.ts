@@ -66,8 +66,10 @@ export interface Progress {
   phase: Phase;
   /** Rows planned over all rounds (attempts). */
   planned: number;
-  /** Re-judgment round (0: the first pass). */
+  /** Re-judgment round (0: the first pass): the latest started. */
   round: number;
+  /** The oldest round with batches still to launch or in flight, when older than `round` (rounds overlap: absent, none older). */
+  oldestRound?: number;
   done: number;
   failed: number;
   dropped: number;

@@ -652,7 +652,14 @@ describe('workflow logic with stub activities', () => {
       nextRoundRows: () => 1,
       beforeVerify: () => sleep(200),
     });
-    const { result } = await withRun(spec, activities, finished);
+    const { result, streamed } = await withRun(spec, activities, async (handle) => {
+      // While round 2's batch runs, the first pass is still sent: the progress names both rounds.
+      let p = await handle.query(progressQuery);
+      await until('round 2 to start', async () => (p = await handle.query(progressQuery)).round > 0);
+      return { streamed: p, ...(await finished(handle)) };
+    });
+    expect(streamed).toMatchObject({ round: 1, oldestRound: 0 });
+    expect(result.rounds).toBe(2);
     const rejudged = rec.verify.filter((c) => c.req.round === 1);
     expect(rejudged).toHaveLength(1);
     const started = (batch: number) => rec.verify.find((c) => c.req.round === 0 && c.req.batch === batch)!.startedAt;

@@ -242,6 +242,9 @@ describe('live progress (rows answered inside running batches)', () => {
     const line = progressLine(progress({ round: 1, keys: 400, planned: 440, done: 400, failed: 20 }), 0);
     expect(line).toContain('380/400 rollouts');
     expect(line).toContain('round 2  attempts 420/440');
+    // Round 2 started while the first pass is still sent: both are named.
+    const streamed = progressLine(progress({ round: 1, oldestRound: 0, keys: 400, planned: 410, done: 200, failed: 10 }), 0);
+    expect(streamed).toContain('  rounds 1–2  attempts 210/410');
   });
 
   it('the re-judgment wait shows the time left', () => {
