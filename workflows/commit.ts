@@ -75,6 +75,7 @@ export async function commitBatches(spec: RunSpec, st: RunState, batches: BatchR
     const limit = adaptLimit(st, st.concurrency, b);
     st.effective = limit.effective;
     st.baselineLatencyMs = limit.baselineLatencyMs;
+    st.pendingLatency = limit.pendingLatency;
     if (limit.throttledOnce) st.throttledOnce = true;
   }
   // `--stop-when`, from the counts just committed (stop-rules.ts).

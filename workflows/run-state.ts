@@ -38,6 +38,8 @@ export interface RunState {
   /** The limit in force, adapted to the verifier's health (see adaptive-limit.ts). */
   effective: number;
   baselineLatencyMs: number | null;
+  /** Answers of small batches pooled until latency can be judged on them (adaptive-limit.ts; absent: none). */
+  pendingLatency?: { msSum: number; count: number };
   /** The verifier has throttled this run: the limit now grows in small steps (adaptive-limit.ts; absent: not yet). */
   throttledOnce?: boolean;
   /** Paused by an operator: no new batch starts; those in flight finish. */

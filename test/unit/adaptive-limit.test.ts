@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { adaptLimit, LATENCY_SLACK_MS, SETTLED_STEP, type LimitState } from '../../workflows/adaptive-limit.js';
+import { adaptLimit, LATENCY_SLACK_MS, MIN_LATENCY_ANSWERS, SETTLED_STEP, type LimitState } from '../../workflows/adaptive-limit.js';
 
-const healthy = (latency: number) => ({ throttled: 0, latencyMsSum: latency * 10, latencyCount: 10 });
+const healthy = (latency: number, answers = MIN_LATENCY_ANSWERS) => ({ throttled: 0, latencyMsSum: latency * answers, latencyCount: answers });
 
 describe('adaptive concurrency (AIMD)', () => {
   it('halves the limit when the verifier throttles (429/503), never below 1', () => {
@@ -27,6 +27,19 @@ describe('adaptive concurrency (AIMD)', () => {
     const base: LimitState = { effective: 32, baselineLatencyMs: 100 };
     expect(adaptLimit(base, 32, healthy(2 * 100 + LATENCY_SLACK_MS + 1)).effective).toBe(24);
     expect(adaptLimit(base, 32, healthy(2 * 100 + LATENCY_SLACK_MS - 1)).effective).toBe(32);
+  });
+
+  it("judges latency over enough answers: a small batch's are pooled with the next ones', so a few slow answers cut nothing", () => {
+    const base: LimitState = { effective: 32, baselineLatencyMs: 100 };
+    // 3 answers of a heavy tail, mean 1 s: not judged yet; the limit stays, the answers wait.
+    const slowFew = adaptLimit(base, 32, healthy(1000, 3));
+    expect(slowFew).toMatchObject({ effective: 32, baselineLatencyMs: 100, pendingLatency: { msSum: 3000, count: 3 } });
+    // Pooled with a healthy batch of 29 answers at 100 ms: mean (3000 + 2900) / 32 ≈ 184 ms, under the cut.
+    const judged = adaptLimit(slowFew, 32, healthy(100, MIN_LATENCY_ANSWERS - 3));
+    expect(judged.effective).toBe(32);
+    expect(judged.pendingLatency).toBeUndefined();
+    // Enough slow answers are still a cut.
+    expect(adaptLimit(slowFew, 32, healthy(1000, MIN_LATENCY_ANSWERS)).effective).toBe(24);
   });
 
   it('a lowered ceiling (operator update) applies at once', () => {
