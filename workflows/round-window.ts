@@ -18,7 +18,7 @@ import { commitBatches, commitHandedBack } from './commit.js';
 import type { ReverifyRunWorkflow } from './definitions.js';
 import { showDetails } from './details.js';
 import { enteredRound, heldWith, landed, type InFlight, type RunState } from './run-state.js';
-import { selectedForNextRound, selectsForNextRound } from './selected.js';
+import { selectedForNextRound } from './selected.js';
 import { heldDropped } from './stop-rules.js';
 import { Loans } from './window-loans.js';
 import { SegmentQueue } from './window-segments.js';
@@ -201,22 +201,16 @@ export class RoundWindow {
 
   /**
    * A batch ended and nothing is due to launch: its share is lent to the batches still running
-   * (window-loans.ts); not with a request budget (held batches relaunch there), nor while paused,
-   * stopping or failing.
+   * (window-loans.ts), also while a re-judgment is coming (the loans end when its segment is planned
+   * or falls due: a loan's lanes retire within a heartbeat); not with a request budget (held
+   * batches relaunch there), nor while paused, stopping or failing.
    */
   private lend(freed: number): void {
     const { st } = this;
     const lanes = Math.min(freed, st.effective - this.usedSlots());
-    // Nor while a re-judgment segment is coming: it will need the share (a loan ends only once its lanes retire).
-    if (lanes < 1 || this.dueWork() || this.rejudgeComing()) return;
+    if (lanes < 1 || this.dueWork()) return;
     if (this.scope.consideredCancelled || st.maxRequests !== null || st.paused) return;
     if (!this.stopping && this.failure === undefined && this.inflight.size > 0) this.loans.lend(lanes);
-  }
-
-  /** A segment not launched yet, rows not planned yet, or a batch waiting for its commit with rows for the next round. */
-  private rejudgeComing(): boolean {
-    const { spec, st } = this;
-    return this.queue.unlaunched() || (st.unplanned?.length ?? 0) > 0 || this.ready.some((r) => selectsForNextRound(spec, st, r));
   }
 
   /** Paused on the budget when nothing is left for the work that is. */

@@ -14,8 +14,8 @@ export function selectedForNextRound(spec: RunSpec, st: RunState, b: BatchResult
   (st.unplanned ??= []).push({ source, batch: b.batch, rows: b.judgeFailed + (b.withdrawn ?? 0), selectedAt });
 }
 
-/** Whether a batch that returned has rows a next round will plan (the window then lends none of its slots). */
-export function selectsForNextRound(spec: RunSpec, st: RunState, b: BatchResult): boolean {
+/** Whether a batch that returned has rows a next round will plan. */
+function selectsForNextRound(spec: RunSpec, st: RunState, b: BatchResult): boolean {
   if (b.judgeFailed + (b.withdrawn ?? 0) === 0 || !rejudgesInRounds(spec)) return false;
   return segmentOf(st.segments!, b.batch).round + 1 < (spec.maxAttempts ?? 1);
 }

@@ -31,6 +31,7 @@ import { coverageOf, emptyCounts } from '../../src/contract/coverage.js';
 import { aggregateTimeoutMs } from '../../src/contract/aggregate-timeout.js';
 import { workflowBundlePath } from '../../src/temporal/workflow-bundle.js';
 import { encodePaired } from '../../src/contract/paired-wire.js';
+import { CHECKPOINT_THROTTLE_MS } from '../../src/contract/checkpoint-interval.js';
 import { progressQuery, setMaxRequestsUpdate, setPausedUpdate } from '../../workflows/definitions.js';
 import type { reverifyRun } from '../../workflows/reverify-run.js';
 import { useSharedTemporal } from '../helpers/temporal-env.js';
@@ -334,6 +335,8 @@ async function withRun<T>(spec: RunSpec, activities: ReverifyActivities, body: (
     taskQueue,
     workflowBundle: { codePath: bundlePath },
     activities,
+    // As the product's worker (src/temporal/worker.ts): a cancelled loan hears it within 2 s.
+    maxHeartbeatThrottleInterval: CHECKPOINT_THROTTLE_MS,
   });
   return worker.runUntil(async () => {
     const handle = await env.client.workflow.start<typeof reverifyRun>('reverifyRun', {
@@ -582,12 +585,13 @@ describe('workflow logic with stub activities', () => {
     const delay = 300;
     const spec = specFor('rejudge-cap', { batchSize: 5, maxAttempts: 3, rejudgeDelayMs: delay });
     // Every batch of every round has one judge failure; each re-judgment plan has 6 rows. The
-    // first plan's last batch answers 1.5 s after the others: its failures come late.
+    // first plan's last batch answers 4 s after the others: its failures come late (the others'
+    // shares are lent to it meanwhile; a loan hears its cancel within 2 s).
     const { activities, rec } = stubActivities({
       rows,
       judgeFailed: () => 1,
       nextRoundRows: () => 6,
-      beforeVerify: (req) => sleep(req.round === 0 && req.batch === 3 ? 1500 : 20),
+      beforeVerify: (req) => sleep(req.round === 0 && req.batch === 3 ? 4000 : 20),
     });
     const { handle, result } = await withRun(spec, activities, async (handle) => ({ handle, ...(await finished(handle)) }));
 
