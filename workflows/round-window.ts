@@ -1,13 +1,14 @@
 /**
- * The verify window as a small state machine over the run's segments (segments.ts, window-segments.ts),
- * driven as a loop by verify-round.ts. State: the batches finished and not yet committed (`ready`),
- * the first failure, whether it drains for continue-as-new (`stopping`), the loans out
- * (window-loans.ts). Segments, held batches and budget are the run's (RunState: carried across
- * continue-as-new); the batches in flight are in `inflight` (the progress query reads it). Transitions: launch (a held batch first, else the next
- * of a due segment, a re-judgment's first, while its share fits under the ceiling), finish (a batch ended:
- * ready, held or failed; its slots go to the next batch at once), lend (nothing to launch),
- * notePause (the budget), commitReady (noting what it selected for a next round), planNext
- * (re-judgment segments), fail (stop the others, commit what finished), drain and continue as new.
+ * The verify window as a small state machine over the run's segments (segments.ts,
+ * window-segments.ts), driven as a loop by verify-round.ts. State: the batches finished and not yet
+ * committed (`ready`), the first failure, whether it drains for continue-as-new (`stopping`), the
+ * loans out (window-loans.ts). Segments, held batches and budget are the run's (RunState); the
+ * batches in flight are in `inflight` (the progress query reads it). Transitions: launch (a held
+ * batch first, else the next of a due segment, a re-judgment's first, while a share fits under the
+ * ceiling), finish (a batch ended: ready, held or failed; its slots go to the next batch at once),
+ * lend (nothing to launch), notePause (the budget), commitReady (noting what it selected for a next
+ * round), planNext (re-judgment segments), fail (stop the others, commit what finished), drain and
+ * continue as new.
  */
 import { allHandlersFinished, CancellationScope, condition, continueAsNew, workflowInfo } from '@temporalio/workflow';
 import type { BatchResult, RunSpec } from '../src/contract/run-spec.js';
@@ -138,7 +139,7 @@ export class RoundWindow {
     );
   }
 
-  /** Launches batches while their shares fit under the ceiling; a held batch first (out of budget, or stopped with its worker). */
+  /** Launches batches while their shares fit under the ceiling, a held batch first (out of budget, or stopped with its worker); lends what is left. */
   launchAll(): void {
     while (this.canLaunch()) {
       const slots = this.share();
@@ -147,6 +148,7 @@ export class RoundWindow {
       this.launch(batch, slots, held);
       this.launched++;
     }
+    this.lendFree();
   }
 
   /** Starts a batch on `slots` lanes with, under a budget, an allowance out of what is left. */
@@ -187,28 +189,26 @@ export class RoundWindow {
 
   /**
    * A batch ended (returned or failed): its slots go to the next batch at once, even while a
-   * commit is under way; when there is no batch left to launch, its share is lent to the others.
+   * commit is under way; when there is no batch left to launch, they are lent to the others.
    */
   private finish(batch: number): void {
-    const { slots: freed } = this.inflight.get(batch)!;
     this.inflight.delete(batch);
     // Held now, not when it returned: a launch in between (another batch's end) must not start it
     // again while this launch is still in flight (several batches stop at once on a Ctrl-C).
     if (this.holding.delete(batch)) this.hold(batch);
     this.launchAll();
-    this.lend(freed);
   }
 
   /**
-   * A batch ended and nothing is due to launch: its share is lent to the batches still running
-   * (window-loans.ts), also while a re-judgment is coming (the loans end when its segment is planned
-   * or falls due: a loan's lanes retire within a heartbeat); not with a request budget (held
-   * batches relaunch there), nor while paused, stopping or failing.
+   * Nothing is due to launch: the free slots are lent to the batches still running (window-loans.ts),
+   * also while a re-judgment is coming (the loans end when its segment is planned or falls due: a
+   * loan's lanes retire within a heartbeat; none is lent when a plan comes next); not with a
+   * request budget (held batches relaunch there), nor while paused, stopping or failing.
    */
-  private lend(freed: number): void {
+  private lendFree(): void {
     const { st } = this;
-    const lanes = Math.min(freed, st.effective - this.usedSlots());
-    if (lanes < 1 || this.dueWork()) return;
+    const lanes = st.effective - this.usedSlots();
+    if (lanes < 1 || this.dueWork() || this.planDue()) return;
     if (this.scope.consideredCancelled || st.maxRequests !== null || st.paused) return;
     if (!this.stopping && this.failure === undefined && this.inflight.size > 0) this.loans.lend(lanes);
   }

@@ -1,8 +1,7 @@
 /**
- * Loans of `/verify` lanes (activities/lend-lanes.ts): when a batch ends and the window has nothing
- * to launch, its share is lent to the batches still running, so their last rows are not sent on
- * their own shares alone while the rest of the ceiling idles. At most one loan per batch that
- * ends; a loan moves on (Temporal retries it) from a worker process whose batches have no row left
+ * Loans of `/verify` lanes (activities/lend-lanes.ts): when the window has nothing to launch, its
+ * free slots are lent to the batches still running, so their last rows are not sent on their own
+ * shares alone while the rest of the ceiling idles. One loan each time slots free up; a loan moves on (Temporal retries it) from a worker process whose batches have no row left
  * to hand out to the next. Those still out are cancelled without waiting once the batches have
  * ended or a segment falls due (a loan sends nothing of its own).
  */
