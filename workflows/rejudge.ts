@@ -15,9 +15,9 @@ import { dueAfter } from './selected.js';
  * each round up to a ceiling: `rejudgeDelayMs`) are planned together with `planRound`, keeping the
  * keys that may still be attempted (fewer failed attempts than the cap, none terminal); a plan
  * with rows becomes a segment, launched before the rest of the first plan. Rows due by `dueBy` are
- * planned (Infinity: every one, a segment then due at their delay). No row is judged again sooner than the
- * delay after its failure. Each failed attempt has left exactly one sidecar row, so the files end
- * up as a NeMo Gym run followed by repeated `--resume` runs would leave them.
+ * planned (Infinity: every one, a segment then due at their delay). No row is judged again sooner
+ * than the delay after its failure. Each failed attempt has left exactly one sidecar row, so the
+ * files end up as a NeMo Gym run followed by repeated `--resume` runs would leave them.
  */
 export async function planUnplanned(spec: RunSpec, st: RunState, dueBy: number): Promise<void> {
   const chosen = (st.unplanned ?? []).filter((u) => dueAfter(spec, st, u) <= dueBy);
