@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { adaptLimit, LATENCY_SLACK_MS, MIN_LATENCY_ANSWERS, SETTLED_STEP, type LimitState } from '../../workflows/adaptive-limit.js';
 
-const healthy = (latency: number, answers = MIN_LATENCY_ANSWERS) => ({ throttled: 0, latencyMsSum: latency * answers, latencyCount: answers });
+const healthy = (latency: number, answers = MIN_LATENCY_ANSWERS) => ({
+  throttled: 0,
+  latencyMsSum: latency * answers,
+  latencyCount: answers,
+});
 
 describe('adaptive concurrency (AIMD)', () => {
   it('halves the limit when the verifier throttles (429/503), never below 1', () => {
