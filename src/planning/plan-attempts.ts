@@ -9,8 +9,9 @@
  * the default cap, but the cap is only validated as an integer >= 1 and `--extend-attempts` adds to
  * it, so a 7-bit count could not tell 127 attempts from 300 under a cap of 200.
  */
-import { open, type FileHandle } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import { readRangeBytes } from '../io/read-range.js';
+import { RecordFileWriter } from '../io/record-file-writer.js';
 
 /** Bytes per row. */
 export const ATTEMPTS_BYTES = 4;
@@ -51,39 +52,31 @@ export function attemptsPathOf(planPath: string): string {
   return `${planPath.replace(/\.bin$/, '')}.attempts.bin`;
 }
 
+const putWord = (word: number, buf: Buffer, at: number): void => {
+  buf.writeUInt32LE(word, at);
+};
+
 /** Appends rows' words to an attempts file through a buffer (written with the plan, row for row). */
 export class AttemptsWriter {
-  private readonly buf = Buffer.alloc(ATTEMPTS_BYTES * 16_384);
-  private used = 0;
-  count = 0;
-
-  private constructor(private readonly fh: FileHandle) {}
+  private constructor(private readonly out: RecordFileWriter) {}
 
   static async create(path: string): Promise<AttemptsWriter> {
-    return new AttemptsWriter(await open(path, 'w'));
+    return new AttemptsWriter(await RecordFileWriter.create(path, ATTEMPTS_BYTES, 16_384));
+  }
+
+  /** Rows written. */
+  get count(): number {
+    return this.out.count;
   }
 
   /** Appends one row's word (`attemptsWord`); returns a promise only when the buffer was written out (await it). */
   add(word: number): Promise<void> | undefined {
-    this.buf.writeUInt32LE(word, this.used);
-    this.used += ATTEMPTS_BYTES;
-    this.count++;
-    return this.used === this.buf.length ? this.flush() : undefined;
-  }
-
-  private async flush(): Promise<void> {
-    if (this.used > 0) await this.fh.write(this.buf, 0, this.used);
-    this.used = 0;
+    return this.out.add(word, putWord);
   }
 
   /** Flushes, fsyncs and closes. */
-  async close(): Promise<void> {
-    try {
-      await this.flush();
-      await this.fh.sync();
-    } finally {
-      await this.fh.close();
-    }
+  close(): Promise<void> {
+    return this.out.close();
   }
 }
 

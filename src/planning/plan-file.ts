@@ -1,6 +1,7 @@
-import { open, type FileHandle } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
 import { ConfigError } from '../contract/errors.js';
 import { DIGEST_BYTES, readDigest, writeDigest, type LineDigest } from '../io/line-digest.js';
+import { RecordFileWriter } from '../io/record-file-writer.js';
 
 /**
  * The plan: one fixed-size record per row to verify, in source order. It holds where each row's
@@ -89,27 +90,20 @@ export function decodePlanRecord(buf: Buffer, at: number, recordBytes = PLAN_REC
 
 /** Appends records to a plan file through a buffer (the plan of 10^6 rows is 48 MB on disk). */
 export class PlanWriter {
-  private readonly buf: Buffer;
-  private used = 0;
-  count = 0;
-
-  private constructor(
-    private readonly fh: FileHandle,
-    private readonly recordBytes: number,
-  ) {
-    this.buf = Buffer.alloc(recordBytes * 4096);
-  }
+  private constructor(private readonly out: RecordFileWriter) {}
 
   /** A writer of `recordBytes` records (`ATIF_PLAN_RECORD_BYTES` for ATIF plans). */
   static async create(path: string, recordBytes = PLAN_RECORD_BYTES): Promise<PlanWriter> {
-    return new PlanWriter(await open(path, 'w'), recordBytes);
+    return new PlanWriter(await RecordFileWriter.create(path, recordBytes, 4096));
+  }
+
+  /** Records written. */
+  get count(): number {
+    return this.out.count;
   }
 
   async add(r: PlanRecord): Promise<void> {
-    encodePlanRecord(r, this.buf, this.used);
-    this.used += this.recordBytes;
-    this.count++;
-    if (this.used === this.buf.length) await this.flush();
+    await this.out.add(r, encodePlanRecord);
   }
 
   /**
@@ -117,22 +111,12 @@ export class PlanWriter {
    * returns a promise only when the buffer was written out (await it).
    */
   addEncoded(buf: Buffer, at: number): Promise<void> | undefined {
-    buf.copy(this.buf, this.used, at, at + this.recordBytes);
-    this.used += this.recordBytes;
-    this.count++;
-    return this.used === this.buf.length ? this.flush() : undefined;
-  }
-
-  private async flush(): Promise<void> {
-    if (this.used > 0) await this.fh.write(this.buf, 0, this.used);
-    this.used = 0;
+    return this.out.addBytes(buf, at);
   }
 
   /** Flushes, fsyncs and closes. */
-  async close(): Promise<void> {
-    await this.flush();
-    await this.fh.sync();
-    await this.fh.close();
+  close(): Promise<void> {
+    return this.out.close();
   }
 }
 

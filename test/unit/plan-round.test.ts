@@ -16,7 +16,6 @@ import { planInto, type PlanRequest } from '../../activities/plan-run/plan-into.
 import { rejudgeListOf } from '../../activities/verify-batch/batch-files.js';
 import { emptyCounts, type Checkpoint } from '../../activities/verify-batch/checkpoint.js';
 import { routeReply } from '../../activities/verify-batch/route-reply.js';
-import type { RoutingTable } from '../../src/config/routing.js';
 import { ConfigError, InputChangedError } from '../../src/contract/errors.js';
 import { rawField } from '../../src/contract/json-spans.js';
 import { REPAIRABLE_ENVIRONMENT_CLASSES } from '../../src/contract/keys.js';
@@ -28,16 +27,11 @@ import { ATTEMPTS_BYTES, attemptsOfWord, type RowAttempts } from '../../src/plan
 import { readPlanRange, type PlanRecord } from '../../src/planning/plan-file.js';
 import { planPathsOf, type PlanPaths } from '../../src/planning/plan-files.js';
 import { rejudgeListPath } from '../../src/planning/rejudge-list.js';
+import { planRequestOf, runFilePaths, type RunFilePaths } from '../helpers/plan-request.js';
 import { failureLine, inputLine, successLine } from '../helpers/spec-fixtures.js';
 import { useTempRoot } from '../helpers/temp-dirs.js';
 
 const tmp = useTempRoot('reverify-round-');
-const routing: RoutingTable = {
-  agents: { agent_a: 'rs_a', agent_b: 'rs_b' },
-  catchAll: null,
-  servers: { rs_a: 'http://a', rs_b: 'http://b' },
-  taskSources: [],
-};
 const BATCH = 7;
 
 /** A sidecar row as an earlier invocation or a batch wrote it. */
@@ -63,12 +57,7 @@ type Mode = { resume?: boolean; recovery?: boolean; overwrite?: boolean; random?
 function runFiles(dir: string, mode: Mode, seed: number) {
   const pick = mulberry32(seed);
   const keys = Array.from({ length: 180 }, (_, i) => ({ t: Math.floor(i / 2), r: i % 2, agent: i % 3 === 0 ? 'agent_b' : 'agent_a' }));
-  const files = {
-    inputs: join(dir, 'inputs.jsonl'),
-    rollouts: join(dir, 'rollouts.jsonl'),
-    output: join(dir, 'out.jsonl'),
-    sidecar: join(dir, 'out_failures.jsonl'),
-  };
+  const files = runFilePaths(dir);
   writeFileSync(files.inputs, keys.map((k) => inputLine(k)).join('\n') + '\n');
   const shuffled = [...keys].sort(() => pick() - 0.5);
   // Recovery: --rollouts holds a few successes; its sidecar (the source) the judge failures of the rest.
@@ -94,23 +83,15 @@ function runFiles(dir: string, mode: Mode, seed: number) {
   return files;
 }
 
-function planRequest(files: ReturnType<typeof runFiles>, workDir: string, mode: Mode): PlanRequest {
-  return {
-    inputsPath: files.inputs,
-    rolloutsPath: files.rollouts,
-    workDir,
-    routing,
-    limit: null,
+function planRequest(files: RunFilePaths, workDir: string, mode: Mode): PlanRequest {
+  return planRequestOf(files, workDir, {
     judgeFailedOnly: mode.recovery === true,
     resume: mode.resume === true,
-    outputs: { output: files.output, sidecar: files.sidecar },
     outputsCleared: mode.overwrite === true,
-    maxAttempts: 3,
-    repairTruncated: false,
     ...(mode.random ? { order: { kind: 'random' as const, seed: 5 } } : {}),
     retryTerminalTimeouts: mode.retryTerminalTimeouts,
     retryInvalidJudgeResponses: mode.retryInvalidJudgeResponses,
-  };
+  });
 }
 
 /** The reference's terminal rule, written out: an omission, else the stamp — with the flag, never for timeouts and repairable faults, always for `skipped`. */

@@ -9,21 +9,15 @@ import { join } from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { describe, expect, it } from 'vitest';
 import { planRun, type PlanOutcome, type PlanRequest } from '../../activities/plan-run.js';
-import type { RoutingTable } from '../../src/config/routing.js';
 import { lineKeyId } from '../../src/contract/row-key.js';
 import { mulberry32 } from '../../src/reference-server/prng.js';
 import { ATTEMPTS_BYTES, attemptsOfWord, type RowAttempts } from '../../src/planning/plan-attempts.js';
 import { readPlanRange } from '../../src/planning/plan-file.js';
+import { planRequestOf, runFilePaths } from '../helpers/plan-request.js';
 import { failureLine, inputLine, successLine } from '../helpers/spec-fixtures.js';
 import { useTempRoot } from '../helpers/temp-dirs.js';
 
 const tmp = useTempRoot('reverify-plan-run-');
-const routing: RoutingTable = {
-  agents: { agent_a: 'rs_a', agent_b: 'rs_b' },
-  catchAll: null,
-  servers: { rs_a: 'http://a', rs_b: 'http://b' },
-  taskSources: [],
-};
 
 /**
  * 400 tasks × 2 rollouts: duplicate inputs (the later, agent_b, wins); shuffled rollouts with
@@ -52,35 +46,13 @@ function scenario(dir: string, seed: number) {
     .flatMap((k) =>
       r() < 0.3 ? [failureLine(k), failureLine(k), failureLine(k)] : [failureLine(k, 'timeout_exceeded', { terminal: r() < 0.5 })],
     );
-  const files = {
-    inputs: join(dir, 'inputs.jsonl'),
-    rollouts: join(dir, 'rollouts.jsonl'),
-    output: join(dir, 'out.jsonl'),
-    sidecar: join(dir, 'out_failures.jsonl'),
-  };
+  const files = runFilePaths(dir);
   writeFileSync(files.inputs, inputs.join('\n') + '\n');
   writeFileSync(files.rollouts, rollouts.join('\n') + '\n');
   writeFileSync(join(dir, 'rollouts_failures.jsonl'), failures.join('\n') + '\n');
   writeFileSync(files.output, output.join('\n') + '\n');
   writeFileSync(files.sidecar, sidecar.join('\n') + '\n');
   return files;
-}
-
-function request(files: ReturnType<typeof scenario>, workDir: string, over: Partial<PlanRequest>): PlanRequest {
-  return {
-    inputsPath: files.inputs,
-    rolloutsPath: files.rollouts,
-    workDir,
-    routing,
-    limit: null,
-    judgeFailedOnly: false,
-    resume: false,
-    outputs: { output: files.output, sidecar: files.sidecar },
-    outputsCleared: false,
-    maxAttempts: 3,
-    repairTruncated: false,
-    ...over,
-  };
 }
 
 async function plan(req: PlanRequest) {
@@ -114,8 +86,8 @@ describe('plan phase: the key join on disk equals the join in memory', () => {
   ])('%s', async (_label, over: Partial<PlanRequest>) => {
     const dir = tmp.freshDir();
     const files = scenario(dir, 11);
-    const memory = await plan(request(files, join(dir, 'w-memory'), over));
-    const disk = await plan(request(files, join(dir, 'w-disk'), { ...over, sortMaxRecords: 7 }));
+    const memory = await plan(planRequestOf(files, join(dir, 'w-memory'), over));
+    const disk = await plan(planRequestOf(files, join(dir, 'w-disk'), { ...over, sortMaxRecords: 7 }));
     expect(memory.outcome.rows).toBeGreaterThan(0);
     expect(disk.outcome).toEqual(memory.outcome);
     expect(disk.bytes.equals(memory.bytes)).toBe(true);
@@ -134,7 +106,7 @@ describe('plan phase: the key join on disk equals the join in memory', () => {
     writeFileSync(files.rollouts, lines.join('\n'));
     for (const sortMaxRecords of [undefined, 3]) {
       const req = (over: Partial<PlanRequest>) =>
-        request(files, join(dir, `w${sortMaxRecords}-${Math.random()}`), { sortMaxRecords, ...over });
+        planRequestOf(files, join(dir, `w${sortMaxRecords}-${Math.random()}`), { sortMaxRecords, ...over });
       expect(await planError(req({}))).toMatch(/rollouts\.jsonl:31: No matching materialized input row found for rollout row \(5000, 0\)/);
       expect(await planError(req({ limit: 50 }))).toMatch(/rollouts\.jsonl:31: No matching/);
       // Non-blank lines before line 31: a limit of one more reaches it, a limit of exactly that does not.
@@ -171,7 +143,7 @@ describe("plan phase: each planned row's attempts", () => {
   ])("%s: are its key's sidecar rows when it was planned", async (_label, over: Partial<PlanRequest>) => {
     const dir = tmp.freshDir();
     const files = scenario(dir, 11);
-    const { outcome, attempts } = await plan(request(files, join(dir, 'w'), over));
+    const { outcome, attempts } = await plan(planRequestOf(files, join(dir, 'w'), over));
     const records = await readPlanRange(join(dir, 'w', 'plan.bin'), 0, outcome.rows, outcome.recordBytes);
     const source = readFileSync(outcome.sourcePath);
     const counts = sidecarCounts(files.sidecar);
@@ -190,7 +162,7 @@ describe("plan phase: each planned row's attempts", () => {
   it('--overwrite: none (the sidecar is deleted once the plan is made)', async () => {
     const dir = tmp.freshDir();
     const files = scenario(dir, 11);
-    const { outcome, attempts } = await plan(request(files, join(dir, 'w'), { outputsCleared: true }));
+    const { outcome, attempts } = await plan(planRequestOf(files, join(dir, 'w'), { outputsCleared: true }));
     expect(outcome.rows).toBeGreaterThan(0);
     expect(attempts.equals(Buffer.alloc(outcome.rows * ATTEMPTS_BYTES))).toBe(true);
   });
@@ -201,7 +173,7 @@ describe('plan phase: a byte order mark', () => {
     const dir = tmp.freshDir();
     const files = scenario(dir, 3);
     writeFileSync(files[which], '\uFEFF' + readFileSync(files[which], 'utf8'));
-    const message = await planError(request(files, join(dir, 'w'), {}));
+    const message = await planError(planRequestOf(files, join(dir, 'w'), {}));
     expect(message).toBe(
       `${files[which]}:1: the file starts with a UTF-8 byte order mark (BOM), which is not JSON; save it as UTF-8 without a BOM`,
     );
@@ -212,12 +184,7 @@ describe('plan phase under the retry rules', () => {
   /** Keys 0..7 to verify; the output sidecar holds one terminal row of a different class for keys 1..5. */
   function terminalScenario(dir: string) {
     const keys = Array.from({ length: 8 }, (_, t) => ({ t }));
-    const files = {
-      inputs: join(dir, 'inputs.jsonl'),
-      rollouts: join(dir, 'rollouts.jsonl'),
-      output: join(dir, 'out.jsonl'),
-      sidecar: join(dir, 'out_failures.jsonl'),
-    };
+    const files = runFilePaths(dir);
     writeFileSync(files.inputs, keys.map((k) => inputLine(k)).join('\n') + '\n');
     writeFileSync(files.rollouts, keys.map((k) => successLine(k)).join('\n') + '\n');
     writeFileSync(files.output, successLine({ t: 0 }) + '\n');
@@ -229,8 +196,8 @@ describe('plan phase under the retry rules', () => {
   it('--resume --retry-terminal-timeouts plans terminal timeouts and repairable faults again, never skipped or other terminal rows', async () => {
     const dir = tmp.freshDir();
     const files = terminalScenario(dir);
-    const without = await plan(request(files, join(dir, 'w0'), { resume: true }));
-    const withFlag = await plan(request(files, join(dir, 'w1'), { resume: true, retryTerminalTimeouts: true }));
+    const without = await plan(planRequestOf(files, join(dir, 'w0'), { resume: true }));
+    const withFlag = await plan(planRequestOf(files, join(dir, 'w1'), { resume: true, retryTerminalTimeouts: true }));
     expect(without.outcome.rows).toBe(2); // keys 6, 7
     expect(withFlag.outcome.rows).toBe(5); // keys 1, 2, 3, 6, 7
     expect(without.outcome.messages.join('\n')).toContain('- 5 sidecar-terminal (for example skipped) → not retried');
@@ -245,9 +212,9 @@ describe('plan phase under the retry rules', () => {
       join(dir, 'rollouts_failures.jsonl'),
       readFileSync(join(dir, 'rollouts_failures.jsonl'), 'utf8') + lines.join('\n') + '\n',
     );
-    const base = await plan(request(files, join(dir, 'w0'), { judgeFailedOnly: true }));
+    const base = await plan(planRequestOf(files, join(dir, 'w0'), { judgeFailedOnly: true }));
     // Key (5000, 0) has no materialized input: planning it at all stops the run, naming it.
-    const err = await planError(request(files, join(dir, 'w1'), { judgeFailedOnly: true, retryInvalidJudgeResponses: true }));
+    const err = await planError(planRequestOf(files, join(dir, 'w1'), { judgeFailedOnly: true, retryInvalidJudgeResponses: true }));
     expect(base.outcome.rows).toBeGreaterThan(0);
     expect(err).toMatch(/rollouts_failures\.jsonl:\d+: No matching materialized input row found for rollout row \(5000, 0\)/);
   });
@@ -271,8 +238,8 @@ describe('plan phase: scanning big files on a second thread changes nothing', ()
   ])('%s', async (_label, over: Partial<PlanRequest>) => {
     const dir = tmp.freshDir();
     const files = bigScenario(dir);
-    const one = await plan(request(files, join(dir, 'w-one'), { ...over, scanAheadMinBytes: Infinity }));
-    const two = await plan(request(files, join(dir, 'w-two'), { ...over, scanAheadMinBytes: 0 }));
+    const one = await plan(planRequestOf(files, join(dir, 'w-one'), { ...over, scanAheadMinBytes: Infinity }));
+    const two = await plan(planRequestOf(files, join(dir, 'w-two'), { ...over, scanAheadMinBytes: 0 }));
     expect(one.outcome.rows).toBeGreaterThan(0);
     expect(two.outcome).toEqual(one.outcome);
     expect(two.bytes.equals(one.bytes)).toBe(true);
@@ -286,7 +253,7 @@ describe('plan phase: scanning big files on a second thread changes nothing', ()
     lines.splice(450, 0, '{"_ng_task_index":1, "oops"'); // in the file's second read (the thread's)
     writeFileSync(files.rollouts, lines.join('\n'));
     const inputs = readFileSync(files.inputs, 'utf8').split('\n');
-    const message = (minBytes: number) => planError(request(files, join(dir, `w${minBytes}`), { scanAheadMinBytes: minBytes }));
+    const message = (minBytes: number) => planError(planRequestOf(files, join(dir, `w${minBytes}`), { scanAheadMinBytes: minBytes }));
     expect(await message(0)).toBe(await message(Infinity));
     expect(await message(0)).toMatch(/rollouts\.jsonl:451: malformed JSON/);
     inputs.splice(600, 1, inputs[600].replace('"agent_a"', '"agent_unknown"'));
