@@ -3,8 +3,8 @@
  * in the order rows are to be read back. A group's rows, sorted by key, wait here until its
  * `/aggregate_metrics` body is streamed, so memory holds one buffer per open file, not the places.
  */
-import { open, type FileHandle } from 'node:fs/promises';
-import { writeFully } from '../io/write-fully.js';
+import { open } from 'node:fs/promises';
+import { RecordFileWriter, type EncodeRecord } from '../io/record-file-writer.js';
 
 /** Where one row sits: file number `file`, bytes `[offset, offset + length)`. */
 export interface Place {
@@ -16,42 +16,33 @@ export interface Place {
 const PLACE_BYTES = 16;
 const BUFFER_PLACES = 4096;
 
+/** Writes place `p`'s record at `buf[at]`. */
+const putPlace: EncodeRecord<Place> = (p, buf, at) => {
+  buf.writeDoubleLE(p.offset, at);
+  buf.writeUInt32LE(p.file, at + 8);
+  buf.writeUInt32LE(p.length, at + 12);
+};
+
 /** Appends places to a new file through a buffer. */
 export class PlaceFileWriter {
-  private readonly buf = Buffer.allocUnsafe(PLACE_BYTES * BUFFER_PLACES);
-  private used = 0;
-  count = 0;
-
-  private constructor(
-    private readonly fh: FileHandle,
-    private readonly path: string,
-  ) {}
+  private constructor(private readonly out: RecordFileWriter) {}
 
   static async create(path: string): Promise<PlaceFileWriter> {
-    return new PlaceFileWriter(await open(path, 'w'), path);
+    return new PlaceFileWriter(await RecordFileWriter.create(path, PLACE_BYTES, BUFFER_PLACES));
+  }
+
+  /** Places written. */
+  get count(): number {
+    return this.out.count;
   }
 
   async add(p: Place): Promise<void> {
-    this.buf.writeDoubleLE(p.offset, this.used);
-    this.buf.writeUInt32LE(p.file, this.used + 8);
-    this.buf.writeUInt32LE(p.length, this.used + 12);
-    this.used += PLACE_BYTES;
-    this.count++;
-    if (this.used === this.buf.length) await this.flush();
-  }
-
-  private async flush(): Promise<void> {
-    await writeFully(this.fh, this.buf.subarray(0, this.used), null, this.path);
-    this.used = 0;
+    await this.out.add(p, putPlace);
   }
 
   /** Flushes and closes (no fsync: the file is scratch, read back by this process). */
-  async close(): Promise<void> {
-    try {
-      await this.flush();
-    } finally {
-      await this.fh.close();
-    }
+  close(): Promise<void> {
+    return this.out.close(false);
   }
 }
 

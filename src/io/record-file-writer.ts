@@ -1,6 +1,6 @@
 /**
  * A new file of fixed-size records, appended through a buffer of whole records (the plan file and
- * its attempts file: planning/plan-file.ts, planning/plan-attempts.ts). Each buffer is written whole
+ * its attempts file: planning/plan-file.ts, planning/plan-attempts.ts; aggregation's place files). Each buffer is written whole
  * (`writeFully`: a short write goes on where it stopped), and a disk error of opening, writing or
  * syncing the file names it (`DiskWriteError`).
  */
@@ -56,11 +56,11 @@ export class RecordFileWriter {
     this.used = 0;
   }
 
-  /** Flushes, fsyncs and closes (closes also when that fails). */
-  async close(): Promise<void> {
+  /** Flushes, fsyncs (unless `sync` is false: a scratch file read back by this process) and closes (closes also when that fails). */
+  async close(sync = true): Promise<void> {
     try {
       await this.flush();
-      await writingTo(this.path, () => this.fh.sync());
+      if (sync) await writingTo(this.path, () => this.fh.sync());
     } finally {
       await this.fh.close();
     }
