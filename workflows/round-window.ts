@@ -103,7 +103,8 @@ export class RoundWindow {
 
   /** The next launch's share of the free slots (window.ts, window-segments.ts `nextShare`; 0: none fits). */
   private share(): number {
-    const shape = windowShape(this.st.effective, this.spec.batchSize, this.queue.left(this.st.held.length + this.inflight.size));
+    const left = this.queue.left(this.st.held.length + this.inflight.size);
+    const shape = windowShape(this.st.effective, this.spec.batchSize, left, this.queue.nextParts(this.st.held));
     return this.queue.nextShare(this.st.held, shape.parallelism, this.st.effective - this.usedSlots());
   }
 

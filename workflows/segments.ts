@@ -8,7 +8,8 @@
  * the state. A segment is known by its first batch number (stable: a segment that is done is
  * dropped from the state, `doneSegments`).
  */
-import type { PlanSummary, RunSpec } from '../src/contract/run-spec.js';
+import { rejudgesInRounds, type PlanSummary, type RunSpec } from '../src/contract/run-spec.js';
+import { MAX_SHARE, MAX_WINDOW, windowShape } from './window.js';
 
 export interface Segment {
   /** The round its rows' attempt makes in this run (0: the first plan). */
@@ -23,23 +24,65 @@ export interface Segment {
   operation?: string;
   /** Workflow time (epoch ms) from which its batches may start (0: at once). */
   dueAt: number;
+  /** Its last rows in smaller batches (`tailOf`; absent: none). */
+  tail?: Tail;
 }
 
-/** Batches of a plan of `rows` rows. */
-export function batchesOf(rows: number, batchSize: number): number {
-  return Math.ceil(rows / batchSize);
+/** Plan rows `from` on are cut into batches of `size` rows, not `batchSize`: `parts` of them in the window for each batch. */
+export interface Tail {
+  from: number;
+  size: number;
+  parts: number;
 }
 
-/** The first segment: the run's first plan (or what it continues from, for a run of an earlier shape). */
-export function firstSegment(plan: PlanSummary, spec: Pick<RunSpec, 'batchSize'>, round: number, operation?: string): Segment {
+/** The most parts a batch of the tail is cut into. */
+export const TAIL_PARTS = 4;
+
+/**
+ * The first plan's tail, when the run re-judges: the rows of its last window of batches, in
+ * batches of a quarter of the size, each given a quarter of the share, so that the window holds
+ * four times the batches and as many rows (no more than MAX_WINDOW batches: fewer parts, or none,
+ * at a high concurrency). A batch hands its judge failures over only when it ends, and the first
+ * plan's last batches end with the run's slowest answers: the failures held by the batch of the
+ * slowest one are judged again after it, with the window empty, and their own failures 6 s later.
+ * Smaller batches there hold fewer of them. None when a part would be smaller than a full share.
+ */
+export function tailOf(rows: number, spec: Pick<RunSpec, 'batchSize' | 'concurrency' | 'rejudge' | 'maxAttempts'>): Tail | undefined {
+  const { window } = windowShape(spec.concurrency, spec.batchSize);
+  const parts = Math.min(TAIL_PARTS, Math.floor(MAX_WINDOW / window));
+  const size = Math.ceil(spec.batchSize / parts);
+  if (!rejudgesInRounds(spec) || parts < 2 || size < MAX_SHARE) return undefined;
+  return { from: Math.max(0, Math.floor((rows - window * spec.batchSize) / spec.batchSize)) * spec.batchSize, size, parts };
+}
+
+/** The parts batch `batch` of `seg` is cut into: its tail's, else 1 (window.ts `windowShape` holds that many times the batches). */
+export function partsOf(seg: Segment, batch: number, batchSize: number): number {
+  return seg.tail && batch - seg.first >= seg.tail.from / batchSize ? seg.tail.parts : 1;
+}
+
+/** Batches of a plan of `rows` rows (its `tail` in smaller ones). */
+export function batchesOf(rows: number, batchSize: number, tail?: Tail): number {
+  if (!tail || tail.from >= rows) return Math.ceil(rows / batchSize);
+  return tail.from / batchSize + Math.ceil((rows - tail.from) / tail.size);
+}
+
+/** The first segment: the run's first plan (or what it continues from, for a run of an earlier shape), its tail in smaller batches. */
+export function firstSegment(
+  plan: PlanSummary,
+  spec: Pick<RunSpec, 'batchSize' | 'concurrency' | 'rejudge' | 'maxAttempts'>,
+  round: number,
+  operation?: string,
+): Segment {
+  const tail = tailOf(plan.rows, spec);
   return {
     round,
     plan,
     first: 0,
-    batches: batchesOf(plan.rows, spec.batchSize),
+    batches: batchesOf(plan.rows, spec.batchSize, tail),
     launched: 0,
     ...(operation ? { operation } : {}),
     dueAt: 0,
+    ...(tail ? { tail } : {}),
   };
 }
 
@@ -82,8 +125,10 @@ export function nextSegment(segments: readonly Segment[], due: (seg: Segment) =>
 
 /** Plan rows `from`..`to - 1` of batch `batch` in its segment's plan. */
 export function rowsOfBatch(seg: Segment, batch: number, batchSize: number): { from: number; to: number } {
-  const from = (batch - seg.first) * batchSize;
-  return { from, to: Math.min(seg.plan.rows, from + batchSize) };
+  const index = batch - seg.first;
+  const head = seg.tail ? seg.tail.from / batchSize : Infinity;
+  const from = index < head ? index * batchSize : seg.tail!.from + (index - head) * seg.tail!.size;
+  return { from, to: Math.min(seg.plan.rows, from + (index < head ? batchSize : seg.tail!.size)) };
 }
 
 /**

@@ -14,7 +14,7 @@ import { dueSummary, planUnplanned, planWaitSummary } from './rejudge.js';
 import type { RunState } from './run-state.js';
 import { recordStoppedEarly } from './stop-rules.js';
 import { dueAfter } from './selected.js';
-import { doneSegments, firstSegment, nextSegment, rowsOfBatch, segmentOf, unlaunchedOf, type Segment } from './segments.js';
+import { doneSegments, firstSegment, nextSegment, rowsOfBatch, segmentOf, partsOf, unlaunchedOf, type Segment } from './segments.js';
 
 export class SegmentQueue {
   /** Segments (by first batch) whose delay has passed in this generation. */
@@ -157,11 +157,23 @@ export class SegmentQueue {
    * left is not idle until another ends (lanes are pooled: a share is lanes, not rows). 0: none fits.
    */
   nextShare(held: readonly number[], parallelism: number, free: number): number {
-    const seg = held.length > 0 ? null : this.nextOpen();
-    const next = held.length > 0 ? held[0] : seg && seg.first + seg.launched;
+    const next = this.next(held);
     const rows = next === null ? parallelism : this.batch(next).to - this.batch(next).from;
     const want = Math.max(1, Math.min(parallelism, rows));
     return free >= want ? want : free >= Math.ceil(want / 2) ? free : 0;
+  }
+
+  /** The parts the next launch's batch is cut into (segments.ts `partsOf`: the first plan's tail). */
+  nextParts(held: readonly number[]): number {
+    const next = this.next(held);
+    return next === null ? 1 : partsOf(segmentOf(this.segments, next), next, this.spec.batchSize);
+  }
+
+  /** The batch launched next: the first held, else the next of the next due segment (null: none). */
+  private next(held: readonly number[]): number | null {
+    if (held.length > 0) return held[0];
+    const seg = this.nextOpen();
+    return seg && seg.first + seg.launched;
   }
 
   /** Takes the next batch to launch (call only when `nextDue()`). */

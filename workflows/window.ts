@@ -33,9 +33,11 @@ export function targetWindow(concurrency: number): number {
  * @param concurrency the run's ceiling of `/verify` requests in flight
  * @param batchSize rows per batch (a batch never needs more lanes than rows)
  * @param batchesLeft batches not yet finished: a small run spreads its concurrency over fewer batches
+ * @param parts the batches are parts of batches this many times smaller (workflows/segments.ts
+ *   `tailOf`): the window holds that many times more of them, up to MAX_WINDOW
  */
-export function windowShape(concurrency: number, batchSize: number, batchesLeft = targetWindow(concurrency)): WindowShape {
-  const target = Math.max(1, Math.min(targetWindow(concurrency), batchesLeft));
+export function windowShape(concurrency: number, batchSize: number, batchesLeft = targetWindow(concurrency), parts = 1): WindowShape {
+  const target = Math.max(1, Math.min(Math.min(MAX_WINDOW, targetWindow(concurrency) * parts), batchesLeft));
   const up = shapeOf(concurrency, batchSize, Math.ceil(concurrency / target));
   const down = shapeOf(concurrency, batchSize, Math.floor(concurrency / target));
   // The share that sets the most of the ceiling to work over the `target` batches: rounded up, fewer

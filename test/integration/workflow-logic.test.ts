@@ -453,6 +453,28 @@ describe('workflow logic with stub activities', () => {
     expect(rec.removed).toEqual([result.outputs.workDir]);
   });
 
+  it("cuts the first plan's last window of batches in quarters when the run re-judges, four times as many in flight, every row once", async () => {
+    // Concurrency 32 over batches of 128: 4 batches of 8 slots; the last 512 rows go in batches of
+    // 32 rows, 16 of them in flight with 2 slots each (their failures come back sooner).
+    const rows = 1000;
+    const spec = specFor('tail', { concurrency: 32, batchSize: 128, maxAttempts: 2 });
+    const { activities, rec } = stubActivities({ rows, beforeVerify: (req) => sleep(durationOf(req.batch)) });
+    const { result } = await withRun(spec, activities, finished);
+
+    const head = ranges(384, 128);
+    const tail = ranges(rows - 384, 32).map(([from, to]) => [from + 384, to + 384]);
+    expect(batchesOf(rec.verify, 0).map((r) => [r.from, r.to])).toEqual([...head, ...tail]);
+    expect(allCommitted(rec.commits)).toEqual([...Array(head.length + tail.length).keys()]);
+    // 2 slots each while 16 or more batches are left to finish (then the shares grow again).
+    const total = head.length + tail.length;
+    const tailCalls = rec.verify.filter((c) => c.req.batch >= head.length && c.req.batch < total - 16);
+    expect(tailCalls.length).toBeGreaterThan(0);
+    for (const c of tailCalls) expect(c.req.parallelism).toBe(2);
+    expect(rec.peakSlots).toBeLessThanOrEqual(spec.concurrency);
+    expect(rec.peakBatches).toBeGreaterThan(8);
+    expect(result).toMatchObject({ planned: rows, done: rows, failed: 0 });
+  });
+
   it('launches each batch with the very share it checked against the ceiling, also as the round ends and shares grow', async () => {
     // Concurrency 8 over 6 batches of 10 rows: 2 slots each while 4 or more batches are unfinished,
     // 3 with 3 left. Batches 0 and 1 end first; batch 5 then starts next to batches 2-4 (2 slots

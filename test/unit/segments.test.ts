@@ -8,9 +8,12 @@ import {
   nextSegment,
   rowsOfBatch,
   segmentOf,
+  partsOf,
+  tailOf,
   totalBatches,
   type Segment,
 } from '../../workflows/segments.js';
+import { windowShape } from '../../workflows/window.js';
 
 const plan = (rows: number, name: string): PlanSummary => ({
   planPath: `/w/${name}.bin`,
@@ -22,7 +25,8 @@ const plan = (rows: number, name: string): PlanSummary => ({
 });
 
 describe('segments', () => {
-  const first = firstSegment(plan(23, 'plan'), { batchSize: 5 }, 0);
+  const noTail = { batchSize: 5, concurrency: 10, rejudge: false, maxAttempts: 3 };
+  const first = firstSegment(plan(23, 'plan'), noTail, 0);
   const second: Segment = {
     round: 1,
     plan: plan(7, 'plan-r2-s5'),
@@ -59,6 +63,40 @@ describe('segments', () => {
     expect(rowsOfBatch(second, 5, 5)).toEqual({ from: 0, to: 5 });
     expect(rowsOfBatch(second, 6, 5)).toEqual({ from: 5, to: 7 });
     expect(rowsOfBatch(third, 7, 5)).toEqual({ from: 0, to: 1 });
+  });
+
+  it("cut the first plan's last window of batches in quarters, four times as many in the window, only when the run re-judges", () => {
+    const spec = { batchSize: 1000, concurrency: 256, rejudge: true, maxAttempts: 3 };
+    // 256 lanes: 8 batches of 32 lanes, so the last 8,000 rows go in 32 batches of 250 rows and 8 lanes.
+    expect(tailOf(50_500, spec)).toEqual({ from: 42_000, size: 250, parts: 4 });
+    const seg = firstSegment(plan(50_500, 'plan'), spec, 0);
+    expect(seg.batches).toBe(42 + 34);
+    expect([41, 42, 43, 75].map((b) => rowsOfBatch(seg, b, 1000))).toEqual([
+      { from: 41_000, to: 42_000 },
+      { from: 42_000, to: 42_250 },
+      { from: 42_250, to: 42_500 },
+      { from: 50_250, to: 50_500 },
+    ]);
+    expect([41, 42, 75].map((b) => partsOf(seg, b, 1000))).toEqual([1, 4, 4]);
+    // The window holds four times the batches, so a quarter of the lanes each; its last few spread the lanes again.
+    expect(windowShape(256, 1000, 34, 4)).toEqual({ window: 32, parallelism: 8 });
+    expect(windowShape(256, 1000, 2, 4)).toEqual({ window: 2, parallelism: 128 });
+    // Every row in exactly one batch, in order.
+    const ranges = [...Array(seg.batches).keys()].map((b) => rowsOfBatch(seg, b, 1000));
+    expect(ranges.every((r, i) => r.from === (i === 0 ? 0 : ranges[i - 1].to) && r.to > r.from)).toBe(true);
+    expect(ranges.at(-1)!.to).toBe(50_500);
+    // A plan smaller than a window is all tail.
+    expect(tailOf(3_000, spec)).toEqual({ from: 0, size: 250, parts: 4 });
+    expect(batchesOf(3_000, 1000, tailOf(3_000, spec))).toBe(12);
+    // 512 lanes: 16 batches, so halves (no more than 32 batches in flight); 1024: none.
+    expect(tailOf(50_000, { ...spec, concurrency: 512 })).toEqual({ from: 34_000, size: 500, parts: 2 });
+    expect(tailOf(50_000, { ...spec, concurrency: 1024 })).toBeUndefined();
+    // No tail without re-judgment, nor when a part would be smaller than a full share.
+    expect(tailOf(50_000, { ...spec, rejudge: false })).toBeUndefined();
+    expect(tailOf(50_000, { ...spec, maxAttempts: 1 })).toBeUndefined();
+    expect(tailOf(50_000, { ...spec, batchSize: 100 })).toBeUndefined();
+    expect(firstSegment(plan(50_000, 'plan'), { ...spec, rejudge: false }, 0)).not.toHaveProperty('tail');
+    expect(partsOf(first, 4, 5)).toBe(1);
   });
 
   it('refuse a batch number before the first segment, past the last, or of a dropped segment', () => {
