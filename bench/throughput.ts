@@ -8,7 +8,8 @@
  *                               [--compare 'COMMAND with {inputs} {rollouts} {out} {config} {server} {url} {concurrency}']
  *
  * (a) capacity: a plain undici Pool (keep-alive, `concurrency` connections, no Temporal) sending the
- *     payloads reverify would build (joined rows, `buildPayload`), prebuilt in memory;
+ *     payloads reverify would build (joined rows, `buildPayload`), prebuilt in memory; with
+ *     `--rejudge`, each judge failure again after its round's delay, as reverify does;
  * (b) reverify: `node bin/reverify.js run … --concurrency C --no-rejudge --disable-aggregation
  *     --overwrite` as a user runs it, on an embedded Temporal dev server with its own state dir;
  * (c) naive: stream the rollouts, Map lookup, `fetch` with C in flight, append to a file.
@@ -24,7 +25,9 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { DEFAULT_REJUDGE_DELAY_MS, rejudgeDelayMs } from '../src/config/run-defaults.js';
 import { DEFAULT_BATCH_SIZE } from '../src/config/run-options.js';
+import { DEFAULT_MAX_ATTEMPTS } from '../src/contract/keys.js';
 import { driveCapacity, naiveLoop, prebuildPayloads } from './lib/clients.js';
 import { describeProfiles, monotonicUs } from './lib/cpuprofile.js';
 import { mib, parseCount, RESOURCES_SERVER, type RunFiles, writeRunFiles } from './lib/data.js';
@@ -59,7 +62,7 @@ const { values } = parseArgs({
     'latency-spread': { type: 'string', default: '0' },
     /** The reference server's `--judge-fail-rate` (share of /verify answered as judge failures). */
     'judge-fail-rate': { type: 'string', default: '0' },
-    /** (b) and (d) re-judge (reverify's default) instead of `--no-rejudge`: their rates count every request, re-judgment rounds included. */
+    /** (b) and (d) re-judge (reverify's default) instead of `--no-rejudge`, and (a) re-judges as they do (each judge failure again after 3 s, then 6 s, 3 attempts): their rates count every request, re-judgments included. */
     rejudge: { type: 'boolean', default: false },
     concurrency: { type: 'string', default: '64' },
     'batch-size': { type: 'string' },
@@ -415,15 +418,24 @@ async function measureCapacity(
   const cpu = new CpuSampler();
   cpu.watch('reference server', ref.pid);
   cpu.watch('load generator (bench)', process.pid);
-  const win = new VerifyWindow(ref.url, rows);
+  // With --rejudge the load generator re-judges as reverify does (each failure again after its
+  // round's delay, 3 s then 6 s, up to 3 attempts): the same requests, so the same latencies, which
+  // the server draws in arrival order.
+  const rejudging =
+    values.rejudge && judgeFailRate > 0
+      ? { maxAttempts: DEFAULT_MAX_ATTEMPTS, delayMs: (round: number) => rejudgeDelayMs(DEFAULT_REJUDGE_DELAY_MS, round) }
+      : undefined;
+  let sent = false;
+  const win = new VerifyWindow(ref.url, rows, 25, { settled: () => sent });
   try {
-    const run = await driveCapacity(ref.url, payloads, rows, concurrency);
+    const run = await driveCapacity(ref.url, payloads, rows, concurrency, rejudging);
+    sent = true;
     const w = await win.result();
     return {
-      rowsPerSec: rows / windowSec(w),
+      rowsPerSec: w.requests / windowSec(w),
       window: w,
       ...cpuOf(cpu, w, rows),
-      note: `client-side ${fixed(rows / ((run.endMs - run.startMs) / 1000))} rows/s, ${run.non200} non-200`,
+      note: `client-side ${fixed(run.requests / ((run.endMs - run.startMs) / 1000))} requests/s, ${run.requests} requests${rejudging ? ' (judge failures re-judged as reverify does)' : ''}, ${run.non200} non-200`,
     };
   } finally {
     cpu.stop();

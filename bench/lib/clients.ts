@@ -55,18 +55,61 @@ export interface ClientRun {
   non200: number;
 }
 
-/** Sends `total` POST /verify (cycling through `payloads`) with `concurrency` in flight on a keep-alive Pool. */
-export async function driveCapacity(url: string, payloads: string[], total: number, concurrency: number): Promise<ClientRun> {
+/** How the load generator re-judges: a failure in re-judgment round r (0: the first attempt) is sent again `delayMs(r)` after it, up to `maxAttempts` in all. */
+export interface Rejudging {
+  maxAttempts: number;
+  delayMs: (attempt: number) => number;
+}
+
+/**
+ * Sends `total` POST /verify (cycling through `payloads`) with `concurrency` in flight on a
+ * keep-alive Pool. With `rejudge`, the ideal streamed client: each judge failure is sent again its
+ * delay after its answer, before any new row, until it is judged or has had `maxAttempts`; the
+ * requests it made are in `requests`.
+ */
+export async function driveCapacity(
+  url: string,
+  payloads: string[],
+  total: number,
+  concurrency: number,
+  rejudge?: Rejudging,
+): Promise<ClientRun> {
   const pool = new Pool(url, { connections: concurrency, pipelining: 1, keepAliveTimeout: 60_000 });
   let next = 0;
   let non200 = 0;
+  let requests = 0;
+  let waiting = 0;
+  let inFlight = 0;
+  const due: { body: string; attempt: number }[] = [];
+  const wakers: (() => void)[] = [];
+  // A failure of attempt n waits the delay of re-judgment round n (0-based: n - 1), then is attempt n + 1.
+  const later = (body: string, failed: number) => {
+    waiting++;
+    setTimeout(
+      () => {
+        waiting--;
+        due.push({ body, attempt: failed + 1 });
+        wakers.splice(0).forEach((w) => w());
+      },
+      rejudge!.delayMs(failed - 1),
+    );
+  };
   const startMs = performance.now();
-  const lane = async () => {
-    while (next < total) {
-      const body = payloads[next++ % payloads.length];
-      const res = await pool.request({ method: 'POST', path: '/verify', headers: { 'content-type': 'application/json' }, body });
-      await res.body.text();
+  const lane = async (): Promise<void> => {
+    for (;;) {
+      const job = due.shift() ?? (next < total ? { body: payloads[next++ % payloads.length], attempt: 1 } : null);
+      if (job === null) {
+        if (waiting === 0 && inFlight === 0) return wakers.splice(0).forEach((w) => w());
+        await new Promise<void>((r) => wakers.push(r));
+        continue;
+      }
+      requests++;
+      inFlight++;
+      const res = await pool.request({ method: 'POST', path: '/verify', headers: { 'content-type': 'application/json' }, body: job.body });
+      const text = await res.body.text();
+      inFlight--;
       if (res.statusCode !== 200) non200++;
+      else if (rejudge && job.attempt < rejudge.maxAttempts && text.includes('"judge_failed"')) later(job.body, job.attempt);
     }
   };
   try {
@@ -74,7 +117,7 @@ export async function driveCapacity(url: string, payloads: string[], total: numb
   } finally {
     await pool.close();
   }
-  return { startMs, endMs: performance.now(), requests: total, non200 };
+  return { startMs, endMs: performance.now(), requests, non200 };
 }
 
 export interface NaiveRun extends ClientRun {

@@ -2,6 +2,7 @@
  * Timing a run from the reference server's side: `GET /stats` polled every few milliseconds gives
  * when the first `/verify` arrived and when the last one was answered, whoever sent them.
  */
+import { appendFileSync } from 'node:fs';
 import { Client } from 'undici';
 import { sleep } from './procs.js';
 
@@ -47,6 +48,9 @@ export interface WindowResult {
 }
 
 /** When polling may end besides every request answered: e.g. once the command that sends them has exited (re-judgment rounds follow the first). */
+/** A file to append `seconds-since-first-request in-flight requests` to at every poll (BENCH_INFLIGHT_SERIES; unset: none): where a run's window empties. */
+const SERIES = process.env.BENCH_INFLIGHT_SERIES;
+
 export interface WindowOptions {
   settled?: () => boolean;
 }
@@ -115,6 +119,8 @@ export class VerifyWindow {
         tenthSum[tenth] += s.verify_in_flight;
         tenthPolls[tenth]++;
       }
+      if (firstMs !== undefined && SERIES)
+        appendFileSync(SERIES, `${((seen - firstMs) / 1000).toFixed(2)} ${s.verify_in_flight} ${s.requests.verify}\n`);
       if (firstMs !== undefined) {
         whole.sum += s.verify_in_flight;
         whole.polls++;
