@@ -55,9 +55,14 @@ export function tailOf(rows: number, spec: Pick<RunSpec, 'batchSize' | 'concurre
   return { from: Math.max(0, Math.floor((rows - window * spec.batchSize) / spec.batchSize)) * spec.batchSize, size, parts };
 }
 
+/** The tail batch `batch` of `seg` is in (undefined: a batch of the full size). */
+function tailOfBatch(seg: Segment, batch: number, batchSize: number): Tail | undefined {
+  return seg.tail && batch - seg.first >= seg.tail.from / batchSize ? seg.tail : undefined;
+}
+
 /** The parts batch `batch` of `seg` is cut into: its tail's, else 1 (window.ts `windowShape` holds that many times the batches). */
 export function partsOf(seg: Segment, batch: number, batchSize: number): number {
-  return seg.tail && batch - seg.first >= seg.tail.from / batchSize ? seg.tail.parts : 1;
+  return tailOfBatch(seg, batch, batchSize)?.parts ?? 1;
 }
 
 /** Batches of a plan of `rows` rows (its `tail` in smaller ones). */
@@ -125,10 +130,9 @@ export function nextSegment(segments: readonly Segment[], due: (seg: Segment) =>
 
 /** Plan rows `from`..`to - 1` of batch `batch` in its segment's plan. */
 export function rowsOfBatch(seg: Segment, batch: number, batchSize: number): { from: number; to: number } {
-  const index = batch - seg.first;
-  const head = seg.tail ? seg.tail.from / batchSize : Infinity;
-  const from = index < head ? index * batchSize : seg.tail!.from + (index - head) * seg.tail!.size;
-  return { from, to: Math.min(seg.plan.rows, from + (index < head ? batchSize : seg.tail!.size)) };
+  const tail = tailOfBatch(seg, batch, batchSize);
+  const from = tail ? tail.from + (batch - seg.first - tail.from / batchSize) * tail.size : (batch - seg.first) * batchSize;
+  return { from, to: Math.min(seg.plan.rows, from + (tail ? tail.size : batchSize)) };
 }
 
 /**

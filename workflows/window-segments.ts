@@ -14,7 +14,7 @@ import { dueSummary, planUnplanned, planWaitSummary } from './rejudge.js';
 import type { RunState } from './run-state.js';
 import { recordStoppedEarly } from './stop-rules.js';
 import { dueAfter } from './selected.js';
-import { doneSegments, firstSegment, nextSegment, rowsOfBatch, segmentOf, partsOf, unlaunchedOf, type Segment } from './segments.js';
+import { doneSegments, firstSegment, nextSegment, partsOf, rowsOfBatch, segmentOf, unlaunchedOf, type Segment } from './segments.js';
 
 export class SegmentQueue {
   /** Segments (by first batch) whose delay has passed in this generation. */

@@ -37,7 +37,7 @@ export function targetWindow(concurrency: number): number {
  *   `tailOf`): the window holds that many times more of them, up to MAX_WINDOW
  */
 export function windowShape(concurrency: number, batchSize: number, batchesLeft = targetWindow(concurrency), parts = 1): WindowShape {
-  const target = Math.max(1, Math.min(Math.min(MAX_WINDOW, targetWindow(concurrency) * parts), batchesLeft));
+  const target = Math.max(1, Math.min(MAX_WINDOW, targetWindow(concurrency) * parts, batchesLeft));
   const up = shapeOf(concurrency, batchSize, Math.ceil(concurrency / target));
   const down = shapeOf(concurrency, batchSize, Math.floor(concurrency / target));
   // The share that sets the most of the ceiling to work over the `target` batches: rounded up, fewer
