@@ -227,7 +227,8 @@ export const RUN_FLAG_LIST: readonly RunFlag[] = [
     usage: '--batch-size N',
     key: 'batchSize',
     kind: 'int',
-    meaning: 'rows per batch activity (larger: fewer workflow tasks; smaller: more frequent commits)',
+    meaning:
+      "rows per batch activity (larger: fewer workflow tasks; smaller: more frequent commits); when the run re-judges, the first pass's last window of batches goes in quarters, so that their judge failures come back sooner",
     shownDefault: String(DEFAULT_BATCH_SIZE),
   },
   {
