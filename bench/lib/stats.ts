@@ -12,6 +12,8 @@ export interface ServerStats {
   verify_in_flight: number;
   peak_verify_in_flight: number;
   verify_outcomes: Record<string, number>;
+  /** From a row's n-th judge failure to its next request (src/reference-server/server-stats.ts). */
+  rejudge_gaps?: Record<string, { count: number; p50_ms: number; p90_ms: number; max_ms: number }>;
 }
 
 export async function getStats(client: Client): Promise<ServerStats> {
@@ -45,12 +47,13 @@ export interface WindowResult {
    */
   roundGap?: { lastAnswerMs: number; nextRequestMs: number };
   outcomes: Record<string, number>;
+  rejudgeGaps: NonNullable<ServerStats['rejudge_gaps']>;
 }
 
-/** When polling may end besides every request answered: e.g. once the command that sends them has exited (re-judgment rounds follow the first). */
 /** A file to append `seconds-since-first-request in-flight requests` to at every poll (BENCH_INFLIGHT_SERIES; unset: none): where a run's window empties. */
 const SERIES = process.env.BENCH_INFLIGHT_SERIES;
 
+/** When polling may end besides every request answered: e.g. once the command that sends them has exited (re-judgment rounds follow the first). */
 export interface WindowOptions {
   settled?: () => boolean;
 }
@@ -139,6 +142,7 @@ export class VerifyWindow {
           wholeMeanInFlight: whole.polls > 0 ? whole.sum / whole.polls : NaN,
           ...(lastAnswerMs !== undefined && nextRequestMs !== undefined ? { roundGap: { lastAnswerMs, nextRequestMs } } : {}),
           outcomes: s.verify_outcomes,
+          rejudgeGaps: s.rejudge_gaps ?? {},
         };
       }
       prev = seen;
@@ -154,8 +158,13 @@ export function describeInFlight(w: WindowResult): string {
     w.roundGap === undefined
       ? ''
       : `, last first-round answer → first re-judgment request ${((w.roundGap.nextRequestMs - w.roundGap.lastAnswerMs) / 1000).toFixed(2)} s`;
+  const sec = (ms: number) => (ms / 1000).toFixed(2);
+  const gaps = Object.entries(w.rejudgeGaps).map(
+    ([n, g]) => `after failure ${n}: ${g.count} rows, p50 ${sec(g.p50_ms)} s, p90 ${sec(g.p90_ms)} s, max ${sec(g.max_ms)} s`,
+  );
   return (
     `in flight: mean ${one(w.meanInFlight)} (by tenth of the requests: ${w.inFlightByTenth.map(one).join(' ')}), ` +
-    `whole run ${one(w.wholeMeanInFlight)}, peak ${w.peakInFlight}${gap}`
+    `whole run ${one(w.wholeMeanInFlight)}, peak ${w.peakInFlight}${gap}` +
+    (gaps.length > 0 ? `; judge failure → its next request: ${gaps.join('; ')}` : '')
   );
 }

@@ -19,6 +19,20 @@ export interface ServerStats {
   verify_refused_again: number;
   /** The longest run of consecutive 429s of one key. */
   longest_refusal_streak: number;
+  /**
+   * From a key's judge-failure answer to its next `/verify` request, by the failure's ordinal for
+   * that key (`"1"`: after its first judge failure, `"2"`: after its second …): how soon a client
+   * re-judged (the client's delay for that round, plus what held the failure back).
+   */
+  rejudge_gaps: Record<string, GapSummary>;
+}
+
+/** Milliseconds of a set of gaps: how many, and their median, 90th percentile and largest (nearest rank). */
+export interface GapSummary {
+  count: number;
+  p50_ms: number;
+  p90_ms: number;
+  max_ms: number;
 }
 
 /** Mutable counters behind `ServerStats`. */
@@ -27,6 +41,12 @@ export class StatsRecorder {
   private readonly seenKeys = new Set<string>();
   /** Keys whose last request was refused by the quota -> consecutive refusals. */
   private readonly refused = new Map<string, number>();
+  /** Keys whose last answer was a judge failure -> when it was answered (ms) and how many they have had. */
+  private readonly failedAt = new Map<string, { at: number; failures: number }>();
+  /** Keys -> judge failures so far (the ordinal of the next). */
+  private readonly failures = new Map<string, number>();
+  /** Gaps (ms) from a judge failure to its key's next request, by the failure's ordinal. */
+  private gaps = new Map<number, number[]>();
 
   private static empty(inFlight: number): ServerStats {
     return {
@@ -38,6 +58,7 @@ export class StatsRecorder {
       verify_throttled: 0,
       verify_refused_again: 0,
       longest_refusal_streak: 0,
+      rejudge_gaps: {},
     };
   }
 
@@ -56,10 +77,23 @@ export class StatsRecorder {
     };
   }
 
-  /** Notes the key of a valid `/verify` request, counting a repeat if it was seen before. */
-  verifyKey(key: string): void {
+  /** Notes the key of a valid `/verify` request, counting a repeat if it was seen before (and the gap since its judge failure, if it had one). */
+  verifyKey(key: string, now = performance.now()): void {
     if (this.seenKeys.has(key)) this.current.verify_repeats++;
     else this.seenKeys.add(key);
+    const failed = this.failedAt.get(key);
+    if (failed === undefined) return;
+    this.failedAt.delete(key);
+    const gaps = this.gaps.get(failed.failures) ?? [];
+    gaps.push(now - failed.at);
+    this.gaps.set(failed.failures, gaps);
+  }
+
+  /** A judge failure of `key` was answered now. */
+  judgeFailed(key: string, now = performance.now()): void {
+    const failures = (this.failures.get(key) ?? 0) + 1;
+    this.failures.set(key, failures);
+    this.failedAt.set(key, { at: now, failures });
   }
 
   /** Counts a 429 of the quota for `key`, and its run of consecutive refusals. */
@@ -83,7 +117,9 @@ export class StatsRecorder {
 
   /** A copy of the counters. */
   snapshot(): ServerStats {
-    return structuredClone(this.current);
+    const copy = structuredClone(this.current);
+    for (const [ordinal, gaps] of [...this.gaps].sort(([a], [b]) => a - b)) copy.rejudge_gaps[String(ordinal)] = summarize(gaps);
+    return copy;
   }
 
   /** Zeroes the counters; requests still in flight stay counted as in flight. */
@@ -91,5 +127,15 @@ export class StatsRecorder {
     this.current = StatsRecorder.empty(this.current.verify_in_flight);
     this.seenKeys.clear();
     this.refused.clear();
+    this.failedAt.clear();
+    this.failures.clear();
+    this.gaps = new Map();
   }
+}
+
+/** Nearest-rank percentiles of `gaps` (not empty), rounded to the millisecond. */
+function summarize(gaps: readonly number[]): GapSummary {
+  const sorted = [...gaps].sort((a, b) => a - b);
+  const rank = (q: number) => Math.round(sorted[Math.max(0, Math.ceil(q * sorted.length) - 1)]);
+  return { count: sorted.length, p50_ms: rank(0.5), p90_ms: rank(0.9), max_ms: Math.round(sorted[sorted.length - 1]) };
 }

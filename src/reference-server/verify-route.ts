@@ -159,6 +159,9 @@ export function createVerifyHandler(
     stats.outcome(outcome);
     // Only a grading counts toward a row's flagged gradings (a simulated outage is no grading).
     const invalid = outcome === 'success' ? invalidJudges.next(key) : null;
-    afterLatency(res, delay(), () => carryOut(outcome, valid, req, res, invalid, options.pretty));
+    afterLatency(res, delay(), () => {
+      if (outcome === 'judge_failed') stats.judgeFailed(key);
+      carryOut(outcome, valid, req, res, invalid, options.pretty);
+    });
   };
 }

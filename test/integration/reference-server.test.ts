@@ -133,6 +133,28 @@ describe('reference server: POST /verify', () => {
     expect(server.stats().verify_outcomes).toMatchObject({ judge_failed: 1, success: 0 });
   });
 
+  it('measures how soon each judge failure was re-judged, by the ordinal of the failure, from its answer to the next request', async () => {
+    const server = await start({ judgeFailRate: 1 });
+    const body = (task: number) => verifyBody('\\boxed{B}', 'B', task);
+    await post(server, '/verify', body(0));
+    await post(server, '/verify', body(1));
+    expect(server.stats().rejudge_gaps).toEqual({});
+    await sleep(120);
+    await post(server, '/verify', body(0)); // task 0 again, at least 120 ms after its failure: its 2nd failure
+    await sleep(40);
+    await post(server, '/verify', body(0)); // and again, at least 40 ms after the 2nd
+    const gaps = server.stats().rejudge_gaps;
+    expect(Object.keys(gaps)).toEqual(['1', '2']);
+    expect(gaps['1'].count).toBe(1); // task 1 was never sent again
+    expect(gaps['1'].p50_ms).toBeGreaterThanOrEqual(119);
+    expect(gaps['1'].max_ms).toBe(gaps['1'].p50_ms);
+    expect(gaps['2']).toMatchObject({ count: 1 });
+    expect(gaps['2'].p50_ms).toBeGreaterThanOrEqual(39);
+    expect(gaps['2'].p50_ms).toBeLessThan(gaps['1'].p50_ms);
+    server.resetStats();
+    expect(server.stats().rejudge_gaps).toEqual({});
+  });
+
   it('answers HTTP 500 with a JSON string at errorRate 1.0', async () => {
     const server = await start({ errorRate: 1 });
     const res = await post(server, '/verify', verifyBody('\\boxed{B}'));
