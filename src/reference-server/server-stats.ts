@@ -41,9 +41,9 @@ export class StatsRecorder {
   private readonly seenKeys = new Set<string>();
   /** Keys whose last request was refused by the quota -> consecutive refusals. */
   private readonly refused = new Map<string, number>();
-  /** Keys whose last answer was a judge failure -> when it was answered (ms) and how many they have had. */
-  private readonly failedAt = new Map<string, { at: number; failures: number }>();
-  /** Keys -> judge failures so far (the ordinal of the next). */
+  /** Keys whose last answer was a judge failure -> when it was answered (ms). */
+  private readonly failedAt = new Map<string, number>();
+  /** Keys -> their judge failures so far. */
   private readonly failures = new Map<string, number>();
   /** Gaps (ms) from a judge failure to its key's next request, by the failure's ordinal. */
   private gaps = new Map<number, number[]>();
@@ -81,19 +81,19 @@ export class StatsRecorder {
   verifyKey(key: string, now = performance.now()): void {
     if (this.seenKeys.has(key)) this.current.verify_repeats++;
     else this.seenKeys.add(key);
-    const failed = this.failedAt.get(key);
-    if (failed === undefined) return;
+    const failedAt = this.failedAt.get(key);
+    if (failedAt === undefined) return;
     this.failedAt.delete(key);
-    const gaps = this.gaps.get(failed.failures) ?? [];
-    gaps.push(now - failed.at);
-    this.gaps.set(failed.failures, gaps);
+    const ordinal = this.failures.get(key)!;
+    const gaps = this.gaps.get(ordinal) ?? [];
+    gaps.push(now - failedAt);
+    this.gaps.set(ordinal, gaps);
   }
 
   /** A judge failure of `key` was answered now. */
   judgeFailed(key: string, now = performance.now()): void {
-    const failures = (this.failures.get(key) ?? 0) + 1;
-    this.failures.set(key, failures);
-    this.failedAt.set(key, { at: now, failures });
+    this.failures.set(key, (this.failures.get(key) ?? 0) + 1);
+    this.failedAt.set(key, now);
   }
 
   /** Counts a 429 of the quota for `key`, and its run of consecutive refusals. */
