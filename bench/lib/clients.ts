@@ -58,7 +58,7 @@ export interface ClientRun {
 /** How the load generator re-judges: a failure in re-judgment round r (0: the first attempt) is sent again `delayMs(r)` after it, up to `maxAttempts` in all. */
 export interface Rejudging {
   maxAttempts: number;
-  delayMs: (attempt: number) => number;
+  delayMs: (round: number) => number;
 }
 
 /**
