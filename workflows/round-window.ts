@@ -104,8 +104,8 @@ export class RoundWindow {
   /** The next launch's share of the free slots (window.ts, window-segments.ts `nextShare`; 0: none fits). */
   private share(): number {
     const left = this.queue.left(this.st.held.length + this.inflight.size);
-    const shape = windowShape(this.st.effective, this.spec.batchSize, left, this.queue.nextParts(this.st.held));
-    return this.queue.nextShare(this.st.held, shape.parallelism, this.st.effective - this.usedSlots());
+    const shapeFor = (parts: number) => windowShape(this.st.effective, this.spec.batchSize, left, parts);
+    return this.queue.nextShare(this.st.held, shapeFor, this.st.effective - this.usedSlots());
   }
 
   /** Slots held by batches and loans in flight. */

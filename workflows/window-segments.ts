@@ -14,6 +14,7 @@ import { dueSummary, planUnplanned, planWaitSummary } from './rejudge.js';
 import type { RunState } from './run-state.js';
 import { recordStoppedEarly } from './stop-rules.js';
 import { dueAfter } from './selected.js';
+import type { WindowShape } from './window.js';
 import { doneSegments, firstSegment, nextSegment, partsOf, rowsOfBatch, segmentOf, unlaunchedOf, type Segment } from './segments.js';
 
 export class SegmentQueue {
@@ -151,22 +152,20 @@ export class SegmentQueue {
   }
 
   /**
-   * The share of the next launch (`held` first) out of `free` slots: `parallelism`, or its rows when
-   * fewer (a small re-judgment batch holds no slot its lanes cannot use: a batch runs one lane a row
-   * at most); when fewer slots are free, those, if at least half of it, so that what a small batch
-   * left is not idle until another ends (lanes are pooled: a share is lanes, not rows). 0: none fits.
+   * The share of the next launch (`held` first) out of `free` slots, given the window's shape for
+   * the parts its batch is cut into (`shapeFor`: window.ts `windowShape`; the first plan's tail is
+   * in parts, segments.ts `partsOf`): `parallelism`, or its rows when fewer (a small re-judgment
+   * batch holds no slot its lanes cannot use: a batch runs one lane a row at most); when fewer slots
+   * are free, those, if at least half of it, so that what a small batch left is not idle until
+   * another ends (lanes are pooled: a share is lanes, not rows). 0: none fits.
    */
-  nextShare(held: readonly number[], parallelism: number, free: number): number {
+  nextShare(held: readonly number[], shapeFor: (parts: number) => WindowShape, free: number): number {
     const next = this.next(held);
-    const rows = next === null ? parallelism : this.batch(next).to - this.batch(next).from;
-    const want = Math.max(1, Math.min(parallelism, rows));
-    return free >= want ? want : free >= Math.ceil(want / 2) ? free : 0;
-  }
-
-  /** The parts the next launch's batch is cut into (segments.ts `partsOf`: the first plan's tail). */
-  nextParts(held: readonly number[]): number {
-    const next = this.next(held);
-    return next === null ? 1 : partsOf(segmentOf(this.segments, next), next, this.spec.batchSize);
+    if (next === null) return fitting(shapeFor(1).parallelism, free);
+    const seg = segmentOf(this.segments, next);
+    const { from, to } = rowsOfBatch(seg, next, this.spec.batchSize);
+    const { parallelism } = shapeFor(partsOf(seg, next, this.spec.batchSize));
+    return fitting(Math.max(1, Math.min(parallelism, to - from)), free);
   }
 
   /** The batch launched next: the first held, else the next of the next due segment (null: none). */
@@ -214,6 +213,11 @@ export class SegmentQueue {
     for (const seg of this.open()) for (let b = seg.first + seg.launched; b < seg.first + seg.batches; b++) rows += rowsOf(b);
     return rows;
   }
+}
+
+/** A launch that wants `want` slots, out of `free`: all of them, else the free ones if at least half (0: none fits). */
+function fitting(want: number, free: number): number {
+  return free >= want ? want : free >= Math.ceil(want / 2) ? free : 0;
 }
 
 /** Whether any batch of `seg` is `busy`. */
