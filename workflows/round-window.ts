@@ -201,17 +201,18 @@ export class RoundWindow {
   }
 
   /**
-   * Nothing is due to launch: the free slots are lent to the batches still running (window-loans.ts),
-   * also while a re-judgment is coming (the loans end when its segment is planned or falls due: a
-   * loan's lanes retire within a heartbeat; none is lent when a plan comes next); not with a
-   * request budget (held batches relaunch there), nor while paused, stopping or failing.
+   * Nothing is due to launch, or nothing launches because the window drains for continue-as-new:
+   * the free slots are lent to the batches still running (window-loans.ts), also while a
+   * re-judgment is coming (the loans end when its segment is planned or falls due: a loan's lanes
+   * retire within a heartbeat; none is lent when a plan comes next); not with a request budget
+   * (held batches relaunch there), nor while paused or failing.
    */
   private lendFree(): void {
     const { st } = this;
     const lanes = st.effective - this.usedSlots();
-    if (lanes < 1 || this.dueWork() || this.planDue()) return;
+    if (lanes < 1 || this.inflight.size === 0 || this.failure !== undefined) return;
     if (this.scope.consideredCancelled || st.maxRequests !== null || st.paused) return;
-    if (!this.stopping && this.failure === undefined && this.inflight.size > 0) this.loans.lend(lanes);
+    if (this.stopping || (!this.dueWork() && !this.planDue())) this.loans.lend(lanes);
   }
 
   /** Paused on the budget when nothing is left for the work that is. */
@@ -275,7 +276,8 @@ export class RoundWindow {
 
   /**
    * Continue-as-new is due (Temporal suggests it, or `spec.continueAsNewAfterBatches` is reached)
-   * while batches are left to launch: the window stops launching and drains. True once drained.
+   * while batches are left to launch: the window stops launching and drains, its free slots lent to
+   * the batches still running. True once drained.
    */
   drained(): boolean {
     const suggested = workflowInfo().continueAsNewSuggested;
@@ -284,8 +286,12 @@ export class RoundWindow {
     return this.stopping && this.inflight.size === 0 && this.ready.length === 0;
   }
 
-  /** The next generation goes on from the cursor the state carries, once every handler has finished. */
+  /**
+   * The next generation goes on from the cursor the state carries, once the drain's loans have
+   * ended (their lanes retired: the ceiling holds across generations) and every handler has finished.
+   */
   async continueAsNew(): Promise<never> {
+    await this.loans.ended();
     await condition(allHandlersFinished);
     this.st.generation++;
     return continueAsNew<ReverifyRunWorkflow>(this.spec, this.st);

@@ -3,9 +3,10 @@
  * free slots are lent to the batches still running, so their last rows are not sent on their own
  * shares alone while the rest of the ceiling idles. One loan each time slots free up; a loan moves on (Temporal retries it) from a worker process whose batches have no row left
  * to hand out to the next. Those still out are cancelled without waiting once the batches have
- * ended or a segment falls due (a loan sends nothing of its own).
+ * ended or a segment falls due (a loan sends nothing of its own); before a continue-as-new, they
+ * are cancelled and waited for.
  */
-import { CancellationScope } from '@temporalio/workflow';
+import { CancellationScope, condition } from '@temporalio/workflow';
 import type { RunSpec } from '../src/contract/run-spec.js';
 import { loan } from './activity-proxies.js';
 import { loanOptions } from './batch-request.js';
@@ -47,5 +48,11 @@ export class Loans {
     if (this.out.size === 0) return;
     this.scope.cancel();
     this.scope = new CancellationScope({ cancellable: true, parent: this.parent });
+  }
+
+  /** Cancels the loans still out and waits until they have ended, their lanes retired. */
+  async ended(): Promise<void> {
+    this.end();
+    await condition(() => this.out.size === 0);
   }
 }

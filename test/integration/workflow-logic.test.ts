@@ -602,6 +602,46 @@ describe('workflow logic with stub activities', () => {
     ]);
   });
 
+  it('lends the free slots while a generation drains for continue-as-new, and ends the loans before the next generation starts', async () => {
+    const rows = 45;
+    const spec = specFor('continue-as-new-drain', { concurrency: 8, batchSize: 5, continueAsNewAfterBatches: 3 });
+    // The last batch of each generation is slow: the generation drains while it answers.
+    const slow = (batch: number) => batch % 3 === 2;
+    const { activities, rec } = stubActivities({ rows, beforeVerify: (req) => sleep(slow(req.batch) ? 1500 : 20) });
+    // A loan as the real one behaves: it holds its lanes until the workflow cancels it.
+    const loans: Array<{ lanes: number; startedAt: number; endedAt?: number }> = [];
+    activities.lendLanes = async (req) => {
+      const loan: (typeof loans)[number] = { lanes: req.lanes, startedAt: Date.now() };
+      loans.push(loan);
+      rec.runningSlots += req.lanes;
+      rec.peakSlots = Math.max(rec.peakSlots, rec.runningSlots);
+      try {
+        const ctx = Context.current();
+        while (!ctx.cancellationSignal.aborted) {
+          ctx.heartbeat();
+          await sleep(5);
+        }
+      } finally {
+        rec.runningSlots -= req.lanes;
+        loan.endedAt = Date.now();
+      }
+    };
+    const { result, progress } = await withRun(spec, activities, finished);
+
+    expect(progress.generation).toBe(2);
+    const call = (batch: number) => rec.verify.find((c) => c.req.batch === batch)!;
+    for (const last of [2, 5]) {
+      // While the slow batch drained its generation, the others' slots were lent to it...
+      const during = loans.filter((l) => l.startedAt >= call(last).startedAt && l.startedAt < call(last).endedAt!);
+      expect(during.length).toBeGreaterThan(0);
+      // ...and every loan had ended (its lanes retired) before the next generation launched a batch.
+      for (const l of during) expect(l.endedAt!).toBeLessThanOrEqual(call(last + 1).startedAt);
+    }
+    expect(rec.peakSlots).toBeLessThanOrEqual(spec.concurrency);
+    expect(allCommitted(rec.commits)).toEqual([...Array(9).keys()]);
+    expect(result).toMatchObject({ planned: rows, done: rows, failed: 0 });
+  });
+
   it('re-judges as failures commit, while older batches still answer: each after its delay (doubling), each once, up to maxAttempts', async () => {
     const rows = 20;
     const delay = 300;
