@@ -56,13 +56,45 @@ describe('paired units on the wire', () => {
   it('drops the task only of units read by nothing: inside the batch, every row known and valid, first round', () => {
     const units = batches(ROWS, 1, (r) => r === 4)[0].slice(0, 6);
     const wire = encodePaired(units, 0);
-    expect(wire.units.map((t) => t[8] ?? null)).toEqual(['0', null, null, null, '4', '5']);
-    expect(encodePaired(units, 1).units.every((t) => typeof t[8] === 'string')).toBe(true);
+    expect(wire.tasks).toEqual([
+      [0, '0'],
+      [4, '4'],
+      [5, '5'],
+    ]);
+    expect(decodePaired(wire).map((u) => u.task)).toEqual(['0', '', '', '', '4', '5']);
+    expect(encodePaired(units, 1).tasks.map(([i]) => i)).toEqual([0, 1, 2, 3, 4, 5]);
     expect(decodePaired(undefined)).toEqual([]);
   });
 
-  it('is at most a fifth of the objects in bytes for a unit per row', () => {
+  it('writes each distinct value once and a unit as one digit: at most a twentieth of the objects for a unit per row', () => {
     const units = batches(ROWS, 1, () => false)[0];
-    expect(JSON.stringify(encodePaired(units, 0)).length * 5).toBeLessThan(JSON.stringify(units).length);
+    const wire = encodePaired(units, 0);
+    expect(wire.width).toBe(1);
+    expect(wire.order).toHaveLength(units.length);
+    expect(wire.values.length).toBeLessThanOrEqual(8); // agent × old reward × new reward
+    expect(JSON.stringify(wire).length * 20).toBeLessThan(JSON.stringify(units).length);
   });
+
+  for (const distinct of [64, 65, 4096, 4097]) {
+    it(`${distinct} distinct values (fractional sums) travel exactly, in ${distinct > 4096 ? 3 : distinct > 64 ? 2 : 1} digit(s) a unit`, () => {
+      const units: PairedUnit[] = Array.from({ length: distinct + 7 }, (_, i) => {
+        const v = i % distinct;
+        return {
+          agent: v % 2 ? 'b' : 'a',
+          task: `t${i}`,
+          rows: 3,
+          known: 3,
+          oldSum: v / 7,
+          newSum: 1 + v / 9,
+          up: v % 3,
+          down: 0,
+          invalid: 0,
+        };
+      });
+      const wire = JSON.parse(JSON.stringify(encodePaired(units, 1))) as ReturnType<typeof encodePaired>;
+      expect(wire.values).toHaveLength(distinct);
+      expect(wire.width).toBe(distinct > 4096 ? 3 : distinct > 64 ? 2 : 1);
+      expect(decodePaired(wire)).toEqual(units);
+    });
+  }
 });
