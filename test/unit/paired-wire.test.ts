@@ -64,6 +64,7 @@ describe('paired units on the wire', () => {
     expect(decodePaired(wire).map((u) => u.task)).toEqual(['0', '', '', '', '4', '5']);
     expect(encodePaired(units, 1).tasks.map(([i]) => i)).toEqual([0, 1, 2, 3, 4, 5]);
     expect(decodePaired(undefined)).toEqual([]);
+    expect(decodePaired(encodePaired([], 0))).toEqual([]);
   });
 
   it('writes each distinct value once and a unit as one digit: at most a twentieth of the objects for a unit per row', () => {
