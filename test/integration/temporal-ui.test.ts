@@ -51,7 +51,9 @@ async function currentDetails(page: Page): Promise<string> {
 
 describe('the run in the Temporal UI', () => {
   it('the User Metadata tab shows the live counts; a Ctrl-C is no failure', { timeout: 180_000 }, async () => {
-    const d = await sampleRun(tempDir(), rs().port, { tasks: 200, repeats: 4 });
+    // 2,000 rollouts at concurrency 2: the run is still live (its details answered by its worker)
+    // however long a loaded machine takes to render the page; the Ctrl-C below ends it.
+    const d = await sampleRun(tempDir(), rs().port, { tasks: 500, repeats: 4 });
     const args = [...runArgs(d), '--concurrency', String(CONCURRENCY), '--batch-size', '50'];
     const child = spawn(process.execPath, [reverifyBin, ...args], {
       env: { ...process.env, ...temporal.env },
@@ -95,8 +97,8 @@ describe('the run in the Temporal UI', () => {
       const [answered, planned, scored, failed, inFlight] = m!.slice(1).map(Number);
       expect(answered).toBeGreaterThanOrEqual(before.answered);
       expect(answered).toBeLessThanOrEqual(after.answered);
-      // Attempts planned: the 800 rollouts, and the re-judgments planned so far (they start during the first pass).
-      expect(before.planned).toBeGreaterThanOrEqual(800);
+      // Attempts planned: the 2,000 rollouts, and the re-judgments planned so far (they start during the first pass).
+      expect(before.planned).toBeGreaterThanOrEqual(2000);
       expect(planned).toBeGreaterThanOrEqual(before.planned);
       expect(planned).toBeLessThanOrEqual(after.planned);
       expect(scored + failed).toBeLessThanOrEqual(answered);
