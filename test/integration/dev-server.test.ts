@@ -29,6 +29,26 @@ function freshDir(): string {
   return d;
 }
 
+/**
+ * A free port below the OS's ephemeral range (32768-60999 here), so no connection another test opens
+ * meanwhile can take it: a port the OS picked can be reused as a client's local port once freed.
+ */
+async function freePortBelowEphemeral(taken: number[] = []): Promise<number> {
+  for (;;) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    if (taken.includes(port)) continue;
+    const srv = createServer();
+    const free = await new Promise<boolean>((resolve) => {
+      srv.once('error', () => resolve(false));
+      srv.listen(port, '127.0.0.1', () => resolve(true));
+    });
+    if (free) {
+      await new Promise((resolve) => srv.close(resolve));
+      return port;
+    }
+  }
+}
+
 afterAll(async () => {
   for (const d of dirs) {
     await stopDevServer(d).catch(() => undefined);
@@ -168,7 +188,10 @@ describe('ensureDevServer', () => {
     // 1. A clean stop and start.
     await stopDevServer(dir);
     expect(alive(a.pid)).toBe(false);
-    const b = await ensureDevServer({ stateDir: dir, port: 0, uiPort: 0 });
+    // Ports outside the ephemeral range: after the crash below, the next start must find them free
+    // (a loaded CI run once saw an OS-picked port taken meanwhile, and the start fell back to 7233).
+    const port = await freePortBelowEphemeral();
+    const b = await ensureDevServer({ stateDir: dir, port, uiPort: await freePortBelowEphemeral([port]) });
     expect(b.started).toBe(true);
     expect(b.pid).not.toBe(a.pid);
     await stillRunning(b.address);

@@ -458,7 +458,12 @@ describe('workflow logic with stub activities', () => {
     // 32 rows, 16 of them in flight with 2 slots each (their failures come back sooner).
     const rows = 1000;
     const spec = specFor('tail', { concurrency: 32, batchSize: 128, maxAttempts: 2 });
-    const { activities, rec } = stubActivities({ rows, beforeVerify: (req) => sleep(durationOf(req.batch)) });
+    // The tail batches run long enough (1 s) that 16 of them are in flight together even on a busy
+    // machine (at 10-100 ms a loaded CI run once saw only 7 at a time).
+    const { activities, rec } = stubActivities({
+      rows,
+      beforeVerify: (req) => sleep(req.batch >= 3 ? 1000 : durationOf(req.batch)),
+    });
     const { result } = await withRun(spec, activities, finished);
 
     const head = ranges(384, 128);
