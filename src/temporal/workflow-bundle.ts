@@ -14,13 +14,16 @@ export const workflowsPath = join(projectRoot, 'workflows', 'index.ts');
 /** Changed when the cached file's form changes, so that caches of the earlier form are rebuilt. */
 const BUNDLE_FORM = 'empty-source-map';
 
+/** The directories whose modules the workflow code may import (a test walks its imports to check). */
+export const BUNDLE_SOURCE_DIRS = [dirname(workflowsPath), ...['contract', 'stats', 'config'].map((d) => join(projectRoot, 'src', d))];
+
 /**
  * A hash of everything that can go into the bundle: the workflow sources, the pure modules they may
- * import (src/contract/, src/stats/), the SDK version, and the form of the cached file.
+ * import (`BUNDLE_SOURCE_DIRS`), the SDK version, and the form of the cached file.
  */
 function bundleHash(): string {
   const h = createHash('sha256').update(BUNDLE_FORM);
-  for (const dir of [dirname(workflowsPath), join(projectRoot, 'src', 'contract'), join(projectRoot, 'src', 'stats')]) {
+  for (const dir of BUNDLE_SOURCE_DIRS) {
     for (const f of readdirSync(dir).sort()) h.update(f).update(readFileSync(join(dir, f)));
   }
   h.update(readFileSync(join(projectRoot, 'node_modules', '@temporalio', 'workflow', 'package.json')));
