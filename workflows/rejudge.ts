@@ -1,5 +1,5 @@
 import { workflowInfo } from '@temporalio/workflow';
-import { rejudgeDelayMs } from '../src/config/run-defaults.js';
+import { rejudgeDelayMs, rejudgeGatherMs } from '../src/config/run-defaults.js';
 import { operationPrefix } from '../src/contract/rejudgment.js';
 import type { RunSpec } from '../src/contract/run-spec.js';
 import { long } from './activity-proxies.js';
@@ -11,16 +11,17 @@ import { dueAfter } from './selected.js';
  * Re-judgment (beyond NeMo Gym, which needs a human to run --resume again), streamed: the rows that
  * committed batches selected for the next round (their judge failures) are planned as segments of
  * the verify window (segments.ts) while the first pass still runs, not once a round has drained.
- * The rows of a source segment whose delay has passed (a few seconds after their failure, doubling
- * each round up to a ceiling: `rejudgeDelayMs`) are planned together with `planRound`, keeping the
- * keys that may still be attempted (fewer failed attempts than the cap, none terminal); a plan
- * with rows becomes a segment, launched before the rest of the first plan. Rows due by `dueBy` are
- * planned (Infinity: every one, a segment then due at their delay). No row is judged again sooner
- * than the delay after its failure. Each failed attempt has left exactly one sidecar row, so the
- * files end up as a NeMo Gym run followed by repeated `--resume` runs would leave them.
+ * The rows `choose` picks (window-segments.ts: a round's rows whose delay has passed, once others
+ * have had a while to join them; or every one, a segment then due at their delay) are planned per
+ * source segment with `planRound`, keeping the keys that may still be attempted (fewer failed
+ * attempts than the cap, none terminal); a plan with rows becomes a segment, launched before the
+ * rest of the first plan. No row is judged again sooner than its delay after its failure (a few
+ * seconds, doubling each round up to a ceiling: `rejudgeDelayMs`). Each failed attempt has left
+ * exactly one sidecar row, so the files end up as a NeMo Gym run followed by repeated `--resume`
+ * runs would leave them.
  */
-export async function planUnplanned(spec: RunSpec, st: RunState, dueBy: number): Promise<void> {
-  const chosen = (st.unplanned ?? []).filter((u) => dueAfter(spec, st, u) <= dueBy);
+export async function planUnplanned(spec: RunSpec, st: RunState, choose: (u: Unplanned) => boolean): Promise<void> {
+  const chosen = (st.unplanned ?? []).filter(choose);
   st.unplanned = (st.unplanned ?? []).filter((u) => !chosen.includes(u));
   const sources = [...new Set(chosen.map((u) => u.source))];
   for (const source of sources)
@@ -82,14 +83,16 @@ function announce(spec: RunSpec, st: RunState, round: number, failed: number, pl
   const delay = Math.round(rejudgeDelayMs(spec.rejudgeDelayMs, round - 1) / 1000);
   st.messages.push(
     `Re-judging: ${failed} row(s) judge-failed in round ${round} so far${kept}; round ${round + 1} (of at most ` +
-      `${spec.maxAttempts}) ${starts}, each failure judged again ${delay}s after it`,
+      `${spec.maxAttempts}) ${starts}, each failure judged again at least ${delay}s after it`,
   );
 }
 
 /** The plan timer's summary in the history: what it waits for. */
 export function planWaitSummary(spec: RunSpec, round: number, leftMs: number): string {
-  const delay = Math.round(rejudgeDelayMs(spec.rejudgeDelayMs, round) / 1000);
-  return `wait ${Math.round(leftMs / 1000)}s (${delay}s after a judge failure of round ${round + 1}) before planning re-judgment round ${round + 2}`;
+  const delayMs = rejudgeDelayMs(spec.rejudgeDelayMs, round);
+  const gather = Math.round(rejudgeGatherMs(delayMs) / 1000);
+  const after = `${Math.round(delayMs / 1000)}s after a judge failure of round ${round + 1}, and ${gather}s after its batch's commit for others to join`;
+  return `wait ${Math.round(leftMs / 1000)}s (${after}) before planning re-judgment round ${round + 2}`;
 }
 
 /** A segment's timer summary in the history: what it waits for. */

@@ -159,4 +159,6 @@ export interface Unplanned {
   batch: number;
   rows: number;
   selectedAt: number;
+  /** When its batch was committed (its rows noted for the next round). */
+  notedAt: number;
 }

@@ -13,9 +13,19 @@ import { enterPhase } from './details.js';
 import { dueSummary, planUnplanned, planWaitSummary } from './rejudge.js';
 import type { RunState } from './run-state.js';
 import { recordStoppedEarly } from './stop-rules.js';
-import { dueAfter } from './selected.js';
+import { dueAfter, planAfter } from './selected.js';
 import type { WindowShape } from './window.js';
-import { doneSegments, firstSegment, nextSegment, partsOf, rowsOfBatch, segmentOf, unlaunchedOf, type Segment } from './segments.js';
+import {
+  doneSegments,
+  firstSegment,
+  nextSegment,
+  partsOf,
+  rowsOfBatch,
+  segmentOf,
+  unlaunchedOf,
+  type Segment,
+  type Unplanned,
+} from './segments.js';
 
 export class SegmentQueue {
   /** Segments (by first batch) whose delay has passed in this generation. */
@@ -65,8 +75,8 @@ export class SegmentQueue {
   armPlanTimer(): void {
     const { spec, st } = this;
     if (this.planTimer !== null || !st.unplanned?.length) return;
-    const oldest = st.unplanned.reduce((a, u) => (dueAfter(spec, st, u) < dueAfter(spec, st, a) ? u : a));
-    const at = dueAfter(spec, st, oldest);
+    const oldest = st.unplanned.reduce((a, u) => (planAfter(spec, st, u) < planAfter(spec, st, a) ? u : a));
+    const at = planAfter(spec, st, oldest);
     const left = at - Date.now();
     if (left <= 0) return;
     const round = segmentOf(this.segments, oldest.source).round;
@@ -83,11 +93,21 @@ export class SegmentQueue {
     return (this.spec.stopWhen?.length ?? 0) > 0 || this.st.maxRequests !== null;
   }
 
-  /** Rows selected for a next round whose delay has passed. */
+  /** Rows selected for a next round are to be planned now (`plannableRounds`). */
   plannable(): boolean {
+    return this.plannableRounds().size > 0;
+  }
+
+  /**
+   * The rounds (0-based, of the failures) whose selected rows are planned now: the round's oldest
+   * may start a plan (selected.ts `planAfter`). The rows of other rounds go on gathering.
+   */
+  private plannableRounds(): Set<number> {
     const { spec, st } = this;
     const now = this.now();
-    return (st.unplanned ?? []).some((u) => dueAfter(spec, st, u) <= now);
+    const ready = new Set<number>();
+    for (const u of st.unplanned ?? []) if (planAfter(spec, st, u) <= now) ready.add(segmentOf(this.segments, u.source).round);
+    return ready;
   }
 
   private now(): number {
@@ -95,8 +115,9 @@ export class SegmentQueue {
   }
 
   /**
-   * Plans the rows committed batches selected for a next round as segments: those whose delay has
-   * passed, or with `all` every one (each segment then due its delay after its rows' last failure).
+   * Plans the rows committed batches selected for a next round as segments: those of the rounds
+   * `plannableRounds` names whose delay has passed, or with `all` every one (each segment then due
+   * its delay after its rows' last failure).
    * A `--stop-when` first pass has ended here: its unstarted rows are recorded first, and its
    * batches never started are skipped. True when a segment was added.
    */
@@ -107,7 +128,10 @@ export class SegmentQueue {
       this.segments[0].launched = this.segments[0].batches;
     }
     const from = this.segments.length;
-    await planUnplanned(this.spec, st, all ? Infinity : this.now());
+    const rounds = this.plannableRounds();
+    const now = this.now();
+    const chosen = (u: Unplanned) => all || (rounds.has(segmentOf(this.segments, u.source).round) && dueAfter(this.spec, st, u) <= now);
+    await planUnplanned(this.spec, st, chosen);
     for (const seg of this.segments.slice(from)) this.arm(seg);
     return this.segments.length > from;
   }

@@ -13,6 +13,17 @@ export const DEFAULT_REJUDGE_DELAY_MS = 3_000;
 /** The longest wait between re-judgment rounds (unless `--rejudge-delay` asks for a longer first one): 5 minutes. */
 export const REJUDGE_DELAY_CEILING_MS = 300_000;
 
+/**
+ * How long judge failures wait for others to join their re-judgment plan after their batch was
+ * committed, while the first pass still launches batches: their round's delay. A plan takes every
+ * failure of its round whose delay has passed, so a fast run plans many batches' failures at a time,
+ * not one plan, batch and commit per batch (each ≈ 18 events of history, so more continue-as-new);
+ * the window is full of the first pass's batches meanwhile. Once nothing is left to launch every
+ * failure is planned at once, due at its delay: the run's end does not wait for it.
+ */
+export function rejudgeGatherMs(delayMs: number): number {
+  return delayMs;
+}
 /** The wait before re-judgment round `round + 2` (after round `round + 1`, 0-based `round`). */
 export function rejudgeDelayMs(firstMs: number, round: number): number {
   return Math.min(firstMs * 2 ** round, Math.max(firstMs, REJUDGE_DELAY_CEILING_MS));

@@ -63,7 +63,7 @@ describe('automatic re-judgment rounds', () => {
     expect(announced.map((l) => /round (\d) \(of at most 3\)/.exec(l)?.[1])).toEqual(['2', '3']);
     expect(
       announced.every((l) =>
-        /^Re-judging: \d+ row\(s\) judge-failed in round [12] so far( \(\d+ of them may still be attempted\))?; round [23] \(of at most 3\) (starts now|starts in \d+s), each failure judged again \d+s after it$/.test(
+        /^Re-judging: \d+ row\(s\) judge-failed in round [12] so far( \(\d+ of them may still be attempted\))?; round [23] \(of at most 3\) (starts now|starts in \d+s), each failure judged again at least \d+s after it$/.test(
           l,
         ),
       ),

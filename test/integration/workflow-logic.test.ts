@@ -825,9 +825,48 @@ describe('workflow logic with stub activities', () => {
     const lastEndOf = (round: number) => Math.max(...rec.verify.filter((c) => c.req.round === round).map((c) => c.endedAt!));
     expect(firstBatchOf(1) - lastEndOf(0)).toBeGreaterThanOrEqual(200);
     expect(result.messages.filter((m) => m.startsWith('Re-judging:'))).toEqual([
-      'Re-judging: 1 row(s) judge-failed in round 1 so far; round 2 (of at most 3) starts now, each failure judged again 1s after it',
-      'Re-judging: 1 row(s) judge-failed in round 2 so far; round 3 (of at most 3) starts now, each failure judged again 2s after it',
+      'Re-judging: 1 row(s) judge-failed in round 1 so far; round 2 (of at most 3) starts now, each failure judged again at least 1s after it',
+      'Re-judging: 1 row(s) judge-failed in round 2 so far; round 3 (of at most 3) starts now, each failure judged again at least 2s after it',
     ]);
+  });
+
+  it("gathers failures while the first pass launches: a round's plan starts once its oldest has waited its delay since its commit", async () => {
+    // One batch at a time, each with one judge failure in every round, answered 600 ms (later
+    // rounds 950 ms) before the batch returns (as when it waits for its slowest answer), for several
+    // seconds: plans come while the first plan still has batches to launch (at its end, the rest
+    // are planned at once).
+    const delay = 500;
+    const spec = specFor('rejudge-gather', { concurrency: 2, batchSize: 50, maxAttempts: 3, rejudgeDelayMs: delay });
+    const { activities, rec } = stubActivities({
+      rows: 100 * 50,
+      judgeFailed: () => 1,
+      nextRoundRows: (_call, req) => req.batches.length,
+      selectedAgoMs: (req) => (req.round === 0 ? 600 : 950),
+      beforeVerify: () => sleep(60),
+    });
+    const { result } = await withRun(spec, activities, finished);
+    const committedAt = (batch: number) => rec.commits.find((c) => c.req.mainParts.some((p) => p.endsWith(`-b${batch}.main.part`)))!.at;
+    const lastLaunch = Math.max(...rec.verify.filter((c) => c.req.round === 0).map((c) => c.startedAt));
+    const midPass = rec.planRounds.filter((p) => p.at < lastLaunch - 500);
+    // Rounds 1 and 2 each plan while the first pass runs. Round 1's (one source: a plan per
+    // gathering) never before its oldest batch was committed the delay ago, though those failures
+    // were due 100 ms before; round 2's first (its rows come from many segments, a plan each) not
+    // before its twice as long delay after its commit (they were due 50 ms after it): round 1's
+    // plans do not take them along.
+    for (const round of [0, 1]) expect(midPass.filter((p) => p.req.round === round).length).toBeGreaterThan(0);
+    const zero = midPass.filter((p) => p.req.round === 0);
+    for (const p of zero) expect(p.at - Math.min(...p.req.batches.map(committedAt))).toBeGreaterThanOrEqual(delay);
+    const one = midPass.find((p) => p.req.round === 1)!;
+    expect(one.at - committedAt(one.req.batches[0])).toBeGreaterThanOrEqual(2 * delay);
+    // ...and so a plan takes several batches' failures.
+    expect(zero.reduce((n, p) => n + p.req.batches.length, 0)).toBeGreaterThan(zero.length);
+    // Every failure of rounds 1 and 2 planned once (round 3's are at the cap).
+    for (const round of [0, 1]) {
+      const planned = rec.planRounds.filter((p) => p.req.round === round).flatMap((p) => p.req.batches);
+      const failed = rec.verify.filter((c) => c.req.round === round).map((c) => c.req.batch);
+      expect(planned.sort((x, y) => x - y)).toEqual(failed.sort((x, y) => x - y));
+    }
+    expect(result.rounds).toBe(3);
   });
 
   it('announces no round that will not run: every judge failure at the attempt cap ends the run without a timer', async () => {
