@@ -20,9 +20,19 @@ function selectsForNextRound(spec: RunSpec, st: RunState, b: BatchResult): boole
   return segmentOf(st.segments!, b.batch).round + 1 < (spec.maxAttempts ?? 1);
 }
 
+/** The round (0-based) whose batch selected the rows of `u`. */
+export function roundOf(st: RunState, u: Unplanned): number {
+  return segmentOf(st.segments!, u.source).round;
+}
+
+/** The re-judge delay of the rows of `u`: their round's. */
+function delayOf(spec: RunSpec, st: RunState, u: Unplanned): number {
+  return rejudgeDelayMs(spec.rejudgeDelayMs, roundOf(st, u));
+}
+
 /** When the rows of `u` may be judged again: the re-judge delay of their round after their last failure. */
 export function dueAfter(spec: RunSpec, st: RunState, u: Unplanned): number {
-  return u.selectedAt + rejudgeDelayMs(spec.rejudgeDelayMs, segmentOf(st.segments!, u.source).round);
+  return u.selectedAt + delayOf(spec, st, u);
 }
 
 /**
@@ -31,6 +41,5 @@ export function dueAfter(spec: RunSpec, st: RunState, u: Unplanned): number {
  * long after its last failure (its slowest answer) does not make a plan of its own at once.
  */
 export function planAfter(spec: RunSpec, st: RunState, u: Unplanned): number {
-  const delay = rejudgeDelayMs(spec.rejudgeDelayMs, segmentOf(st.segments!, u.source).round);
-  return Math.max(u.selectedAt + delay, u.notedAt + rejudgeGatherMs(delay));
+  return Math.max(dueAfter(spec, st, u), u.notedAt + rejudgeGatherMs(delayOf(spec, st, u)));
 }

@@ -13,7 +13,7 @@ import { enterPhase } from './details.js';
 import { dueSummary, planUnplanned, planWaitSummary } from './rejudge.js';
 import type { RunState } from './run-state.js';
 import { recordStoppedEarly } from './stop-rules.js';
-import { dueAfter, planAfter } from './selected.js';
+import { dueAfter, planAfter, roundOf } from './selected.js';
 import type { WindowShape } from './window.js';
 import {
   doneSegments,
@@ -79,7 +79,7 @@ export class SegmentQueue {
     const at = planAfter(spec, st, oldest);
     const left = at - Date.now();
     if (left <= 0) return;
-    const round = segmentOf(this.segments, oldest.source).round;
+    const round = roundOf(st, oldest);
     this.planTimer = { at, round };
     this.wait(left, planWaitSummary(spec, round, left), () => {
       this.planTimer = null;
@@ -106,7 +106,7 @@ export class SegmentQueue {
     const { spec, st } = this;
     const now = this.now();
     const ready = new Set<number>();
-    for (const u of st.unplanned ?? []) if (planAfter(spec, st, u) <= now) ready.add(segmentOf(this.segments, u.source).round);
+    for (const u of st.unplanned ?? []) if (planAfter(spec, st, u) <= now) ready.add(roundOf(st, u));
     return ready;
   }
 
@@ -130,7 +130,7 @@ export class SegmentQueue {
     const from = this.segments.length;
     const rounds = this.plannableRounds();
     const now = this.now();
-    const chosen = (u: Unplanned) => all || (rounds.has(segmentOf(this.segments, u.source).round) && dueAfter(this.spec, st, u) <= now);
+    const chosen = (u: Unplanned) => all || (rounds.has(roundOf(st, u)) && dueAfter(this.spec, st, u) <= now);
     await planUnplanned(this.spec, st, chosen);
     for (const seg of this.segments.slice(from)) this.arm(seg);
     return this.segments.length > from;

@@ -16,6 +16,7 @@ import {
   workflowUiUrl,
   type DevServerRecord,
 } from '../../src/temporal/dev-server/index.js';
+import { isPortFree } from '../../src/temporal/dev-server/ports.js';
 import { DEV_SERVER_GOMEMLIMIT } from '../../src/temporal/dev-server/server-env.js';
 import { OUTPUT_ATTRIBUTE, outputSearchAttributes } from '../../src/temporal/search-attributes.js';
 import { stateDir } from '../../src/temporal/state-dir.js';
@@ -36,16 +37,7 @@ function freshDir(): string {
 async function freePortBelowEphemeral(taken: number[] = []): Promise<number> {
   for (;;) {
     const port = 20_000 + Math.floor(Math.random() * 12_000);
-    if (taken.includes(port)) continue;
-    const srv = createServer();
-    const free = await new Promise<boolean>((resolve) => {
-      srv.once('error', () => resolve(false));
-      srv.listen(port, '127.0.0.1', () => resolve(true));
-    });
-    if (free) {
-      await new Promise((resolve) => srv.close(resolve));
-      return port;
-    }
+    if (!taken.includes(port) && (await isPortFree(port))) return port;
   }
 }
 

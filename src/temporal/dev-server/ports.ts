@@ -41,7 +41,8 @@ export function envPort(name: string): number | undefined {
   return n;
 }
 
-function isPortFree(port: number): Promise<boolean> {
+/** Whether `port` can be listened on now (on the dev server's host). */
+export function isPortFree(port: number): Promise<boolean> {
   return new Promise((resolvePromise) => {
     const srv = createServer();
     srv.unref();
