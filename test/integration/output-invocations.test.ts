@@ -85,7 +85,16 @@ describe('an output written by several invocations', () => {
     });
     expect(stopped.length).toBeGreaterThan(0);
     expect(events.filter((e) => e.activityTaskFailedEventAttributes)).toEqual([]);
-    expect(events.filter((e) => (e.activityTaskStartedEventAttributes?.attempt ?? 1) > 1)).toEqual([]);
+    // No attempt was started again (named by its activity and summary when one was).
+    const scheduledOf = (id: unknown) => scheduled.find((x) => String(x.eventId) === String(id));
+    const retried = events
+      .filter((e) => (e.activityTaskStartedEventAttributes?.attempt ?? 1) > 1)
+      .map((e) => scheduledOf(e.activityTaskStartedEventAttributes?.scheduledEventId))
+      .map(
+        (s) =>
+          `${s?.activityTaskScheduledEventAttributes?.activityType?.name}: ${s?.userMetadata?.summary ? String(decode({ payloads: [s.userMetadata.summary] })) : ''}`,
+      );
+    expect(retried).toEqual([]);
     // Every activity and timer has a summary (the UI's timeline names it).
     for (const e of [...scheduled, ...events.filter((x) => x.timerStartedEventAttributes)])
       expect(e.userMetadata?.summary, e.activityTaskScheduledEventAttributes?.activityType?.name ?? 'timer').toBeTruthy();
