@@ -15,6 +15,8 @@ import type { BatchResult } from '../../src/contract/run-spec.js';
 import type { ReportData } from '../../src/report/report-data.js';
 import { workflowIdForOutput } from '../../src/temporal/workflow-id.js';
 import { decode } from '../../src/cli/history-events.js';
+import { FailureType } from '../../src/contract/failure-types.js';
+import { temporal as proto } from '@temporalio/proto';
 import { runCli } from '../helpers/cli-process.js';
 import { readRows, runArgs, sampleRun, useReferenceServer } from '../helpers/run-fixtures.js';
 import { tempDir, useSharedTemporal, useTemporalClient } from '../helpers/temporal-env.js';
@@ -84,12 +86,23 @@ describe('an output written by several invocations', () => {
       return r && typeof r === 'object' && r.held === true && r.stopped === true;
     });
     expect(stopped.length).toBeGreaterThan(0);
-    expect(events.filter((e) => e.activityTaskFailedEventAttributes)).toEqual([]);
-    // No attempt was started again (named by its activity and summary when one was).
+    // No attempt failed. A loan that finds no row left to lend to moves to the next worker
+    // (LoanMoves): `reverify history` says so, not a failure.
+    const failureType = (e: (typeof events)[number]) => e.activityTaskFailedEventAttributes?.failure?.applicationFailureInfo?.type;
+    expect(events.filter((e) => e.activityTaskFailedEventAttributes && failureType(e) !== FailureType.LoanMoves)).toEqual([]);
+    // No attempt was started again, but for one the stopping worker never got: the SDK cuts its
+    // polls at shutdown, and a task the server had just handed to one waits out its heartbeat
+    // timeout (docs/operating.md). Every task the worker did get has ended: it exited 130, which it
+    // does only once its activities have. Named by activity and summary.
     const scheduledOf = (id: unknown) => scheduled.find((x) => String(x.eventId) === String(id));
     const retried = events
-      .filter((e) => (e.activityTaskStartedEventAttributes?.attempt ?? 1) > 1)
-      .map((e) => scheduledOf(e.activityTaskStartedEventAttributes?.scheduledEventId))
+      .map((e) => e.activityTaskStartedEventAttributes)
+      .filter(
+        (a) =>
+          (a?.attempt ?? 1) > 1 &&
+          a?.lastFailure?.timeoutFailureInfo?.timeoutType !== proto.api.enums.v1.TimeoutType.TIMEOUT_TYPE_HEARTBEAT,
+      )
+      .map((a) => scheduledOf(a?.scheduledEventId))
       .map(
         (s) =>
           `${s?.activityTaskScheduledEventAttributes?.activityType?.name}: ${s?.userMetadata?.summary ? String(decode({ payloads: [s.userMetadata.summary] })) : ''}`,
@@ -100,7 +113,10 @@ describe('an output written by several invocations', () => {
       expect(e.userMetadata?.summary, e.activityTaskScheduledEventAttributes?.activityType?.name ?? 'timer').toBeTruthy();
     const history = await runCli(['history', '-o', d.output], temporal.env);
     expect(history.stdout).toContain('stopped with its worker');
-    expect(history.stdout).not.toMatch(/\blost\b|FAILED/);
+    expect(history.stdout).not.toMatch(/FAILED/);
+    // `lost` only for a task the stopping worker never got (above): its batch's retry audits it.
+    const neverGot = events.filter((e) => (e.activityTaskStartedEventAttributes?.attempt ?? 1) > 1).length;
+    expect((history.stdout.match(/\blost\b/g) ?? []).length).toBeLessThanOrEqual(neverGot);
 
     // Invocation 2: --resume with no worker, cancelled before it did anything.
     const waiting = start([...args, '--resume', '--no-worker']);

@@ -95,10 +95,6 @@ function serverArgs(dbPath: string, port: number, uiPort: number, namespace: str
     'history.transferProcessorEnsureCloseBeforeDelete=false',
     '--dynamic-config-value',
     'history.visibilityProcessorEnsureCloseBeforeDelete=false',
-    // A worker shutting down (Ctrl-C) asks the server to end its long polls: without it the SDK
-    // drops them, and a task the server matched to a dropped poll waits out its heartbeat timeout.
-    '--dynamic-config-value',
-    'frontend.enableCancelWorkerPollsOnShutdown=true',
     ...extraArgs,
   ];
 }
