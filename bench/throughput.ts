@@ -62,6 +62,8 @@ const { values } = parseArgs({
     'latency-spread': { type: 'string', default: '0' },
     /** The reference server's `--judge-fail-rate` (share of /verify answered as judge failures). */
     'judge-fail-rate': { type: 'string', default: '0' },
+    /** The reference server's `--seed`: another seed draws other latencies and failures in the same arrival order. */
+    'server-seed': { type: 'string', default: '1' },
     /** (b) and (d) re-judge (reverify's default) instead of `--no-rejudge`, and (a) re-judges as they do (each judge failure again after 3 s, then 6 s, 3 attempts): their rates count every request, re-judgments included. */
     rejudge: { type: 'boolean', default: false },
     concurrency: { type: 'string', default: '64' },
@@ -127,7 +129,10 @@ const spreadMean = Math.exp((spread * spread) / 2);
 const judgeFailRate = Number(values['judge-fail-rate']);
 if (!(judgeFailRate >= 0 && judgeFailRate <= 1))
   throw new Error(`--judge-fail-rate must be a share from 0 to 1, got ${values['judge-fail-rate']}`);
+const serverSeed = Number(values['server-seed']);
+if (!Number.isInteger(serverSeed)) throw new Error(`--server-seed must be an integer, got ${values['server-seed']}`);
 const serverArgs = [
+  ...(serverSeed !== 1 ? ['--seed', String(serverSeed)] : []),
   ...(spread > 0 ? ['--latency-spread', String(spread)] : []),
   ...(judgeFailRate > 0 ? ['--judge-fail-rate', String(judgeFailRate)] : []),
 ];
