@@ -2,7 +2,7 @@ import { workflowInfo } from '@temporalio/workflow';
 import { rejudgeDelayMs, rejudgeGatherMs } from '../src/config/run-defaults.js';
 import { operationPrefix } from '../src/contract/rejudgment.js';
 import type { RunSpec } from '../src/contract/run-spec.js';
-import type { ReverifyActivities } from '../activities/index.js';
+import type { RoundSource } from '../activities/plan-round.js';
 import { long } from './activity-proxies.js';
 import type { RunState } from './run-state.js';
 import { batchesOf, segmentOf, totalBatches, type Segment, type Unplanned } from './segments.js';
@@ -33,8 +33,6 @@ export async function planUnplanned(spec: RunSpec, st: RunState, choose: (u: Unp
     );
   if (st.unplanned.length === 0) st.unplanned = undefined;
 }
-
-type RoundSource = Parameters<ReverifyActivities['planRound']>[0]['sources'][number];
 
 /** The plans of the segments that selected `us`, each with its batches among them, in segment order. */
 function sourcesOf(st: RunState, us: Unplanned[]): RoundSource[] {
