@@ -13,28 +13,16 @@ import { readRangeBytes, ShortReadError } from '../src/io/read-range.js';
 import { whileHeartbeating } from './heartbeating.js';
 import { failFastOnUserError } from './user-errors.js';
 
-/** One source plan of a round plan: its files, and its committed batches whose lists selected rows. */
-export interface RoundSource {
-  planPath: string;
-  /** The plan's attempts file (absent: a plan of an earlier version, refused). */
-  attemptsPath?: string;
-  /** Committed batches of the plan's segment (their numbers across the segments, in any order). */
-  batches: number[];
-}
-
 export interface RoundRequest {
   workDir: string;
-  /** The round whose committed batches selected the rows. */
+  /** The round whose committed batches `batches` selected the rows. */
   round: number;
-  /** The plans of that round whose batches selected them (their lists hold those plans' row indices). */
-  sources: RoundSource[];
-  /**
-   * What every plan of the run shares (agents, servers, source file, record layout): the first
-   * source's summary. The new plan carries it on.
-   */
-  plan: PlanSummary;
+  /** Committed batches of one segment (their numbers across the segments, in any order). */
+  batches: number[];
   /** The first batch number of the segment the plan becomes (names its files: `plan-r{round + 1}-s{segment}`). */
   segment: number;
+  /** The plan of those batches (their lists hold its row indices), with its attempts file. */
+  plan: PlanSummary;
   maxAttempts: number;
 }
 
@@ -50,7 +38,7 @@ async function provePlannedSource(plan: PlanSummary, source: FileHandle, rec: Pl
 }
 
 /** The plan's attempts file; a plan of an earlier version has none, and its rows cannot be planned again. */
-function attemptsFileOf(plan: RoundSource): string {
+function attemptsFileOf(plan: PlanSummary): string {
   if (plan.attemptsPath !== undefined) return plan.attemptsPath;
   throw new ConfigError(
     "this run's plan was written by another version of reverify (without its rows' attempts): its judge failures cannot " +
@@ -67,11 +55,11 @@ interface OpenPlan {
   recordBytes: number;
 }
 
-async function openPlan(shared: PlanSummary, plan: RoundSource): Promise<OpenPlan> {
-  const recordBytes = checkPlanLayout(shared.recordBytes);
+async function openPlan(plan: PlanSummary): Promise<OpenPlan> {
+  const recordBytes = checkPlanLayout(plan.recordBytes);
   const opened: FileHandle[] = [];
   try {
-    for (const path of [plan.planPath, attemptsFileOf(plan), shared.sourcePath]) opened.push(await open(path, 'r'));
+    for (const path of [plan.planPath, attemptsFileOf(plan), plan.sourcePath]) opened.push(await open(path, 'r'));
   } catch (err) {
     for (const fh of opened) await fh.close();
     throw err;
@@ -111,36 +99,31 @@ async function keepRetryable(req: RoundRequest, files: OpenPlan, list: RejudgeLi
 }
 
 /**
- * Writes round `req.round + 1`'s plan files `paths` (see `planRound`): the kept rows, source by
- * source, each source's in its plan index order, with their attempts. A source's batches' lists are
- * read one at a time, in batch order, each sorted; a segment's batches cover consecutive ranges of
- * its plan in that order, so the rows come out in plan order with no sort, and memory holds one
- * batch's rows. Returns the rows written per agent, in first-written order.
+ * Writes round `req.round + 1`'s plan files `paths` (see `planRound`): the kept rows in plan index
+ * order, with their attempts. The batches' lists are read one at a time, in batch order, each
+ * sorted; a segment's batches cover consecutive ranges of its plan in that order, so the rows come
+ * out in plan order with no sort, and memory holds one batch's rows. Returns the rows written per
+ * agent, in first-written order.
  */
 export async function writeRoundPlan(req: RoundRequest, paths: PlanPaths): Promise<{ rows: number; rowsPerAgent: Record<string, number> }> {
-  const kept: Kept = { writer: await PlanFilesWriter.create(paths, checkPlanLayout(req.plan.recordBytes)), rowsPerAgent: {} };
+  const files = await openPlan(req.plan);
   try {
-    for (const source of req.sources) await keepSource(req, source, kept);
-    return { rows: kept.writer.count, rowsPerAgent: kept.rowsPerAgent };
-  } finally {
-    await kept.writer.close();
-  }
-}
-
-/** The kept rows of one source plan's batches, appended to `kept` in plan order. */
-async function keepSource(req: RoundRequest, source: RoundSource, kept: Kept): Promise<void> {
-  const files = await openPlan(req.plan, source);
-  try {
-    let last = -1;
-    for (const batch of [...source.batches].sort((a, b) => a - b)) {
-      const list = await readRejudgeList(rejudgeListPath(req.workDir, req.round, batch));
-      const rows = [...list.rows].sort((a, b) => a - b);
-      if (rows.length === 0) continue;
-      if (rows.some((row, k) => row <= (k === 0 ? last : rows[k - 1]))) {
-        throw new Error(`the rejudge list of batch ${batch} of round ${req.round + 1} repeats a row or lists one of an earlier batch`);
+    const kept: Kept = { writer: await PlanFilesWriter.create(paths, files.recordBytes), rowsPerAgent: {} };
+    try {
+      let last = -1;
+      for (const batch of [...req.batches].sort((a, b) => a - b)) {
+        const list = await readRejudgeList(rejudgeListPath(req.workDir, req.round, batch));
+        const rows = [...list.rows].sort((a, b) => a - b);
+        if (rows.length === 0) continue;
+        if (rows.some((row, k) => row <= (k === 0 ? last : rows[k - 1]))) {
+          throw new Error(`the rejudge list of batch ${batch} of round ${req.round + 1} repeats a row or lists one of an earlier batch`);
+        }
+        await keepRetryable(req, files, list, rows, kept);
+        last = rows[rows.length - 1];
       }
-      await keepRetryable(req, files, list, rows, kept);
-      last = rows[rows.length - 1];
+      return { rows: kept.writer.count, rowsPerAgent: kept.rowsPerAgent };
+    } finally {
+      await kept.writer.close();
     }
   } finally {
     for (const fh of [files.records, files.attempts, files.source]) await fh.close();
@@ -149,7 +132,7 @@ async function keepSource(req: RoundRequest, source: RoundSource, kept: Kept): P
 
 /**
  * Re-judgment: plans round `round + 1` from the rows that judge-failed in `round`'s committed
- * batches of the source plans `sources` (with the retry rules also `judge_invalid` and retried timeouts), keeping only
+ * batches `batches` (with the retry rules also `judge_invalid` and retried timeouts), keeping only
  * keys that may still be attempted — fewer failed attempts than the cap and no terminal one,
  * terminal as the rules say — exactly what a NeMo Gym `--resume` with the same flags would retry.
  * No sidecar is read: a row's attempts are those its plan carries (the first plan counted its key's

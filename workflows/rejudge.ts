@@ -2,11 +2,10 @@ import { workflowInfo } from '@temporalio/workflow';
 import { rejudgeDelayMs, rejudgeGatherMs } from '../src/config/run-defaults.js';
 import { operationPrefix } from '../src/contract/rejudgment.js';
 import type { RunSpec } from '../src/contract/run-spec.js';
-import type { RoundSource } from '../activities/plan-round.js';
 import { long } from './activity-proxies.js';
 import type { RunState } from './run-state.js';
 import { batchesOf, segmentOf, totalBatches, type Segment, type Unplanned } from './segments.js';
-import { dueAfter, roundOf } from './selected.js';
+import { dueAfter } from './selected.js';
 
 /**
  * Re-judgment (beyond NeMo Gym, which needs a human to run --resume again), streamed: the rows that
@@ -14,49 +13,39 @@ import { dueAfter, roundOf } from './selected.js';
  * the verify window (segments.ts) while the first pass still runs, not once a round has drained.
  * The rows `choose` picks (window-segments.ts: a round's rows whose delay has passed, once others
  * have had a while to join them; or every one, a segment then due at their delay) are planned per
- * round with one `planRound` over their source segments' plans, keeping the keys that may still be
- * attempted (fewer failed attempts than the cap, none terminal); a plan with rows becomes a segment,
- * launched before the rest of the first plan. No row is judged again sooner than its delay after its
- * failure (a few seconds, doubling each round up to a ceiling: `rejudgeDelayMs`). Each failed
- * attempt has left exactly one sidecar row, so the files end up as a NeMo Gym run followed by
- * repeated `--resume` runs would leave them.
+ * source segment with `planRound`, keeping the keys that may still be attempted (fewer failed
+ * attempts than the cap, none terminal); a plan with rows becomes a segment, launched before the
+ * rest of the first plan. No row is judged again sooner than its delay after its failure (a few
+ * seconds, doubling each round up to a ceiling: `rejudgeDelayMs`). Each failed attempt has left
+ * exactly one sidecar row, so the files end up as a NeMo Gym run followed by repeated `--resume`
+ * runs would leave them.
  */
 export async function planUnplanned(spec: RunSpec, st: RunState, choose: (u: Unplanned) => boolean): Promise<void> {
   const chosen = (st.unplanned ?? []).filter(choose);
   st.unplanned = (st.unplanned ?? []).filter((u) => !chosen.includes(u));
-  const rounds = [...new Set(chosen.map((u) => roundOf(st, u)))].sort((a, b) => a - b);
-  for (const round of rounds)
-    await planRoundOf(
+  const sources = [...new Set(chosen.map((u) => u.source))];
+  for (const source of sources)
+    await planSegment(
       spec,
       st,
-      chosen.filter((u) => roundOf(st, u) === round),
+      chosen.filter((u) => u.source === source),
     );
   if (st.unplanned.length === 0) st.unplanned = undefined;
 }
 
-/** The plans of the segments that selected `us`, each with its batches among them, in segment order. */
-function sourcesOf(st: RunState, us: Unplanned[]): RoundSource[] {
-  const firsts = [...new Set(us.map((u) => u.source))].sort((a, b) => a - b);
-  return firsts.map((first) => {
-    const { plan } = segmentOf(st.segments!, first);
-    const batches = us.filter((u) => u.source === first).map((u) => u.batch);
-    return { planPath: plan.planPath, ...(plan.attemptsPath !== undefined ? { attemptsPath: plan.attemptsPath } : {}), batches };
-  });
-}
-
-/** Plans one round's selected rows (`us`, of any of its segments); adds a segment when any may still be attempted. */
-async function planRoundOf(spec: RunSpec, st: RunState, us: Unplanned[]): Promise<void> {
+/** Plans one source segment's selected rows; adds a segment when any may still be attempted. */
+async function planSegment(spec: RunSpec, st: RunState, us: Unplanned[]): Promise<void> {
   const segments = st.segments!;
-  const from = segmentOf(segments, Math.min(...us.map((u) => u.source)));
+  const from = segmentOf(segments, us[0].source);
   const round = from.round + 1;
   const first = totalBatches(segments);
   const next = await long.planRound.executeWithOptions({ summary: `plan re-judgment round ${round + 1}` }, [
     {
       workDir: st.outputs!.workDir,
       round: from.round,
-      sources: sourcesOf(st, us),
-      plan: from.plan,
+      batches: us.map((u) => u.batch),
       segment: first,
+      plan: from.plan,
       maxAttempts: spec.maxAttempts,
     },
   ]);

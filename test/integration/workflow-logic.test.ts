@@ -53,8 +53,6 @@ afterAll(async () => {
 type VerifyRequest = Parameters<ReverifyActivities['verifyBatch']>[0];
 type CommitRequest = Parameters<ReverifyActivities['commitBatches']>[0];
 type RoundRequest = Parameters<ReverifyActivities['planRound']>[0];
-/** The batches whose rows a plan request plans, over its source plans. */
-const batchesIn = (req: RoundRequest) => req.sources.flatMap((s) => s.batches);
 type AggregateRequest = Parameters<ReverifyActivities['aggregateRun']>[0];
 type Lengths = { mainLength: number; sidecarLength: number };
 type CoverageRequest = Parameters<ReverifyActivities['writeCoverage']>[0];
@@ -671,37 +669,31 @@ describe('workflow logic with stub activities', () => {
     // Every batch of rounds 1 and 2 had its failure planned exactly once, by a plan made after its
     // commit; none of round 3 (the cap).
     for (const round of [0, 1]) {
-      const planned = rec.planRounds.filter((p) => p.req.round === round).flatMap((p) => batchesIn(p.req));
+      const planned = rec.planRounds.filter((p) => p.req.round === round).flatMap((p) => p.req.batches);
       const batches = rec.verify.filter((c) => c.req.round === round).map((c) => c.req.batch);
       expect([...planned].sort((a, b) => a - b)).toEqual([...new Set(batches)].sort((a, b) => a - b));
     }
     expect(rec.planRounds.some((p) => p.req.round === 2)).toBe(false);
     // The ceiling holds while two rounds' batches and the loans overlap (a cancelled loan's lanes count until it ends).
     expect(rec.peakSlots).toBeLessThanOrEqual(spec.concurrency);
-    for (const p of rec.planRounds) for (const b of batchesIn(p.req)) expect(committedAt(b)).toBeLessThanOrEqual(p.at);
+    for (const p of rec.planRounds) for (const b of p.req.batches) expect(committedAt(b)).toBeLessThanOrEqual(p.at);
     // Streamed: round 2's first plan came while the first plan's slow batch was still answering,
     // and its batches ran then; its late failure was planned afterwards, as a segment of its own.
     const slowEnd = endOf(3);
-    expect(rec.planRounds[0].req.round).toBe(0);
-    expect(batchesIn(rec.planRounds[0].req)).not.toContain(3);
+    expect(rec.planRounds[0].req).toMatchObject({ round: 0, batches: expect.not.arrayContaining([3]) as unknown });
     expect(rec.verify.some((c) => c.req.round === 1 && c.startedAt < slowEnd)).toBe(true);
-    expect(rec.planRounds.some((p) => p.req.round === 0 && batchesIn(p.req).includes(3) && p.at >= slowEnd)).toBe(true);
+    expect(rec.planRounds.some((p) => p.req.round === 0 && p.req.batches.includes(3) && p.at >= slowEnd)).toBe(true);
     // Each segment's batches start at least its delay (doubling by round) after the failures it
     // plans; each verifies the plan planRound returned, under its round.
     rec.planRounds.forEach((p, i) => {
       const seg = rec.verify.filter((c) => c.req.plan.planPath === rec.roundPlans[i].planPath && c.req.round === p.req.round + 1);
-      const failedAt = Math.max(...batchesIn(p.req).map(endOf));
+      const failedAt = Math.max(...p.req.batches.map(endOf));
       for (const c of seg) expect(c.startedAt - failedAt).toBeGreaterThanOrEqual(delay * 2 ** p.req.round);
-      for (const b of batchesIn(p.req)) expect(roundOf(b)).toBe(p.req.round);
+      for (const b of p.req.batches) expect(roundOf(b)).toBe(p.req.round);
       // ...and is planned from its batches' plan, with that plan's attempts file; no sidecar is named.
-      for (const src of p.req.sources) {
-        for (const b of src.batches) expect(planOf(b)).toBe(src.planPath);
-        expect(src.attemptsPath).toBe(src.planPath.replace(/\.bin$/, '.attempts.bin'));
-        expect(Object.keys(src).sort()).toEqual(['attemptsPath', 'batches', 'planPath']);
-      }
-      // One plan per round at a time: its sources are distinct plans, in plan order.
-      expect(new Set(p.req.sources.map((src) => src.planPath)).size).toBe(p.req.sources.length);
-      expect(Object.keys(p.req).sort()).toEqual(['maxAttempts', 'plan', 'round', 'segment', 'sources', 'workDir']);
+      for (const b of p.req.batches) expect(planOf(b)).toBe(p.req.plan.planPath);
+      expect(p.req.plan.attemptsPath).toBe(p.req.plan.planPath.replace(/\.bin$/, '.attempts.bin'));
+      expect(Object.keys(p.req).sort()).toEqual(['batches', 'maxAttempts', 'plan', 'round', 'segment', 'workDir']);
     });
     // ...on durable timers of the history, each for what is left of a delay: a plan's (its rows'
     // failures) or a segment's planned ahead of its time.
@@ -785,7 +777,7 @@ describe('workflow logic with stub activities', () => {
     const { activities, rec } = stubActivities({
       rows: 20,
       judgeFailed: () => 1,
-      nextRoundRows: (_call, req) => batchesIn(req).length,
+      nextRoundRows: (_call, req) => req.batches.length,
       beforeVerify: (req) => sleep(req.round === 0 && req.batch === 3 ? 1000 : durationOf(req.batch)),
     });
     const { result, progress } = await withRun(spec, activities, finished);
@@ -797,15 +789,15 @@ describe('workflow logic with stub activities', () => {
     expectLengthsThreaded(rec.commits);
     // Rounds 1 and 2's failures each planned once; none of round 3's (the cap).
     for (const round of [0, 1]) {
-      const planned = rec.planRounds.filter((p) => p.req.round === round).flatMap((p) => batchesIn(p.req));
+      const planned = rec.planRounds.filter((p) => p.req.round === round).flatMap((p) => p.req.batches);
       const ran = rec.verify.filter((c) => c.req.round === round).map((c) => c.req.batch);
       expect(planned.sort((a, b) => a - b)).toEqual(ran.sort((a, b) => a - b));
     }
     const failed = rec.verify.length;
-    expect(result).toMatchObject({ rounds: 3, planned: 20 + rec.planRounds.reduce((n, p) => n + batchesIn(p.req).length, 0), failed });
+    expect(result).toMatchObject({ rounds: 3, planned: 20 + rec.planRounds.reduce((n, p) => n + p.req.batches.length, 0), failed });
     // No segment started before its delay after its failures, whichever run of the chain armed its timer.
     rec.planRounds.forEach((p, i) => {
-      const failedAt = Math.max(...batchesIn(p.req).map((b) => rec.verify.find((c) => c.req.batch === b)!.endedAt!));
+      const failedAt = Math.max(...p.req.batches.map((b) => rec.verify.find((c) => c.req.batch === b)!.endedAt!));
       for (const c of rec.verify.filter((v) => v.req.plan.planPath === rec.roundPlans[i].planPath)) {
         expect(c.startedAt - failedAt).toBeGreaterThanOrEqual(200 * 2 ** p.req.round);
       }
@@ -848,7 +840,7 @@ describe('workflow logic with stub activities', () => {
     const { activities, rec } = stubActivities({
       rows: 100 * 50,
       judgeFailed: () => 1,
-      nextRoundRows: (_call, req) => batchesIn(req).length,
+      nextRoundRows: (_call, req) => req.batches.length,
       selectedAgoMs: (req) => (req.round === 0 ? 600 : 950),
       beforeVerify: () => sleep(60),
     });
@@ -863,19 +855,14 @@ describe('workflow logic with stub activities', () => {
     // plans do not take them along.
     for (const round of [0, 1]) expect(midPass.filter((p) => p.req.round === round).length).toBeGreaterThan(0);
     const zero = midPass.filter((p) => p.req.round === 0);
-    for (const p of zero) expect(p.at - Math.min(...batchesIn(p.req).map(committedAt))).toBeGreaterThanOrEqual(delay);
+    for (const p of zero) expect(p.at - Math.min(...p.req.batches.map(committedAt))).toBeGreaterThanOrEqual(delay);
     const one = midPass.find((p) => p.req.round === 1)!;
-    expect(one.at - committedAt(batchesIn(one.req)[0])).toBeGreaterThanOrEqual(2 * delay);
+    expect(one.at - committedAt(one.req.batches[0])).toBeGreaterThanOrEqual(2 * delay);
     // ...and so a plan takes several batches' failures.
-    expect(zero.reduce((n, p) => n + batchesIn(p.req).length, 0)).toBeGreaterThan(zero.length);
-    // Round 2's rows come from round 2's segments (a round-1 plan each): a plan takes those of
-    // several segments at once, so there are fewer plans of them than segments they came from.
-    const ones = rec.planRounds.filter((p) => p.req.round === 1);
-    expect(ones.some((p) => p.req.sources.length > 1)).toBe(true);
-    expect(ones.length).toBeLessThan(rec.planRounds.filter((p) => p.req.round === 0).length);
+    expect(zero.reduce((n, p) => n + p.req.batches.length, 0)).toBeGreaterThan(zero.length);
     // Every failure of rounds 1 and 2 planned once (round 3's are at the cap).
     for (const round of [0, 1]) {
-      const planned = rec.planRounds.filter((p) => p.req.round === round).flatMap((p) => batchesIn(p.req));
+      const planned = rec.planRounds.filter((p) => p.req.round === round).flatMap((p) => p.req.batches);
       const failed = rec.verify.filter((c) => c.req.round === round).map((c) => c.req.batch);
       expect(planned.sort((x, y) => x - y)).toEqual(failed.sort((x, y) => x - y));
     }
@@ -888,11 +875,11 @@ describe('workflow logic with stub activities', () => {
     const { activities, rec } = stubActivities({ rows: 10, judgeFailed: () => 1, nextRoundRows: () => 0 });
     const { handle, result } = await withRun(spec, activities, async (handle) => ({ handle, ...(await finished(handle)) }));
     // One plan of both batches, or one per batch when the first committed while the other still answered.
-    expect(rec.planRounds.flatMap((p) => batchesIn(p.req)).sort()).toEqual([0, 1]);
+    expect(rec.planRounds.flatMap((p) => p.req.batches).sort()).toEqual([0, 1]);
     expect(result.rounds).toBe(1);
     // Said once, with the rows of its first plan.
     expect(result.messages.filter((m) => m.startsWith('Re-judging:'))).toEqual([
-      `Re-judging: ${batchesIn(rec.planRounds[0].req).length} row(s) judge-failed in round 1, each at the attempt cap (3): no round 2`,
+      `Re-judging: ${rec.planRounds[0].req.batches.length} row(s) judge-failed in round 1, each at the attempt cap (3): no round 2`,
     ]);
     expect(result.messages.some((m) => /starts (in|now)/.test(m))).toBe(false);
     const events = (await handle.fetchHistory()).events ?? [];
@@ -907,7 +894,7 @@ describe('workflow logic with stub activities', () => {
     const { activities, rec } = stubActivities({
       rows: 20,
       judgeFailed: (req) => (req.round === 0 ? 2 : 1),
-      nextRoundRows: (_call, req) => batchesIn(req).length * (req.round === 0 ? 2 : 1),
+      nextRoundRows: (_call, req) => req.batches.length * (req.round === 0 ? 2 : 1),
     });
     const { result, progress } = await withRun(spec, activities, finished);
     const batches = (round: number) => rec.verify.filter((c) => c.req.round === round).length;

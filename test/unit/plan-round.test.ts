@@ -229,78 +229,54 @@ describe("re-judgment planning carries each row's attempts, reading no sidecar",
     let kept = 0;
     let dropped = 0;
     const seen = { withdrawn: 0, terminal: 0 };
-    let merged = 0;
     while (segments.length > 0) {
-      const round = segments[0].round;
       const next: typeof segments = [];
-      const rejudgment = round > 0 || mode.recovery === true;
-      const run = { workDir, sidecar: files.sidecar, rules, rejudgment, pick };
-      const batches: Array<{ seg: number; batch: number; listed: number[] }> = [];
-      for (const [seg, { plan }] of segments.entries()) {
-        for (let from = 0; from < plan.rows; from += BATCH) {
-          const at = { plan, round, batch: nextBatch++, from, to: Math.min(plan.rows, from + BATCH) };
+      for (const seg of segments) {
+        const rejudgment = seg.round > 0 || mode.recovery === true;
+        const run = { workDir, sidecar: files.sidecar, rules, rejudgment, pick };
+        const batches: Array<{ batch: number; listed: number[] }> = [];
+        for (let from = 0; from < seg.plan.rows; from += BATCH) {
+          const at = { plan: seg.plan, round: seg.round, batch: nextBatch++, from, to: Math.min(seg.plan.rows, from + BATCH) };
           const list = await runBatch(at, run);
-          batches.push({ seg, batch: at.batch, listed: list.rows });
+          batches.push({ batch: at.batch, listed: list.rows });
           seen.withdrawn += list.withdrawn.length;
           seen.terminal += list.terminal.length;
         }
-      }
-      // The round's batches planned in two calls (as committed, in no order), each over the
-      // segments its batches came from, and each becoming a segment of the next round.
-      const shuffled = [...batches].sort(() => pick() - 0.5);
-      for (const group of [shuffled.slice(0, shuffled.length >> 1), shuffled.slice(shuffled.length >> 1)]) {
-        const sources = segments.map(({ plan }, seg) => ({ plan, of: group.filter((b) => b.seg === seg) })).filter((x) => x.of.length > 0);
-        if (sources.length === 0) continue;
-        if (sources.length > 1) merged++;
-        const want: { records: PlanRecord[]; attempts: RowAttempts[] } = { records: [], attempts: [] };
-        let listed = 0;
-        for (const { plan, of } of sources) {
-          const w = await expectedRound(
-            plan,
-            of.flatMap((b) => b.listed),
-            files.sidecar,
-            rules,
+        // Planned in two calls (as committed, in no order), each becoming a segment of the next round.
+        const shuffled = [...batches].sort(() => pick() - 0.5);
+        for (const group of [shuffled.slice(0, shuffled.length >> 1), shuffled.slice(shuffled.length >> 1)]) {
+          const listed = group.flatMap((b) => b.listed);
+          const want = await expectedRound(seg.plan, listed, files.sidecar, rules, maxAttempts);
+          const req: RoundRequest = {
+            workDir,
+            round: seg.round,
+            batches: group.map((b) => b.batch),
+            segment: next.length + 100,
+            plan: seg.plan,
             maxAttempts,
-          );
-          want.records.push(...w.records);
-          want.attempts.push(...w.attempts);
-          listed += of.reduce((n, b) => n + b.listed.length, 0);
+          };
+          const paths = planPathsOf(join(workDir, `plan-r${seg.round + 1}-s${nextBatch}-${next.length}.bin`));
+          const got = await writeRoundPlan(req, paths);
+          expect(got.rows).toBe(want.records.length);
+          const plan: PlanSummary = {
+            ...seg.plan,
+            planPath: paths.plan,
+            attemptsPath: paths.attempts,
+            rows: got.rows,
+            rowsPerAgent: got.rowsPerAgent,
+          };
+          expect(await readPlanRange(paths.plan, 0, got.rows, plan.recordBytes)).toEqual(want.records);
+          expect(attemptsFile(paths.attempts)).toEqual(want.attempts);
+          const perAgent: Record<string, number> = {};
+          for (const r of want.records) perAgent[plan.agents[r.agent]] = (perAgent[plan.agents[r.agent]] ?? 0) + 1;
+          expect(Object.entries(got.rowsPerAgent)).toEqual(Object.entries(perAgent)); // same counts, same key order
+          kept += got.rows;
+          dropped += listed.length - got.rows;
+          if (got.rows > 0) next.push({ plan, round: seg.round + 1 });
         }
-        const req: RoundRequest = {
-          workDir,
-          round,
-          sources: sources.map(({ plan, of }) => ({
-            planPath: plan.planPath,
-            attemptsPath: plan.attemptsPath,
-            batches: of.map((b) => b.batch),
-          })),
-          plan: sources[0].plan,
-          segment: next.length + 100,
-          maxAttempts,
-        };
-        const paths = planPathsOf(join(workDir, `plan-r${round + 1}-s${nextBatch}-${next.length}.bin`));
-        const got = await writeRoundPlan(req, paths);
-        expect(got.rows).toBe(want.records.length);
-        const plan: PlanSummary = {
-          ...first,
-          planPath: paths.plan,
-          attemptsPath: paths.attempts,
-          rows: got.rows,
-          rowsPerAgent: got.rowsPerAgent,
-        };
-        expect(await readPlanRange(paths.plan, 0, got.rows, plan.recordBytes)).toEqual(want.records);
-        expect(attemptsFile(paths.attempts)).toEqual(want.attempts);
-        const perAgent: Record<string, number> = {};
-        for (const r of want.records) perAgent[plan.agents[r.agent]] = (perAgent[plan.agents[r.agent]] ?? 0) + 1;
-        expect(Object.entries(got.rowsPerAgent)).toEqual(Object.entries(perAgent)); // same counts, same key order
-        kept += got.rows;
-        dropped += listed - got.rows;
-        if (got.rows > 0) next.push({ plan, round: round + 1 });
       }
       segments = next;
     }
-    // Some plans were made over the batches of several segments' plans.
-    expect(merged).toBeGreaterThan(0);
     // The scenario reaches the cap, terminal rows, withdrawn re-judgments and several rounds; recovery
     // plans keys already at the cap or terminal.
     expect(kept).toBeGreaterThan(20);
@@ -321,14 +297,7 @@ async function oneRound(n = 20) {
   const { messages: _m, ...plan } = await planInto(planRequest(files, workDir, { resume: true }));
   const rows = Array.from({ length: Math.min(n, plan.rows) }, (_, i) => i);
   writeFileSync(rejudgeListPath(workDir, 0, 0), JSON.stringify({ rows, withdrawn: [1, 2], terminal: [3] }));
-  const req: RoundRequest = {
-    workDir,
-    round: 0,
-    sources: [{ planPath: plan.planPath, attemptsPath: plan.attemptsPath, batches: [0, 1] }],
-    plan,
-    maxAttempts: 3,
-    segment: 1,
-  };
+  const req: RoundRequest = { workDir, round: 0, batches: [0, 1], segment: 1, plan, maxAttempts: 3 };
   return { req, rows, paths: (name: string): PlanPaths => planPathsOf(join(workDir, `${name}.bin`)) };
 }
 
@@ -352,8 +321,8 @@ describe('writeRoundPlan refusals and edges', () => {
       const err = await writeRoundPlan({ ...req, plan: { ...req.plan, recordBytes } }, paths('r2')).catch((e: unknown) => e);
       expect((err as Error).message).toMatch(/^this run's plan was written by another version of reverify .*--resume/);
     }
-    const { attemptsPath: _a, ...noAttempts } = req.sources[0];
-    const err = await writeRoundPlan({ ...req, sources: [noAttempts] }, paths('r2')).catch((e: unknown) => e);
+    const { attemptsPath: _a, ...noAttempts } = req.plan;
+    const err = await writeRoundPlan({ ...req, plan: noAttempts }, paths('r2')).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ConfigError);
     expect((err as Error).message).toMatch(
       /^this run's plan was written by another version of reverify \(without its rows' attempts\).*--resume/,
