@@ -57,10 +57,18 @@ async function currentDetails(page: Page): Promise<string> {
       await page.reload();
     }
   }
-  const box = await frame.boundingBox();
+  // Its place and address read at once, from one element, once it has a size: the UI may render
+  // the frame anew just after it showed (a CI run found no box for it a moment later).
+  const read = () => frame.evaluate((el) => ({ box: el.getBoundingClientRect().toJSON() as DOMRect, src: el.getAttribute('src') }));
+  let shown = await read();
+  for (let tries = 0; shown.box.height === 0 && tries < 50; tries++) {
+    await new Promise((r) => setTimeout(r, 200));
+    shown = await read();
+  }
+  expect(shown.box.height).toBeGreaterThan(0);
   // On the first screen of the tab.
-  expect(box!.y).toBeLessThan(page.viewportSize()!.height);
-  return new URL((await frame.getAttribute('src'))!, page.url()).searchParams.get('content')!;
+  expect(shown.box.y).toBeLessThan(page.viewportSize()!.height);
+  return new URL(shown.src!, page.url()).searchParams.get('content')!;
 }
 
 describe('the run in the Temporal UI', () => {
