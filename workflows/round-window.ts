@@ -7,10 +7,10 @@
  * batch first, else the next of a due segment, a re-judgment's first, while a share fits under the
  * ceiling), finish (a batch ended: ready, held or failed; its slots go to the next batch at once),
  * lend (nothing to launch), notePause (the budget), commitReady (noting what it selected for a next
- * round), planNext (re-judgment segments), fail (stop the others, commit what finished), drain and
- * continue as new.
+ * round), planNext (re-judgment segments), fail (stop the others, commit what finished), drain, continue as new.
  */
 import { allHandlersFinished, CancellationScope, condition, continueAsNew, workflowInfo } from '@temporalio/workflow';
+import { continueAsNewDue } from '../src/config/history-limits.js';
 import type { BatchResult, RunSpec } from '../src/contract/run-spec.js';
 import { long } from './activity-proxies.js';
 import { batchOptions, batchRequest, type BatchLaunch } from './batch-request.js';
@@ -275,12 +275,12 @@ export class RoundWindow {
   }
 
   /**
-   * Continue-as-new is due (Temporal suggests it, or `spec.continueAsNewAfterBatches` is reached)
-   * while batches are left to launch: the window stops launching and drains, its free slots lent to
-   * the batches still running. True once drained.
+   * Continue-as-new is due (`continueAsNewDue`, or `spec.continueAsNewAfterBatches` is reached) while
+   * batches are left to launch: the window stops launching and drains, its free slots lent to the
+   * batches still running. True once drained.
    */
   drained(): boolean {
-    const suggested = workflowInfo().continueAsNewSuggested;
+    const suggested = continueAsNewDue(workflowInfo());
     const byCount = this.spec.continueAsNewAfterBatches !== undefined && this.launched >= this.spec.continueAsNewAfterBatches;
     if ((suggested || byCount) && this.workLeft()) this.stopping = true;
     return this.stopping && this.inflight.size === 0 && this.ready.length === 0;
