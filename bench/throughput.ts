@@ -132,7 +132,8 @@ if (!(judgeFailRate >= 0 && judgeFailRate <= 1))
 const serverSeed = Number(values['server-seed']);
 if (!Number.isInteger(serverSeed)) throw new Error(`--server-seed must be an integer, got ${values['server-seed']}`);
 const serverArgs = [
-  ...(serverSeed !== 1 ? ['--seed', String(serverSeed)] : []),
+  '--seed',
+  String(serverSeed),
   ...(spread > 0 ? ['--latency-spread', String(spread)] : []),
   ...(judgeFailRate > 0 ? ['--judge-fail-rate', String(judgeFailRate)] : []),
 ];

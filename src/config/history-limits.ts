@@ -1,3 +1,5 @@
+import type { WorkflowInfo } from '@temporalio/workflow';
+
 /**
  * When a run continues as new. Temporal suggests it from 4,096 events or 4 MiB of history (its
  * defaults `limit.historyCount.suggestContinueAsNew`, `limit.historySize.suggestContinueAsNew`),
@@ -12,11 +14,7 @@ export const CONTINUE_AS_NEW_EVENTS = 8 * 1024;
 export const CONTINUE_AS_NEW_BYTES = 8 * 1024 * 1024;
 
 /** What a run knows of its history (`workflowInfo()`): Temporal's suggestion, its events and bytes. */
-export interface HistoryNow {
-  continueAsNewSuggested: boolean;
-  historyLength: number;
-  historySize: number;
-}
+export type HistoryNow = Pick<WorkflowInfo, 'continueAsNewSuggested' | 'historyLength' | 'historySize'>;
 
 export function continueAsNewDue(h: HistoryNow): boolean {
   return h.continueAsNewSuggested && (h.historyLength >= CONTINUE_AS_NEW_EVENTS || h.historySize >= CONTINUE_AS_NEW_BYTES);
