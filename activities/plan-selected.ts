@@ -10,23 +10,15 @@ import { join } from 'node:path';
 import { rename } from 'node:fs/promises';
 import { noisePath } from '../src/contract/file-names.js';
 import type { PlanSummary } from '../src/contract/run-spec.js';
-import type { RoutingTable } from '../src/contract/routing-table.js';
 import { writeFileAtomic } from '../src/io/atomic-file.js';
 import { planRecord } from '../src/planning/key-facts.js';
 import { PLAN_RECORD_BYTES, PlanWriter } from '../src/planning/plan-file.js';
-import { scanSavedRows } from '../src/planning/saved-selection.js';
-import { keyIdText, type Selection } from '../src/planning/selected-rows.js';
+import { scanSavedRows, type SavedScan } from '../src/planning/saved-selection.js';
+import { keyIdText } from '../src/planning/selected-rows.js';
 import { whileHeartbeating } from './heartbeating.js';
 import { failFastOnUserError } from './user-errors.js';
 
-export interface SelectRequest {
-  /** The output whose saved rows are selected, and the byte range of it to select from. */
-  output: string;
-  from: number;
-  to: number;
-  inputsPath: string;
-  routing: RoutingTable;
-  selection: Selection;
+export interface SelectRequest extends SavedScan {
   workDir: string;
   /** Names the plan and the batches' files in the work directory (`noise`, `saved`). */
   tag: string;

@@ -1,6 +1,7 @@
 /**
- * Timing a run from the reference server's side: `GET /stats` polled every few milliseconds gives
- * when the first `/verify` arrived and when the last one was answered, whoever sent them.
+ * Timing a run from the reference server's side: its `GET /stats` stamps when the first `/verify`
+ * arrived and when the last one was answered, whoever sent them; polled every few milliseconds, it
+ * gives the requests in flight over that window.
  */
 import { appendFileSync } from 'node:fs';
 import { Client } from 'undici';
@@ -11,6 +12,9 @@ export interface ServerStats {
   requests: { verify: number; aggregate_metrics: number; reverify_mode: number };
   verify_in_flight: number;
   peak_verify_in_flight: number;
+  /** Epoch ms of the first `/verify` received and of the last answered (src/reference-server/server-stats.ts). */
+  verify_first_at_ms: number | null;
+  verify_last_answered_at_ms: number | null;
   verify_outcomes: Record<string, number>;
   /** From a row's n-th judge failure to its next request (src/reference-server/server-stats.ts). */
   rejudge_gaps?: Record<string, { count: number; p50_ms: number; p90_ms: number; max_ms: number }>;
@@ -23,11 +27,14 @@ export async function getStats(client: Client): Promise<ServerStats> {
 
 /** What a `VerifyWindow` observed (times are `performance.now()` milliseconds). */
 export interface WindowResult {
-  /** Midpoint between the last poll that saw no `/verify` and the first that saw one. */
+  /** When the server received the first `/verify` (its stamp). */
   firstMs: number;
-  /** Midpoint between the last poll with requests unanswered and the first with all `target` answered. */
+  /**
+   * When the server answered the last `/verify` (its stamp), not when polling stopped: a command
+   * that writes its outputs for a while after its last answer is not timed for that.
+   */
   lastMs: number;
-  /** Uncertainty of each end (half the polling interval actually observed). */
+  /** Uncertainty of each end: the two processes' clocks, read as epoch milliseconds. */
   resolutionMs: number;
   requests: number;
   peakInFlight: number;
@@ -38,7 +45,7 @@ export interface WindowResult {
    * `[0]` while the first 10 % were sent, … `[9]` while the last 10 % were (NaN where no poll fell).
    */
   inFlightByTenth: number[];
-  /** Mean of `verify_in_flight` over every poll from the first /verify to the last answer (its tail and re-judgment rounds included). */
+  /** Mean of `verify_in_flight` over the polls from the first /verify to the last answer (its tail and re-judgment rounds included). */
   wholeMeanInFlight: number;
   /**
    * With re-judgment rounds (more requests than `target`): the first round's last answer (the first
@@ -92,13 +99,14 @@ export class VerifyWindow {
 
   private async poll(target: number, intervalMs: number): Promise<WindowResult> {
     let prev = performance.now();
-    let firstMs: number | undefined;
-    let maxGap = 0;
+    /** When a poll first saw a request (the series' origin). */
+    let sawFirst: number | undefined;
     let inFlightSum = 0;
     let inFlightPolls = 0;
     const tenthSum = new Array<number>(10).fill(0);
     const tenthPolls = new Array<number>(10).fill(0);
-    const whole = { sum: 0, polls: 0 };
+    /** Every poll from the first request on: when, and how many were in flight (the whole run's mean is cut at the last answer). */
+    const whole: Array<[number, number]> = [];
     let lastAnswerMs: number | undefined;
     let nextRequestMs: number | undefined;
     const settled = this.opts.settled ?? (() => true);
@@ -113,33 +121,31 @@ export class VerifyWindow {
         continue;
       }
       const seen = (performance.now() + at) / 2;
-      maxGap = Math.max(maxGap, seen - prev);
-      if (firstMs === undefined && s.requests.verify > 0) firstMs = (prev + seen) / 2;
-      if (firstMs !== undefined && s.requests.verify < target) {
+      if (sawFirst === undefined && s.requests.verify > 0) sawFirst = (prev + seen) / 2;
+      if (sawFirst !== undefined && s.requests.verify < target) {
         inFlightSum += s.verify_in_flight;
         inFlightPolls++;
         const tenth = Math.min(9, Math.floor((s.requests.verify * 10) / target));
         tenthSum[tenth] += s.verify_in_flight;
         tenthPolls[tenth]++;
       }
-      if (firstMs !== undefined && SERIES)
-        appendFileSync(SERIES, `${((seen - firstMs) / 1000).toFixed(2)} ${s.verify_in_flight} ${s.requests.verify}\n`);
-      if (firstMs !== undefined) {
-        whole.sum += s.verify_in_flight;
-        whole.polls++;
-      }
+      if (sawFirst !== undefined && SERIES)
+        appendFileSync(SERIES, `${((seen - sawFirst) / 1000).toFixed(2)} ${s.verify_in_flight} ${s.requests.verify}\n`);
+      if (sawFirst !== undefined) whole.push([seen, s.verify_in_flight]);
       if (lastAnswerMs === undefined && s.requests.verify >= target && s.verify_in_flight === 0) lastAnswerMs = (prev + seen) / 2;
       if (nextRequestMs === undefined && s.requests.verify > target) nextRequestMs = (prev + seen) / 2;
       if (s.requests.verify >= target && s.verify_in_flight === 0 && settled()) {
+        const [first, last] = [s.verify_first_at_ms, s.verify_last_answered_at_ms].map((ms) => (ms ?? NaN) - performance.timeOrigin);
+        const untilLast = whole.filter(([t]) => t <= last);
         return {
-          firstMs: firstMs ?? seen,
-          lastMs: (prev + seen) / 2,
-          resolutionMs: maxGap / 2,
+          firstMs: first,
+          lastMs: last,
+          resolutionMs: 1,
           requests: s.requests.verify,
           peakInFlight: s.peak_verify_in_flight,
           meanInFlight: inFlightPolls > 0 ? inFlightSum / inFlightPolls : NaN,
           inFlightByTenth: tenthSum.map((sum, i) => (tenthPolls[i] > 0 ? sum / tenthPolls[i] : NaN)),
-          wholeMeanInFlight: whole.polls > 0 ? whole.sum / whole.polls : NaN,
+          wholeMeanInFlight: untilLast.length > 0 ? untilLast.reduce((a, [, n]) => a + n, 0) / untilLast.length : NaN,
           ...(lastAnswerMs !== undefined && nextRequestMs !== undefined ? { roundGap: { lastAnswerMs, nextRequestMs } } : {}),
           outcomes: s.verify_outcomes,
           rejudgeGaps: s.rejudge_gaps ?? {},

@@ -9,6 +9,13 @@ export interface ServerStats {
   verify_in_flight: number;
   /** Highest `verify_in_flight` since start or the last reset. */
   peak_verify_in_flight: number;
+  /**
+   * When the first `/verify` since start or the last reset arrived, and when the last one was
+   * answered (or abandoned): epoch milliseconds, fractional (null: none yet). A client's run is
+   * timed by these, not by when it exits.
+   */
+  verify_first_at_ms: number | null;
+  verify_last_answered_at_ms: number | null;
   /** Outcomes drawn for valid `/verify` requests. */
   verify_outcomes: Record<VerifyOutcome, number>;
   /** Valid `/verify` requests for a key (`_ng_task_index`, `_ng_rollout_index`) already seen: work done twice. */
@@ -53,6 +60,8 @@ export class StatsRecorder {
       requests: { verify: 0, aggregate_metrics: 0, reverify_mode: 0 },
       verify_in_flight: inFlight,
       peak_verify_in_flight: inFlight,
+      verify_first_at_ms: null,
+      verify_last_answered_at_ms: null,
       verify_outcomes: { success: 0, judge_failed: 0, error: 0, reset: 0, hang: 0 },
       verify_repeats: 0,
       verify_throttled: 0,
@@ -72,8 +81,10 @@ export class StatsRecorder {
     const stats = this.current;
     stats.verify_in_flight++;
     stats.peak_verify_in_flight = Math.max(stats.peak_verify_in_flight, stats.verify_in_flight);
+    stats.verify_first_at_ms ??= epochMs();
     return () => {
       this.current.verify_in_flight--;
+      this.current.verify_last_answered_at_ms = epochMs();
     };
   }
 
@@ -131,6 +142,11 @@ export class StatsRecorder {
     this.failures.clear();
     this.gaps = new Map();
   }
+}
+
+/** Now, in epoch milliseconds with the monotonic clock's precision. */
+function epochMs(): number {
+  return performance.timeOrigin + performance.now();
 }
 
 /** Nearest-rank percentiles of `gaps` (not empty), rounded to the millisecond. */

@@ -12,20 +12,14 @@
  * State: plain JSON numbers, safe in workflow state; a pending task's tokens are the caller's to keep.
  */
 import { addPending, addValue, createWorCs, interval, narrowPending, resolvePending } from './wor-cs.js';
+import type { PairedUnit } from '../contract/batch-result.js';
 import type { IntervalEstimate, PendingToken, WorCsState } from './wor-cs.js';
 
-/** What is known of one task: its rows, those with a new verdict, and sums over them. */
-export interface TaskRows {
-  rows: number;
-  /** Rows with a new reward (the others are in flight or judge failures). */
-  known: number;
-  /** Old rewards of ALL the task's rows (known from the stored rollouts). */
-  oldSum: number;
-  /** New rewards of the known rows, and among them the flips fail → pass and pass → fail. */
-  newSum: number;
-  up: number;
-  down: number;
-}
+/**
+ * What is known of one task: its rows, those with a new verdict (the others are in flight or judge
+ * failures), and sums over them (the fields of a batch's paired unit, src/contract/batch-result.ts).
+ */
+export type TaskRows = Omit<PairedUnit, 'agent' | 'task' | 'invalid'>;
 
 export interface LiveEstimate<T = WorCsState> {
   newMean: T;

@@ -228,8 +228,18 @@ describe('reference server: POST /verify', () => {
       verify_outcomes: { success: 6, judge_failed: 0, error: 0, reset: 0, hang: 0 },
     });
     expect(await (await fetch(server.url + '/stats')).json()).toEqual(stats);
+    // The window of the requests, stamped by the server: first arrival to last answer.
+    const [first, last] = [stats.verify_first_at_ms!, stats.verify_last_answered_at_ms!];
+    expect(first).toBeGreaterThanOrEqual(started - 5);
+    expect(last - first).toBeGreaterThanOrEqual(190);
+    expect(last).toBeLessThanOrEqual(Date.now() + 5);
     server.resetStats();
-    expect(server.stats()).toMatchObject({ requests: { verify: 0 }, peak_verify_in_flight: 0 });
+    expect(server.stats()).toMatchObject({
+      requests: { verify: 0 },
+      peak_verify_in_flight: 0,
+      verify_first_at_ms: null,
+      verify_last_answered_at_ms: null,
+    });
   });
 
   it('draws the same outcomes for the same seed and request order', async () => {
