@@ -40,16 +40,16 @@ export const TAIL_PARTS = 4;
 
 /**
  * The first plan's tail, when the run re-judges: the rows of its last window of batches, in
- * batches of a quarter of the size, each given a quarter of the share, so that the window holds
- * four times the batches and as many rows (no more than MAX_WINDOW batches: fewer parts, or none,
- * at a high concurrency). A batch hands its judge failures over only when it ends, and the first
+ * batches of a quarter of the size, so that the window holds more of them (up to MAX_WINDOW: four
+ * times the batches with a quarter of the share each, or twice with half, and half the rows; none
+ * where the window is more than half MAX_WINDOW already). A batch hands its judge failures over only when it ends, and the first
  * plan's last batches end with the run's slowest answers: the failures held by the batch of the
  * slowest one are judged again after it, with the window empty, and their own failures 6 s later.
  * Smaller batches there hold fewer of them. None when a part would be smaller than a full share.
  */
 export function tailOf(rows: number, spec: Pick<RunSpec, 'batchSize' | 'concurrency' | 'rejudge' | 'maxAttempts'>): Tail | undefined {
   const { window } = windowShape(spec.concurrency, spec.batchSize);
-  const parts = Math.min(TAIL_PARTS, Math.floor(MAX_WINDOW / window));
+  const parts = MAX_WINDOW >= 2 * window ? TAIL_PARTS : 1;
   const size = Math.ceil(spec.batchSize / parts);
   if (!rejudgesInRounds(spec) || parts < 2 || size < MAX_SHARE) return undefined;
   return { from: Math.max(0, Math.floor((rows - window * spec.batchSize) / spec.batchSize)) * spec.batchSize, size, parts };

@@ -17,9 +17,12 @@ export const TARGET_WINDOW = 4;
  * concurrency, the window holds more batches rather than larger shares. A batch holds its share
  * until its slowest row is answered (a judge's slowest answers take 10–20 × its median), while its
  * lanes send the younger batches' rows (activities/verify-batch/lane-pool.ts); at a high
- * concurrency the window's batches ran out of rows during these waits, and every lane idled.
+ * concurrency the window's batches ran out of rows during these waits, and every lane idled. With
+ * 32 lanes a share, 256 lanes emptied 8 batches' rows in ≈ 20 s and then waited, several times a
+ * run, for one of them to end (σ 1.21: down to 30 in flight for 3 s); 16 batches of 16 hold twice
+ * the rows (bench/README.md, "Shares of 16 lanes").
  */
-export const MAX_SHARE = 32;
+export const MAX_SHARE = 16;
 
 /** The most batches in flight (each an activity of a worker, with its open files and rows read ahead). */
 export const MAX_WINDOW = 32;

@@ -66,8 +66,8 @@ describe('segments', () => {
   });
 
   it("cut the first plan's last window of batches in quarters, four times as many in the window, only when the run re-judges", () => {
-    const spec = { batchSize: 1000, concurrency: 256, rejudge: true, maxAttempts: 3 };
-    // 256 lanes: 8 batches of 32 lanes, so the last 8,000 rows go in 32 batches of 250 rows and 8 lanes.
+    const spec = { batchSize: 1000, concurrency: 128, rejudge: true, maxAttempts: 3 };
+    // 128 lanes: 8 batches of 16 lanes, so the last 8,000 rows go in 32 batches of 250 rows and 4 lanes.
     expect(tailOf(50_500, spec)).toEqual({ from: 42_000, size: 250, parts: 4 });
     const seg = firstSegment(plan(50_500, 'plan'), spec, 0);
     expect(seg.batches).toBe(42 + 34);
@@ -79,8 +79,8 @@ describe('segments', () => {
     ]);
     expect([41, 42, 75].map((b) => partsOf(seg, b, 1000))).toEqual([1, 4, 4]);
     // The window holds four times the batches, so a quarter of the lanes each; its last few spread the lanes again.
-    expect(windowShape(256, 1000, 34, 4)).toEqual({ window: 32, parallelism: 8 });
-    expect(windowShape(256, 1000, 2, 4)).toEqual({ window: 2, parallelism: 128 });
+    expect(windowShape(128, 1000, 34, 4)).toEqual({ window: 32, parallelism: 4 });
+    expect(windowShape(128, 1000, 2, 4)).toEqual({ window: 2, parallelism: 64 });
     // Every row in exactly one batch, in order.
     const ranges = [...Array(seg.batches).keys()].map((b) => rowsOfBatch(seg, b, 1000));
     expect(ranges.every((r, i) => r.from === (i === 0 ? 0 : ranges[i - 1].to) && r.to > r.from)).toBe(true);
@@ -88,13 +88,15 @@ describe('segments', () => {
     // A plan smaller than a window is all tail.
     expect(tailOf(3_000, spec)).toEqual({ from: 0, size: 250, parts: 4 });
     expect(batchesOf(3_000, 1000, tailOf(3_000, spec))).toBe(12);
-    // 512 lanes: 16 batches, so halves (no more than 32 batches in flight); 1024: none.
-    expect(tailOf(50_000, { ...spec, concurrency: 512 })).toEqual({ from: 34_000, size: 500, parts: 2 });
+    // 256 lanes: 16 batches, the last 16,000 rows in quarters, 32 of them in flight (MAX_WINDOW) with 8 lanes each; 512 and 1024: none.
+    expect(tailOf(50_000, { ...spec, concurrency: 256 })).toEqual({ from: 34_000, size: 250, parts: 4 });
+    expect(windowShape(256, 1000, 64, 4)).toEqual({ window: 32, parallelism: 8 });
+    expect(tailOf(50_000, { ...spec, concurrency: 512 })).toBeUndefined();
     expect(tailOf(50_000, { ...spec, concurrency: 1024 })).toBeUndefined();
     // No tail without re-judgment, nor when a part would be smaller than a full share.
     expect(tailOf(50_000, { ...spec, rejudge: false })).toBeUndefined();
     expect(tailOf(50_000, { ...spec, maxAttempts: 1 })).toBeUndefined();
-    expect(tailOf(50_000, { ...spec, batchSize: 100 })).toBeUndefined();
+    expect(tailOf(50_000, { ...spec, batchSize: 60 })).toBeUndefined();
     expect(firstSegment(plan(50_000, 'plan'), { ...spec, rejudge: false }, 0)).not.toHaveProperty('tail');
     expect(partsOf(first, 4, 5)).toBe(1);
   });

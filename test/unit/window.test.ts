@@ -29,15 +29,19 @@ describe('windowShape', () => {
     expect(TARGET_WINDOW).toBe(4);
     expect(windowShape(32, 200)).toEqual({ window: 4, parallelism: 8 });
     expect(windowShape(32, 200, 10)).toEqual({ window: 4, parallelism: 8 });
-    expect(windowShape(100, 500)).toEqual({ window: 4, parallelism: 25 });
+    expect(windowShape(64, 500)).toEqual({ window: 4, parallelism: 16 });
+    // Above 4 × MAX_SHARE, more batches: 100 over 7 of 14 lanes.
+    expect(windowShape(100, 500)).toEqual({ window: 7, parallelism: 14 });
   });
 
   it('a high concurrency is split over more batches, none given more than MAX_SHARE lanes, at most MAX_WINDOW of them', () => {
-    expect([MAX_SHARE, MAX_WINDOW]).toEqual([32, 32]);
+    expect([MAX_SHARE, MAX_WINDOW]).toEqual([16, 32]);
     expect(windowShape(64, 1000)).toEqual({ window: 4, parallelism: 16 });
-    expect(windowShape(128, 1000)).toEqual({ window: 4, parallelism: 32 });
-    expect(targetWindow(256)).toBe(8);
-    expect(windowShape(256, 1000)).toEqual({ window: 8, parallelism: 32 });
+    expect(windowShape(128, 1000)).toEqual({ window: 8, parallelism: 16 });
+    expect(targetWindow(256)).toBe(16);
+    expect(windowShape(256, 1000)).toEqual({ window: 16, parallelism: 16 });
+    expect(windowShape(512, 1000)).toEqual({ window: 32, parallelism: 16 });
+    // MAX_WINDOW reached: the shares grow again.
     expect(windowShape(1024, 1000)).toEqual({ window: 32, parallelism: 32 });
     expect(windowShape(4096, 1000)).toEqual({ window: 32, parallelism: 128 });
     // Fewer batches left than the target: the ceiling spreads over them.
