@@ -35,17 +35,18 @@ export interface Tail {
   parts: number;
 }
 
-/** The most parts a batch of the tail is cut into. */
+/** The parts a batch of the tail is cut into. */
 export const TAIL_PARTS = 4;
 
 /**
  * The first plan's tail, when the run re-judges: the rows of its last window of batches, in
- * batches of a quarter of the size, so that the window holds more of them (up to MAX_WINDOW: four
- * times the batches with a quarter of the share each, or twice with half, and half the rows; none
- * where the window is more than half MAX_WINDOW already). A batch hands its judge failures over only when it ends, and the first
- * plan's last batches end with the run's slowest answers: the failures held by the batch of the
- * slowest one are judged again after it, with the window empty, and their own failures 6 s later.
- * Smaller batches there hold fewer of them. None when a part would be smaller than a full share.
+ * batches of a quarter of the size, so that the window holds more of them, each with a smaller
+ * share: four times as many with a quarter of the share, or, where MAX_WINDOW stops that, twice as
+ * many with half (window.ts `windowShape`). None where the window already holds more than half of
+ * MAX_WINDOW. A batch hands its judge failures over only when it ends, and the first plan's last
+ * batches end with the run's slowest answers: the failures held by the batch of the slowest one
+ * are judged again after it, with the window empty, and their own failures 6 s later. Smaller
+ * batches there hold fewer of them. None when a part would be smaller than a full share.
  */
 export function tailOf(rows: number, spec: Pick<RunSpec, 'batchSize' | 'concurrency' | 'rejudge' | 'maxAttempts'>): Tail | undefined {
   const { window } = windowShape(spec.concurrency, spec.batchSize);
