@@ -50,10 +50,9 @@ export const TAIL_PARTS = 4;
  */
 export function tailOf(rows: number, spec: Pick<RunSpec, 'batchSize' | 'concurrency' | 'rejudge' | 'maxAttempts'>): Tail | undefined {
   const { window } = windowShape(spec.concurrency, spec.batchSize);
-  const parts = MAX_WINDOW >= 2 * window ? TAIL_PARTS : 1;
-  const size = Math.ceil(spec.batchSize / parts);
-  if (!rejudgesInRounds(spec) || parts < 2 || size < MAX_SHARE) return undefined;
-  return { from: Math.max(0, Math.floor((rows - window * spec.batchSize) / spec.batchSize)) * spec.batchSize, size, parts };
+  const size = Math.ceil(spec.batchSize / TAIL_PARTS);
+  if (!rejudgesInRounds(spec) || MAX_WINDOW < 2 * window || size < MAX_SHARE) return undefined;
+  return { from: Math.max(0, Math.floor((rows - window * spec.batchSize) / spec.batchSize)) * spec.batchSize, size, parts: TAIL_PARTS };
 }
 
 /** The tail batch `batch` of `seg` is in (undefined: a batch of the full size). */

@@ -19,7 +19,7 @@ export const TARGET_WINDOW = 4;
  * lanes send the younger batches' rows (activities/verify-batch/lane-pool.ts); at a high
  * concurrency the window's batches ran out of rows during these waits, and every lane idled. With
  * 32 lanes a share, 256 lanes emptied 8 batches' rows in ≈ 20 s and then waited, several times a
- * run, for one of them to end (σ 1.21: down to 30 in flight for 3 s); 16 batches of 16 hold twice
+ * run, for one of them to end (σ 1.21: down to 26 in flight, 2.5 s without a request); 16 batches of 16 hold twice
  * the rows (bench/README.md, "Shares of 16 lanes").
  */
 export const MAX_SHARE = 16;

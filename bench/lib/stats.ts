@@ -57,6 +57,12 @@ export interface WindowResult {
   rejudgeGaps: NonNullable<ServerStats['rejudge_gaps']>;
 }
 
+/**
+ * How far two processes' `performance.timeOrigin + performance.now()` may differ: each is within
+ * 0.1–2.4 ms of `Date.now()` on this machine (measured with `node -e` in fresh processes).
+ */
+const CLOCK_OFFSET_MS = 3;
+
 /** A file to append `seconds-since-first-request in-flight requests` to at every poll (BENCH_INFLIGHT_SERIES; unset: none): where a run's window empties. */
 const SERIES = process.env.BENCH_INFLIGHT_SERIES;
 
@@ -140,7 +146,7 @@ export class VerifyWindow {
         return {
           firstMs: first,
           lastMs: last,
-          resolutionMs: 1,
+          resolutionMs: CLOCK_OFFSET_MS,
           requests: s.requests.verify,
           peakInFlight: s.peak_verify_in_flight,
           meanInFlight: inFlightPolls > 0 ? inFlightSum / inFlightPolls : NaN,

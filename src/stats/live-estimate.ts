@@ -11,8 +11,8 @@
  * Method, assumptions and sources: wor-cs.ts (Waudby-Smith & Ramdas 2020); equal task weight.
  * State: plain JSON numbers, safe in workflow state; a pending task's tokens are the caller's to keep.
  */
-import { addPending, addValue, createWorCs, interval, narrowPending, resolvePending } from './wor-cs.js';
 import type { PairedUnit } from '../contract/batch-result.js';
+import { addPending, addValue, createWorCs, interval, narrowPending, resolvePending } from './wor-cs.js';
 import type { IntervalEstimate, PendingToken, WorCsState } from './wor-cs.js';
 
 /**
